@@ -1,0 +1,36 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Modules, bottom to top (each depends only downward):
+//   Workflow            core runtime (no I/O)
+//   WorkflowTesting     render/action testers over Swift Testing
+//   CZeroMQ / ZeroMQ    the system libzmq and the project's thin, safe binding
+//   WireProtocol        envelope + Codable wire codecs (no sockets)
+//   WorkflowExamples    the seeds' example workflows
+let package = Package(
+    name: "DistributedWorkflow",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Workflow", targets: ["Workflow"]),
+        .library(name: "WorkflowTesting", targets: ["WorkflowTesting"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "WireProtocol", targets: ["WireProtocol"]),
+    ],
+    targets: [
+        .target(name: "Workflow"),
+        .target(name: "WorkflowTesting", dependencies: ["Workflow"]),
+        .systemLibrary(
+            name: "CZeroMQ",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        // A tiny peer process the ZeroMQ tests spawn to prove traffic crosses processes.
+        .executableTarget(name: "zmq-test-peer", dependencies: ["ZeroMQ"], path: "Tests/Helpers/zmq-test-peer"),
+        .target(name: "WireProtocol"),
+        .target(name: "WorkflowExamples", dependencies: ["Workflow"]),
+        .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "zmq-test-peer"]),
+        .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
