@@ -1,0 +1,90 @@
+import Synchronization
+
+/// Hands a host's renderings and outputs to readers on any thread.
+///
+/// Renderings go to each subscriber through a buffer of one (newest wins), outputs through an
+/// unbounded buffer: a slow screen may skip frames, but a slow consumer of outputs must not lose
+/// any.
+final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
+    private struct State {
+        var latest: Rendering?
+        var renderingSubscribers: [UInt64: AsyncStream<Rendering>.Continuation] = [:]
+        var outputSubscribers: [UInt64: AsyncStream<Output>.Continuation] = [:]
+        var nextID: UInt64 = 0
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    var latestRendering: Rendering {
+        state.withLock { state in
+            guard let latest = state.latest else {
+                preconditionFailure("WorkflowHost.rendering read before the first render pass completed")
+            }
+            return latest
+        }
+    }
+
+    func publish(rendering: Rendering) {
+        let subscribers = state.withLock { state in
+            state.latest = rendering
+            return Array(state.renderingSubscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(rendering) }
+    }
+
+    func publish(output: Output) {
+        let subscribers = state.withLock { Array($0.outputSubscribers.values) }
+        for subscriber in subscribers { subscriber.yield(output) }
+    }
+
+    func subscribeRenderings() -> AsyncStream<Rendering> {
+        let (stream, continuation) = AsyncStream<Rendering>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id: UInt64? = state.withLock { state in
+            if let latest = state.latest { continuation.yield(latest) }
+            guard !state.finished else { return nil }
+            state.nextID += 1
+            state.renderingSubscribers[state.nextID] = continuation
+            return state.nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.renderingSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func subscribeOutputs() -> AsyncStream<Output> {
+        let (stream, continuation) = AsyncStream<Output>.makeStream(bufferingPolicy: .unbounded)
+        let id: UInt64? = state.withLock { state in
+            guard !state.finished else { return nil }
+            state.nextID += 1
+            state.outputSubscribers[state.nextID] = continuation
+            return state.nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.outputSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func finish() {
+        let (renderings, outputs) = state.withLock { state in
+            state.finished = true
+            defer {
+                state.renderingSubscribers = [:]
+                state.outputSubscribers = [:]
+            }
+            return (Array(state.renderingSubscribers.values), Array(state.outputSubscribers.values))
+        }
+        renderings.forEach { $0.finish() }
+        outputs.forEach { $0.finish() }
+    }
+}

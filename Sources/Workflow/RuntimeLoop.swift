@@ -1,0 +1,43 @@
+/// The serial execution context a `WorkflowHost` runs its tree on.
+///
+/// Every action, render pass and lifecycle callback of a host runs as a job on its loop, one at a
+/// time. A loop is a dedicated thread rather than a Swift actor on the cooperative pool so that a
+/// render pass may *wait* (for example on a socket, for a remote child's rendering) without
+/// blocking one of the pool's few threads: on a 2-core machine a blocked pool thread can deadlock
+/// everything that awaits on it. Several hosts may share one loop.
+public protocol RuntimeLoop: AnyObject, Sendable {
+    /// Runs `job` on the loop, after every job submitted before it from the same thread.
+    func execute(_ job: @escaping @Sendable () -> Void)
+
+    /// Whether the calling thread is the loop's own thread.
+    var inLoop: Bool { get }
+
+    /// Called on the loop after a host's render pass and before the host publishes the
+    /// rendering. A loop that carries work started by the pass (requests to remote children)
+    /// waits here until that work completes and returns `true` if the tree must render again to
+    /// reflect it. Plain loops have nothing to settle.
+    func settleRenderPass() -> Bool
+}
+
+extension RuntimeLoop {
+    public func settleRenderPass() -> Bool { false }
+
+    /// Runs `body` on the loop and waits for its result: inline when already on the loop,
+    /// otherwise by blocking the caller until the loop has run it. Loops never depend on the
+    /// cooperative pool, so this wait cannot deadlock, but it does hold the calling thread.
+    func runAndWait<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        if inLoop { return body() }
+        let result = ResultSlot<T>()
+        execute { result.fulfil(body()) }
+        return result.wait()
+    }
+
+    /// Runs `body` on the loop and resumes the awaiting task with its result, without blocking
+    /// any thread of the cooperative pool.
+    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        if inLoop { return body() }
+        return await withCheckedContinuation { continuation in
+            execute { continuation.resume(returning: body()) }
+        }
+    }
+}

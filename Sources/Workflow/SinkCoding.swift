@@ -1,0 +1,81 @@
+/// How sinks cross process boundaries.
+///
+/// A rendering made in one process may be decoded in another (a remote child's rendering in its
+/// parent's process). Its sinks then have to call back across the wire. `Sink` is `Codable` when
+/// its value is: encoding writes a token naming the sink's route, through a `SinkExporter` the
+/// remote runtime puts in the encoder's `userInfo`; decoding turns the token back into a sink,
+/// through a `SinkImporter` in the decoder's `userInfo`, that sends each value over the wire. A
+/// child workflow therefore puts plain `Sink`s in its rendering and runs unchanged locally or
+/// remotely. Without an exporter or importer (plain JSON), coding a sink fails with a clear error.
+extension CodingUserInfoKey {
+    /// The `SinkExporter` an encoder uses to encode sinks.
+    public static let workflowSinkExporter = CodingUserInfoKey(rawValue: "workflow.sinkExporter")!
+    /// The `SinkImporter` a decoder uses to decode sinks.
+    public static let workflowSinkImporter = CodingUserInfoKey(rawValue: "workflow.sinkImporter")!
+}
+
+/// Registers sinks being encoded, so the events later sent to their tokens reach them.
+public protocol SinkExporter: Sendable {
+    /// Records that `token` delivers to `deliver`, which decodes an event and sends it to the
+    /// sink. The same sink always gets the same token, so re-registration replaces.
+    func export(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void)
+}
+
+/// Makes the sending side of sinks decoded from another process.
+public protocol SinkImporter: Sendable {
+    /// A function that sends an event to the sink named `token` in the process that encoded it.
+    func importSink(token: String) -> @Sendable (any Encodable & Sendable) -> Void
+}
+
+/// Why a sink could not be encoded or decoded.
+public enum SinkCodingError: Error, CustomStringConvertible {
+    /// The sink was made from a closure, not by a `RenderContext`, so nothing can route to it.
+    case unroutableSink
+    /// The coder has no exporter/importer: the rendering is not being sent by a remote runtime.
+    case noTransport
+
+    public var description: String {
+        switch self {
+        case .unroutableSink:
+            "only sinks made by a RenderContext (makeSink, makeOutputSink) can be sent to another process"
+        case .noTransport:
+            "a Sink can only be encoded or decoded by the remote runtime (no sink exporter/importer in userInfo)"
+        }
+    }
+}
+
+/// The address of a runtime-made sink within its host.
+struct SinkRoute: Sendable, Hashable {
+    let node: UInt64
+    let handler: SinkHandlerKey
+
+    /// Unique within one host; only ever interpreted by the process that made it.
+    var token: String {
+        let event = UInt(bitPattern: handler.event)
+        let action = UInt(bitPattern: handler.action)
+        return "\(node).\(String(event, radix: 36)).\(String(action, radix: 36))"
+    }
+}
+
+extension Sink: Codable where Value: Codable {
+    public func encode(to encoder: any Encoder) throws {
+        guard let route else { throw SinkCodingError.unroutableSink }
+        guard let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter else {
+            throw SinkCodingError.noTransport
+        }
+        let token = route.token
+        let sink = self
+        exporter.export(token: token) { decoder in sink.send(try Value(from: decoder)) }
+        var container = encoder.singleValueContainer()
+        try container.encode(token)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        guard let importer = decoder.userInfo[.workflowSinkImporter] as? any SinkImporter else {
+            throw SinkCodingError.noTransport
+        }
+        let token = try decoder.singleValueContainer().decode(String.self)
+        let send = importer.importSink(token: token)
+        self.init { send($0) }
+    }
+}

@@ -1,0 +1,205 @@
+import Synchronization
+
+/// Runs a workflow tree: owns the root, applies actions, renders, and publishes renderings and
+/// outputs to the rest of the program.
+///
+/// The tree lives on the host's `RuntimeLoop` (a dedicated thread, see `RuntimeLoop` for why).
+/// The host itself is `Sendable`: read `rendering`, iterate `renderings`/`outputs` and call
+/// `update(workflow:)` from any thread or task.
+public final class WorkflowHost<WorkflowType: Workflow>: Sendable
+where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Output: Sendable {
+    public typealias Rendering = WorkflowType.Rendering
+    public typealias Output = WorkflowType.Output
+
+    /// The loop the tree runs on.
+    public let loop: any RuntimeLoop
+    private let ownsLoop: Bool
+    private let core: HostCoreBox<WorkflowType>
+    private let publication: Publication<Rendering, Output>
+
+    /// Starts `workflow` and renders it once before returning, so `rendering` is always valid.
+    ///
+    /// - Parameters:
+    ///   - options: runtime switches (render-only-if-state-changed, conflation).
+    ///   - observers: hooks for logging and tracing; none costs nothing.
+    ///   - snapshot: a tree snapshot to restore the root and, as they are rendered again, its children.
+    ///   - loop: the loop to run on; by default the host starts its own `ThreadLoop`.
+    public init(
+        workflow: WorkflowType,
+        options: RuntimeOptions = .default,
+        observers: [any WorkflowObserver] = [],
+        snapshot: TreeSnapshot? = nil,
+        loop: (any RuntimeLoop)? = nil
+    ) {
+        self.ownsLoop = loop == nil
+        let loop = loop ?? ThreadLoop(name: "workflow.host")
+        self.loop = loop
+        let mailbox = ActionMailbox(loop: loop)
+        let publication = Publication<Rendering, Output>()
+        self.publication = publication
+        let core = HostCoreBox(
+            workflow: workflow, options: options, observers: observers, snapshot: snapshot,
+            mailbox: mailbox, loop: loop, publication: publication)
+        self.core = core
+        mailbox.setDrain { [weak core] in core?.drain() }
+        loop.runAndWait { core.start() }
+    }
+
+    deinit {
+        let core = self.core
+        loop.execute { core.stop() }
+        if let threadLoop = loop as? ThreadLoop, ownsLoop { threadLoop.shutdown() }
+    }
+
+    /// The latest settled rendering.
+    public var rendering: Rendering { publication.latestRendering }
+
+    /// Every settled rendering from now on, starting with the current one. Conflated: a reader
+    /// that falls behind sees the latest rendering, never a growing queue.
+    public var renderings: AsyncStream<Rendering> { publication.subscribeRenderings() }
+
+    /// Every output the root reports from now on, in order. Not conflated: nothing is dropped.
+    public var outputs: AsyncStream<Output> { publication.subscribeOutputs() }
+
+    /// Gives the root new props; the tree re-renders on the loop.
+    public func update(workflow: WorkflowType) {
+        core.mailbox.send(.updateRoot(workflow))
+    }
+
+    /// The tree's snapshot, taken on the loop after everything queued before this call.
+    public func snapshot() async -> TreeSnapshot {
+        let core = self.core
+        return await loop.run { core.snapshot() }
+    }
+
+    /// An indented listing of the live tree (type names and keys), for debugging.
+    public func treeDescription() async -> String {
+        let core = self.core
+        return await loop.run { core.treeDescription() }
+    }
+
+    /// Tears the tree down: side effects end, workers are cancelled, sinks become no-ops, and the
+    /// rendering and output streams finish. Waits until that has happened.
+    public func stop() async {
+        let core = self.core
+        await loop.run { core.stop() }
+    }
+}
+
+/// The host's tree and its bookkeeping, behind a lock so `Sendable` jobs can reach it.
+///
+/// Only loop jobs take the lock, one at a time, so it is never contended; it exists to make the
+/// confinement checkable by the compiler instead of merely documented.
+final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: Sendable, W.Output: Sendable {
+    let mailbox: ActionMailbox
+    private let state: Mutex<HostCore<W>>
+
+    init(
+        workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
+        mailbox: ActionMailbox, loop: any RuntimeLoop, publication: Publication<W.Rendering, W.Output>
+    ) {
+        self.mailbox = mailbox
+        state = Mutex(HostCore(
+            workflow: workflow, options: options, observers: observers, snapshot: snapshot,
+            mailbox: mailbox, loop: loop, publication: publication))
+    }
+
+    func start() { state.withLock { $0.start() } }
+    func drain() { state.withLock { $0.drain() } }
+    func stop() { state.withLock { $0.stop() } }
+    func snapshot() -> TreeSnapshot { state.withLock { $0.snapshot() } }
+    func treeDescription() -> String { state.withLock { $0.treeDescription() } }
+}
+
+/// The loop-confined part of a host.
+final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Output: Sendable {
+    private let context: HostContext
+    private let publication: Publication<W.Rendering, W.Output>
+    private var initialWorkflow: W?
+    private var restoreSnapshot: TreeSnapshot?
+    private var root: WorkflowNode<W>?
+
+    init(
+        workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
+        mailbox: ActionMailbox, loop: any RuntimeLoop, publication: Publication<W.Rendering, W.Output>
+    ) {
+        context = HostContext(mailbox: mailbox, options: options, observers: observers, loop: loop)
+        self.publication = publication
+        self.initialWorkflow = workflow
+        self.restoreSnapshot = snapshot
+    }
+
+    func start() {
+        guard let workflow = initialWorkflow else { return }
+        initialWorkflow = nil
+        context.observers?.forEach { $0.sessionDidBegin(root: stableIdentity(of: W.self).name) }
+        let root = WorkflowNode(workflow: workflow, key: "", parentPath: "", host: context, snapshot: restoreSnapshot)
+        restoreSnapshot = nil
+        let publication = self.publication
+        root.onOutput = { publication.publish(output: $0) }
+        self.root = root
+        renderAndPublish()
+    }
+
+    /// Applies everything queued, rendering after each delivery (or once, when conflating).
+    func drain() {
+        while true {
+            let deliveries = context.mailbox.takeAll()
+            if deliveries.isEmpty { return }
+            for delivery in deliveries {
+                guard let root else { continue }
+                switch delivery {
+                case .event(let node, let handler, let value):
+                    context.deliver(node: node, handler: handler, value: value)
+                case .updateRoot(let value):
+                    guard let workflow = value as? W else { continue }
+                    root.update(workflow: workflow)
+                    context.needsRender = true
+                }
+                if !context.options.conflateStaleRenderings { renderIfNeeded() }
+            }
+            renderIfNeeded()
+        }
+    }
+
+    private func renderIfNeeded() {
+        guard context.needsRender || !context.options.renderOnlyIfStateChanged else { return }
+        renderAndPublish()
+    }
+
+    private func renderAndPublish() {
+        guard let root else { return }
+        var rendering = renderRoot(root)
+        // A loop that carries remote work started by the pass waits for it here; if that changed
+        // what the tree would render, render again, so only settled renderings are published.
+        while context.loop.settleRenderPass() {
+            rendering = renderRoot(root)
+        }
+        context.needsRender = false
+        publication.publish(rendering: rendering)
+    }
+
+    private func renderRoot(_ root: WorkflowNode<W>) -> W.Rendering {
+        context.mailbox.isRendering.store(true, ordering: .relaxed)
+        defer { context.mailbox.isRendering.store(false, ordering: .relaxed) }
+        return root.render()
+    }
+
+    func stop() {
+        guard let root else { return }
+        root.tearDown()
+        self.root = nil
+        context.observers?.forEach { $0.sessionDidEnd() }
+        publication.finish()
+    }
+
+    func snapshot() -> TreeSnapshot {
+        root?.snapshot() ?? TreeSnapshot(workflowType: stableIdentity(of: W.self).name, state: nil)
+    }
+
+    func treeDescription() -> String {
+        var lines: [String] = []
+        root?.describe(into: &lines, depth: 0)
+        return lines.joined(separator: "\n")
+    }
+}

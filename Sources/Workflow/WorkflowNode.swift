@@ -1,0 +1,105 @@
+/// The runtime's record of one live workflow: its latest props, its state, and its subtree.
+///
+/// Nodes are created the first time a parent renders a (type, key) pair and live until a render
+/// pass of the parent no longer renders that pair. They are confined to the host's loop.
+final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
+    private(set) var workflow: W
+    private(set) var state: W.State
+    let host: HostContext
+    let path: String
+    let key: String
+    private(set) var id: UInt64 = 0
+    private let subtree: SubtreeManager<W>
+    /// Where this node's outputs go: the parent's output map, or the host for the root.
+    var onOutput: (W.Output) -> Void = { _ in }
+
+    init(workflow: W, key: String, parentPath: String, host: HostContext, snapshot: TreeSnapshot?) {
+        self.workflow = workflow
+        self.key = key
+        self.host = host
+        let name = stableIdentity(of: W.self).name
+        let path = parentPath + "/" + (key.isEmpty ? name : "\(name)[\(key)]")
+        self.path = path
+        var restored: W.State?
+        if let snapshot {
+            do {
+                restored = try StateCoding.decode(snapshot, for: W.self)
+            } catch {
+                host.observers?.forEach { $0.snapshotWasRejected(path: path, reason: error.description) }
+            }
+        }
+        state = restored ?? workflow.makeInitialState()
+        subtree = SubtreeManager(childSnapshots: snapshot?.children ?? [])
+        id = host.register(self)
+    }
+
+    /// Renders the node and, through it, its subtree.
+    func render() -> W.Rendering {
+        let context = NodeRenderContext(node: self, subtree: subtree)
+        subtree.beginPass()
+        let rendering = workflow.render(state: state, context: context)
+        context.invalidate()
+        subtree.endPass()
+        host.observers?.forEach { $0.workflowDidRender(path: path) }
+        return rendering
+    }
+
+    /// Takes new props from the parent's render pass.
+    func update(workflow newWorkflow: W) {
+        let previous = workflow
+        workflow = newWorkflow
+        newWorkflow.workflowDidChange(from: previous, state: &state)
+    }
+
+    /// Applies `action`, then forwards any output up the tree (the cascade runs synchronously).
+    func apply<A: WorkflowAction>(_ action: A) where A.WorkflowType == W {
+        let context = ApplyContext(workflow: workflow)
+        let output: W.Output?
+        if host.options.renderOnlyIfStateChanged, let before = state as? any Equatable {
+            output = action.apply(toState: &state, context: context)
+            if !isEqual(before, state) { host.needsRender = true }
+        } else {
+            output = action.apply(toState: &state, context: context)
+            host.needsRender = true
+        }
+        context.invalidate()
+        if let observers = host.observers {
+            let name = (action as? AnyWorkflowAction<W>).map { String(describing: $0.actionType) } ?? String(describing: A.self)
+            observers.forEach { $0.actionWasApplied(action: name, path: path, producedOutput: output != nil) }
+        }
+        if let output { onOutput(output) }
+    }
+
+    func handleEvent(handler: SinkHandlerKey, value: any Sendable) {
+        subtree.handleEvent(handler: handler, value: value, node: self)
+    }
+
+    /// Ends the subtree's side effects and workers and makes the node's sinks no-ops.
+    func tearDown() {
+        subtree.tearDown()
+        host.unregister(id)
+    }
+
+    /// The node's snapshot, including every live child's.
+    func snapshot() -> TreeSnapshot {
+        let identity = stableIdentity(of: W.self)
+        return TreeSnapshot(
+            workflowType: identity.name, stateVersion: identity.version,
+            state: StateCoding.encode(state), children: subtree.childSnapshots())
+    }
+
+    func describe(into lines: inout [String], depth: Int) {
+        let indent = String(repeating: "  ", count: depth)
+        let keyText = key.isEmpty ? "" : " key=\"\(key)\""
+        lines.append("\(indent)\(stableIdentity(of: W.self).name)\(keyText)")
+        subtree.describeChildren(into: &lines, depth: depth + 1)
+    }
+}
+
+private func isEqual(_ lhs: any Equatable, _ rhs: Any) -> Bool {
+    func open<T: Equatable>(_ lhs: T) -> Bool {
+        guard let rhs = rhs as? T else { return false }
+        return lhs == rhs
+    }
+    return open(lhs)
+}

@@ -1,0 +1,33 @@
+/// Stable names for workflow types.
+///
+/// Snapshots and remote children must name a workflow type in a way two processes (or two builds)
+/// agree on; `ObjectIdentifier` is neither stable nor meaningful across processes. The default is
+/// the module-qualified type name; override it to survive a rename or a module move.
+extension Workflow {
+    /// The name this workflow type is known by in snapshots and on the wire.
+    public static var workflowTypeName: String { String(reflecting: Self.self) }
+}
+
+/// Declares a stable type name and a state schema version for a workflow.
+///
+/// Conform when the default name (module-qualified Swift name) is not stable enough, or when
+/// the snapshot format of `State` changes: a snapshot written with another version is not decoded
+/// but replaced by `makeInitialState()`, which is safer than misreading old bytes.
+public protocol StablyNamedWorkflow: Workflow {
+    /// The stable name of the type.
+    static var stableTypeName: String { get }
+    /// The version of `State`'s snapshot encoding.
+    static var stateVersion: Int { get }
+}
+
+extension StablyNamedWorkflow {
+    public static var stateVersion: Int { 1 }
+}
+
+/// The name and version the runtime uses for `W`, honouring `StablyNamedWorkflow`.
+func stableIdentity<W: Workflow>(of type: W.Type) -> (name: String, version: Int) {
+    if let named = type as? any StablyNamedWorkflow.Type {
+        return (named.stableTypeName, named.stateVersion)
+    }
+    return (W.workflowTypeName, 1)
+}
