@@ -114,3 +114,13 @@ struct WorkerWorkflow<W: Sendable, Output: Sendable>: Workflow {
 extension WorkerWorkflow: StablyNamedWorkflow {
     static var stableTypeName: String { "Worker<\(String(reflecting: W.self))>" }
 }
+
+/// Lets test tooling recognise a worker rendered as a child and reach the worker value.
+@_spi(WorkflowRuntime) public protocol WorkerRendering {
+    /// The worker (a `Worker` or `AsyncSequenceWorker`) this child runs.
+    var wrappedWorker: any Sendable { get }
+}
+
+@_spi(WorkflowRuntime) extension WorkerWorkflow: WorkerRendering {
+    public var wrappedWorker: any Sendable { worker }
+}
