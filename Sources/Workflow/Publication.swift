@@ -15,6 +15,11 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
+    private let listener: HostListener<Rendering, Output>?
+
+    init(listener: HostListener<Rendering, Output>? = nil) {
+        self.listener = listener
+    }
 
     var latestRendering: Rendering {
         state.withLock { state in
@@ -26,6 +31,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     }
 
     func publish(rendering: Rendering) {
+        listener?.onRendering(rendering)
         let subscribers = state.withLock { state in
             state.latest = rendering
             return Array(state.renderingSubscribers.values)
@@ -34,6 +40,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     }
 
     func publish(output: Output) {
+        listener?.onOutput(output)
         let subscribers = state.withLock { Array($0.outputSubscribers.values) }
         for subscriber in subscribers { subscriber.yield(output) }
     }
@@ -86,5 +93,19 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
         }
         renderings.forEach { $0.finish() }
         outputs.forEach { $0.finish() }
+    }
+}
+
+/// Synchronous callbacks on the host's loop for each published rendering and output.
+///
+/// For runtimes built on top of the host (the remote worker forwards each rendering and output
+/// of a hosted child over the wire the moment it is published, without a thread hop).
+@_spi(WorkflowRuntime) public struct HostListener<Rendering: Sendable, Output: Sendable>: Sendable {
+    let onRendering: @Sendable (Rendering) -> Void
+    let onOutput: @Sendable (Output) -> Void
+
+    public init(onRendering: @escaping @Sendable (Rendering) -> Void, onOutput: @escaping @Sendable (Output) -> Void) {
+        self.onRendering = onRendering
+        self.onOutput = onOutput
     }
 }

@@ -15,7 +15,7 @@ public protocol RuntimeLoop: AnyObject, Sendable {
     /// Called on the loop after a host's render pass and before the host publishes the
     /// rendering. A loop that carries work started by the pass (requests to remote children)
     /// waits here until that work completes and returns `true` if the tree must render again to
-    /// reflect it. Plain loops have nothing to settle.
+    /// reflect it, so only settled renderings are published. Plain loops have nothing to settle.
     func settleRenderPass() -> Bool
 }
 

@@ -24,18 +24,31 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     ///   - observers: hooks for logging and tracing; none costs nothing.
     ///   - snapshot: a tree snapshot to restore the root and, as they are rendered again, its children.
     ///   - loop: the loop to run on; by default the host starts its own `ThreadLoop`.
-    public init(
+    public convenience init(
         workflow: WorkflowType,
         options: RuntimeOptions = .default,
         observers: [any WorkflowObserver] = [],
         snapshot: TreeSnapshot? = nil,
         loop: (any RuntimeLoop)? = nil
     ) {
+        self.init(workflow: workflow, options: options, observers: observers, snapshot: snapshot, loop: loop, listener: nil)
+    }
+
+    /// A host whose renderings and outputs are also handed synchronously, on the loop, to
+    /// `listener`: for runtimes layered on the host.
+    @_spi(WorkflowRuntime) public init(
+        workflow: WorkflowType,
+        options: RuntimeOptions = .default,
+        observers: [any WorkflowObserver] = [],
+        snapshot: TreeSnapshot? = nil,
+        loop: (any RuntimeLoop)?,
+        listener: HostListener<Rendering, Output>?
+    ) {
         self.ownsLoop = loop == nil
         let loop = loop ?? ThreadLoop(name: "workflow.host")
         self.loop = loop
         let mailbox = ActionMailbox(loop: loop)
-        let publication = Publication<Rendering, Output>()
+        let publication = Publication<Rendering, Output>(listener: listener)
         self.publication = publication
         let core = HostCoreBox(
             workflow: workflow, options: options, observers: observers, snapshot: snapshot,
