@@ -6,6 +6,7 @@ import PackageDescription
 //   WorkflowTesting     render/action testers over Swift Testing
 //   CZeroMQ / ZeroMQ    the system libzmq and the project's thin, safe binding
 //   WireProtocol        envelope + Codable wire codecs (no sockets)
+//   WorkflowRemote      remote children: proxies, worker hosting, the socket-owning loop
 //   WorkflowExamples    the seeds' example workflows
 let package = Package(
     name: "DistributedWorkflow",
@@ -29,6 +30,7 @@ let package = Package(
         .target(name: "WireProtocol"),
         .target(name: "WorkflowExamples", dependencies: ["Workflow"]),
         .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
+        .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "zmq-test-peer"]),
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
     ],

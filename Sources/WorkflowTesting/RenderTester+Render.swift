@@ -1,0 +1,55 @@
+import Testing
+import Workflow
+
+extension RenderTester {
+    /// Runs the render pass, checks it against the expectations, lets `assertions` inspect the
+    /// rendering, then applies the action the pass led to.
+    ///
+    /// Sinks in the rendering may be called from `assertions` (that is how a test "taps" a
+    /// screen): the resulting action is applied once `assertions` returns. A pass may lead to at
+    /// most one action, as a real render pass is followed by one action before the next render;
+    /// more than one is a failure and only the first is applied. Sinks sent after `render`
+    /// returns are ignored (like sinks of a torn-down workflow). Failures point at
+    /// `sourceLocation` (or at the `expect…` call for an expectation that was not met).
+    @discardableResult
+    public func render(
+        sourceLocation: SourceLocation = #_sourceLocation,
+        assertions: (WorkflowType.Rendering) throws -> Void
+    ) rethrows -> RenderTesterResult<WorkflowType> {
+        let context = TestingRenderContext<WorkflowType>(
+            workflows: expectedWorkflows,
+            workers: expectedWorkers,
+            sideEffects: expectedSideEffects,
+            sourceLocation: sourceLocation)
+        let rendering = workflow.render(state: state, context: context)
+        context.finishRender()
+
+        try assertions(rendering)
+
+        let actions = context.collectActions()
+        if actions.count > 1 {
+            recordFailure(
+                "The render pass of \(WorkflowType.self) led to \(actions.count) actions "
+                    + "(\(actions.map(\.origin).joined(separator: ", "))); at most one may be applied per pass.",
+                at: sourceLocation)
+        }
+        var state = self.state
+        var output: WorkflowType.Output?
+        if let action = actions.first {
+            let applyContext = ApplyContext.make(for: workflow)
+            output = action.erased.apply(toState: &state, context: applyContext)
+            applyContext.invalidate()
+        }
+        return RenderTesterResult(state: state, output: output, appliedAction: actions.first)
+    }
+
+    /// Runs the render pass and checks it against the expectations, without looking at the
+    /// rendering: for tests about what the pass declares or what its expected outputs do.
+    ///
+    /// (A separate overload rather than a defaulted closure, because a defaulted `rethrows`
+    /// closure makes every call site need `try`.)
+    @discardableResult
+    public func render(sourceLocation: SourceLocation = #_sourceLocation) -> RenderTesterResult<WorkflowType> {
+        render(sourceLocation: sourceLocation, assertions: { _ in })
+    }
+}

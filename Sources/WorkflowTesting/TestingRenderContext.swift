@@ -1,0 +1,189 @@
+import Testing
+@_spi(WorkflowRuntime) import Workflow
+
+/// The render context a `RenderTester` hands the workflow under test for its one render pass.
+///
+/// Instead of creating child nodes, starting side effects and routing sinks through a host, it
+/// answers children from expectations, records which children, workers and side effects the
+/// pass declared (so missing, unexpected and duplicate ones become test failures), and collects
+/// the actions the pass would cause so the tester can apply them afterwards, exactly once.
+final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<WorkflowType> {
+    /// Child expectations not yet matched by a rendered child.
+    private var pendingWorkflows: [ExpectedWorkflow]
+    /// Worker expectations not yet matched by a rendered worker.
+    private var pendingWorkers: [ExpectedWorker]
+    /// Side-effect expectations not yet matched by a declared side effect.
+    private var pendingSideEffects: [ExpectedSideEffect<WorkflowType>]
+
+    /// The children (including workers) rendered so far: type plus key.
+    private var renderedChildren: Set<ChildIdentity> = []
+    /// The side-effect keys declared so far.
+    private var declaredSideEffects: Set<AnyHashable> = []
+    /// Actions caused by expected outputs and side effects, in the order they were declared.
+    private var expectationActions: [TestedAction<WorkflowType>] = []
+    /// Turns a recorded sink event into an action; indexed by `SinkEventRecorder.Event.handler`.
+    private var sinkHandlers: [(any Sendable) -> TestedAction<WorkflowType>?] = []
+    /// Where the sinks handed out by this pass deliver.
+    private let recorder = SinkEventRecorder()
+    /// The tester's `render` call, where failures not tied to an expectation point.
+    private let sourceLocation: SourceLocation
+    /// False once the render pass returned: a context is only valid during its pass.
+    private var isValid = true
+
+    init(
+        workflows: [ExpectedWorkflow],
+        workers: [ExpectedWorker],
+        sideEffects: [ExpectedSideEffect<WorkflowType>],
+        sourceLocation: SourceLocation
+    ) {
+        pendingWorkflows = workflows
+        pendingWorkers = workers
+        pendingSideEffects = sideEffects
+        self.sourceLocation = sourceLocation
+        super.init()
+    }
+
+    // MARK: RenderContext
+
+    override func render<Child: Workflow>(
+        workflow: Child,
+        key: String,
+        outputMap: @escaping (Child.Output) -> AnyWorkflowAction<WorkflowType>
+    ) -> Child.Rendering {
+        guard checkValid("render a child") else { return renderInertly(workflow) }
+        guard renderedChildren.insert(ChildIdentity(type: ObjectIdentifier(Child.self), key: key)).inserted else {
+            let name = (workflow as? any WorkerRendering).map { "worker of type \(String(reflecting: type(of: $0.wrappedWorker)))" }
+                ?? "child workflow of type \(String(reflecting: Child.self))"
+            recordFailure(
+                "\(WorkflowType.self) rendered a \(name) with key \"\(key)\" more than once in one render pass; "
+                    + "give each child of the same type a unique key.",
+                at: sourceLocation)
+            return renderInertly(workflow)
+        }
+        if let worker = workflow as? any WorkerRendering {
+            matchWorker(worker.wrappedWorker, key: key, outputMap: outputMap)
+            // A worker's rendering is `Void`; rendering it inertly produces it without starting it.
+            return renderInertly(workflow)
+        }
+        guard let index = pendingWorkflows.firstIndex(where: { $0.matches(Child.self, key: key) }) else {
+            recordFailure(
+                "Unexpected child workflow \(describeChild(Child.self, key: key)) rendered by \(WorkflowType.self). "
+                    + "Declare it with expectWorkflow(type:key:producingRendering:).",
+                at: sourceLocation)
+            return renderInertly(workflow)
+        }
+        let expectation = pendingWorkflows.remove(at: index)
+        expectation.assertions(workflow)
+        if let output = expectation.output as? Child.Output {
+            expectationActions.append(TestedAction(
+                erased: outputMap(output), origin: "output of child \(expectation.description)"))
+        }
+        guard let rendering = expectation.rendering as? Child.Rendering else {
+            // Unreachable: `expectWorkflow` ties the rendering's type to the child type.
+            recordFailure("The rendering expected for \(expectation.description) has the wrong type.", at: sourceLocation)
+            return renderInertly(workflow)
+        }
+        return rendering
+    }
+
+    override func makeSink<Event: Sendable, Action: WorkflowAction>(
+        of eventType: Event.Type,
+        onEvent: @escaping (Event) -> Action
+    ) -> Sink<Event> where Action.WorkflowType == WorkflowType {
+        guard checkValid("make a sink") else { return Sink { _ in } }
+        let handler = sinkHandlers.count
+        sinkHandlers.append { value in
+            guard let event = value as? Event else { return nil }
+            return TestedAction(onEvent(event), origin: "sink of \(String(reflecting: Event.self))")
+        }
+        let recorder = self.recorder
+        return Sink { event in recorder.record(handler: handler, value: event) }
+    }
+
+    override func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {
+        guard checkValid("run a side effect") else { return }
+        guard declaredSideEffects.insert(key).inserted else {
+            recordFailure(
+                "\(WorkflowType.self) declared the side effect \(key) more than once in one render pass.",
+                at: sourceLocation)
+            return
+        }
+        guard let index = pendingSideEffects.firstIndex(where: { $0.key == key }) else {
+            recordFailure(
+                "Unexpected side effect with key \(key) declared by \(WorkflowType.self). "
+                    + "Declare it with expectSideEffect(key:producingAction:).",
+                at: sourceLocation)
+            return
+        }
+        // The side effect's closure is deliberately not run: it would start real work.
+        if let tested = pendingSideEffects.remove(at: index).action {
+            expectationActions.append(tested)
+        }
+    }
+
+    // MARK: Tester
+
+    /// Ends the pass: later uses of the context are failures, unmatched expectations are reported.
+    func finishRender() {
+        isValid = false
+        for expectation in pendingWorkflows {
+            recordFailure("Expected child workflow \(expectation.description) was not rendered.", at: expectation.sourceLocation)
+        }
+        for expectation in pendingWorkers {
+            recordFailure("Expected \(expectation.description) was not run.", at: expectation.sourceLocation)
+        }
+        for expectation in pendingSideEffects {
+            recordFailure("Expected side effect with key \(expectation.key) was not declared.", at: expectation.sourceLocation)
+        }
+        pendingWorkflows = []
+        pendingWorkers = []
+        pendingSideEffects = []
+    }
+
+    /// Every action the pass caused: expected outputs and side effects first, then sink events in
+    /// the order they were sent. Closes the sinks.
+    func collectActions() -> [TestedAction<WorkflowType>] {
+        let sinkActions = recorder.close().compactMap { event in sinkHandlers[event.handler](event.value) }
+        return expectationActions + sinkActions
+    }
+
+    // MARK: Private
+
+    private func checkValid(_ what: String) -> Bool {
+        if !isValid {
+            recordFailure(
+                "\(WorkflowType.self) tried to \(what) after render(state:context:) returned; "
+                    + "a context is only valid during its render pass.",
+                at: sourceLocation)
+        }
+        return isValid
+    }
+
+    private func matchWorker<Output>(
+        _ worker: any Sendable,
+        key: String,
+        outputMap: @escaping (Output) -> AnyWorkflowAction<WorkflowType>
+    ) {
+        guard let index = pendingWorkers.firstIndex(where: { $0.key == key && $0.isEquivalent(worker) }) else {
+            let sameType = pendingWorkers.filter { $0.key == key && $0.workerType == type(of: worker) }
+            let hint = sameType.isEmpty
+                ? "Declare it with expectWorker(_:key:producingOutput:)."
+                : "It is not equivalent to the expected \(sameType.map(\.workerDescription).joined(separator: ", "))."
+            recordFailure(
+                "Unexpected worker \(worker) of type \(String(reflecting: type(of: worker))) with key \"\(key)\" "
+                    + "run by \(WorkflowType.self). \(hint)",
+                at: sourceLocation)
+            return
+        }
+        let expectation = pendingWorkers.remove(at: index)
+        if let output = expectation.output as? Output {
+            expectationActions.append(TestedAction(erased: outputMap(output), origin: "output of \(expectation.description)"))
+        }
+    }
+}
+
+/// A child's identity within its parent's pass, as the runtime defines it: concrete type plus key.
+private struct ChildIdentity: Hashable {
+    let type: ObjectIdentifier
+    let key: String
+}
