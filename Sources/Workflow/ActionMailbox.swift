@@ -12,6 +12,11 @@ enum Delivery: Sendable {
 struct SinkHandlerKey: Hashable, Sendable {
     let event: ObjectIdentifier
     let action: ObjectIdentifier
+    /// Which of the pass's `makeSink` calls with these same two types made the sink (0 for the
+    /// first). Without it, two sinks of one event and action type (`onPlus`/`onMinus`, both
+    /// `Void` → `Action`) shared a single handler: the last one declared. Sinks stay valid across
+    /// passes because a pass declares its sinks in the same order each time.
+    var ordinal: Int = 0
 }
 
 /// The queue between sinks (called from any thread) and the host's loop.

@@ -6,19 +6,20 @@
 /// outlive the workflows that made them, and a late tap on a stale screen must not crash.
 public struct Sink<Value: Sendable>: Sendable {
     private let onValue: @Sendable (Value) -> Void
-    /// Where a sink made by a `RenderContext` delivers: lets the sink be encoded as a token and
-    /// called back from another process. `nil` for sinks made from a closure.
-    let route: SinkRoute?
+    /// Names where the sink delivers, so it can be encoded and called back from another process:
+    /// set for sinks made by a `RenderContext` and for sinks decoded from another process (which
+    /// a middle process may pass on). `nil` for sinks made from a closure.
+    let exportToken: String?
 
     /// A sink that hands each value to `onValue` (useful for tests and adapters).
     public init(_ onValue: @escaping @Sendable (Value) -> Void) {
         self.onValue = onValue
-        self.route = nil
+        self.exportToken = nil
     }
 
-    init(route: SinkRoute, _ onValue: @escaping @Sendable (Value) -> Void) {
+    init(exportToken: String, _ onValue: @escaping @Sendable (Value) -> Void) {
         self.onValue = onValue
-        self.route = route
+        self.exportToken = exportToken
     }
 
     /// Sends `value`.

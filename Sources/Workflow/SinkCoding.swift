@@ -25,6 +25,10 @@ public protocol SinkExporter: Sendable {
 public protocol SinkImporter: Sendable {
     /// A function that sends an event to the sink named `token` in the process that encoded it.
     func importSink(token: String) -> @Sendable (any Encodable & Sendable) -> Void
+
+    /// A token unique in this process for the imported sink `token`, so a process in the middle
+    /// of a three-process tree can pass a decoded sink on in its own rendering.
+    func localToken(for token: String) -> String
 }
 
 /// Why a sink could not be encoded or decoded.
@@ -53,17 +57,18 @@ struct SinkRoute: Sendable, Hashable {
     var token: String {
         let event = UInt(bitPattern: handler.event)
         let action = UInt(bitPattern: handler.action)
-        return "\(node).\(String(event, radix: 36)).\(String(action, radix: 36))"
+        let base = "\(node).\(String(event, radix: 36)).\(String(action, radix: 36))"
+        // Distinct sinks of the same types need distinct tokens (the first keeps the old form).
+        return handler.ordinal == 0 ? base : base + ".\(handler.ordinal)"
     }
 }
 
 extension Sink: Codable where Value: Codable {
     public func encode(to encoder: any Encoder) throws {
-        guard let route else { throw SinkCodingError.unroutableSink }
+        guard let token = exportToken else { throw SinkCodingError.unroutableSink }
         guard let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter else {
             throw SinkCodingError.noTransport
         }
-        let token = route.token
         let sink = self
         exporter.export(token: token) { decoder in sink.send(try Value(from: decoder)) }
         var container = encoder.singleValueContainer()
@@ -76,6 +81,6 @@ extension Sink: Codable where Value: Codable {
         }
         let token = try decoder.singleValueContainer().decode(String.self)
         let send = importer.importSink(token: token)
-        self.init { send($0) }
+        self.init(exportToken: importer.localToken(for: token)) { send($0) }
     }
 }

@@ -68,14 +68,17 @@ final class SubtreeManager<W: Workflow> {
         onEvent: @escaping (Event) -> Action,
         node: WorkflowNode<W>
     ) -> Sink<Event> where Action.WorkflowType == W {
-        let key = SinkHandlerKey(event: ObjectIdentifier(Event.self), action: ObjectIdentifier(Action.self))
+        var slot = SinkHandlerKey(event: ObjectIdentifier(Event.self), action: ObjectIdentifier(Action.self))
+        // Another sink of the same types this pass: give this one its own handler slot.
+        while handlers[slot] != nil { slot.ordinal += 1 }
+        let key = slot
         handlers[key] = { value in
             guard let event = value as? Event else { return nil }
             return AnyWorkflowAction(onEvent(event))
         }
         let mailbox = node.host.mailbox
         let nodeID = node.id
-        return Sink(route: SinkRoute(node: nodeID, handler: key)) { event in
+        return Sink(exportToken: SinkRoute(node: nodeID, handler: key).token) { event in
             mailbox.send(.event(node: nodeID, handler: key, value: event))
         }
     }

@@ -91,6 +91,12 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
         return await loop.run { core.treeDescription() }
     }
 
+    /// Tears the tree down at once; only callable on the host's loop (runtimes layered on the host).
+    @_spi(WorkflowRuntime) public func stopOnLoop() {
+        precondition(loop.inLoop, "stopOnLoop() must be called on the host's loop")
+        core.stop()
+    }
+
     /// Tears the tree down: side effects end, workers are cancelled, sinks become no-ops, and the
     /// rendering and output streams finish. Waits until that has happened.
     public func stop() async {
@@ -176,7 +182,11 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     }
 
     private func renderIfNeeded() {
-        guard context.needsRender || !context.options.renderOnlyIfStateChanged else { return }
+        // Render only when something was applied since the last pass. (Without
+        // `renderOnlyIfStateChanged` every applied action sets `needsRender`.) Ignoring the flag
+        // in that mode rendered once more at the end of every drain, and once for each event a
+        // stale sink delivered to nobody.
+        guard context.needsRender else { return }
         renderAndPublish()
     }
 
