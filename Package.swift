@@ -16,6 +16,10 @@ let package = Package(
         .library(name: "WorkflowTesting", targets: ["WorkflowTesting"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "WireProtocol", targets: ["WireProtocol"]),
+        .library(name: "WorkflowRemote", targets: ["WorkflowRemote"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .target(name: "Workflow"),
@@ -28,11 +32,22 @@ let package = Package(
         // A tiny peer process the ZeroMQ tests spawn to prove traffic crosses processes.
         .executableTarget(name: "zmq-test-peer", dependencies: ["ZeroMQ"], path: "Tests/Helpers/zmq-test-peer"),
         .target(name: "WireProtocol"),
-        .target(name: "WorkflowExamples", dependencies: ["Workflow"]),
+        .target(
+            name: "WorkflowRemote",
+            dependencies: ["Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "WorkflowExamples", dependencies: ["Workflow", "WorkflowRemote"]),
+        // Workflows and a worker process used by the remote-runtime tests.
+        .target(name: "RemoteTestSupport", dependencies: ["Workflow", "WorkflowRemote"], path: "Tests/Helpers/RemoteTestSupport"),
+        .executableTarget(
+            name: "remote-test-worker", dependencies: ["RemoteTestSupport", "WorkflowExamples", "WorkflowRemote"],
+            path: "Tests/Helpers/remote-test-worker"),
         .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
         .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "zmq-test-peer"]),
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
+        .testTarget(
+            name: "WorkflowRemoteTests",
+            dependencies: ["WorkflowRemote", "RemoteTestSupport", "WorkflowExamples", "ZeroMQ", "WireProtocol", "remote-test-worker"]),
     ],
     swiftLanguageModes: [.v6]
 )

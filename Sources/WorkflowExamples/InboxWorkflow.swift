@@ -1,10 +1,11 @@
 import Workflow
+import WorkflowRemote
 
 /// Lists messages and reports the one the user selects.
 ///
 /// Stateless: the message ids are its props. Its rendering carries a sink, so selecting works
 /// the same whether the inbox runs in the parent's process or on a worker.
-public struct InboxWorkflow: Workflow, Codable, Equatable, Sendable {
+public struct InboxWorkflow: RemotableWorkflow, Equatable {
     /// The ids to list, in order.
     public var messageIDs: [MessageID]
 
@@ -20,6 +21,10 @@ public struct InboxWorkflow: Workflow, Codable, Equatable, Sendable {
             messages: messageIDs.map { InboxScreen.Row(id: $0, subject: MessageStore.subject(of: $0)) },
             onMessageSelected: context.makeOutputSink(),
             renderedBy: ProcessLabel.current)
+    }
+
+    public func placeholderRendering() -> InboxScreen {
+        InboxScreen(messages: [], onMessageSelected: Sink { _ in }, renderedBy: "(unavailable)")
     }
 }
 

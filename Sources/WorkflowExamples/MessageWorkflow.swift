@@ -1,7 +1,8 @@
 import Workflow
+import WorkflowRemote
 
 /// Shows one message. Stateless, emits nothing: its props are the message id.
-public struct MessageWorkflow: Workflow, Codable, Equatable, Sendable {
+public struct MessageWorkflow: RemotableWorkflow, Equatable {
     /// The message to show, or `nil` for an empty pane.
     public var messageID: MessageID?
 
@@ -18,6 +19,10 @@ public struct MessageWorkflow: Workflow, Codable, Equatable, Sendable {
         return MessageScreen(
             messageID: messageID, subject: MessageStore.subject(of: messageID), body: MessageStore.body(of: messageID),
             renderedBy: ProcessLabel.current)
+    }
+
+    public func placeholderRendering() -> MessageScreen {
+        MessageScreen(messageID: messageID, subject: "", body: "(unavailable)", renderedBy: "(unavailable)")
     }
 }
 

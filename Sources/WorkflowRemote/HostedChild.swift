@@ -1,0 +1,102 @@
+@_spi(WorkflowRuntime) import Workflow
+
+/// Creates the worker-side host of a child from its type name's registration.
+protocol HostedChildFactory: Sendable {
+    /// Decodes `props` and starts the child on `engine`'s loop. Throws `RemoteChildError`.
+    func start(
+        childID: UInt64, path: String, props: UnsafeRawBufferPointer, propsSequence: UInt64,
+        snapshot: TreeSnapshot?, engine: RemoteEngine
+    ) throws -> any AnyHostedChild
+}
+
+struct TypedHostedChildFactory<W: RemotableWorkflow>: HostedChildFactory {
+    func start(
+        childID: UInt64, path: String, props: UnsafeRawBufferPointer, propsSequence: UInt64,
+        snapshot: TreeSnapshot?, engine: RemoteEngine
+    ) throws -> any AnyHostedChild {
+        let workflow: W
+        do {
+            workflow = try engine.codec.decode(W.self, from: props, userInfo: [:])
+        } catch {
+            throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
+        }
+        return HostedChild(childID: childID, path: path, workflow: workflow, propsSequence: propsSequence, snapshot: snapshot, engine: engine)
+    }
+}
+
+/// A child this process hosts for a parent elsewhere: a `WorkflowHost` on the runtime's loop
+/// whose every rendering and output is forwarded to the parent.
+final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
+    let childID: UInt64
+    let path: String
+    let exporter: SinkTable
+    private var host: WorkflowHost<HostedRoot<W>>?
+    unowned let engine: RemoteEngine
+
+    init(childID: UInt64, path: String, workflow: W, propsSequence: UInt64, snapshot: TreeSnapshot?, engine: RemoteEngine) {
+        self.childID = childID
+        self.path = path
+        self.engine = engine
+        let exporter = SinkTable()
+        self.exporter = exporter
+        let forwarder = engine.forwarder(childID: childID, path: path, exporter: exporter)
+        host = WorkflowHost(
+            workflow: HostedRoot(child: workflow, propsSequence: propsSequence),
+            options: .optimized,
+            snapshot: snapshot.map { HostedRoot<W>.wrap($0) },
+            loop: engine.runtime,
+            listener: HostListener(
+                onRendering: { forwarder.rendering($0.rendering, propsSequence: $0.propsSequence) },
+                onOutput: { forwarder.output($0) }))
+    }
+
+    func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws {
+        do {
+            let workflow = try engine.codec.decode(W.self, from: props, userInfo: [:])
+            host?.update(workflow: HostedRoot(child: workflow, propsSequence: propsSequence))
+        } catch {
+            throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
+        }
+    }
+
+    func deliver(event bytes: UnsafeRawBufferPointer, token: String) -> Bool {
+        exporter.deliver(token: token, bytes: bytes, codec: engine.codec)
+    }
+
+    func stop() {
+        host?.stopOnLoop()
+        host = nil
+    }
+}
+
+/// The engine's type-erased view of a hosted child.
+protocol AnyHostedChild: AnyObject {
+    var childID: UInt64 { get }
+    var path: String { get }
+    func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
+    func deliver(event bytes: UnsafeRawBufferPointer, token: String) -> Bool
+    func stop()
+}
+
+/// The root a worker hosts a child under: it tags each rendering with the props sequence it was
+/// computed for, so the parent can tell a rendering of current props from a stale one.
+struct HostedRoot<W: RemotableWorkflow>: Workflow, Sendable {
+    let child: W
+    let propsSequence: UInt64
+
+    struct Tagged: Sendable {
+        let rendering: W.Rendering
+        let propsSequence: UInt64
+    }
+
+    typealias Output = W.Output
+
+    func render(state: Void, context: RenderContext<HostedRoot<W>>) -> Tagged {
+        Tagged(rendering: child.rendered(in: context, key: ""), propsSequence: propsSequence)
+    }
+
+    /// A snapshot of the child as a snapshot of this root, so the child restores when rendered.
+    static func wrap(_ childSnapshot: TreeSnapshot) -> TreeSnapshot {
+        TreeSnapshot(workflowType: workflowTypeName, state: nil, children: [.init(key: "", snapshot: childSnapshot)])
+    }
+}

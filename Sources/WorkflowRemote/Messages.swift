@@ -1,0 +1,45 @@
+import Workflow
+
+/// Payload of HELLO (worker → parent): who the worker is and what it can host.
+struct HelloPayload: Codable, Sendable {
+    var name: String
+    var pool: String
+    var hostedTypes: [String]
+    var capacity: Int
+    var protocolVersion: Int
+}
+
+/// Payload of WELCOME (parent → worker).
+struct WelcomePayload: Codable, Sendable {
+    var parentName: String
+    var heartbeatIntervalMilliseconds: Int
+}
+
+/// First payload of START (parent → worker); the second payload is the encoded props.
+struct StartPayload: Codable, Sendable {
+    var typeName: String
+    var snapshot: TreeSnapshot?
+}
+
+/// First payload of EVENT (parent → worker); the second payload is the encoded event.
+struct EventPayload: Codable, Sendable {
+    var token: String
+}
+
+/// Payload of ERROR (either direction).
+struct ErrorPayload: Codable, Sendable {
+    enum Code: String, Codable, Sendable {
+        case unknownType
+        case undecodableProps
+        case malformedMessage
+        case unknownChild
+        case refused
+    }
+
+    var code: Code
+    var message: String
+    var typeName: String?
+}
+
+/// The protocol version this build speaks; HELLO carries it, a mismatch is refused.
+let remoteProtocolVersion = 1

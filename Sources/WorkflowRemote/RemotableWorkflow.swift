@@ -1,0 +1,43 @@
+import Workflow
+
+/// A workflow that can run in another process.
+///
+/// Its props (the workflow value), rendering and output cross the wire, so they are `Codable`;
+/// `State` should be `Codable` too if the child is to survive moving between workers. Sinks in
+/// the rendering need nothing special: a `Sink` made by the child's `RenderContext` is encoded as
+/// a token and calls back into the child's process.
+public protocol RemotableWorkflow: Workflow, Codable, Sendable
+where Rendering: Codable & Sendable, Output: Codable & Sendable {
+    /// What the parent uses for this child while the worker has not rendered it yet (the first
+    /// pass of a new child, whose rendering is still on the wire) or cannot (no worker hosts the
+    /// type). It lets a render pass start every new remote child at once instead of waiting a
+    /// round trip per child, and gives screens something honest to show when a worker is gone.
+    /// Renderings that contain a placeholder for a pending child are never published.
+    func placeholderRendering() -> Rendering
+}
+
+extension RemotableWorkflow {
+    /// Marks this child to run where `placement` says. The parent renders the result exactly like
+    /// the child itself (`.rendered(in:key:)`, with or without an output map) and gets the child's
+    /// rendering back.
+    public func remote(on placement: RemotePlacement) -> RemoteChild<Self> {
+        RemoteChild(child: self, placement: placement)
+    }
+}
+
+/// A child marked to run where its placement says.
+///
+/// `.local` renders the child itself (same identity, same node as if it had not been marked), so
+/// switching a placement to local changes nothing else; any other placement renders a
+/// `RemoteWorkflow` proxy for it.
+public struct RemoteChild<Child: RemotableWorkflow>: AnyWorkflowConvertible {
+    /// The child's props.
+    public var child: Child
+    /// Where it runs.
+    public var placement: RemotePlacement
+
+    public func asAnyWorkflow() -> AnyWorkflow<Child.Rendering, Child.Output> {
+        if placement == .local { return child.asAnyWorkflow() }
+        return RemoteWorkflow(child: child, placement: placement).asAnyWorkflow()
+    }
+}

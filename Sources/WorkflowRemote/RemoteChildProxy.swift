@@ -1,0 +1,139 @@
+import Workflow
+
+/// The parent's record of one remote child: what it last sent, what the worker last rendered.
+///
+/// Confined to the remote runtime's loop thread (it lives in a `RemoteWorkflow` node's state and
+/// in the engine's table, both reached only from that thread).
+final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
+    let childID: UInt64
+    let path: String
+    let placement: RemotePlacement
+    unowned let engine: RemoteEngine
+    var sink: Sink<ProxyEvent<Child.Output>>?
+
+    private var lastProps: [UInt8]?
+    private var props: Child?
+    /// Sequence number of the props last sent (START = 1, each UPDATE + 1).
+    private(set) var propsSequence: UInt64 = 0
+    private var rendering: Child.Rendering?
+    /// The props sequence `rendering` was computed for.
+    private var renderingSequence: UInt64 = 0
+    private var refreshPending = false
+    private(set) var status: RemoteChildStatus = .starting {
+        didSet { if status != oldValue { engine.statusChanged(path: path, status: status) } }
+    }
+    /// The worker currently hosting the child (its routing id), if any.
+    var worker: WorkerPeer?
+    private var isStopped = false
+
+    var typeName: String { Child.workflowTypeName }
+
+    init(path: String, placement: RemotePlacement, engine: RemoteEngine) {
+        self.path = path
+        self.placement = placement
+        self.engine = engine
+        self.childID = engine.allocateChildID()
+        engine.register(proxy: self)
+        engine.statusChanged(path: path, status: status)
+    }
+
+    /// Called by the node's render: sends START/UPDATE as needed and returns the best rendering
+    /// known now. A request sent here is awaited by the runtime before the pass is published.
+    func render(props newProps: Child) -> Child.Rendering {
+        refreshPending = false
+        props = newProps
+        let encoded: [UInt8]
+        do {
+            encoded = try engine.codec.encode(newProps)
+        } catch {
+            status = .unavailable(.refused("props of \(typeName) do not encode: \(error)"))
+            return rendering ?? newProps.placeholderRendering()
+        }
+        if worker == nil {
+            lastProps = encoded
+            propsSequence += 1
+            engine.start(proxy: self, props: encoded)
+        } else if encoded != lastProps {
+            lastProps = encoded
+            propsSequence += 1
+            engine.update(proxy: self, props: encoded)
+        }
+        return rendering ?? newProps.placeholderRendering()
+    }
+
+    /// The props last sent, for re-sending START (after a worker loss).
+    var encodedProps: [UInt8]? { lastProps }
+
+    /// Whether the parent still waits for a rendering of the current props.
+    var isAwaitingRendering: Bool {
+        worker != nil && renderingSequence < propsSequence
+    }
+
+    func stop() {
+        guard !isStopped else { return }
+        isStopped = true
+        engine.stop(proxy: self)
+    }
+
+    // MARK: From the engine
+
+    /// A rendering arrived from the worker. Returns whether the parent must render again.
+    func receive(rendering bytes: UnsafeRawBufferPointer, propsSequence sequence: UInt64, workerName: String) -> Bool {
+        guard !isStopped, sequence <= propsSequence, sequence >= renderingSequence else { return false }
+        do {
+            let decoded = try engine.codec.decode(Child.Rendering.self, from: bytes, userInfo: engine.importerUserInfo(for: self))
+            let wasAwaiting = isAwaitingRendering
+            rendering = decoded
+            renderingSequence = sequence
+            status = .running(worker: workerName)
+            if !wasAwaiting { requestRefresh() }
+            return true
+        } catch {
+            status = .unavailable(.undecodableRendering(typeName: typeName, reason: "\(error)"))
+            engine.log(error: "rendering of \(path) does not decode: \(error)")
+            return false
+        }
+    }
+
+    /// Outputs arrived from the worker, in the order the child emitted them.
+    func receive(output bytes: UnsafeRawBufferPointer) {
+        guard !isStopped else { return }
+        do {
+            let output = try engine.codec.decode(Child.Output.self, from: bytes, userInfo: engine.importerUserInfo(for: self))
+            sink?.send(.output(output))
+        } catch {
+            engine.log(error: "an output of \(path) does not decode and was dropped: \(error)")
+        }
+    }
+
+    /// The child cannot run. Keeps the last rendering (or the placeholder) and reports why.
+    func fail(_ error: RemoteChildError) {
+        guard !isStopped else { return }
+        worker = nil
+        renderingSequence = propsSequence
+        status = .unavailable(error)
+        requestRefresh()
+    }
+
+    private func requestRefresh() {
+        guard !refreshPending, let sink else { return }
+        refreshPending = true
+        sink.send(.refresh)
+    }
+}
+
+/// The engine's type-erased view of a proxy.
+protocol AnyRemoteChildProxy: AnyObject {
+    var childID: UInt64 { get }
+    var path: String { get }
+    var typeName: String { get }
+    var placement: RemotePlacement { get }
+    var worker: WorkerPeer? { get set }
+    var propsSequence: UInt64 { get }
+    var encodedProps: [UInt8]? { get }
+    var isAwaitingRendering: Bool { get }
+    var status: RemoteChildStatus { get }
+    func receive(rendering bytes: UnsafeRawBufferPointer, propsSequence: UInt64, workerName: String) -> Bool
+    func receive(output bytes: UnsafeRawBufferPointer)
+    func fail(_ error: RemoteChildError)
+}

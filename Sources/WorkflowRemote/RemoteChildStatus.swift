@@ -1,0 +1,45 @@
+/// What the parent knows about one remote child.
+public enum RemoteChildStatus: Sendable, Equatable, CustomStringConvertible {
+    /// Started, waiting for the worker's first rendering.
+    case starting
+    /// The worker renders it; the parent has its rendering for the current props.
+    case running(worker: String)
+    /// It cannot run: the parent keeps its last rendering (or the placeholder) and reports why.
+    case unavailable(RemoteChildError)
+
+    public var description: String {
+        switch self {
+        case .starting: "starting"
+        case .running(let worker): "running on \(worker)"
+        case .unavailable(let error): "unavailable: \(error)"
+        }
+    }
+}
+
+/// Why a remote child is not running. Failures are values: the host keeps serving the rest of
+/// the tree and reports these through `RemoteRuntime.statuses` and the log.
+public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No connected worker hosts the type (or the named worker/pool is absent).
+    case noWorker(typeName: String, placement: String)
+    /// The worker does not know the type name.
+    case unknownType(String)
+    /// The worker could not decode the props.
+    case undecodableProps(typeName: String, reason: String)
+    /// The parent could not decode what the worker sent.
+    case undecodableRendering(typeName: String, reason: String)
+    /// The worker did not answer within the request deadline, or went away.
+    case workerUnavailable(worker: String, reason: String)
+    /// The worker refused for another reason (capacity, limits).
+    case refused(String)
+
+    public var description: String {
+        switch self {
+        case .noWorker(let type, let placement): "no worker hosts \(type) (placement \(placement))"
+        case .unknownType(let type): "the worker does not know the workflow type \(type)"
+        case .undecodableProps(let type, let reason): "the worker could not decode props of \(type): \(reason)"
+        case .undecodableRendering(let type, let reason): "could not decode the rendering of \(type): \(reason)"
+        case .workerUnavailable(let worker, let reason): "worker \(worker) is unavailable: \(reason)"
+        case .refused(let reason): "the worker refused: \(reason)"
+        }
+    }
+}

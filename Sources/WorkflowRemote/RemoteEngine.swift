@@ -1,0 +1,555 @@
+import Foundation
+import Logging
+import WireProtocol
+@_spi(WorkflowRuntime) import Workflow
+
+/// The remote runtime's state machine, confined to its loop thread.
+///
+/// As a parent it places remote children on workers, sends START/UPDATE/STOP/EVENT and routes
+/// RENDERING/OUTPUTS/ERROR back to the children's proxies. As a worker it hosts children for its
+/// parent and forwards their renderings and outputs. Every message from a peer is checked; a bad
+/// one is logged (and answered with ERROR where the protocol allows) and never stops the loop.
+final class RemoteEngine {
+    let configuration: RemoteRuntimeConfiguration
+    let codec: any WireCodec
+    let logger: Logger
+    private let sockets: LoopSockets
+    private let jobs: RemoteJobQueue
+    private let shared: RuntimeSharedState
+    /// The runtime this engine drives; set by `RemoteRuntime` right after creating the engine.
+    weak var runtime: RemoteRuntime?
+
+    // Parent role.
+    private var workers: [WorkerID: WorkerPeer] = [:]
+    private var proxies: [UInt64: any AnyRemoteChildProxy] = [:]
+    private var awaiting: Set<UInt64> = []
+    private var nextChildID: UInt64 = 1
+    private var settleChanged = false
+
+    // Worker role.
+    private var hosted: [UInt64: any AnyHostedChild] = [:]
+    private var pendingRenderings: [UInt64: (bytes: [UInt8], sequence: UInt64, path: String)] = [:]
+    private var pendingOutputs: [UInt64: (frames: [[UInt8]], path: String)] = [:]
+    private var flushOrder: [UInt64] = []
+    private var lastSentUpstream = ContinuousClock.now
+    private var lastHeardUpstream = ContinuousClock.now
+    private var shuttingDown = false
+
+    init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
+        self.configuration = configuration
+        self.codec = BinaryWireCodec()
+        self.logger = configuration.logger
+        self.sockets = sockets
+        self.jobs = jobs
+        self.shared = shared
+    }
+
+    // MARK: The loop
+
+    func run() {
+        if sockets.hasUpstream { sendHello() }
+        while true {
+            let ready = sockets.poll(timeout: nextTimeout())
+            let (batch, stopRequested) = jobs.takeAll()
+            for job in batch { job() }
+            if ready.listener { drainListener() }
+            if ready.upstream { drainUpstream() }
+            flushHosted()
+            runTimers()
+            if stopRequested {
+                if !shuttingDown { beginShutdown() }
+                break
+            }
+        }
+        sockets.close()
+        shared.markStopped()
+    }
+
+    /// Waits (on this thread) until every START/UPDATE sent by the last render pass has its
+    /// rendering, or the request deadline passes. Returns whether any arrived.
+    func settle() -> Bool {
+        settleChanged = false
+        let deadline = ContinuousClock.now + configuration.requestTimeout
+        while !awaiting.isEmpty {
+            let now = ContinuousClock.now
+            if now >= deadline {
+                for id in awaiting {
+                    guard let proxy = proxies[id] else { continue }
+                    let worker = proxy.worker?.name ?? "?"
+                    logger.warning("no rendering within the request deadline", metadata: ["path": "\(proxy.path)", "worker": "\(worker)"])
+                    proxy.fail(.workerUnavailable(worker: worker, reason: "no answer within \(configuration.requestTimeout)"))
+                }
+                awaiting.removeAll()
+                return true
+            }
+            let ready = sockets.poll(timeout: min(deadline - now, .milliseconds(50)))
+            if ready.listener { drainListener() }
+            if ready.upstream { drainUpstream() }
+            runTimers()
+        }
+        flushHosted()
+        return settleChanged
+    }
+
+    func beginShutdown() {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        for (_, child) in hosted { child.stop() }
+        hosted.removeAll()
+        flushHosted()
+        if sockets.hasUpstream { sendUpstream(kind: .goodbye, correlationID: 0, nodePath: "", payloads: []) }
+        for (id, peer) in workers {
+            for proxyID in peer.children { proxies[proxyID].map { sendToWorker(id, kind: .stop, correlationID: proxyID, nodePath: $0.path, payloads: []) } }
+        }
+    }
+
+    private func nextTimeout() -> Duration {
+        configuration.heartbeatInterval
+    }
+
+    // MARK: Parent role: requests from proxies
+
+    func allocateChildID() -> UInt64 {
+        defer { nextChildID += 1 }
+        return nextChildID
+    }
+
+    func register(proxy: any AnyRemoteChildProxy) {
+        proxies[proxy.childID] = proxy
+    }
+
+    func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
+        guard let (id, peer) = chooseWorker(typeName: proxy.typeName, placement: proxy.placement) else {
+            proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+            return
+        }
+        do {
+            let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: nil))
+            proxy.worker = peer
+            peer.children.insert(proxy.childID)
+            awaiting.insert(proxy.childID)
+            sendToWorker(id, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [start, props])
+            logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
+        } catch {
+            proxy.fail(.refused("START does not encode: \(error)"))
+        }
+    }
+
+    func update(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
+        guard let peer = proxy.worker else { return }
+        awaiting.insert(proxy.childID)
+        sendToWorker(peer.id, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [props])
+    }
+
+    func stop(proxy: any AnyRemoteChildProxy) {
+        proxies[proxy.childID] = nil
+        awaiting.remove(proxy.childID)
+        shared.setStatus(nil, path: proxy.path)
+        guard let peer = proxy.worker else { return }
+        peer.children.remove(proxy.childID)
+        proxy.worker = nil
+        sendToWorker(peer.id, kind: .stop, correlationID: proxy.childID, nodePath: proxy.path, payloads: [])
+    }
+
+    func statusChanged(path: String, status: RemoteChildStatus) {
+        shared.setStatus(status, path: path)
+        if case .unavailable(let error) = status {
+            logger.error("remote child unavailable: \(error)", metadata: ["path": "\(path)"])
+        }
+    }
+
+    func log(error message: String) {
+        logger.error("\(message)")
+    }
+
+    /// The decoder context for a proxy's renderings and outputs: sinks in them send EVENTs to
+    /// the proxy's child.
+    func importerUserInfo(for proxy: any AnyRemoteChildProxy) -> [CodingUserInfoKey: any Sendable] {
+        let childID = proxy.childID
+        let path = proxy.path
+        let jobs = self.jobs
+        let bound = LoopBound(self, owner: jobs)
+        let forwarder = SinkForwarder(
+            prefix: "c\(childID)",
+            send: { token, bytes in
+                jobs.append { bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes) }
+            },
+            codec: codec)
+        return [.workflowSinkImporter: forwarder]
+    }
+
+    private func sendEvent(childID: UInt64, path: String, token: String, event: [UInt8]) {
+        guard let proxy = proxies[childID], let peer = proxy.worker else {
+            logger.debug("event for a stopped child dropped", metadata: ["path": "\(path)"])
+            return
+        }
+        guard let header = try? codec.encode(EventPayload(token: token)) else { return }
+        sendToWorker(peer.id, kind: .event, correlationID: childID, nodePath: path, payloads: [header, event])
+    }
+
+    private func chooseWorker(typeName: String, placement: RemotePlacement) -> (WorkerID, WorkerPeer)? {
+        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) && $0.value.isAlive }
+        let eligible: [(WorkerID, WorkerPeer)]
+        switch placement {
+        case .local: return nil
+        case .anyWorker: eligible = candidates.map { ($0.key, $0.value) }
+        case .worker(let name): eligible = candidates.filter { $0.value.name == name }.map { ($0.key, $0.value) }
+        case .pool(let pool): eligible = candidates.filter { $0.value.pool == pool }.map { ($0.key, $0.value) }
+        }
+        return eligible.min { ($0.1.children.count, $0.1.name) < ($1.1.children.count, $1.1.name) }
+    }
+
+    // MARK: Parent role: messages from workers
+
+    private func drainListener() {
+        var budget = 10_000
+        while budget > 0, let (peerID, frames) = sockets.receiveFromListener() {
+            budget -= 1
+            handleFromWorker(peerID, frames: frames)
+        }
+    }
+
+    private func handleFromWorker(_ peerID: WorkerID, frames: [[UInt8]]) {
+        let envelope: Envelope
+        do {
+            envelope = try Envelope(frames: frames, limits: .default)
+        } catch {
+            logger.warning("malformed message from a peer dropped: \(error)", metadata: ["peer": "\(peerID)"])
+            replyError(to: peerID, code: .malformedMessage, message: "\(error)", correlationID: 0)
+            return
+        }
+        if let peer = workers[peerID] { peer.lastHeard = .now }
+        switch envelope.kind {
+        case .hello: handleHello(peerID, envelope)
+        case .rendering, .outputs, .error:
+            guard workers[peerID] != nil else {
+                sendToWorker(peerID, kind: .reconnect, correlationID: 0, nodePath: "", payloads: [])
+                return
+            }
+            routeToProxy(peerID, envelope)
+        case .heartbeat: break
+        case .goodbye: removeWorker(peerID, reason: "it left")
+        default:
+            logger.warning("unexpected \(envelope.kind) from a worker dropped", metadata: ["peer": "\(peerID)"])
+            replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
+        }
+    }
+
+    private func handleHello(_ peerID: WorkerID, _ envelope: Envelope) {
+        guard let payload = envelope.payloads.first,
+            let hello = try? payload.withUnsafeBytes({ try codec.decode(HelloPayload.self, from: $0, userInfo: [:]) })
+        else {
+            replyError(to: peerID, code: .malformedMessage, message: "HELLO payload does not decode", correlationID: 0)
+            return
+        }
+        guard hello.protocolVersion == remoteProtocolVersion else {
+            replyError(to: peerID, code: .refused, message: "protocol version \(hello.protocolVersion) is not \(remoteProtocolVersion)", correlationID: 0)
+            return
+        }
+        // A worker that rejoins under the same name replaces its old connection.
+        if let (oldID, _) = workers.first(where: { $0.value.name == hello.name && $0.key != peerID }) {
+            removeWorker(oldID, reason: "it rejoined")
+        }
+        let peer = WorkerPeer(id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity)
+        workers[peerID] = peer
+        logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": "\(hello.hostedTypes.count)"])
+        if let welcome = try? codec.encode(WelcomePayload(parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds))) {
+            sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [welcome])
+        }
+        shared.setWorkers(workers.values.map(\.name))
+    }
+
+    private func routeToProxy(_ peerID: WorkerID, _ envelope: Envelope) {
+        guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID else {
+            logger.debug("\(envelope.kind) for an unknown or moved child dropped", metadata: ["path": "\(envelope.nodePath)"])
+            return
+        }
+        switch envelope.kind {
+        case .rendering:
+            guard let payload = envelope.payloads.first else { return }
+            let workerName = proxy.worker?.name ?? "?"
+            let changed = payload.withUnsafeBytes { proxy.receive(rendering: $0, propsSequence: envelope.sequence, workerName: workerName) }
+            if changed { settleChanged = true }
+            if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
+        case .outputs:
+            for payload in envelope.payloads { payload.withUnsafeBytes { proxy.receive(output: $0) } }
+        case .error:
+            let error = envelope.payloads.first.flatMap { payload in
+                try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
+            }
+            let childError: RemoteChildError
+            switch error?.code {
+            case .unknownType: childError = .unknownType(error?.typeName ?? proxy.typeName)
+            case .undecodableProps: childError = .undecodableProps(typeName: proxy.typeName, reason: error?.message ?? "")
+            default: childError = .refused(error?.message ?? "unreadable error")
+            }
+            proxy.worker?.children.remove(proxy.childID)
+            proxy.fail(childError)
+            awaiting.remove(proxy.childID)
+            settleChanged = true
+        default:
+            break
+        }
+    }
+
+    private func removeWorker(_ peerID: WorkerID, reason: String) {
+        guard let peer = workers.removeValue(forKey: peerID) else { return }
+        logger.warning("worker left: \(reason)", metadata: ["worker": "\(peer.name)"])
+        for id in peer.children {
+            guard let proxy = proxies[id] else { continue }
+            proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
+            awaiting.remove(id)
+        }
+        peer.children.removeAll()
+        shared.setWorkers(workers.values.map(\.name))
+    }
+
+    private func replyError(to peerID: WorkerID, code: ErrorPayload.Code, message: String, correlationID: UInt64) {
+        guard let payload = try? codec.encode(ErrorPayload(code: code, message: message)) else { return }
+        sendToWorker(peerID, kind: .error, correlationID: correlationID, nodePath: "", payloads: [payload])
+    }
+
+    private func sendToWorker(
+        _ peerID: WorkerID, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, nodePath: String, payloads: [[UInt8]]
+    ) {
+        let envelope = Envelope(kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, nodePath: nodePath, payloads: payloads)
+        do {
+            try sockets.sendToListenerPeer(peerID, frames: envelope.encodeFrames())
+        } catch {
+            logger.warning("cannot send \(kind) to a worker: \(error)", metadata: ["path": "\(nodePath)"])
+            removeWorker(peerID, reason: "unreachable (\(error))")
+        }
+    }
+
+    // MARK: Worker role
+
+    private func sendHello() {
+        let hello = HelloPayload(
+            name: configuration.name, pool: configuration.pool, hostedTypes: configuration.registry.typeNames,
+            capacity: configuration.capacity, protocolVersion: remoteProtocolVersion)
+        guard let payload = try? codec.encode(hello) else { return }
+        sendUpstream(kind: .hello, correlationID: 0, nodePath: "", payloads: [payload])
+    }
+
+    private func drainUpstream() {
+        var budget = 10_000
+        while budget > 0, let frames = sockets.receiveFromUpstream() {
+            budget -= 1
+            lastHeardUpstream = .now
+            handleFromParent(frames)
+        }
+    }
+
+    private func handleFromParent(_ frames: [[UInt8]]) {
+        let envelope: Envelope
+        do {
+            envelope = try Envelope(frames: frames, limits: .default)
+        } catch {
+            logger.warning("malformed message from the parent dropped: \(error)")
+            return
+        }
+        let childID = envelope.correlationID
+        switch envelope.kind {
+        case .welcome:
+            shared.setWelcomed(true)
+            logger.info("welcomed by the parent")
+        case .start:
+            handleStart(envelope)
+        case .update:
+            guard let child = hosted[childID], let props = envelope.payloads.first else {
+                replyUpstreamError(.unknownChild, "UPDATE for an unknown child", envelope)
+                return
+            }
+            do {
+                try props.withUnsafeBytes { try child.update(props: $0, propsSequence: envelope.sequence) }
+                shared.count { $0.updated += 1 }
+            } catch {
+                shared.count { $0.errors += 1 }
+                replyUpstreamError(.undecodableProps, "\(error)", envelope)
+            }
+        case .stop:
+            if let child = hosted.removeValue(forKey: childID) {
+                child.stop()
+                pendingRenderings[childID] = nil
+                pendingOutputs[childID] = nil
+                shared.count { $0.stopped += 1 }
+                logger.debug("stopped", metadata: ["path": "\(envelope.nodePath)"])
+            }
+        case .event:
+            guard envelope.payloads.count == 2, let child = hosted[childID],
+                let info = try? envelope.payloads[0].withUnsafeBytes({ try codec.decode(EventPayload.self, from: $0, userInfo: [:]) })
+            else {
+                shared.count { $0.droppedEvents += 1 }
+                logger.debug("event for an unknown child dropped", metadata: ["path": "\(envelope.nodePath)"])
+                return
+            }
+            let delivered = envelope.payloads[1].withUnsafeBytes { child.deliver(event: $0, token: info.token) }
+            shared.count { delivered ? ($0.events += 1) : ($0.droppedEvents += 1) }
+        case .error:
+            logger.warning("the parent reported an error", metadata: ["path": "\(envelope.nodePath)"])
+        case .reconnect:
+            sendHello()
+        case .heartbeat:
+            break
+        default:
+            logger.warning("unexpected \(envelope.kind) from the parent dropped")
+        }
+    }
+
+    private func handleStart(_ envelope: Envelope) {
+        let childID = envelope.correlationID
+        guard envelope.payloads.count == 2,
+            let start = try? envelope.payloads[0].withUnsafeBytes({ try codec.decode(StartPayload.self, from: $0, userInfo: [:]) })
+        else {
+            replyUpstreamError(.malformedMessage, "START needs a start payload and props", envelope)
+            return
+        }
+        guard let factory = configuration.registry.factory(for: start.typeName) else {
+            shared.count { $0.errors += 1 }
+            logger.error("START for an unknown workflow type", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
+            replyUpstreamError(.unknownType, "unknown workflow type \(start.typeName)", envelope, typeName: start.typeName)
+            return
+        }
+        guard hosted.count < configuration.capacity else {
+            replyUpstreamError(.refused, "worker \(configuration.name) is at capacity (\(configuration.capacity))", envelope)
+            return
+        }
+        if let existing = hosted.removeValue(forKey: childID) { existing.stop() }
+        do {
+            let child = try envelope.payloads[1].withUnsafeBytes { bytes in
+                try factory.start(childID: childID, path: envelope.nodePath, props: bytes, propsSequence: envelope.sequence, snapshot: start.snapshot, engine: self)
+            }
+            hosted[childID] = child
+            shared.count { $0.started += 1 }
+            logger.debug("started", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
+        } catch {
+            shared.count { $0.errors += 1 }
+            logger.error("START failed: \(error)", metadata: ["path": "\(envelope.nodePath)"])
+            replyUpstreamError(.undecodableProps, "\(error)", envelope, typeName: start.typeName)
+        }
+    }
+
+    private func replyUpstreamError(_ code: ErrorPayload.Code, _ message: String, _ envelope: Envelope, typeName: String? = nil) {
+        guard let payload = try? codec.encode(ErrorPayload(code: code, message: message, typeName: typeName)) else { return }
+        sendUpstream(kind: .error, correlationID: envelope.correlationID, nodePath: envelope.nodePath, payloads: [payload])
+    }
+
+    /// How a hosted child's renderings and outputs leave: queued here, flushed once per loop
+    /// iteration (outputs first, then the latest rendering), so a burst costs one message.
+    func forwarder(childID: UInt64, path: String, exporter: SinkTable) -> HostedChildForwarder {
+        HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs))
+    }
+
+    func enqueue(rendering bytes: [UInt8], sequence: UInt64, childID: UInt64, path: String) {
+        if pendingRenderings[childID] == nil && pendingOutputs[childID] == nil { flushOrder.append(childID) }
+        pendingRenderings[childID] = (bytes, sequence, path)
+    }
+
+    func enqueue(output bytes: [UInt8], childID: UInt64, path: String) {
+        if pendingRenderings[childID] == nil && pendingOutputs[childID] == nil { flushOrder.append(childID) }
+        pendingOutputs[childID, default: ([], path)].frames.append(bytes)
+    }
+
+    private func flushHosted() {
+        guard !flushOrder.isEmpty else { return }
+        let order = flushOrder
+        flushOrder = []
+        for childID in order {
+            if let outputs = pendingOutputs.removeValue(forKey: childID) {
+                let chunk = WireLimits.default.maxPayloadFrames
+                for start in stride(from: 0, to: outputs.frames.count, by: chunk) {
+                    let frames = Array(outputs.frames[start..<min(start + chunk, outputs.frames.count)])
+                    sendUpstream(kind: .outputs, correlationID: childID, nodePath: outputs.path, payloads: frames)
+                }
+            }
+            if let rendering = pendingRenderings.removeValue(forKey: childID) {
+                sendUpstream(kind: .rendering, correlationID: childID, sequence: rendering.sequence, nodePath: rendering.path, payloads: [rendering.bytes])
+            }
+        }
+    }
+
+    private func sendUpstream(kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, nodePath: String, payloads: [[UInt8]]) {
+        let envelope = Envelope(kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, nodePath: nodePath, payloads: payloads)
+        do {
+            try sockets.sendUpstream(frames: envelope.encodeFrames())
+            lastSentUpstream = .now
+        } catch {
+            logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])
+        }
+    }
+
+    // MARK: Heartbeats
+
+    private func runTimers() {
+        let now = ContinuousClock.now
+        if sockets.hasUpstream, !shuttingDown, now - lastSentUpstream >= configuration.heartbeatInterval {
+            sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+        }
+        let deadAfter = configuration.heartbeatInterval * configuration.heartbeatLiveness
+        for (id, peer) in workers where now - peer.lastHeard > deadAfter {
+            removeWorker(id, reason: "silent for \(deadAfter)")
+        }
+    }
+}
+
+/// A worker as its parent knows it.
+final class WorkerPeer {
+    let id: WorkerID
+    let name: String
+    let pool: String
+    let hostedTypes: Set<String>
+    let capacity: Int
+    var children: Set<UInt64> = []
+    var lastHeard = ContinuousClock.now
+    var isAlive: Bool { true }
+
+    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int) {
+        self.id = id
+        self.name = name
+        self.pool = pool
+        self.hostedTypes = hostedTypes
+        self.capacity = capacity
+    }
+}
+
+/// A worker's ZeroMQ routing id, as the parent's ROUTER socket reports it.
+struct WorkerID: Hashable, Sendable, CustomStringConvertible {
+    let bytes: [UInt8]
+    var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+}
+
+/// Encodes a hosted child's renderings and outputs and queues them on the engine. Called by the
+/// child's host on the loop thread.
+struct HostedChildForwarder: Sendable {
+    let childID: UInt64
+    let path: String
+    let exporter: SinkTable
+    let bound: LoopBound<RemoteEngine>
+
+    func rendering<R: Encodable>(_ rendering: R, propsSequence: UInt64) {
+        let engine = bound.value
+        do {
+            let bytes = try engine.codec.encode(rendering, userInfo: [.workflowSinkExporter: exporter])
+            engine.enqueue(rendering: bytes, sequence: propsSequence, childID: childID, path: path)
+        } catch {
+            engine.log(error: "a rendering does not encode and was not sent: \(error)")
+        }
+    }
+
+    func output<O: Encodable>(_ output: O) {
+        let engine = bound.value
+        do {
+            let bytes = try engine.codec.encode(output, userInfo: [.workflowSinkExporter: exporter])
+            engine.enqueue(output: bytes, childID: childID, path: path)
+        } catch {
+            engine.log(error: "an output does not encode and was dropped: \(error)")
+        }
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Synchronization
+import ZeroMQ
+
+/// The jobs other threads hand the remote runtime's loop, and the signal that wakes it.
+///
+/// The loop sleeps in `zmq_poll`; appending to an idle queue signals the wakeup socket once, so a
+/// burst of jobs costs one wakeup.
+final class RemoteJobQueue: Sendable {
+    private struct State {
+        var jobs: [@Sendable () -> Void] = []
+        var wakePending = false
+        var stopRequested = false
+        var owner: pthread_t?
+    }
+
+    private let state = Mutex(State())
+    private let wakeup: ZMQWakeup
+
+    init(wakeup: ZMQWakeup) {
+        self.wakeup = wakeup
+    }
+
+    func claimCurrentThread() {
+        state.withLock { $0.owner = pthread_self() }
+    }
+
+    var isOwnerThread: Bool {
+        guard let owner = state.withLock({ $0.owner }) else { return false }
+        return pthread_equal(owner, pthread_self()) != 0
+    }
+
+    func append(_ job: @escaping @Sendable () -> Void) {
+        let signal = state.withLock { state in
+            state.jobs.append(job)
+            defer { state.wakePending = true }
+            return !state.wakePending
+        }
+        if signal { wakeup.wake() }
+    }
+
+    /// Everything queued; re-arms the wakeup.
+    func takeAll() -> (jobs: [@Sendable () -> Void], stopRequested: Bool) {
+        state.withLock { state in
+            let jobs = state.jobs
+            state.jobs = []
+            state.wakePending = false
+            return (jobs, state.stopRequested)
+        }
+    }
+
+    func requestStop() {
+        state.withLock { $0.stopRequested = true }
+        wakeup.wake()
+    }
+}

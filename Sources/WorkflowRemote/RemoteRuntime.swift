@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import Synchronization
+@_spi(WorkflowRuntime) import Workflow
+
+/// The runtime that lets a workflow tree span processes: a `RuntimeLoop` whose thread also owns
+/// the ZeroMQ sockets that talk to workers (as a parent) and to a parent (as a worker).
+///
+/// Run a host on it (`WorkflowHost(workflow:loop: runtime)`) and render children with
+/// `child.remote(on:)`. One thread does both jobs, so a message from a worker reaches the tree
+/// without a thread hop, and a render pass that waits for remote renderings blocks this thread,
+/// never Swift's cooperative pool.
+public final class RemoteRuntime: RuntimeLoop {
+    private let jobs: RemoteJobQueue
+    private let bound: LoopBound<RemoteEngine>
+    private let shared: RuntimeSharedState
+    /// The endpoint workers connect to, resolved (a `tcp://…:*` bind reports its port here).
+    public let listenEndpoint: String?
+    /// This process's name.
+    public let name: String
+
+    /// Binds and/or connects as `configuration` says and starts the loop thread.
+    /// Throws `RemoteRuntimeError` if an endpoint cannot be bound or connected.
+    public init(configuration: RemoteRuntimeConfiguration) throws {
+        name = configuration.name
+        let shared = RuntimeSharedState()
+        self.shared = shared
+        let sockets = try LoopSockets(configuration: configuration)
+        listenEndpoint = sockets.listenEndpoint
+        let jobs = RemoteJobQueue(wakeup: sockets.wakeup)
+        self.jobs = jobs
+        let engine = RemoteEngine(configuration: configuration, sockets: sockets, jobs: jobs, shared: shared)
+        let bound = LoopBound(engine, owner: jobs)
+        self.bound = bound
+        let thread = Thread {
+            jobs.claimCurrentThread()
+            bound.value.run()
+        }
+        thread.name = "workflow.remote.\(configuration.name)"
+        engine.runtime = self
+        thread.start()
+    }
+
+    deinit {
+        jobs.requestStop()
+    }
+
+    public func execute(_ job: @escaping @Sendable () -> Void) {
+        jobs.append(job)
+    }
+
+    public var inLoop: Bool { jobs.isOwnerThread }
+
+    public func settleRenderPass() -> Bool {
+        bound.value.settle()
+    }
+
+    /// The engine, for code already running on the loop (the proxies and hosted children).
+    var engine: RemoteEngine { bound.value }
+
+    /// The status of every remote child this process is parent of, by node path.
+    public var statuses: [String: RemoteChildStatus] { shared.statuses }
+
+    /// Each change of a remote child's status, as it happens.
+    public var statusChanges: AsyncStream<RemoteChildStatusChange> { shared.subscribe() }
+
+    /// The workers connected to this process (as a parent), by name.
+    public var workerNames: [String] { shared.workerNames }
+
+    /// Waits until at least `count` workers have joined.
+    public func waitForWorkers(count: Int) async {
+        for await _ in shared.subscribeWorkers() where shared.workerNames.count >= count {
+            return
+        }
+    }
+
+    /// Whether this process (as a worker) has been welcomed by its parent.
+    public var isWelcomed: Bool { shared.isWelcomed }
+
+    /// Counters of what the worker side has done, for tests and operations.
+    public var workerCounters: WorkerCounters { shared.counters }
+
+    /// Leaves the cluster in order: tells the parent (GOODBYE), stops hosted children, closes the
+    /// sockets and ends the loop thread. Waits until that is done.
+    public func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            jobs.append { [bound] in
+                bound.value.beginShutdown()
+                continuation.resume()
+            }
+        }
+        jobs.requestStop()
+        await shared.waitUntilStopped()
+    }
+}
+
+/// A remote child's status changed.
+public struct RemoteChildStatusChange: Sendable {
+    /// The child's node path.
+    public let path: String
+    /// Its new status.
+    public let status: RemoteChildStatus
+}
+
+/// What a worker did, counted.
+public struct WorkerCounters: Sendable, Equatable {
+    public var started = 0
+    public var updated = 0
+    public var stopped = 0
+    public var events = 0
+    public var droppedEvents = 0
+    public var errors = 0
+}
+
+/// Why a runtime could not start.
+public enum RemoteRuntimeError: Error, CustomStringConvertible {
+    /// An endpoint could not be bound or connected.
+    case endpoint(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .endpoint(let endpoint, let reason): "cannot use endpoint \(endpoint): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Logging
+
+/// How a `RemoteRuntime` takes part in a distributed tree.
+///
+/// A process can be a parent (it `listen`s; workers connect to it and host its remote children),
+/// a worker (it `connect`s to a parent and hosts the children the parent places on it), or both
+/// (a worker whose hosted children have remote children of their own).
+public struct RemoteRuntimeConfiguration: Sendable {
+    /// This process's name in logs and in HELLO (workers must have unique names).
+    public var name: String
+    /// The pool a worker announces (for `RemotePlacement.pool`).
+    public var pool: String = "default"
+    /// Where workers connect (`tcp://…`, `ipc://…`, `inproc://…`); `nil` when not a parent.
+    public var listenEndpoint: String?
+    /// The parent to serve as a worker; `nil` when not a worker.
+    public var parentEndpoint: String?
+    /// The types this process can host as a worker.
+    public var registry: RemotableRegistry = RemotableRegistry()
+    /// How many children a worker accepts; more are refused with an error.
+    public var capacity: Int = 10_000
+    /// How long a parent waits for a worker's answer before reporting the child unavailable.
+    public var requestTimeout: Duration = .seconds(5)
+    /// How often a peer that has sent nothing else sends a heartbeat.
+    public var heartbeatInterval: Duration = .milliseconds(250)
+    /// How many silent heartbeat intervals make a peer dead.
+    public var heartbeatLiveness: Int = 4
+    /// The largest message accepted from a peer, in bytes (`ZMQ_MAXMSGSIZE`).
+    public var maxMessageSize: Int = 16 << 20
+    /// Where the runtime logs (one line per event, with the node path and peer as metadata).
+    public var logger: Logger
+
+    public init(name: String, logger: Logger? = nil) {
+        self.name = name
+        self.logger = logger ?? Logger(label: "workflow.remote.\(name)")
+    }
+}

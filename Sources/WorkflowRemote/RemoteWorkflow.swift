@@ -1,0 +1,64 @@
+@_spi(WorkflowRuntime) import Workflow
+
+/// The parent-side stand-in for a child that runs in another process.
+///
+/// Rendered like any child, it keeps the child's lifecycle by its keyed identity: the first pass
+/// that renders it sends START with the props, a pass with different props sends UPDATE, and the
+/// first pass that no longer renders it ends its side effect, which sends STOP. Its rendering is
+/// the latest one the worker sent; its outputs arrive as actions that forward them to the parent.
+public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
+    public typealias Rendering = Child.Rendering
+    public typealias Output = Child.Output
+
+    /// The child's props.
+    public var child: Child
+    /// Where it runs.
+    public var placement: RemotePlacement
+
+    public init(child: Child, placement: RemotePlacement) {
+        self.child = child
+        self.placement = placement
+    }
+
+    /// Holds the proxy across render passes. A class because the proxy is created lazily by the
+    /// first render (it needs the node's path and the host's loop, which only a render knows).
+    public final class State {
+        var proxy: RemoteChildProxy<Child>?
+        init() {}
+    }
+
+    public func makeInitialState() -> State { State() }
+
+    public func render(state: State, context: RenderContext<RemoteWorkflow<Child>>) -> Child.Rendering {
+        guard placement != .local, let loop = context.loop as? RemoteRuntime else {
+            return child.rendered(in: context, key: "")
+        }
+        let proxy: RemoteChildProxy<Child>
+        if let existing = state.proxy {
+            proxy = existing
+        } else {
+            proxy = RemoteChildProxy(path: context.nodePath, placement: placement, engine: loop.engine)
+            state.proxy = proxy
+        }
+        proxy.sink = context.makeSink(of: ProxyEvent<Child.Output>.self) { event in
+            switch event {
+            case .output(let output): AnyWorkflowAction<RemoteWorkflow<Child>>(sendingOutput: output)
+            case .refresh: AnyWorkflowAction<RemoteWorkflow<Child>>.noAction
+            }
+        }
+        context.runSideEffect(key: 0) { lifetime in
+            lifetime.onEnded { proxy.stop() }
+        }
+        return proxy.render(props: child)
+    }
+}
+
+extension RemoteWorkflow: StablyNamedWorkflow {
+    public static var stableTypeName: String { "Remote<\(Child.workflowTypeName)>" }
+}
+
+/// What a proxy feeds back into its node: a child output, or "the worker sent a new rendering".
+enum ProxyEvent<Output: Sendable>: Sendable {
+    case output(Output)
+    case refresh
+}

@@ -1,0 +1,103 @@
+import Synchronization
+
+/// What the loop thread publishes for other threads to read: statuses, workers, counters.
+final class RuntimeSharedState: Sendable {
+    private struct State {
+        var statuses: [String: RemoteChildStatus] = [:]
+        var workerNames: [String] = []
+        var isWelcomed = false
+        var counters = WorkerCounters()
+        var statusSubscribers: [UInt64: AsyncStream<RemoteChildStatusChange>.Continuation] = [:]
+        var workerSubscribers: [UInt64: AsyncStream<Void>.Continuation] = [:]
+        var stoppedWaiters: [CheckedContinuation<Void, Never>] = []
+        var stopped = false
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    var statuses: [String: RemoteChildStatus] { state.withLock { $0.statuses } }
+    var workerNames: [String] { state.withLock { $0.workerNames } }
+    var isWelcomed: Bool { state.withLock { $0.isWelcomed } }
+    var counters: WorkerCounters { state.withLock { $0.counters } }
+
+    func setStatus(_ status: RemoteChildStatus?, path: String) {
+        let subscribers = state.withLock { state in
+            state.statuses[path] = status
+            return Array(state.statusSubscribers.values)
+        }
+        if let status {
+            for subscriber in subscribers { subscriber.yield(RemoteChildStatusChange(path: path, status: status)) }
+        }
+    }
+
+    func setWorkers(_ names: [String]) {
+        let subscribers = state.withLock { state in
+            state.workerNames = names.sorted()
+            return Array(state.workerSubscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield() }
+    }
+
+    func setWelcomed(_ welcomed: Bool) {
+        state.withLock { $0.isWelcomed = welcomed }
+    }
+
+    func count(_ update: (inout WorkerCounters) -> Void) {
+        state.withLock { update(&$0.counters) }
+    }
+
+    func subscribe() -> AsyncStream<RemoteChildStatusChange> {
+        let (stream, continuation) = AsyncStream<RemoteChildStatusChange>.makeStream()
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.statusSubscribers[state.nextID] = continuation
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.statusSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// A stream that yields once now and on every change of the worker list.
+    func subscribeWorkers() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.workerSubscribers[state.nextID] = continuation
+            return state.nextID
+        }
+        continuation.yield()
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.workerSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func markStopped() {
+        let (waiters, statusSubs, workerSubs) = state.withLock { state in
+            state.stopped = true
+            defer {
+                state.stoppedWaiters = []
+                state.statusSubscribers = [:]
+                state.workerSubscribers = [:]
+            }
+            return (state.stoppedWaiters, Array(state.statusSubscribers.values), Array(state.workerSubscribers.values))
+        }
+        waiters.forEach { $0.resume() }
+        statusSubs.forEach { $0.finish() }
+        workerSubs.forEach { $0.finish() }
+    }
+
+    func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state in
+                if state.stopped { return true }
+                state.stoppedWaiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+}

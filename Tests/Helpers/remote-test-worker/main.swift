@@ -1,0 +1,38 @@
+import Foundation
+import RemoteTestSupport
+import WorkflowExamples
+import WorkflowRemote
+
+// A worker process for the remote-runtime tests:
+//   remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT]
+// Hosts the test and example workflows until stdin closes or it is killed.
+var arguments = CommandLine.arguments.dropFirst()
+var options: [String: String] = [:]
+while let flag = arguments.popFirst() {
+    guard flag.hasPrefix("--"), let value = arguments.popFirst() else {
+        FileHandle.standardError.write(Data("usage: remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT]\n".utf8))
+        exit(2)
+    }
+    options[String(flag.dropFirst(2))] = value
+}
+var configuration = RemoteRuntimeConfiguration(name: options["name"] ?? "worker")
+configuration.parentEndpoint = options["connect"]
+configuration.listenEndpoint = options["listen"]
+configuration.registry = remoteTestRegistry.registering(InboxWorkflow.self).registering(MessageWorkflow.self)
+configuration.heartbeatInterval = .milliseconds(100)
+configuration.heartbeatLiveness = 5
+do {
+    let runtime = try RemoteRuntime(configuration: configuration)
+    FileHandle.standardOutput.write(Data("ready \(runtime.listenEndpoint ?? "")\n".utf8))
+    // Serve until the test closes our stdin (or kills us).
+    while let _ = readLine() {}
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await runtime.shutdown()
+        done.signal()
+    }
+    done.wait()
+} catch {
+    FileHandle.standardError.write(Data("remote-test-worker: \(error)\n".utf8))
+    exit(1)
+}

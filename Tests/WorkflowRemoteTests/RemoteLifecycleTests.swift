@@ -1,0 +1,87 @@
+import Testing
+import RemoteTestSupport
+import Workflow
+import WorkflowRemote
+
+/// Keyed lifecycle across processes: START on first render, UPDATE on new props, STOP on absence.
+@Suite struct RemoteLifecycleTests {
+    @Test func startUpdateStopFollowKeys() async throws {
+        let parent = try makeParent("lifecycle")
+        let worker = try makeWorker("lifecycle-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry)
+        await parent.waitForWorkers(count: 1)
+
+        let host = WorkflowHost(
+            workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 1), .init(key: "b", step: 1)]), loop: parent)
+        try await rendering(of: host, "both counters rendered remotely") { $0["a"]?.count == 0 && $0["b"]?.count == 0 }
+        #expect(worker.workerCounters.started == 2)
+
+        host.update(workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 5), .init(key: "b", step: 1)]))
+        try await rendering(of: host, "a's new props") { $0["a"]?.step == 5 }
+        #expect(worker.workerCounters.updated == 1)
+
+        host.update(workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 5)]))
+        try await rendering(of: host, "b gone") { $0["b"] == nil }
+        try await eventually("b stopped on the worker") { worker.workerCounters.stopped == 1 }
+        #expect(worker.workerCounters.stopped == 1)
+        #expect(worker.workerCounters.started == 2)
+
+        // Same key back: a new identity instance, started again with fresh state.
+        host.update(workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 5), .init(key: "b", step: 2)]))
+        try await rendering(of: host, "b back") { $0["b"]?.step == 2 && $0["b"]?.count == 0 }
+        #expect(worker.workerCounters.started == 3)
+
+        await host.stop()
+        await worker.shutdown()
+        await parent.shutdown()
+    }
+
+    @Test func staleRemoteSinkIsDropped() async throws {
+        let parent = try makeParent("stale")
+        let worker = try makeWorker("stale-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry)
+        await parent.waitForWorkers(count: 1)
+
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "gone", step: 1)]), loop: parent)
+        let screen = try await rendering(of: host, "counter") { $0["gone"]?.count == 0 }["gone"]!
+        host.update(workflow: CounterBoardWorkflow(counters: []))
+        try await rendering(of: host, "counter removed") { $0.isEmpty }
+        try await eventually("stopped on the worker") { worker.workerCounters.stopped == 1 }
+
+        // The parent's loop handles the stale event before anything sent after it: it is dropped.
+        screen.onIncrement.send(1)
+        host.update(workflow: CounterBoardWorkflow(counters: [.init(key: "new", step: 1)]))
+        let fresh = try await rendering(of: host, "new counter") { $0["new"]?.count == 0 }["new"]!
+        fresh.onIncrement.send(1)
+        try await rendering(of: host, "new counter incremented") { $0["new"]?.count == 1 }
+        #expect(worker.workerCounters.events == 1, "only the fresh counter's event was applied")
+
+        await host.stop()
+        await worker.shutdown()
+        await parent.shutdown()
+    }
+
+    @Test func thousandEventsAppliedOnceInOrder() async throws {
+        let parent = try makeParent("thousand")
+        let worker = try makeWorker("thousand-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry)
+        await parent.waitForWorkers(count: 1)
+
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)]), loop: parent)
+        let outputs = host.outputs
+        let screen = try await rendering(of: host, "counter") { $0["c"]?.count == 0 }["c"]!
+        for _ in 0..<1000 { screen.onIncrement.send(1) }
+        let seen = try await withSafetyTimeout("1,000 outputs") {
+            var seen: [Int] = []
+            for await output in outputs {
+                seen.append(output.count)
+                if seen.count == 1000 { break }
+            }
+            return seen
+        }
+        #expect(seen == Array(1...1000))
+        try await rendering(of: host, "final count") { $0["c"]?.count == 1000 }
+        #expect(worker.workerCounters.events == 1000)
+
+        await host.stop()
+        await worker.shutdown()
+        await parent.shutdown()
+    }
+}

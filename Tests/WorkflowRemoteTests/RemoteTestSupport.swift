@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import Workflow
+import WorkflowRemote
+
+/// How long any single wait may take before the test fails instead of hanging. Generous: the
+/// suite must pass on a loaded 2-core machine, and it only fires when something is broken.
+let safetyTimeout: Duration = .seconds(60)
+
+struct WaitFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Runs `operation`, failing with `WaitFailure` if it outlasts `safetyTimeout`.
+func withSafetyTimeout<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try? await Task.sleep(for: safetyTimeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw WaitFailure(description: "\(what): timed out after \(safetyTimeout)")
+        }
+        return value
+    }
+}
+
+/// Polls `condition` (a counter kept by another process's runtime, which has no event stream)
+/// until it holds.
+func eventually(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
+    try await withSafetyTimeout(what) {
+        while !condition() { try await Task.sleep(for: .milliseconds(5)) }
+    }
+}
+
+/// Waits for a rendering of `host` that satisfies `predicate`.
+@discardableResult
+func rendering<W>(of host: WorkflowHost<W>, _ what: String = "rendering", where predicate: @escaping @Sendable (W.Rendering) -> Bool)
+    async throws -> W.Rendering
+{
+    try await withSafetyTimeout("waiting for \(what)") {
+        for await rendering in host.renderings where predicate(rendering) { return rendering }
+        throw WaitFailure(description: "renderings finished before \(what)")
+    }
+}
+
+/// Waits until the runtime reports a status for `path`-suffix that satisfies `predicate`.
+func status(of runtime: RemoteRuntime, pathSuffix: String, where predicate: @escaping @Sendable (RemoteChildStatus) -> Bool)
+    async throws -> RemoteChildStatus
+{
+    try await withSafetyTimeout("waiting for the status of \(pathSuffix)") {
+        let changes = runtime.statusChanges
+        if let current = runtime.statuses.first(where: { $0.key.hasSuffix(pathSuffix) })?.value, predicate(current) {
+            return current
+        }
+        for await change in changes where change.path.hasSuffix(pathSuffix) && predicate(change.status) {
+            return change.status
+        }
+        throw WaitFailure(description: "status stream ended")
+    }
+}
+
+/// A unique ipc endpoint for one test (tests run in parallel in one process).
+func uniqueEndpoint(_ name: String) -> String {
+    "ipc:///tmp/wf-test-\(getpid())-\(name)-\(UUID().uuidString.prefix(8))"
+}
+
+/// A parent runtime listening on a fresh endpoint, with short timeouts for failure tests.
+func makeParent(_ name: String, requestTimeout: Duration = .seconds(10)) throws -> RemoteRuntime {
+    var configuration = RemoteRuntimeConfiguration(name: name)
+    configuration.listenEndpoint = uniqueEndpoint(name)
+    configuration.requestTimeout = requestTimeout
+    configuration.heartbeatInterval = .milliseconds(100)
+    configuration.heartbeatLiveness = 5
+    return try RemoteRuntime(configuration: configuration)
+}
+
+/// An in-process worker runtime connected to `parent`.
+func makeWorker(_ name: String, parent: String, registry: RemotableRegistry) throws -> RemoteRuntime {
+    var configuration = RemoteRuntimeConfiguration(name: name)
+    configuration.parentEndpoint = parent
+    configuration.registry = registry
+    configuration.heartbeatInterval = .milliseconds(100)
+    configuration.heartbeatLiveness = 5
+    return try RemoteRuntime(configuration: configuration)
+}
+
+/// A worker process (the `remote-test-worker` helper), killed when the test ends.
+final class WorkerProcess: Sendable {
+    let process: Process
+    let stdin: Pipe
+
+    init(name: String, connect: String, listen: String? = nil) throws {
+        let process = Process()
+        process.executableURL = Self.executableURL
+        var arguments = ["--name", name, "--connect", connect]
+        if let listen { arguments += ["--listen", listen] }
+        process.arguments = arguments
+        let stdin = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        self.process = process
+        self.stdin = stdin
+        try process.run()
+    }
+
+    /// Asks the worker to leave in order (closes its stdin) and waits for it to exit.
+    func stop() {
+        try? stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    /// SIGKILLs the worker and reaps it.
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    static var executableURL: URL {
+        // The helper is built next to the test bundle (the test target depends on it).
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("remote-test-worker")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("remote-test-worker")
+    }
+}
