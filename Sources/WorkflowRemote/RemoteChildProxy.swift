@@ -25,6 +25,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The worker currently hosting the child (its routing id), if any.
     var worker: WorkerPeer?
     private var isStopped = false
+    /// Set while the node renders: changes then are already reflected by that pass.
+    private var isRendering = false
 
     var typeName: String { Child.workflowTypeName }
 
@@ -41,6 +43,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// known now. A request sent here is awaited by the runtime before the pass is published.
     func render(props newProps: Child) -> Child.Rendering {
         refreshPending = false
+        isRendering = true
+        defer { isRendering = false }
         props = newProps
         let encoded: [UInt8]
         do {
@@ -115,8 +119,14 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         requestRefresh()
     }
 
+    /// A worker that can host the child joined: render again, which sends START.
+    func retryIfUnplaced() {
+        guard !isStopped, worker == nil else { return }
+        requestRefresh()
+    }
+
     private func requestRefresh() {
-        guard !refreshPending, let sink else { return }
+        guard !refreshPending, !isRendering, let sink else { return }
         refreshPending = true
         sink.send(.refresh)
     }
@@ -136,4 +146,5 @@ protocol AnyRemoteChildProxy: AnyObject {
     func receive(rendering bytes: UnsafeRawBufferPointer, propsSequence: UInt64, workerName: String) -> Bool
     func receive(output bytes: UnsafeRawBufferPointer)
     func fail(_ error: RemoteChildError)
+    func retryIfUnplaced()
 }

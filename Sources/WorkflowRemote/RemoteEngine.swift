@@ -257,6 +257,9 @@ final class RemoteEngine {
             sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [welcome])
         }
         shared.setWorkers(workers.values.map(\.name))
+        for proxy in proxies.values where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
+            proxy.retryIfUnplaced()
+        }
     }
 
     private func routeToProxy(_ peerID: WorkerID, _ envelope: Envelope) {

@@ -90,7 +90,6 @@ func makeWorker(_ name: String, parent: String, registry: RemotableRegistry) thr
 /// A worker process (the `remote-test-worker` helper), killed when the test ends.
 final class WorkerProcess: Sendable {
     let process: Process
-    let stdin: Pipe
 
     init(name: String, connect: String, listen: String? = nil) throws {
         let process = Process()
@@ -98,17 +97,15 @@ final class WorkerProcess: Sendable {
         var arguments = ["--name", name, "--connect", connect]
         if let listen { arguments += ["--listen", listen] }
         process.arguments = arguments
-        let stdin = Pipe()
-        process.standardInput = stdin
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         self.process = process
-        self.stdin = stdin
         try process.run()
     }
 
-    /// Asks the worker to leave in order (closes its stdin) and waits for it to exit.
+    /// Asks the worker to leave in order (SIGTERM) and waits for it to exit.
     func stop() {
-        try? stdin.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
 

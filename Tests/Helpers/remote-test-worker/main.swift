@@ -5,7 +5,7 @@ import WorkflowRemote
 
 // A worker process for the remote-runtime tests:
 //   remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT]
-// Hosts the test and example workflows until stdin closes or it is killed.
+// Hosts the test and example workflows until SIGTERM (leaves in order) or SIGKILL.
 var arguments = CommandLine.arguments.dropFirst()
 var options: [String: String] = [:]
 while let flag = arguments.popFirst() {
@@ -24,14 +24,16 @@ configuration.heartbeatLiveness = 5
 do {
     let runtime = try RemoteRuntime(configuration: configuration)
     FileHandle.standardOutput.write(Data("ready \(runtime.listenEndpoint ?? "")\n".utf8))
-    // Serve until the test closes our stdin (or kills us).
-    while let _ = readLine() {}
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        await runtime.shutdown()
-        done.signal()
+    signal(SIGTERM, SIG_IGN)
+    let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
+    termination.setEventHandler {
+        Task {
+            await runtime.shutdown()
+            exit(0)
+        }
     }
-    done.wait()
+    termination.resume()
+    dispatchMain()
 } catch {
     FileHandle.standardError.write(Data("remote-test-worker: \(error)\n".utf8))
     exit(1)
