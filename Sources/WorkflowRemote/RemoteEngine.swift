@@ -109,6 +109,15 @@ final class RemoteEngine {
 
     // MARK: Parent role: requests from proxies
 
+    /// The concrete placement for a child, or `nil` to render it locally.
+    func resolve(_ placement: RemotePlacement, typeName: String, path: String) -> RemotePlacement? {
+        switch placement {
+        case .local: nil
+        case .configured: configuration.placementTable.placement(typeName: typeName, path: path)
+        default: placement
+        }
+    }
+
     func allocateChildID() -> UInt64 {
         defer { nextChildID += 1 }
         return nextChildID
@@ -119,7 +128,7 @@ final class RemoteEngine {
     }
 
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
-        guard let (id, peer) = chooseWorker(typeName: proxy.typeName, placement: proxy.placement) else {
+        guard let (id, peer) = chooseWorker(typeName: proxy.typeName, placement: proxy.placement, path: proxy.path) else {
             proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
             return
         }
@@ -187,14 +196,18 @@ final class RemoteEngine {
         sendToWorker(peer.id, kind: .event, correlationID: childID, nodePath: path, payloads: [header, event])
     }
 
-    private func chooseWorker(typeName: String, placement: RemotePlacement) -> (WorkerID, WorkerPeer)? {
-        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) && $0.value.isAlive }
+    private func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {
+        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) }.map { ($0.key, $0.value) }
         let eligible: [(WorkerID, WorkerPeer)]
         switch placement {
-        case .local: return nil
-        case .anyWorker: eligible = candidates.map { ($0.key, $0.value) }
-        case .worker(let name): eligible = candidates.filter { $0.value.name == name }.map { ($0.key, $0.value) }
-        case .pool(let pool): eligible = candidates.filter { $0.value.pool == pool }.map { ($0.key, $0.value) }
+        case .local, .configured: return nil
+        case .anyWorker: eligible = candidates
+        case .worker(let name): eligible = candidates.filter { $0.1.name == name }
+        case .pool(let pool): eligible = candidates.filter { $0.1.pool == pool }
+        case .hashed(let pool):
+            let members = candidates.filter { $0.1.pool == pool }.sorted { $0.1.name < $1.1.name }
+            guard !members.isEmpty else { return nil }
+            return members[Int(stableHash(path) % UInt64(members.count))]
         }
         return eligible.min { ($0.1.children.count, $0.1.name) < ($1.1.children.count, $1.1.name) }
     }
@@ -495,6 +508,16 @@ final class RemoteEngine {
     }
 }
 
+/// FNV-1a over the UTF-8 bytes: the same in every process and run (unlike `hashValue`).
+func stableHash(_ text: String) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x0000_0100_0000_01b3
+    }
+    return hash
+}
+
 /// A worker as its parent knows it.
 final class WorkerPeer {
     let id: WorkerID
@@ -504,7 +527,6 @@ final class WorkerPeer {
     let capacity: Int
     var children: Set<UInt64> = []
     var lastHeard = ContinuousClock.now
-    var isAlive: Bool { true }
 
     init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int) {
         self.id = id

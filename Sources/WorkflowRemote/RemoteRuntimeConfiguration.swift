@@ -16,6 +16,8 @@ public struct RemoteRuntimeConfiguration: Sendable {
     public var parentEndpoint: String?
     /// The types this process can host as a worker.
     public var registry: RemotableRegistry = RemotableRegistry()
+    /// Where `.configured` children run.
+    public var placementTable = PlacementTable()
     /// How many children a worker accepts; more are refused with an error.
     public var capacity: Int = 10_000
     /// How long a parent waits for a worker's answer before reporting the child unavailable.

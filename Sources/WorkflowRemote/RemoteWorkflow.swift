@@ -30,14 +30,17 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
     public func makeInitialState() -> State { State() }
 
     public func render(state: State, context: RenderContext<RemoteWorkflow<Child>>) -> Child.Rendering {
-        guard placement != .local, let loop = context.loop as? RemoteRuntime else {
+        guard let runtime = context.loop as? RemoteRuntime,
+            let placement = runtime.engine.resolve(placement, typeName: Child.workflowTypeName, path: context.nodePath)
+        else {
             return child.rendered(in: context, key: "")
         }
         let proxy: RemoteChildProxy<Child>
-        if let existing = state.proxy {
+        if let existing = state.proxy, existing.placement == placement {
             proxy = existing
         } else {
-            proxy = RemoteChildProxy(path: context.nodePath, placement: placement, engine: loop.engine)
+            state.proxy?.stop()
+            proxy = RemoteChildProxy(path: context.nodePath, placement: placement, engine: runtime.engine)
             state.proxy = proxy
         }
         proxy.sink = context.makeSink(of: ProxyEvent<Child.Output>.self) { event in
@@ -46,7 +49,7 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             case .refresh: AnyWorkflowAction<RemoteWorkflow<Child>>.noAction
             }
         }
-        context.runSideEffect(key: 0) { lifetime in
+        context.runSideEffect(key: proxy.childID) { lifetime in
             lifetime.onEnded { proxy.stop() }
         }
         return proxy.render(props: child)
