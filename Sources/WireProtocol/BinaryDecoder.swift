@@ -9,9 +9,11 @@ import Foundation
 final class BinaryDecoder: Decoder {
     let state: BinaryDecodingState
     /// Offset of the value this decoder currently stands for.
-    private var position: Int
-    private(set) var codingPath: [any CodingKey]
-    private(set) var depth: Int
+    // Not checked dynamically for exclusive access: only this class's non-reentrant methods
+    // mutate them, never while user `init(from:)` code holds access.
+    @exclusivity(unchecked) private var position: Int
+    @exclusivity(unchecked) private(set) var codingPath: [any CodingKey]
+    @exclusivity(unchecked) private(set) var depth: Int
 
     init(state: BinaryDecodingState, position: Int, codingPath: [any CodingKey], depth: Int) {
         self.state = state
@@ -80,37 +82,33 @@ final class BinaryDecoder: Decoder {
 
     // MARK: Values
 
-    /// Reads a value with a direct representation, or returns nil to go through `init(from:)`.
-    private func decodeDirect<T: Decodable>(_: T.Type, at offset: Int) throws(WireError) -> (T, Int)? {
-        var reader = try state.reader(at: offset)
-        let result: Any
-        if T.self == String.self {
-            result = try reader.readString(limits: limits)
-        } else if T.self == Int.self {
-            result = try reader.readInteger(Int.self)
-        } else if T.self == Double.self {
-            result = try reader.readDouble()
-        } else if T.self == Bool.self {
-            result = try reader.readBool()
-        } else if T.self == Data.self, reader.peekByte() == BinaryTag.bytes.rawValue {
-            result = Data(try reader.readBytes(limits: limits))
-        } else if T.self == [UInt8].self, reader.peekByte() == BinaryTag.bytes.rawValue {
-            result = Array(try reader.readBytes(limits: limits))
-        } else if T.self == UInt64.self {
-            result = try reader.readInteger(UInt64.self)
-        } else if T.self == Int64.self {
-            result = try reader.readInteger(Int64.self)
-        } else {
-            return nil
-        }
-        guard let value = result as? T else { return nil }
-        return (value, reader.offset)
-    }
-
-    /// Decodes a `T` from the value at `offset`, returning it and the offset after it.
-    func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, key: (any CodingKey)?) throws -> (T, Int) {
+    /// Decodes a `T` from the value at `offset`; `end` receives the offset after it.
+    ///
+    /// Strings, common numbers and raw bytes are read directly (a metatype comparison is far
+    /// cheaper than a trip through `init(from:)` and a single-value container); everything else
+    /// goes through `T.init(from:)` with this decoder repositioned at the value.
+    func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, key: (any CodingKey)?, end: inout Int) throws -> T {
         do throws(WireError) {
-            if let direct = try decodeDirect(type, at: offset) { return direct }
+            var reader = try state.reader(at: offset)
+            if T.self == String.self {
+                if let value = try reader.readString(limits: limits) as? T { end = reader.offset; return value }
+            } else if T.self == Int.self {
+                if let value = try reader.readInteger(Int.self) as? T { end = reader.offset; return value }
+            } else if T.self == Double.self {
+                if let value = try reader.readDouble() as? T { end = reader.offset; return value }
+            } else if T.self == Bool.self {
+                if let value = try reader.readBool() as? T { end = reader.offset; return value }
+            } else if T.self == Int64.self {
+                if let value = try reader.readInteger(Int64.self) as? T { end = reader.offset; return value }
+            } else if T.self == UInt64.self {
+                if let value = try reader.readInteger(UInt64.self) as? T { end = reader.offset; return value }
+            } else if reader.peekByte() == BinaryTag.bytes.rawValue {
+                if T.self == Data.self {
+                    if let value = Data(try reader.readBytes(limits: limits)) as? T { end = reader.offset; return value }
+                } else if ObjectIdentifier(T.self) == byteArrayType {
+                    if let value = Array(try reader.readBytes(limits: limits)) as? T { end = reader.offset; return value }
+                }
+            }
         } catch {
             throw error.located(codingPath, key)
         }
@@ -125,7 +123,8 @@ final class BinaryDecoder: Decoder {
             if key != nil { codingPath.removeLast() }
         }
         let value = try T(from: self)
-        return (value, try end(ofValueAt: offset))
+        end = try self.end(ofValueAt: offset)
+        return value
     }
 }
 
@@ -177,8 +176,13 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt128.Type) throws -> UInt128 { try read { (r) throws(WireError) in try r.readInteger(type) } }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let (value, end) = try decoder.decodeValue(type, at: start, key: nil)
+        var end = start
+        let value = try decoder.decodeValue(type, at: start, key: nil, end: &end)
         decoder.state.noteEnd(start: start, end: end)
         return value
     }
 }
+
+/// `[UInt8]`'s metatype, looked up once (comparing against `[UInt8].self` inline would fetch
+/// the generic metadata on every value).
+let byteArrayType = ObjectIdentifier([UInt8].self)

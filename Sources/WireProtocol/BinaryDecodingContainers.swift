@@ -13,14 +13,21 @@ final class BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainer
 
     /// Entries consumed in sequence; `nextOffset` is where entry `nextIndex` starts, unless
     /// the previous entry's value (at `pendingValue`) has not been read past yet.
-    private var nextIndex = 0
-    private var nextOffset: Int
-    private var pendingKey = -1
-    private var pendingValue = -1
+    // Exempt from dynamic exclusivity checks: only mutated by this class's own methods, never
+    // while `Decodable` code holds access.
+    @exclusivity(unchecked) private var nextIndex = 0
+    @exclusivity(unchecked) private var nextOffset: Int
+    @exclusivity(unchecked) private var pendingKey = -1
+    @exclusivity(unchecked) private var pendingValue = -1
 
     /// (key table index, value offset) of every entry, once needed.
-    private var entries: [(key: Int, value: Int)]?
-    private var searchHint = 0
+    @exclusivity(unchecked) private var entries: [Entry]?
+    @exclusivity(unchecked) private var searchHint = 0
+
+    private struct Entry {
+        var key: Int
+        var value: Int
+    }
 
     init(decoder: BinaryDecoder, start: Int, entriesStart: Int, count: Int) {
         self.decoder = decoder
@@ -37,7 +44,12 @@ final class BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainer
         do {
             let entries = try index()
             let table = decoder.state.keyTable
-            return entries.compactMap { Key(stringValue: table[$0.key]) }
+            var keys: [Key] = []
+            keys.reserveCapacity(entries.count)
+            for entry in entries {
+                if let key = Key(stringValue: table[entry.key]) { keys.append(key) }
+            }
+            return keys
         } catch {
             decoder.state.defer(error)
             return []
@@ -55,14 +67,14 @@ final class BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainer
 
     // MARK: Lookup
 
-    private func index() throws(WireError) -> [(key: Int, value: Int)] {
+    private func index() throws(WireError) -> [Entry] {
         if let entries { return entries }
         var reader = try decoder.state.reader(at: entriesStart)
-        var built: [(key: Int, value: Int)] = []
+        var built: [Entry] = []
         built.reserveCapacity(count)
         for position in 0..<count {
             let key = try decoder.state.readKey(&reader)
-            built.append((key, reader.offset))
+            built.append(Entry(key: key, value: reader.offset))
             if position + 1 < count {
                 try decoder.state.skipValue(&reader, depth: decoder.depth)
             }
@@ -202,7 +214,8 @@ final class BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainer
         } catch {
             throw error.located(codingPath, key)
         }
-        let (value, end) = try decoder.decodeValue(type, at: offset, key: key)
+        var end = offset
+        let value = try decoder.decodeValue(type, at: offset, key: key, end: &end)
         consumed(offset, end: end)
         return value
     }
@@ -328,7 +341,8 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         } catch {
             throw error.located(codingPath, IndexKey(currentIndex))
         }
-        let (value, end) = try decoder.decodeValue(type, at: element, key: IndexKey(currentIndex))
+        var end = element
+        let value = try decoder.decodeValue(type, at: element, key: IndexKey(currentIndex), end: &end)
         advance(to: end)
         return value
     }

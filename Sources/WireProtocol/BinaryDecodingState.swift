@@ -5,20 +5,22 @@
 /// top-level decode returns; a `Decodable` that kept a decoder and used it later gets an error,
 /// never a read of freed memory.
 final class BinaryDecodingState {
+    // Hot fields are exempt from dynamic exclusivity checks: they are only mutated by this
+    // class's own non-reentrant methods.
     private let bytes: UnsafeRawBufferPointer
-    private var valid = true
+    @exclusivity(unchecked) private var valid = true
     let limits: WireLimits
     let userInfo: [CodingUserInfoKey: Any]
 
     /// Interned keys in order of first appearance.
-    private(set) var keyTable: [String] = []
+    @exclusivity(unchecked) private(set) var keyTable: [String] = []
     /// The offset of each key's literal; ascending, so a re-read literal is found by search.
-    private var keyOffsets: [Int] = []
+    @exclusivity(unchecked) private var keyOffsets: [Int] = []
 
     /// The start and end of the last container that was read to its end, so the parent can
     /// continue after it without skipping it again.
-    private var hintStart = -1
-    private var hintEnd = -1
+    @exclusivity(unchecked) private var hintStart = -1
+    @exclusivity(unchecked) private var hintEnd = -1
 
     /// An error met in a non-throwing `Decoder` method (`allKeys`, `contains`, `decodeNil`):
     /// the message is malformed, and this is reported instead of whatever the `Decodable`

@@ -28,16 +28,18 @@ final class BinaryEncoder: Encoder {
         var serial: UInt32
     }
 
-    var writer = ByteWriter(capacity: 128)
-    private(set) var stack: [Frame] = []
-    private var nextSerial: UInt32 = 0
-    private var keyTable: [String: UInt64] = [:]
+    // Exclusivity is not checked dynamically on these hot properties: they are only mutated by
+    // this class's own non-reentrant methods, never while user `encode(to:)` code runs.
+    @exclusivity(unchecked) var writer = ByteWriter(capacity: 128)
+    @exclusivity(unchecked) private(set) var stack: [Frame] = []
+    @exclusivity(unchecked) private var nextSerial: UInt32 = 0
+    @exclusivity(unchecked) private var keys = KeyInterner()
     /// The stack index of the value currently being encoded through `encode(to:)`.
-    private var frameBase = -1
-    private var depth = 0
+    @exclusivity(unchecked) private var frameBase = -1
+    @exclusivity(unchecked) private var depth = 0
     /// An error met in a non-throwing `Encoder` method, reported when encoding finishes.
     private var deferredError: WireError?
-    private(set) var codingPath: [any CodingKey] = []
+    @exclusivity(unchecked) private(set) var codingPath: [any CodingKey] = []
     let userInfo: [CodingUserInfoKey: Any]
     let limits: WireLimits
 
@@ -196,10 +198,9 @@ final class BinaryEncoder: Encoder {
 
     func writeKey(_ key: some CodingKey) {
         let name = key.stringValue
-        if let index = keyTable[name] {
-            writer.writeVarint(index &+ 1)
+        if let index = keys.index(of: name) {
+            writer.writeVarint(UInt64(index) &+ 1)
         } else {
-            keyTable[name] = UInt64(keyTable.count)
             writer.write(0)
             writer.writeString(name)
         }
@@ -252,7 +253,7 @@ final class BinaryEncoder: Encoder {
             writeSigned(Int64(value))
         } else if T.self == Data.self, let value = value as? Data {
             value.withUnsafeBytes { writeBytes($0) }
-        } else if T.self == [UInt8].self, let value = value as? [UInt8] {
+        } else if ObjectIdentifier(T.self) == byteArrayType, let value = value as? [UInt8] {
             value.withUnsafeBytes { writeBytes($0) }
         } else if T.self == Double.self, let value = value as? Double {
             write(value)
@@ -305,7 +306,7 @@ final class BinaryEncoder: Encoder {
             try fillSingle(slot, serial)  // throws the precise reason
             return
         }
-        if T.self == String.self || T.self == Int.self || T.self == Data.self || T.self == [UInt8].self
+        if T.self == String.self || T.self == Int.self || T.self == Data.self || ObjectIdentifier(T.self) == byteArrayType
             || T.self == Double.self || T.self == Bool.self || T.self == UInt64.self || T.self == Int64.self
         {
             try fillSingle(slot, serial)

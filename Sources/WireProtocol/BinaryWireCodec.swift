@@ -35,7 +35,8 @@ public struct BinaryWireCodec: WireCodec {
         defer { state.invalidate() }
         let decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
         do {
-            let (value, end) = try decoder.decodeValue(type, at: 0, key: nil)
+            var end = 0
+            let value = try decoder.decodeValue(type, at: 0, key: nil, end: &end)
             if let deferred = state.deferredError { throw deferred }
             if end != bytes.count {
                 throw WireError.trailingBytes(count: bytes.count - end, context: "binary payload")

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Reads wire primitives from borrowed bytes with a cursor, never trapping.
 ///
 /// Every read checks the bytes actually present first and throws `WireError` instead of reading
@@ -116,9 +122,16 @@ struct ByteReader {
     /// Reads `count` bytes as UTF-8 text, rejecting invalid encodings.
     mutating func readUTF8(_ count: Int, _ context: StaticString) throws(WireError) -> String {
         let slice = try readSlice(count, context)
-        guard let string = String(validating: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
-            throw .invalidUTF8(context: "\(context)")
+        let bytes = slice.assumingMemoryBound(to: UInt8.self)
+        // `String(decoding:)` is the stdlib's fast path; it repairs invalid input with U+FFFD,
+        // so the result equals the input bytes exactly when they were valid UTF-8.
+        var string = String(decoding: bytes, as: UTF8.self)
+        let valid = string.withUTF8 { decoded -> Bool in
+            guard decoded.count == bytes.count else { return false }
+            guard let lhs = decoded.baseAddress, let rhs = bytes.baseAddress else { return true }
+            return memcmp(lhs, rhs, bytes.count) == 0
         }
+        guard valid else { throw .invalidUTF8(context: "\(context)") }
         return string
     }
 }
