@@ -46,6 +46,23 @@ struct CodecTests {
         #expect(two.count - one.count == 2 + (1 + 3) + (1 + 3) + (1 + 2))
     }
 
+    @Test("The worked examples in docs/WIRE-PROTOCOL.md §6.4 are exact")
+    func documentedBytes() throws {
+        let codec = BinaryWireCodec()
+        let address = Address(name: "a", email: "b", tags: [])
+        let one: [UInt8] = [
+            0x09, 0x03, 0x00, 0x04, 0x6e, 0x61, 0x6d, 0x65, 0x07, 0x01, 0x61,
+            0x00, 0x05, 0x65, 0x6d, 0x61, 0x69, 0x6c, 0x07, 0x01, 0x62, 0x00, 0x04, 0x74, 0x61, 0x67, 0x73, 0x0a, 0x00,
+        ]
+        #expect(try codec.encode(address) == one)
+        #expect(try codec.encode([address, address]) == [0x0a, 0x02] + one + [0x09, 0x03, 0x01, 0x07, 0x01, 0x61, 0x02, 0x07, 0x01, 0x62, 0x03, 0x0a, 0x00])
+        #expect(try codec.encode(-1) == [0x04, 0x01])
+        #expect(try codec.encode(UInt16(300)) == [0x03, 0xac, 0x02])
+        #expect(try codec.encode(1.5) == [0x06, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0])
+        #expect(try codec.encode(Data([1, 2])) == [0x08, 0x02, 0x01, 0x02])
+        #expect(try codec.encode([1, nil] as [Int?]) == [0x0a, 0x02, 0x04, 0x02, 0x00])
+    }
+
     @Test("wireRoundTrip returns the value and the encoded size")
     func benchmarkHelper() throws {
         let result = try wireRoundTrip(sampleMessage, through: BinaryWireCodec())
