@@ -21,7 +21,10 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
         let path = parentPath + "/" + (key.isEmpty ? name : "\(name)[\(key)]")
         self.path = path
         var restored: W.State?
-        if let snapshot {
+        // A node whose state is not Codable (stateless workflows, workers) saved no state: there
+        // is nothing to restore, so starting fresh is expected, not a rejected snapshot.
+        let savedNothing = snapshot?.state == nil && !(W.State.self is any Decodable.Type)
+        if let snapshot, !savedNothing {
             do {
                 restored = try StateCoding.decode(snapshot, for: W.self)
             } catch {

@@ -1,0 +1,103 @@
+/// Frame 0 of every message: who it is for, what it means, and how its payload is encoded.
+///
+/// The header is fixed-layout big-endian so it can be parsed without the codec and before any
+/// payload is touched: a receiver can route, order and acknowledge a message (or reject it)
+/// from 32 bytes plus the node path. Layout (docs/WIRE-PROTOCOL.md §3):
+///
+///     magic "WF" (2) | version (1) | kind (1) | codec (1) | flags (1)
+///     correlation id (8) | sequence (8) | acknowledged (8) | path length (2) | path (n)
+public struct EnvelopeHeader: Sendable, Equatable {
+    /// The two magic bytes `0x57 0x46` ("WF"), as a big-endian `UInt16`; rejects stray traffic.
+    public static let magic: UInt16 = 0x5746
+    /// The protocol version this build writes and the only one it reads.
+    public static let protocolVersion: UInt8 = 1
+    /// Bytes before the node path: everything but the path is fixed-size.
+    public static let fixedSize = 32
+
+    /// What the message means.
+    public var kind: MessageKind
+    /// How the payload frames are encoded.
+    public var codec: CodecID
+    /// Ties a reply (`rendering`, `error`, …) to the request it answers; 0 when uncorrelated.
+    public var correlationID: UInt64
+    /// The sender's sequence number on this link, so the receiver can order and acknowledge.
+    public var sequence: UInt64
+    /// Cumulative ack: every message from the peer up to this sequence arrived (0 = none yet).
+    public var acknowledged: UInt64
+    /// The addressed node's path from the root (e.g. `EmailBrowser:/InboxWorkflow:inbox`); opaque
+    /// text to this layer, bounded by `WireLimits.maxNodePathBytes`.
+    public var nodePath: String
+
+    /// Creates a header.
+    public init(
+        kind: MessageKind,
+        codec: CodecID = .default,
+        correlationID: UInt64 = 0,
+        sequence: UInt64 = 0,
+        acknowledged: UInt64 = 0,
+        nodePath: String = ""
+    ) {
+        self.kind = kind
+        self.codec = codec
+        self.correlationID = correlationID
+        self.sequence = sequence
+        self.acknowledged = acknowledged
+        self.nodePath = nodePath
+    }
+
+    /// Encodes the header frame. Throws `.lengthTooLarge` when the node path exceeds the limit,
+    /// so a sender learns locally what its peer would reject.
+    public func encode(limits: WireLimits = .default) throws(WireError) -> [UInt8] {
+        let pathLength = nodePath.utf8.count
+        let pathLimit = min(limits.maxNodePathBytes, Int(UInt16.max))
+        guard pathLength <= pathLimit else {
+            throw .lengthTooLarge(declared: UInt64(pathLength), limit: pathLimit, context: "node path")
+        }
+        var writer = ByteWriter(capacity: Self.fixedSize + pathLength)
+        writer.write(bigEndian: Self.magic)
+        writer.write(Self.protocolVersion)
+        writer.write(kind.rawValue)
+        writer.write(codec.rawValue)
+        writer.write(0)  // flags: none defined in v1
+        writer.write(bigEndian: correlationID)
+        writer.write(bigEndian: sequence)
+        writer.write(bigEndian: acknowledged)
+        writer.write(bigEndian: UInt16(truncatingIfNeeded: pathLength))
+        writer.write(contentsOf: Array(nodePath.utf8))
+        return writer.bytes
+    }
+
+    /// Decodes a header frame straight from borrowed bytes (e.g. a ZeroMQ message) without
+    /// copying anything but the node path.
+    public init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) {
+        if frame.count > limits.maxFrameBytes {
+            throw .lengthTooLarge(declared: UInt64(frame.count), limit: limits.maxFrameBytes, context: "header frame")
+        }
+        var reader = ByteReader(frame)
+        let magic = try reader.readBigEndian(UInt16.self, "header magic")
+        guard magic == Self.magic else { throw .badMagic(magic) }
+        let version = try reader.readByte("header version")
+        guard version == Self.protocolVersion else { throw .unsupportedVersion(version) }
+        let kindByte = try reader.readByte("header kind")
+        guard let kind = MessageKind(rawValue: kindByte) else { throw .unknownKind(kindByte) }
+        let codecByte = try reader.readByte("header codec")
+        guard let codec = CodecID(rawValue: codecByte) else { throw .unknownCodec(codecByte) }
+        let flags = try reader.readByte("header flags")
+        guard flags == 0 else { throw .unsupportedFlags(flags) }
+        let correlationID = try reader.readBigEndian(UInt64.self, "header correlation id")
+        let sequence = try reader.readBigEndian(UInt64.self, "header sequence")
+        let acknowledged = try reader.readBigEndian(UInt64.self, "header acknowledged")
+        let pathLength = Int(try reader.readBigEndian(UInt16.self, "header node path length"))
+        if pathLength > limits.maxNodePathBytes {
+            throw .lengthTooLarge(
+                declared: UInt64(pathLength), limit: limits.maxNodePathBytes, context: "node path")
+        }
+        let nodePath = try reader.readUTF8(pathLength, "node path")
+        if !reader.isAtEnd {
+            throw .trailingBytes(count: reader.remaining, context: "header")
+        }
+        self.init(
+            kind: kind, codec: codec, correlationID: correlationID, sequence: sequence,
+            acknowledged: acknowledged, nodePath: nodePath)
+    }
+}

@@ -1,0 +1,49 @@
+/// What a message means; the header's kind byte.
+///
+/// Payload schemas belong to the remote runtime; this module only frames them. Each case notes
+/// its direction and payload (see docs/WIRE-PROTOCOL.md §5 for the full table).
+public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// Worker → coordinator: joins the cluster. Payload: name, hosted type names, capacity,
+    /// protocol version and preferred codec.
+    case hello = 1
+    /// Coordinator → worker: answers `hello`. Payload: accepted or not, heartbeat settings.
+    case welcome = 2
+    /// Parent → worker: runs a child workflow. Payload: type name, props, optional snapshot.
+    case start = 3
+    /// Parent → worker: the child's props changed. Payload: new props.
+    case update = 4
+    /// Parent → worker: the child left the parent's render; tear it down. No payload required.
+    case stop = 5
+    /// Worker → parent: the child's rendering, tagged with the props sequence it was computed for.
+    case rendering = 6
+    /// Worker → parent: a batch of outputs, the cumulative ack and an optional state snapshot, as
+    /// one atomic multipart message.
+    case outputs = 7
+    /// Parent → worker: an event sent into a sink the remote child put in its rendering.
+    case event = 8
+    /// Either direction: a typed error code and message, correlated to the request it answers.
+    case error = 9
+    /// Either direction: liveness signal when there is no other traffic.
+    case heartbeat = 10
+    /// Either direction: orderly leave; the receiver forgets the peer without waiting for timeouts.
+    case goodbye = 11
+    /// Coordinator → a peer it does not know (e.g. after a coordinator restart): say `hello` again.
+    case reconnect = 12
+
+    public var description: String {
+        switch self {
+        case .hello: "hello"
+        case .welcome: "welcome"
+        case .start: "start"
+        case .update: "update"
+        case .stop: "stop"
+        case .rendering: "rendering"
+        case .outputs: "outputs"
+        case .event: "event"
+        case .error: "error"
+        case .heartbeat: "heartbeat"
+        case .goodbye: "goodbye"
+        case .reconnect: "reconnect"
+        }
+    }
+}
