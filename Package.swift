@@ -17,9 +17,17 @@ let package = Package(
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "WireProtocol", targets: ["WireProtocol"]),
         .library(name: "WorkflowRemote", targets: ["WorkflowRemote"]),
+        .library(name: "WorkflowCluster", targets: ["WorkflowCluster"]),
+        .executable(name: "workflow-coordinator", targets: ["workflow-coordinator"]),
+        .executable(name: "workflow-worker", targets: ["workflow-worker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.8.0"),
+        .package(
+            url: "https://github.com/apple/swift-configuration", from: "1.4.0",
+            traits: [.defaults, "CommandLineArguments", "Logging"]),
     ],
     targets: [
         .target(name: "Workflow"),
@@ -36,6 +44,21 @@ let package = Package(
             name: "WorkflowRemote",
             dependencies: ["Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "WorkflowExamples", dependencies: ["Workflow", "WorkflowRemote"]),
+        // The cluster daemons' logic (configuration, coordinator, worker, logging), testable.
+        .target(
+            name: "WorkflowCluster",
+            dependencies: [
+                "Workflow", "WorkflowRemote", "WorkflowExamples",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .executableTarget(
+            name: "workflow-coordinator",
+            dependencies: ["WorkflowCluster", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(
+            name: "workflow-worker",
+            dependencies: ["WorkflowCluster", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Workflows and a worker process used by the remote-runtime tests.
         .target(name: "RemoteTestSupport", dependencies: ["Workflow", "WorkflowRemote"], path: "Tests/Helpers/RemoteTestSupport"),
         .executableTarget(
@@ -48,6 +71,9 @@ let package = Package(
         .testTarget(
             name: "WorkflowRemoteTests",
             dependencies: ["WorkflowRemote", "RemoteTestSupport", "WorkflowExamples", "ZeroMQ", "WireProtocol", "remote-test-worker"]),
+        .testTarget(
+            name: "WorkflowClusterTests",
+            dependencies: ["WorkflowCluster", "ZeroMQ", "WireProtocol", "workflow-coordinator", "workflow-worker"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,54 @@
+import WorkflowRemote
+
+/// Everything a cluster's daemons agree on, as read from one configuration file (with command-line
+/// and environment overrides applied).
+///
+/// One file describes the whole cluster so that the coordinator and every worker start from the
+/// same facts: where the coordinator listens, which workers exist, how liveness is judged and
+/// where each remotable child runs. Moving a child to another process is an edit of this file
+/// and a restart, never a code change.
+public struct ClusterConfiguration: Sendable, Equatable {
+    /// The coordinator's endpoint: it binds it, workers connect to it (`tcp://host:port`,
+    /// `ipc://path`).
+    public var coordinatorEndpoint: String
+    /// The name of the root workflow the coordinator hosts (a key of `RootWorkflowRegistry`).
+    public var root: String
+    /// The workers the cluster is made of (what `scripts/cluster.sh` starts).
+    public var workers: [WorkerEntry]
+    /// How often an otherwise silent peer sends a heartbeat.
+    public var heartbeatInterval: Duration
+    /// How many silent heartbeat intervals make a peer dead.
+    public var heartbeatLiveness: Int
+    /// How long the coordinator waits for a worker's answer before reporting the child
+    /// unavailable.
+    public var requestDeadline: Duration
+    /// Transport security.
+    public var security: SecuritySettings
+    /// How the daemons log.
+    public var log: LogSettings
+    /// Where `.configured` children run.
+    public var placement: PlacementTable
+
+    /// Creates a configuration; the defaults are those of a single-machine development cluster.
+    public init(
+        coordinatorEndpoint: String, root: String = "email-browser", workers: [WorkerEntry] = [],
+        heartbeatInterval: Duration = .milliseconds(250), heartbeatLiveness: Int = 4,
+        requestDeadline: Duration = .seconds(5), security: SecuritySettings = SecuritySettings(),
+        log: LogSettings = LogSettings(), placement: PlacementTable = PlacementTable()
+    ) {
+        self.coordinatorEndpoint = coordinatorEndpoint
+        self.root = root
+        self.workers = workers
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatLiveness = heartbeatLiveness
+        self.requestDeadline = requestDeadline
+        self.security = security
+        self.log = log
+        self.placement = placement
+    }
+
+    /// The entry for the worker called `name`, if the file lists it.
+    public func worker(named name: String) -> WorkerEntry? {
+        workers.first { $0.name == name }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Logging
+import WorkflowRemote
+
+/// Reads and validates a cluster configuration file (JSON).
+///
+/// Validation is strict and complete at start: a wrong type, a missing required key, an unknown
+/// key or an unknown enumeration value is a `ClusterConfigurationError` naming the file, the key
+/// and what was expected. A daemon that started is therefore running on exactly what the file
+/// says (unknown keys are rejected because a typo would otherwise be silently ignored).
+public struct ClusterConfigurationParser: Sendable {
+    /// The file's path, as reported in errors.
+    public let file: String
+
+    /// Creates a parser whose errors name `file`.
+    public init(file: String) {
+        self.file = file
+    }
+
+    /// Reads and parses the file at `file`.
+    public func load() throws -> ClusterConfiguration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            throw ClusterConfigurationError(file: file, key: "", expected: "a readable JSON file", found: "\(error.localizedDescription)")
+        }
+        return try parse(data)
+    }
+
+    /// Parses a configuration document.
+    public func parse(_ data: Data) throws -> ClusterConfiguration {
+        let document: Any
+        do {
+            document = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw fail("", "a JSON object", found: "text that is not JSON")
+        }
+        let root = try object(document, "")
+        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement"])
+
+        let coordinator = try object(try required(root, "coordinator"), "coordinator")
+        try allowOnly(coordinator, "coordinator", ["endpoint", "root"])
+        let endpoint = try string(try required(coordinator, "endpoint", in: "coordinator"), "coordinator.endpoint")
+        guard endpoint.hasPrefix("tcp://") || endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") else {
+            throw fail("coordinator.endpoint", "a ZeroMQ endpoint (tcp://host:port or ipc://path)", found: "\"\(endpoint)\"")
+        }
+        var configuration = ClusterConfiguration(coordinatorEndpoint: endpoint)
+        if let rootName = coordinator["root"] { configuration.root = try string(rootName, "coordinator.root") }
+
+        if let workers = root["workers"] {
+            configuration.workers = try parseWorkers(workers)
+        }
+        if let heartbeat = root["heartbeat"] {
+            let object = try object(heartbeat, "heartbeat")
+            try allowOnly(object, "heartbeat", ["interval_ms", "liveness"])
+            if let interval = object["interval_ms"] {
+                configuration.heartbeatInterval = .milliseconds(try positiveInt(interval, "heartbeat.interval_ms"))
+            }
+            if let liveness = object["liveness"] { configuration.heartbeatLiveness = try positiveInt(liveness, "heartbeat.liveness") }
+        }
+        if let request = root["request"] {
+            let object = try object(request, "request")
+            try allowOnly(object, "request", ["deadline_ms"])
+            if let deadline = object["deadline_ms"] {
+                configuration.requestDeadline = .milliseconds(try positiveInt(deadline, "request.deadline_ms"))
+            }
+        }
+        if let security = root["security"] { configuration.security = try parseSecurity(security) }
+        if let log = root["log"] { configuration.log = try parseLog(log) }
+        if let placement = root["placement"] {
+            configuration.placement = try parsePlacement(placement, workers: configuration.workers)
+        }
+        return configuration
+    }
+
+    /// Parses a log level name, for the file and for overrides.
+    public static func logLevel(_ text: String) -> Logger.Level? {
+        Logger.Level(rawValue: text.lowercased())
+    }
+
+    // MARK: - Sections
+
+    private func parseWorkers(_ value: Any) throws -> [WorkerEntry] {
+        guard let array = value as? [Any] else { throw fail("workers", "an array of worker objects", found: describe(value)) }
+        var names: Set<String> = []
+        return try array.enumerated().map { index, element in
+            let key = "workers[\(index)]"
+            let object = try object(element, key)
+            try allowOnly(object, key, ["name", "pool", "capacity"])
+            let name = try string(try required(object, "name", in: key), "\(key).name")
+            guard !name.isEmpty else { throw fail("\(key).name", "a non-empty worker name", found: "\"\"") }
+            guard names.insert(name).inserted else { throw fail("\(key).name", "a worker name not used by another worker", found: "\"\(name)\"") }
+            var entry = WorkerEntry(name: name)
+            if let pool = object["pool"] { entry.pool = try string(pool, "\(key).pool") }
+            if let capacity = object["capacity"] { entry.capacity = try positiveInt(capacity, "\(key).capacity") }
+            return entry
+        }
+    }
+
+    private func parseSecurity(_ value: Any) throws -> SecuritySettings {
+        let object = try object(value, "security")
+        let keys = ["server_public_key", "server_secret_key", "client_public_key", "client_secret_key"]
+        try allowOnly(object, "security", ["mode"] + keys)
+        var settings = SecuritySettings()
+        if let mode = object["mode"] {
+            let text = try string(mode, "security.mode")
+            guard let parsed = SecuritySettings.Mode(rawValue: text) else {
+                throw fail("security.mode", "one of \(SecuritySettings.Mode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))", found: "\"\(text)\"")
+            }
+            guard parsed == .plaintext else {
+                throw fail("security.mode", "\"plaintext\" (CURVE is reserved and not implemented yet)", found: "\"\(text)\"")
+            }
+            settings.mode = parsed
+        }
+        func path(_ key: String) throws -> String? {
+            guard let value = object[key], !(value is NSNull) else { return nil }
+            return try string(value, "security.\(key)")
+        }
+        settings.serverPublicKeyPath = try path("server_public_key")
+        settings.serverSecretKeyPath = try path("server_secret_key")
+        settings.clientPublicKeyPath = try path("client_public_key")
+        settings.clientSecretKeyPath = try path("client_secret_key")
+        return settings
+    }
+
+    private func parseLog(_ value: Any) throws -> LogSettings {
+        let object = try object(value, "log")
+        try allowOnly(object, "log", ["level", "format"])
+        var settings = LogSettings()
+        if let level = object["level"] {
+            let text = try string(level, "log.level")
+            guard let parsed = Self.logLevel(text) else {
+                throw fail("log.level", "one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))", found: "\"\(text)\"")
+            }
+            settings.level = parsed
+        }
+        if let format = object["format"] {
+            let text = try string(format, "log.format")
+            guard let parsed = LogSettings.Format(rawValue: text) else {
+                throw fail("log.format", "\"text\" or \"json\"", found: "\"\(text)\"")
+            }
+            settings.format = parsed
+        }
+        return settings
+    }
+
+    private func parsePlacement(_ value: Any, workers: [WorkerEntry]) throws -> PlacementTable {
+        guard let array = value as? [Any] else { throw fail("placement", "an array of placement rules", found: describe(value)) }
+        let rules = try array.enumerated().map { index, element -> PlacementTable.Rule in
+            let key = "placement[\(index)]"
+            let object = try object(element, key)
+            try allowOnly(object, key, ["match", "worker", "pool", "strategy"])
+            let pattern = try string(try required(object, "match", in: key), "\(key).match")
+            guard !pattern.isEmpty else { throw fail("\(key).match", "a type name or a path glob", found: "\"\"") }
+            switch (object["worker"], object["pool"]) {
+            case (let worker?, nil):
+                guard object["strategy"] == nil else {
+                    throw fail("\(key).strategy", "no strategy with \"worker\" (strategies choose within a pool)")
+                }
+                let name = try string(worker, "\(key).worker")
+                guard workers.isEmpty || workers.contains(where: { $0.name == name }) else {
+                    throw fail("\(key).worker", "the name of a worker listed in \"workers\"", found: "\"\(name)\"")
+                }
+                return PlacementTable.Rule(pattern: pattern, placement: .worker(name))
+            case (nil, let pool?):
+                let poolName = try string(pool, "\(key).pool")
+                let strategy = try object["strategy"].map { try string($0, "\(key).strategy") } ?? "least-loaded"
+                switch strategy {
+                case "least-loaded": return PlacementTable.Rule(pattern: pattern, placement: .pool(poolName))
+                case "hashed": return PlacementTable.Rule(pattern: pattern, placement: .hashed(pool: poolName))
+                default: throw fail("\(key).strategy", "\"least-loaded\" or \"hashed\"", found: "\"\(strategy)\"")
+                }
+            case (nil, nil):
+                if object["strategy"] as? String == "any" { return PlacementTable.Rule(pattern: pattern, placement: .anyWorker) }
+                if object["strategy"] as? String == "local" { return PlacementTable.Rule(pattern: pattern, placement: .local) }
+                throw fail(key, "exactly one of \"worker\" or \"pool\" (or \"strategy\": \"any\" / \"local\")")
+            case (_?, _?):
+                throw fail(key, "exactly one of \"worker\" or \"pool\", not both")
+            }
+        }
+        return PlacementTable(rules: rules)
+    }
+
+    // MARK: - Typed access
+
+    private func fail(_ key: String, _ expected: String, found: String? = nil) -> ClusterConfigurationError {
+        ClusterConfigurationError(file: file, key: key, expected: expected, found: found)
+    }
+
+    private func object(_ value: Any, _ key: String) throws -> [String: Any] {
+        guard let object = value as? [String: Any] else { throw fail(key, "an object", found: describe(value)) }
+        return object
+    }
+
+    private func required(_ object: [String: Any], _ name: String, in parent: String = "") throws -> Any {
+        guard let value = object[name] else {
+            throw fail(parent.isEmpty ? name : "\(parent).\(name)", "a value (the key is required)", found: "nothing")
+        }
+        return value
+    }
+
+    private func allowOnly(_ object: [String: Any], _ key: String, _ allowed: [String]) throws {
+        for name in object.keys.sorted() where !allowed.contains(name) {
+            throw fail(key.isEmpty ? name : "\(key).\(name)", "no such key (known keys: \(allowed.joined(separator: ", ")))", found: "an unknown key")
+        }
+    }
+
+    private func string(_ value: Any, _ key: String) throws -> String {
+        guard let text = value as? String else { throw fail(key, "a string", found: describe(value)) }
+        return text
+    }
+
+    private func positiveInt(_ value: Any, _ key: String) throws -> Int {
+        guard !(value is String), let number = value as? NSNumber,
+            let integer = Int(exactly: number.doubleValue), integer > 0
+        else { throw fail(key, "a positive integer", found: describe(value)) }
+        return integer
+    }
+
+    private func describe(_ value: Any) -> String {
+        switch value {
+        case is NSNull: "null"
+        case is String: "a string (\"\(value)\")"
+        case let number as NSNumber: "a number or boolean (\(number))"
+        case is [Any]: "an array"
+        case is [String: Any]: "an object"
+        default: "\(type(of: value))"
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Runs one daemon service under swift-service-lifecycle: SIGTERM and SIGINT start a graceful
+/// shutdown, which must finish within a bound (else the service is cancelled), and the service
+/// finishing ends the process's group.
+///
+/// The executables are thin: they parse flags, load `ClusterSettings`, build a service and call
+/// this; everything testable lives in this library.
+public enum ClusterDaemon {
+    /// How long a graceful shutdown may take before the service is cancelled.
+    public static let shutdownBound: Duration = .seconds(10)
+
+    /// Runs `service` until it finishes or a signal stops it. Returns normally on a clean stop.
+    public static func run(_ service: some Service, logger: Logger) async throws {
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = shutdownBound
+        configuration.maximumCancellationDuration = .seconds(2)
+        try await ServiceGroup(configuration: configuration).run()
+    }
+
+    /// Sets the label screens show for this process's renderings (`ProcessLabel.current`).
+    ///
+    /// The process environment is the label's one source so the example workflows stay free of
+    /// daemon knowledge; it is set once at start, before any thread that renders exists.
+    public static func setProcessLabel(_ label: String) {
+        setenv("WORKFLOW_PROCESS_LABEL", label, 1)
+    }
+
+    /// Writes a fatal start-up error as one line on standard error (logging may not be set up
+    /// yet when configuration is invalid).
+    public static func reportFatal(_ program: String, _ error: any Error) {
+        FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
+    }
+}

@@ -1,0 +1,41 @@
+/// Settings given on a daemon's command line, the highest-precedence layer.
+///
+/// Only what the operator typed is set; everything else is `nil` and falls through to the
+/// environment, then to the configuration file.
+public struct ClusterOverrides: Sendable, Equatable {
+    /// `--log-level`.
+    public var logLevel: String?
+    /// `--log-format`.
+    public var logFormat: String?
+    /// `--endpoint` (the coordinator's endpoint).
+    public var coordinatorEndpoint: String?
+    /// `--root` (the coordinator's root workflow).
+    public var root: String?
+    /// `--name` (a worker's name).
+    public var workerName: String?
+    /// `--pool` (a worker's pool).
+    public var workerPool: String?
+
+    /// Creates overrides; all absent unless given.
+    public init(
+        logLevel: String? = nil, logFormat: String? = nil, coordinatorEndpoint: String? = nil, root: String? = nil,
+        workerName: String? = nil, workerPool: String? = nil
+    ) {
+        self.logLevel = logLevel
+        self.logFormat = logFormat
+        self.coordinatorEndpoint = coordinatorEndpoint
+        self.root = root
+        self.workerName = workerName
+        self.workerPool = workerPool
+    }
+
+    /// The overrides as command-line arguments in swift-configuration's key syntax
+    /// (`log.level` is `--log-level`), for its `CommandLineArgumentsProvider`.
+    var configurationArguments: [String] {
+        let pairs: [(String, String?)] = [
+            ("--log-level", logLevel), ("--log-format", logFormat), ("--coordinator-endpoint", coordinatorEndpoint),
+            ("--coordinator-root", root), ("--worker-name", workerName), ("--worker-pool", workerPool),
+        ]
+        return ["daemon"] + pairs.flatMap { flag, value in value.map { [flag, $0] } ?? [] }
+    }
+}

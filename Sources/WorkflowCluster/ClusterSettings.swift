@@ -1,0 +1,75 @@
+import Configuration
+import Foundation
+import Logging
+
+/// A daemon's effective settings: the validated file with the environment and the command line
+/// layered on top (command line > environment > file), through swift-configuration.
+///
+/// The file is parsed and validated by `ClusterConfigurationParser` (swift-configuration's JSON
+/// provider holds scalars only, and the file has arrays of objects); its overridable scalars
+/// then form the lowest layer of a `ConfigReader`.
+///
+/// The structured parts (workers, placement) come from the file only; the scalar settings an
+/// operator commonly changes per process or per deployment can be overridden:
+///
+/// | key                  | flag                         | environment                    |
+/// |----------------------|------------------------------|--------------------------------|
+/// | log.level            | --log-level                  | WORKFLOW_LOG_LEVEL             |
+/// | log.format           | --log-format                 | WORKFLOW_LOG_FORMAT            |
+/// | coordinator.endpoint | --endpoint                   | WORKFLOW_COORDINATOR_ENDPOINT  |
+/// | coordinator.root     | --root (coordinator)         | WORKFLOW_COORDINATOR_ROOT      |
+/// | worker.name          | --name (worker)              | WORKFLOW_WORKER_NAME           |
+/// | worker.pool          | --pool (worker)              | WORKFLOW_WORKER_POOL           |
+public struct ClusterSettings: Sendable {
+    /// The cluster's configuration with overrides applied.
+    public var configuration: ClusterConfiguration
+    /// This worker's name (workers only; `nil` when neither given nor derivable).
+    public var workerName: String?
+    /// This worker's pool, when overridden (else the file's entry for `workerName`).
+    public var workerPool: String?
+
+    /// Loads `file`, validates it and applies `environment` and `overrides`.
+    ///
+    /// Throws `ClusterConfigurationError` for an invalid file or override value.
+    public static func load(
+        file: String, overrides: ClusterOverrides = ClusterOverrides(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> ClusterSettings {
+        var configuration = try ClusterConfigurationParser(file: file).load()
+        let reader = ConfigReader(providers: [
+            CommandLineArgumentsProvider(arguments: overrides.configurationArguments),
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "workflow"),
+            InMemoryProvider(name: file, values: fileLayer(configuration)),
+        ])
+        let layer = "command line/environment"
+        if let endpoint = reader.string(forKey: "coordinator.endpoint") { configuration.coordinatorEndpoint = endpoint }
+        if let root = reader.string(forKey: "coordinator.root") { configuration.root = root }
+        if let levelText = reader.string(forKey: "log.level") {
+            guard let level = ClusterConfigurationParser.logLevel(levelText) else {
+                throw ClusterConfigurationError(
+                    file: layer, key: "log.level",
+                    expected: "one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))", found: "\"\(levelText)\"")
+            }
+            configuration.log.level = level
+        }
+        if let formatText = reader.string(forKey: "log.format") {
+            guard let format = LogSettings.Format(rawValue: formatText) else {
+                throw ClusterConfigurationError(file: layer, key: "log.format", expected: "\"text\" or \"json\"", found: "\"\(formatText)\"")
+            }
+            configuration.log.format = format
+        }
+        return ClusterSettings(
+            configuration: configuration, workerName: reader.string(forKey: "worker.name"),
+            workerPool: reader.string(forKey: "worker.pool"))
+    }
+
+    /// The file's overridable scalars as the reader's lowest layer.
+    private static func fileLayer(_ configuration: ClusterConfiguration) -> [AbsoluteConfigKey: ConfigValue] {
+        [
+            "coordinator.endpoint": ConfigValue(.string(configuration.coordinatorEndpoint), isSecret: false),
+            "coordinator.root": ConfigValue(.string(configuration.root), isSecret: false),
+            "log.level": ConfigValue(.string(configuration.log.level.rawValue), isSecret: false),
+            "log.format": ConfigValue(.string(configuration.log.format.rawValue), isSecret: false),
+        ]
+    }
+}

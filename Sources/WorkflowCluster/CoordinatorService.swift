@@ -1,0 +1,160 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import WorkflowRemote
+
+/// The coordinator daemon: hosts the configured root workflow on a runtime that listens for
+/// workers, until graceful shutdown (SIGTERM/SIGINT) or the end of a scripted demo.
+///
+/// A `Service` so that swift-service-lifecycle owns signals and shutdown ordering: on a signal it
+/// stops the root (remote children get STOP), shuts the runtime down (closing its sockets) and
+/// returns, and the process exits 0.
+public struct CoordinatorService: Service {
+    /// The effective configuration.
+    public let configuration: ClusterConfiguration
+    /// Printing and demo options.
+    public let options: CoordinatorOptions
+    /// The roots it can host.
+    public let roots: RootWorkflowRegistry
+    /// Where it logs.
+    public let logger: Logger
+
+    /// Creates the service; nothing starts until `run()`.
+    public init(configuration: ClusterConfiguration, options: CoordinatorOptions, roots: RootWorkflowRegistry = .standard, logger: Logger) {
+        self.configuration = configuration
+        self.options = options
+        self.roots = roots
+        self.logger = logger
+    }
+
+    /// Why the coordinator could not do its job.
+    public enum Failure: Error, CustomStringConvertible {
+        /// `coordinator.root` names no registered root.
+        case unknownRoot(String, known: [String])
+        /// A demo step did not complete within its timeout.
+        case demoStalled(String)
+
+        public var description: String {
+            switch self {
+            case .unknownRoot(let name, let known): "unknown root workflow \"\(name)\" (known: \(known.joined(separator: ", ")))"
+            case .demoStalled(let step): "the demo stalled: \(step)"
+            }
+        }
+    }
+
+    public func run() async throws {
+        guard let factory = roots.factory(named: configuration.root) else {
+            throw Failure.unknownRoot(configuration.root, known: roots.names)
+        }
+        var runtimeConfiguration = RemoteRuntimeConfiguration(name: "coordinator", logger: logger)
+        runtimeConfiguration.listenEndpoint = configuration.coordinatorEndpoint
+        runtimeConfiguration.placementTable = configuration.placement
+        runtimeConfiguration.requestTimeout = configuration.requestDeadline
+        runtimeConfiguration.heartbeatInterval = configuration.heartbeatInterval
+        runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
+        let runtime = try RemoteRuntime(configuration: runtimeConfiguration)
+        let endpoint = runtime.listenEndpoint ?? configuration.coordinatorEndpoint
+        logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "root": "\(configuration.root)"])
+        if options.printMode == .json { StandardOutput.json(["event": "listening", "endpoint": endpoint]) }
+        // Subscribe before the root starts so its children's first statuses are reported too.
+        let statusChanges = runtime.statusChanges
+        let session = factory(runtime)
+
+        let demo = !options.demoSelections.isEmpty
+        let demoResult = await withTaskGroup(of: Result<Void, Failure>?.self) { group -> Result<Void, Failure>? in
+            group.addTask { await reportStatuses(statusChanges) }
+            group.addTask { await printFrames(of: session) }
+            if demo {
+                // The demo ends the service; otherwise serve until graceful shutdown.
+                let result = await runDemo(session)
+                group.cancelAll()
+                return result
+            }
+            await waitForShutdownSignal()
+            group.cancelAll()
+            return nil
+        }
+        logger.info("coordinator stopping")
+        await session.stop()
+        await runtime.shutdown()
+        logger.info("coordinator stopped")
+        if case .failure(let failure) = demoResult { throw failure }
+    }
+
+    private func waitForShutdownSignal() async {
+        try? await gracefulShutdown()
+    }
+
+    /// Prints frames as the print mode says, without consecutive duplicates.
+    private func printFrames(of session: any ClusterRootSession) async -> Result<Void, Failure>? {
+        guard options.printMode != .none, options.demoSelections.isEmpty else { return nil }
+        var previous: RenderedFrame?
+        await session.forEachFrame { frame in
+            if frame != previous { print(frame) }
+            previous = frame
+            return !Task.isCancelled
+        }
+        return nil
+    }
+
+    private func print(_ frame: RenderedFrame) {
+        switch options.printMode {
+        case .none: break
+        case .text: StandardOutput.line(frame.text)
+        case .json: StandardOutput.line(frame.json)
+        }
+    }
+
+    /// Logs and prints every change of a remote child's status (typed: starting, running,
+    /// unavailable with the reason).
+    private func reportStatuses(_ changes: AsyncStream<RemoteChildStatusChange>) async -> Result<Void, Failure>? {
+        for await change in changes {
+            let (state, detail): (String, String) =
+                switch change.status {
+                case .starting: ("starting", "")
+                case .running(let worker): ("running", worker)
+                case .unavailable(let error): ("unavailable", error.description)
+                }
+            logger.info("child status: \(change.status)", metadata: ["path": "\(change.path)", "status": "\(state)"])
+            switch options.printMode {
+            case .none: break
+            case .text: StandardOutput.line("status \(change.path): \(change.status)")
+            case .json: StandardOutput.json(["event": "status", "path": change.path, "status": state, "detail": detail])
+            }
+        }
+        return nil
+    }
+
+    /// Waits for a complete frame, then selects each id in turn, waiting for the frame that
+    /// shows it, printing every step; fails if a step outlasts the step timeout.
+    private func runDemo(_ session: any ClusterRootSession) async -> Result<Void, Failure> {
+        let timeout = options.demoStepTimeout
+        let finished = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var pending = options.demoSelections[...]
+                var awaited: Int?
+                var previous: RenderedFrame?
+                await session.forEachFrame { frame in
+                    if frame != previous { print(frame) }
+                    previous = frame
+                    guard frame.isComplete, awaited == nil || frame.selection == awaited else { return true }
+                    guard let next = pending.popFirst() else { return false }
+                    awaited = next
+                    if options.printMode == .text { StandardOutput.line("demo: selecting message \(next)") }
+                    logger.info("demo: selecting message \(next)")
+                    if !session.select(next) { logger.error("demo: message \(next) is not in the inbox") }
+                    return true
+                }
+                return pending.isEmpty
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout * max(1, options.demoSelections.count + 1))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        return finished ? .success(()) : .failure(.demoStalled("not every selection was rendered by the workers in time"))
+    }
+}

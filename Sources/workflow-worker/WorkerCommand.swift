@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import Logging
+import WorkflowCluster
+
+/// `workflow-worker`: hosts the children the coordinator places on it.
+@main
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "workflow-worker",
+        abstract: "Joins a workflow cluster and hosts the remote children placed on it.",
+        discussion: """
+            Connects to coordinator.endpoint from the configuration file and announces its name, pool, \
+            capacity and hostable workflow types. Hosts children until SIGTERM or SIGINT, then tells the \
+            coordinator it leaves and exits 0. A worker restarted under the same name takes its children \
+            back. Settings are taken from the command line, then WORKFLOW_* environment variables, then the file.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The cluster configuration file (JSON).", valueName: "file"))
+    var config: String
+
+    @Option(name: .long, help: ArgumentHelp("This worker's name, unique in the cluster; its pool and capacity come from the file's workers entry of that name. Overrides WORKFLOW_WORKER_NAME.", valueName: "name"))
+    var name: String?
+
+    @Option(name: .long, help: ArgumentHelp("The pool to announce, instead of the file's entry. Overrides WORKFLOW_WORKER_POOL.", valueName: "pool"))
+    var pool: String?
+
+    @Option(name: .long, help: ArgumentHelp("The lowest log level: trace, debug, info, notice, warning, error, critical. Overrides log.level and WORKFLOW_LOG_LEVEL.", valueName: "level"))
+    var logLevel: String?
+
+    @Option(name: .long, help: ArgumentHelp("Log line format: text (default) or json. Overrides log.format and WORKFLOW_LOG_FORMAT.", valueName: "format"))
+    var logFormat: String?
+
+    @Option(name: .long, help: ArgumentHelp("The coordinator endpoint to connect to. Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
+    var endpoint: String?
+
+    func run() async throws {
+        let settings: ClusterSettings
+        do {
+            settings = try await ClusterSettings.load(
+                file: config,
+                overrides: ClusterOverrides(
+                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, workerName: name, workerPool: pool))
+        } catch {
+            ClusterDaemon.reportFatal("workflow-worker", error)
+            throw ExitCode(78)
+        }
+        guard let workerName = settings.workerName, !workerName.isEmpty else {
+            ClusterDaemon.reportFatal("workflow-worker", ValidationError("a worker name is required: --name NAME or WORKFLOW_WORKER_NAME"))
+            throw ExitCode(64)
+        }
+        var entry = settings.configuration.worker(named: workerName) ?? WorkerEntry(name: workerName)
+        if let pool = settings.workerPool { entry.pool = pool }
+        ClusterDaemon.setProcessLabel(workerName)
+        let logger = Logger.cluster(label: "worker", node: workerName, settings: settings.configuration.log)
+        do {
+            try await ClusterDaemon.run(WorkerService(configuration: settings.configuration, worker: entry, logger: logger), logger: logger)
+        } catch {
+            logger.critical("worker failed: \(error)")
+            throw ExitCode.failure
+        }
+    }
+}
