@@ -92,6 +92,20 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     }
 
     /// Tears the tree down at once; only callable on the host's loop (runtimes layered on the host).
+    /// Applies every queued action now and renders, instead of in a later loop job; only
+    /// callable on the host's loop, outside this host's own render. Lets a runtime layered on the
+    /// host know which events a snapshot includes.
+    @_spi(WorkflowRuntime) public func drainOnLoop() {
+        precondition(loop.inLoop, "drainOnLoop() must be called on the host's loop")
+        core.drain()
+    }
+
+    /// The tree's snapshot, taken now; only callable on the host's loop.
+    @_spi(WorkflowRuntime) public func snapshotOnLoop() -> TreeSnapshot {
+        precondition(loop.inLoop, "snapshotOnLoop() must be called on the host's loop")
+        return core.snapshot()
+    }
+
     @_spi(WorkflowRuntime) public func stopOnLoop() {
         precondition(loop.inLoop, "stopOnLoop() must be called on the host's loop")
         core.stop()

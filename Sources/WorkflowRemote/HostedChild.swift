@@ -63,6 +63,14 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         exporter.deliver(token: token, bytes: bytes, codec: engine.codec)
     }
 
+    func drain() {
+        host?.drainOnLoop()
+    }
+
+    func snapshot() -> TreeSnapshot? {
+        host?.snapshotOnLoop().children.first?.snapshot
+    }
+
     func stop() {
         host?.stopOnLoop()
         host = nil
@@ -75,6 +83,10 @@ protocol AnyHostedChild: AnyObject {
     var path: String { get }
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
     func deliver(event bytes: UnsafeRawBufferPointer, token: String) -> Bool
+    /// Applies queued actions now (the event just delivered) and renders.
+    func drain()
+    /// The child's state snapshot, for acknowledgements.
+    func snapshot() -> TreeSnapshot?
     func stop()
 }
 

@@ -70,8 +70,13 @@ final class LoopSockets {
 
     var hasUpstream: Bool { upstream != nil }
 
-    /// Waits until a socket is readable, the wakeup fires, or `timeout` passes.
-    func poll(timeout: Duration) -> (listener: Bool, upstream: Bool) {
+    /// Waits until a socket is readable, the wakeup fires, or `timeout` passes. With
+    /// `listenerOnly`, only the workers' socket counts: used while a render pass settles, when
+    /// requests from this process's own parent must wait (they may touch the host that is
+    /// settling).
+    func poll(timeout: Duration, listenerOnly: Bool = false) -> (listener: Bool, upstream: Bool) {
+        if listenerOnly, let upstreamToken { poller.setEvents([], for: upstreamToken) }
+        defer { if listenerOnly, let upstreamToken { poller.setEvents(.readable, for: upstreamToken) } }
         let ready = (try? poller.poll(timeout: timeout)) ?? [:]
         return (
             listenerToken.map { ready[$0] != nil } ?? false,

@@ -21,6 +21,18 @@ struct StartPayload: Codable, Sendable {
     var snapshot: TreeSnapshot?
 }
 
+/// First payload of OUTPUTS (worker → parent); the outputs follow, one frame each.
+///
+/// `causes[i]` is the sequence of the event whose action emitted output `i` (0 when no event
+/// caused it) and `ordinals[i]` its position among that event's outputs, so a parent replaying
+/// events after a failover drops outputs it has already seen. The header's `acknowledged` field is the cumulative ack: every event up to it has been
+/// applied, and `snapshot` (when present) is the child's state right after that event.
+struct OutputsPayload: Codable, Sendable {
+    var causes: [UInt64]
+    var ordinals: [UInt32]
+    var snapshot: TreeSnapshot?
+}
+
 /// First payload of EVENT (parent → worker); the second payload is the encoded event.
 struct EventPayload: Codable, Sendable {
     var token: String

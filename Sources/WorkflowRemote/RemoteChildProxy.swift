@@ -28,6 +28,15 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// Set while the node renders: changes then are already reflected by that pass.
     private var isRendering = false
 
+    // Exactly-once events across failover.
+    private var lastEventSequence: UInt64 = 0
+    /// Events sent and not yet acknowledged, oldest first: replayed on a new worker.
+    private(set) var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] = []
+    /// The (event sequence, ordinal) of the last event-caused output delivered.
+    private var lastOutput: (cause: UInt64, ordinal: UInt32) = (0, 0)
+    /// The child's state as of the last acknowledged event: where a new worker starts from.
+    private(set) var snapshot: TreeSnapshot?
+
     var typeName: String { Child.workflowTypeName }
 
     init(path: String, placement: RemotePlacement, engine: RemoteEngine) {
@@ -79,6 +88,23 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         engine.stop(proxy: self)
     }
 
+    // MARK: Events and acknowledgements
+
+    /// Numbers an event for this child and keeps it until the worker acknowledges it.
+    func record(event token: String, bytes: [UInt8]) -> UInt64 {
+        lastEventSequence += 1
+        unacknowledged.append((lastEventSequence, token, bytes))
+        return lastEventSequence
+    }
+
+    /// The worker applied every event up to `sequence`; `snapshot` is the state after it.
+    func acknowledge(upTo sequence: UInt64, snapshot newSnapshot: TreeSnapshot?) {
+        guard sequence > 0 else { return }
+        if let newSnapshot { snapshot = newSnapshot }
+        let count = unacknowledged.prefix { $0.sequence <= sequence }.count
+        if count > 0 { unacknowledged.removeFirst(count) }
+    }
+
     // MARK: From the engine
 
     /// A rendering arrived from the worker. Returns whether the parent must render again.
@@ -99,9 +125,14 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         }
     }
 
-    /// Outputs arrived from the worker, in the order the child emitted them.
-    func receive(output bytes: UnsafeRawBufferPointer) {
+    /// Outputs arrived from the worker, in the order the child emitted them. An output caused by
+    /// an event whose outputs were already delivered is a replay's duplicate and is dropped.
+    func receive(output bytes: UnsafeRawBufferPointer, cause: UInt64, ordinal: UInt32) {
         guard !isStopped else { return }
+        if cause > 0 {
+            guard (cause, ordinal) > lastOutput else { return }
+            lastOutput = (cause, ordinal)
+        }
         do {
             let output = try engine.codec.decode(Child.Output.self, from: bytes, userInfo: engine.importerUserInfo(for: self))
             sink?.send(.output(output))
@@ -144,7 +175,11 @@ protocol AnyRemoteChildProxy: AnyObject {
     var isAwaitingRendering: Bool { get }
     var status: RemoteChildStatus { get }
     func receive(rendering bytes: UnsafeRawBufferPointer, propsSequence: UInt64, workerName: String) -> Bool
-    func receive(output bytes: UnsafeRawBufferPointer)
+    func receive(output bytes: UnsafeRawBufferPointer, cause: UInt64, ordinal: UInt32)
+    func record(event token: String, bytes: [UInt8]) -> UInt64
+    func acknowledge(upTo sequence: UInt64, snapshot: TreeSnapshot?)
+    var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
+    var snapshot: TreeSnapshot? { get }
     func fail(_ error: RemoteChildError)
     func retryIfUnplaced()
 }

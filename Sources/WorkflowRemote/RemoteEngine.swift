@@ -29,7 +29,12 @@ final class RemoteEngine {
     // Worker role.
     private var hosted: [UInt64: any AnyHostedChild] = [:]
     private var pendingRenderings: [UInt64: (bytes: [UInt8], sequence: UInt64, path: String)] = [:]
-    private var pendingOutputs: [UInt64: (frames: [[UInt8]], path: String)] = [:]
+    private var pendingOutputs: [UInt64: PendingOutputs] = [:]
+    /// The event being applied by a hosted child's drain, to tag the outputs it causes.
+    private var currentCause: (child: UInt64, sequence: UInt64, ordinal: UInt32)?
+    /// Per hosted child: the last event applied, and the last acknowledged upstream.
+    private var appliedEvents: [UInt64: UInt64] = [:]
+    private var acknowledgedEvents: [UInt64: UInt64] = [:]
     private var flushOrder: [UInt64] = []
     private var lastSentUpstream = ContinuousClock.now
     private var lastHeardUpstream = ContinuousClock.now
@@ -82,12 +87,12 @@ final class RemoteEngine {
                 awaiting.removeAll()
                 return true
             }
-            let ready = sockets.poll(timeout: min(deadline - now, .milliseconds(50)))
+            let ready = sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
             if ready.listener { drainListener() }
-            if ready.upstream { drainUpstream() }
             runTimers()
         }
-        flushHosted()
+        // Hosted children's renderings are flushed by the loop once this pass is over: taking
+        // their snapshots here could re-enter the host that is settling.
         return settleChanged
     }
 
@@ -133,12 +138,21 @@ final class RemoteEngine {
             return
         }
         do {
-            let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: nil))
+            let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: proxy.snapshot))
             proxy.worker = peer
             peer.children.insert(proxy.childID)
             awaiting.insert(proxy.childID)
             sendToWorker(id, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
+            // Events the previous worker never acknowledged are replayed, in order, on top of
+            // the snapshot they were not yet part of.
+            let replay = proxy.unacknowledged
+            if !replay.isEmpty {
+                logger.info("replaying \(replay.count) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
+            }
+            for event in replay {
+                sendEventMessage(to: id, proxy: proxy, sequence: event.sequence, token: event.token, bytes: event.bytes)
+            }
         } catch {
             proxy.fail(.refused("START does not encode: \(error)"))
         }
@@ -188,12 +202,19 @@ final class RemoteEngine {
     }
 
     private func sendEvent(childID: UInt64, path: String, token: String, event: [UInt8]) {
-        guard let proxy = proxies[childID], let peer = proxy.worker else {
+        guard let proxy = proxies[childID] else {
             logger.debug("event for a stopped child dropped", metadata: ["path": "\(path)"])
             return
         }
+        // Kept until acknowledged, so a child whose worker is gone gets it after failover.
+        let sequence = proxy.record(event: token, bytes: event)
+        guard let peer = proxy.worker else { return }
+        sendEventMessage(to: peer.id, proxy: proxy, sequence: sequence, token: token, bytes: event)
+    }
+
+    private func sendEventMessage(to peer: WorkerID, proxy: any AnyRemoteChildProxy, sequence: UInt64, token: String, bytes: [UInt8]) {
         guard let header = try? codec.encode(EventPayload(token: token)) else { return }
-        sendToWorker(peer.id, kind: .event, correlationID: childID, nodePath: path, payloads: [header, event])
+        sendToWorker(peer, kind: .event, correlationID: proxy.childID, sequence: sequence, nodePath: proxy.path, payloads: [header, bytes])
     }
 
     private func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {
@@ -288,7 +309,17 @@ final class RemoteEngine {
             if changed { settleChanged = true }
             if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
         case .outputs:
-            for payload in envelope.payloads { payload.withUnsafeBytes { proxy.receive(output: $0) } }
+            guard let first = envelope.payloads.first,
+                let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
+                info.causes.count == envelope.payloads.count - 1, info.ordinals.count == info.causes.count
+            else {
+                logger.warning("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
+                return
+            }
+            for (index, payload) in envelope.payloads.dropFirst().enumerated() {
+                payload.withUnsafeBytes { proxy.receive(output: $0, cause: info.causes[index], ordinal: info.ordinals[index]) }
+            }
+            proxy.acknowledge(upTo: envelope.acknowledged, snapshot: info.snapshot)
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
@@ -388,6 +419,8 @@ final class RemoteEngine {
                 child.stop()
                 pendingRenderings[childID] = nil
                 pendingOutputs[childID] = nil
+                appliedEvents[childID] = nil
+                acknowledgedEvents[childID] = nil
                 shared.count { $0.stopped += 1 }
                 logger.debug("stopped", metadata: ["path": "\(envelope.nodePath)"])
             }
@@ -399,7 +432,18 @@ final class RemoteEngine {
                 logger.debug("event for an unknown child dropped", metadata: ["path": "\(envelope.nodePath)"])
                 return
             }
+            // Apply the event now, so the outputs it causes are tagged with its sequence and the
+            // next flush can acknowledge it together with a snapshot that includes it.
             let delivered = envelope.payloads[1].withUnsafeBytes { child.deliver(event: $0, token: info.token) }
+            if delivered {
+                currentCause = (childID, envelope.sequence, 0)
+                child.drain()
+                currentCause = nil
+            }
+            if envelope.sequence > appliedEvents[childID, default: 0] {
+                appliedEvents[childID] = envelope.sequence
+                markDirty(childID)
+            }
             shared.count { delivered ? ($0.events += 1) : ($0.droppedEvents += 1) }
         case .error:
             logger.warning("the parent reported an error", metadata: ["path": "\(envelope.nodePath)"])
@@ -456,14 +500,25 @@ final class RemoteEngine {
         HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs))
     }
 
+    private func markDirty(_ childID: UInt64) {
+        if !flushOrder.contains(childID) { flushOrder.append(childID) }
+    }
+
     func enqueue(rendering bytes: [UInt8], sequence: UInt64, childID: UInt64, path: String) {
-        if pendingRenderings[childID] == nil && pendingOutputs[childID] == nil { flushOrder.append(childID) }
+        markDirty(childID)
         pendingRenderings[childID] = (bytes, sequence, path)
     }
 
     func enqueue(output bytes: [UInt8], childID: UInt64, path: String) {
-        if pendingRenderings[childID] == nil && pendingOutputs[childID] == nil { flushOrder.append(childID) }
-        pendingOutputs[childID, default: ([], path)].frames.append(bytes)
+        markDirty(childID)
+        var cause: UInt64 = 0
+        var ordinal: UInt32 = 0
+        if let current = currentCause, current.child == childID {
+            cause = current.sequence
+            ordinal = current.ordinal
+            currentCause?.ordinal += 1
+        }
+        pendingOutputs[childID, default: PendingOutputs(path: path)].append(bytes, cause: cause, ordinal: ordinal)
     }
 
     private func flushHosted() {
@@ -471,21 +526,49 @@ final class RemoteEngine {
         let order = flushOrder
         flushOrder = []
         for childID in order {
-            if let outputs = pendingOutputs.removeValue(forKey: childID) {
-                let chunk = WireLimits.default.maxPayloadFrames
-                for start in stride(from: 0, to: outputs.frames.count, by: chunk) {
-                    let frames = Array(outputs.frames[start..<min(start + chunk, outputs.frames.count)])
-                    sendUpstream(kind: .outputs, correlationID: childID, nodePath: outputs.path, payloads: frames)
-                }
-            }
+            flushOutputsAndAcknowledgement(childID)
             if let rendering = pendingRenderings.removeValue(forKey: childID) {
                 sendUpstream(kind: .rendering, correlationID: childID, sequence: rendering.sequence, nodePath: rendering.path, payloads: [rendering.bytes])
             }
         }
     }
 
-    private func sendUpstream(kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, nodePath: String, payloads: [[UInt8]]) {
-        let envelope = Envelope(kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, nodePath: nodePath, payloads: payloads)
+    /// Sends a child's queued outputs and, in the same multipart message as the last of them,
+    /// the cumulative acknowledgement of the events applied so far with a snapshot taken right
+    /// after them: the parent never sees an acknowledgement without the matching state.
+    private func flushOutputsAndAcknowledgement(_ childID: UInt64) {
+        let outputs = pendingOutputs.removeValue(forKey: childID)
+        let applied = appliedEvents[childID, default: 0]
+        let acknowledge = applied > acknowledgedEvents[childID, default: 0]
+        guard outputs != nil || acknowledge, let child = hosted[childID] else { return }
+        let path = outputs?.path ?? child.path
+        let frames = outputs?.frames ?? []
+        let chunk = WireLimits.default.maxPayloadFrames - 1
+        var start = 0
+        repeat {
+            let end = min(start + chunk, frames.count)
+            let isLast = end == frames.count
+            let snapshot = isLast && acknowledge ? child.snapshot() : nil
+            let info = OutputsPayload(
+                causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []), snapshot: snapshot)
+            guard let header = try? codec.encode(info) else {
+                logger.error("an outputs header does not encode", metadata: ["path": "\(path)"])
+                return
+            }
+            sendUpstream(
+                kind: .outputs, correlationID: childID, acknowledged: isLast && acknowledge ? applied : 0, nodePath: path,
+                payloads: [header] + frames[start..<end])
+            start = end
+        } while start < frames.count
+        if acknowledge { acknowledgedEvents[childID] = applied }
+    }
+
+    private func sendUpstream(
+        kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, acknowledged: UInt64 = 0, nodePath: String, payloads: [[UInt8]]
+    ) {
+        let envelope = Envelope(
+            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: acknowledged, nodePath: nodePath,
+            payloads: payloads)
         do {
             try sockets.sendUpstream(frames: envelope.encodeFrames())
             lastSentUpstream = .now
@@ -516,6 +599,24 @@ func stableHash(_ text: String) -> UInt64 {
         hash = hash &* 0x0000_0100_0000_01b3
     }
     return hash
+}
+
+/// A hosted child's outputs waiting for the next flush, each with the event that caused it.
+struct PendingOutputs {
+    let path: String
+    var frames: [[UInt8]] = []
+    var causes: [UInt64] = []
+    var ordinals: [UInt32] = []
+
+    init(path: String) {
+        self.path = path
+    }
+
+    mutating func append(_ bytes: [UInt8], cause: UInt64, ordinal: UInt32) {
+        frames.append(bytes)
+        causes.append(cause)
+        ordinals.append(ordinal)
+    }
 }
 
 /// A worker as its parent knows it.

@@ -33,6 +33,12 @@ do {
         }
     }
     termination.resume()
+    // Die with the test process, even when it is killed before its cleanup runs.
+    let parentProcess = getppid()
+    let orphanCheck = DispatchSource.makeTimerSource(queue: .main)
+    orphanCheck.schedule(deadline: .now(), repeating: .milliseconds(200))
+    orphanCheck.setEventHandler { if getppid() != parentProcess { exit(3) } }
+    orphanCheck.resume()
     dispatchMain()
 } catch {
     FileHandle.standardError.write(Data("remote-test-worker: \(error)\n".utf8))
