@@ -10,8 +10,10 @@ import Foundation
 /// `@Sendable` closure or sharing it between tasks. Code that needs sockets on a dedicated
 /// I/O thread should create them on that thread (for example inside the `Thread` closure
 /// of an event loop), poll them with ``ZMQPoller``, and let other threads reach that loop
-/// through a ``ZMQWakeup`` plus a lock-protected work queue. A socket created elsewhere may
-/// still be handed over once with Swift's region-based `sending` transfer.
+/// through a ``ZMQWakeup`` plus a lock-protected work queue. A freshly created socket that
+/// nothing else references may still be handed over once, via Swift's region-based
+/// `sending` transfer (e.g. into a `Task.detached` operation); the compiler rejects any
+/// later use from the original thread.
 ///
 /// ## Lifetime
 /// ``close()`` is idempotent and `deinit` closes too. After closing, every operation

@@ -22,6 +22,8 @@ import ZeroMQ
         #expect(throws: Z85.Error.lengthNotMultipleOfFive(4)) { try Z85.decode("abcd") }
         #expect(throws: Z85.Error.invalidCharacter(offset: 3)) { try Z85.decode("abc~e") }
         #expect(throws: Z85.Error.invalidCharacter(offset: 0)) { try Z85.decode(" bcde") }
+        // Valid characters, but 85^5 - 1 does not fit in 32 bits.
+        #expect(throws: Z85.Error.invalidGroup) { try Z85.decode("#####") }
     }
 
     @Test func curveKeyValidatesItsLength() {

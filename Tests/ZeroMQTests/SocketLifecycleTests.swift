@@ -89,3 +89,21 @@ import ZeroMQ
         #expect(!ZMQError(code: EAGAIN).message.isEmpty)
     }
 }
+
+/// A socket is not `Sendable`, but a freshly created one (a disconnected region) can be
+/// handed over once to the task or thread that will own it.
+@Suite struct SocketOwnershipTests {
+    @Test func freshSocketCanBeTransferredToItsOwningTask() async throws {
+        let context = try ZMQContext()
+        let socket = try makeSocket(.pair, context)
+        let endpoint = TestEndpoint.inproc()
+        let received = try await Task.detached {
+            try socket.bind(endpoint)
+            let peer = try makeSocket(.pair, socket.context)
+            try peer.connect(endpoint)
+            try peer.send(frames("moved"))
+            return try socket.receiveMultipart(.timeout(.seconds(10)))
+        }.value
+        #expect(received == frames("moved"))
+    }
+}
