@@ -9,7 +9,7 @@ public struct Sink<Value: Sendable>: Sendable {
     /// Names where the sink delivers, so it can be encoded and called back from another process:
     /// set for sinks made by a `RenderContext` and for sinks decoded from another process (which
     /// a middle process may pass on). `nil` for sinks made from a closure.
-    let exportToken: String?
+    let exportToken: (@Sendable () -> String)?
 
     /// A sink that hands each value to `onValue` (useful for tests and adapters).
     public init(_ onValue: @escaping @Sendable (Value) -> Void) {
@@ -17,7 +17,7 @@ public struct Sink<Value: Sendable>: Sendable {
         self.exportToken = nil
     }
 
-    init(exportToken: String, _ onValue: @escaping @Sendable (Value) -> Void) {
+    init(exportToken: @escaping @Sendable () -> String, _ onValue: @escaping @Sendable (Value) -> Void) {
         self.onValue = onValue
         self.exportToken = exportToken
     }

@@ -48,24 +48,20 @@ public enum SinkCodingError: Error, CustomStringConvertible {
     }
 }
 
-/// The address of a runtime-made sink within its host.
-struct SinkRoute: Sendable, Hashable {
-    let node: UInt64
-    let handler: SinkHandlerKey
-
-    /// Unique within one host; only ever interpreted by the process that made it.
-    var token: String {
-        let event = UInt(bitPattern: handler.event)
-        let action = UInt(bitPattern: handler.action)
-        let base = "\(node).\(String(event, radix: 36)).\(String(action, radix: 36))"
-        // Distinct sinks of the same types need distinct tokens (the first keeps the old form).
-        return handler.ordinal == 0 ? base : base + ".\(handler.ordinal)"
+/// Names a runtime-made sink within its host.
+enum SinkRoute {
+    /// The node's id, the sink's event type name and its position among the node's sinks of
+    /// that event type in the pass: stable across processes running the same build (unlike
+    /// type identities), so a child restarted on another worker after a failover still answers
+    /// to the tokens its parent holds. Computed only when a sink is encoded.
+    static func token<Event>(node: UInt64, event: Event.Type, ordinal: Int) -> String {
+        "\(node):\(_typeName(event, qualified: true)):\(ordinal)"
     }
 }
 
 extension Sink: Codable where Value: Codable {
     public func encode(to encoder: any Encoder) throws {
-        guard let token = exportToken else { throw SinkCodingError.unroutableSink }
+        guard let token = exportToken?() else { throw SinkCodingError.unroutableSink }
         guard let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter else {
             throw SinkCodingError.noTransport
         }
@@ -81,6 +77,7 @@ extension Sink: Codable where Value: Codable {
         }
         let token = try decoder.singleValueContainer().decode(String.self)
         let send = importer.importSink(token: token)
-        self.init(exportToken: importer.localToken(for: token)) { send($0) }
+        let localToken = importer.localToken(for: token)
+        self.init(exportToken: { localToken }) { send($0) }
     }
 }

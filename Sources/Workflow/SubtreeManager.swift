@@ -10,6 +10,8 @@ final class SubtreeManager<W: Workflow> {
     private var sideEffects: [AnyHashable: Lifetime] = [:]
     private var previousSideEffects: [AnyHashable: Lifetime] = [:]
     private var handlers: [SinkHandlerKey: (any Sendable) -> AnyWorkflowAction<W>?] = [:]
+    /// How many sinks of each event type this pass made, for stable export tokens.
+    private var sinksPerEventType: [ObjectIdentifier: Int] = [:]
     private var pendingChildSnapshots: [TreeSnapshot.Child]
 
     init(childSnapshots: [TreeSnapshot.Child]) {
@@ -23,6 +25,7 @@ final class SubtreeManager<W: Workflow> {
         previousSideEffects = sideEffects
         sideEffects = [:]
         handlers.removeAll(keepingCapacity: true)
+        sinksPerEventType.removeAll(keepingCapacity: true)
     }
 
     func endPass() {
@@ -78,7 +81,9 @@ final class SubtreeManager<W: Workflow> {
         }
         let mailbox = node.host.mailbox
         let nodeID = node.id
-        return Sink(exportToken: SinkRoute(node: nodeID, handler: key).token) { event in
+        let ordinal = sinksPerEventType[ObjectIdentifier(Event.self), default: 0]
+        sinksPerEventType[ObjectIdentifier(Event.self)] = ordinal + 1
+        return Sink(exportToken: { SinkRoute.token(node: nodeID, event: Event.self, ordinal: ordinal) }) { event in
             mailbox.send(.event(node: nodeID, handler: key, value: event))
         }
     }

@@ -1,0 +1,77 @@
+import Foundation
+import Synchronization
+import Testing
+import RemoteTestSupport
+import Workflow
+import WorkflowRemote
+
+/// Exactly-once events across worker failures: the parent keeps every event until the worker
+/// acknowledges it with a snapshot, restarts the child from that snapshot on the worker that
+/// rejoins, replays the rest in order, and drops the outputs the replay emits again.
+@Suite struct FailoverTests {
+    @Test func tenThousandEventsSurviveFiveKills() async throws {
+        let parent = try makeParent("failover", requestTimeout: .seconds(30))
+        let endpoint = parent.listenEndpoint!
+        var worker = try WorkerProcess(name: "phoenix", connect: endpoint)
+        await parent.waitForWorkers(count: 1)
+
+        let host = WorkflowHost(
+            workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .worker("phoenix")), loop: parent)
+        let outputs = host.outputs
+        let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
+        let progress = Progress()
+        let collector = Task { () -> [Int] in
+            var seen: [Int] = []
+            for await output in outputs {
+                seen.append(output.count)
+                progress.count.store(seen.count, ordering: .relaxed)
+                if seen.count == 10_000 { break }
+            }
+            return seen
+        }
+
+        // Five kills at random batches (seeded, printed so a failure can be replayed).
+        let seed = UInt64.random(in: 1...UInt64.max)
+        var generator = SplitMix64(seed: seed)
+        var killBatches = Set<Int>()
+        while killBatches.count < 5 { killBatches.insert(Int.random(in: 1..<99, using: &generator)) }
+        for batch in 0..<100 {
+            for _ in 0..<100 { screen.onIncrement.send(1) }
+            if killBatches.contains(batch) {
+                // Kill while this batch is being applied: some of its events are done, the rest
+                // are on the wire or queued on the worker.
+                let target = batch * 100 + Int.random(in: 1...60, using: &generator)
+                try await eventually("progress to \(target)") { progress.count.load(ordering: .relaxed) >= target }
+                worker.kill()
+                worker = try WorkerProcess(name: "phoenix", connect: endpoint)
+            }
+        }
+        defer { worker.stop() }
+
+        let seen = try await withSafetyTimeout("10,000 outputs") { await collector.value }
+        #expect(seen == Array(1...10_000), "seed \(seed): every output exactly once, in order")
+        let final = try await rendering(of: host, "the final count") { $0["c"]?.count == 10_000 }
+        #expect(final["c"]?.count == 10_000)
+
+        await host.stop()
+        await parent.shutdown()
+    }
+}
+
+/// How many outputs the collector has seen, for the sender to time its kills.
+final class Progress: Sendable {
+    let count = Atomic<Int>(0)
+}
+
+/// A small seeded generator, so the kill moments of a failing run can be reproduced.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
