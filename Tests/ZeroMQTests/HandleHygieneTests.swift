@@ -26,8 +26,9 @@ import ZeroMQ
             try exerciseOneLifecycle(iteration: iteration)
         }
         let after = try openFileDescriptorCount()
-        // Other tests run in parallel in this process and open descriptors of their own, so
-        // allow a constant slack; a per-iteration leak would show up as 1,000+.
-        #expect(after - before < 64, "open descriptors went from \(before) to \(after)")
+        // Other tests run in parallel in this process and open descriptors of their own (remote
+        // runtimes, spawned processes' pipes: up to ~200 seen), so allow a constant slack well
+        // below what a leak of even one descriptor per iteration would show (1,000+).
+        #expect(after - before < 500, "open descriptors went from \(before) to \(after)")
     }
 }
