@@ -46,30 +46,25 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     }
 
     func subscribeRenderings() -> AsyncStream<Rendering> {
-        let (stream, continuation) = AsyncStream<Rendering>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id: UInt64? = state.withLock { state in
-            if let latest = state.latest { continuation.yield(latest) }
-            guard !state.finished else { return nil }
-            state.nextID += 1
-            state.renderingSubscribers[state.nextID] = continuation
-            return state.nextID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.renderingSubscribers.removeValue(forKey: id) }
-        }
-        return stream
+        subscribe(\.renderingSubscribers, bufferingPolicy: .bufferingNewest(1), startingWithLatest: true)
     }
 
     func subscribeOutputs() -> AsyncStream<Output> {
-        let (stream, continuation) = AsyncStream<Output>.makeStream(bufferingPolicy: .unbounded)
+        subscribe(\.outputSubscribers, bufferingPolicy: .unbounded, startingWithLatest: false)
+    }
+
+    /// Registers a new stream in `subscribers`; a stream made after `finish()` ends at once.
+    private func subscribe<Element>(
+        _ subscribers: WritableKeyPath<State, [UInt64: AsyncStream<Element>.Continuation]> & Sendable,
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
+        startingWithLatest: Bool
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: bufferingPolicy)
         let id: UInt64? = state.withLock { state in
+            if startingWithLatest, let latest = state.latest as? Element { continuation.yield(latest) }
             guard !state.finished else { return nil }
             state.nextID += 1
-            state.outputSubscribers[state.nextID] = continuation
+            state[keyPath: subscribers][state.nextID] = continuation
             return state.nextID
         }
         guard let id else {
@@ -77,7 +72,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.outputSubscribers.removeValue(forKey: id) }
+            self?.state.withLock { _ = $0[keyPath: subscribers].removeValue(forKey: id) }
         }
         return stream
     }
