@@ -11,7 +11,8 @@ final class LoopSockets {
     let context: ZMQContext
     let wakeup: ZMQWakeup
     private let listener: ZMQSocket?
-    private let upstream: ZMQSocket?
+    private var upstream: ZMQSocket?
+    private let configuration: RemoteRuntimeConfiguration
     private let poller: ZMQPoller
     private var listenerToken: ZMQPoller.Token?
     private var upstreamToken: ZMQPoller.Token?
@@ -19,6 +20,7 @@ final class LoopSockets {
     let listenEndpoint: String?
 
     init(configuration: RemoteRuntimeConfiguration) throws {
+        self.configuration = configuration
         do {
             context = try ZMQContext()
             wakeup = try ZMQWakeup()
@@ -43,18 +45,7 @@ final class LoopSockets {
                 listenEndpoint = nil
             }
             if let endpoint = configuration.parentEndpoint {
-                let socket = try ZMQSocket(.dealer, context: context)
-                try socket.set(.linger, 200)
-                try socket.set(.maxMessageSize, Int64(configuration.maxMessageSize))
-                try socket.set(.sendHighWaterMark, 100_000)
-                try socket.set(.receiveHighWaterMark, 100_000)
-                try socket.set(.routingID, Array("\(configuration.name)#\(UUID().uuidString.prefix(8))".utf8))
-                do {
-                    try socket.connect(endpoint)
-                } catch {
-                    throw RemoteRuntimeError.endpoint(endpoint, reason: "\(error)")
-                }
-                upstream = socket
+                upstream = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
             } else {
                 upstream = nil
             }
@@ -69,6 +60,34 @@ final class LoopSockets {
     }
 
     var hasUpstream: Bool { upstream != nil }
+
+    /// A DEALER connected to the parent, with a fresh routing id (so the parent sees a new peer).
+    private static func makeUpstream(context: ZMQContext, endpoint: String, configuration: RemoteRuntimeConfiguration) throws -> ZMQSocket {
+        let socket = try ZMQSocket(.dealer, context: context)
+        try socket.set(.linger, 200)
+        try socket.set(.maxMessageSize, Int64(configuration.maxMessageSize))
+        try socket.set(.sendHighWaterMark, 100_000)
+        try socket.set(.receiveHighWaterMark, 100_000)
+        try socket.set(.routingID, Array("\(configuration.name)#\(UUID().uuidString.prefix(8))".utf8))
+        do {
+            try socket.connect(endpoint)
+        } catch {
+            throw RemoteRuntimeError.endpoint(endpoint, reason: "\(error)")
+        }
+        return socket
+    }
+
+    /// Replaces the connection to the parent with a fresh socket (the Paranoid Pirate way: a
+    /// socket whose peer went silent may hold stale state, a new one starts clean).
+    func reconnectUpstream() throws {
+        guard let endpoint = configuration.parentEndpoint, let old = upstream else { return }
+        if let upstreamToken { poller.remove(upstreamToken) }
+        try? old.set(.linger, 0)
+        old.close()
+        let socket = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
+        upstream = socket
+        upstreamToken = poller.add(socket)
+    }
 
     /// Waits until a socket is readable, the wakeup fires, or `timeout` passes. With
     /// `listenerOnly`, only the workers' socket counts: used while a render pass settles, when

@@ -38,6 +38,8 @@ final class RemoteEngine {
     private var flushOrder: [UInt64] = []
     private var lastSentUpstream = ContinuousClock.now
     private var lastHeardUpstream = ContinuousClock.now
+    /// Reconnection attempts since the parent last answered (for exponential backoff).
+    private var reconnectAttempts = 0
     private var shuttingDown = false
 
     init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
@@ -360,6 +362,7 @@ final class RemoteEngine {
         _ peerID: WorkerID, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, nodePath: String, payloads: [[UInt8]]
     ) {
         let envelope = Envelope(kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, nodePath: nodePath, payloads: payloads)
+        workers[peerID]?.lastSent = .now
         do {
             try sockets.sendToListenerPeer(peerID, frames: envelope.encodeFrames())
         } catch {
@@ -398,6 +401,7 @@ final class RemoteEngine {
         let childID = envelope.correlationID
         switch envelope.kind {
         case .welcome:
+            reconnectAttempts = 0
             shared.setWelcomed(true)
             logger.info("welcomed by the parent")
         case .start:
@@ -579,15 +583,52 @@ final class RemoteEngine {
 
     // MARK: Heartbeats
 
+    /// Heartbeats both ways: each side sends one on a link it has otherwise left idle for an
+    /// interval, and any message counts as a sign of life. A worker silent for
+    /// `interval × liveness` is dead to its parent; a parent silent that long makes the worker
+    /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
     private func runTimers() {
         let now = ContinuousClock.now
-        if sockets.hasUpstream, !shuttingDown, now - lastSentUpstream >= configuration.heartbeatInterval {
-            sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+        let interval = configuration.heartbeatInterval
+        let deadAfter = interval * configuration.heartbeatLiveness
+        if sockets.hasUpstream, !shuttingDown {
+            if now - lastSentUpstream >= interval {
+                sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+            }
+            let backoff = interval * (1 << min(reconnectAttempts, 5))
+            if now - lastHeardUpstream > deadAfter + backoff {
+                reconnectToParent(silentFor: now - lastHeardUpstream)
+            }
         }
-        let deadAfter = configuration.heartbeatInterval * configuration.heartbeatLiveness
-        for (id, peer) in workers where now - peer.lastHeard > deadAfter {
-            removeWorker(id, reason: "silent for \(deadAfter)")
+        for (id, peer) in workers {
+            if now - peer.lastHeard > deadAfter {
+                removeWorker(id, reason: "silent for \(deadAfter)")
+            } else if now - peer.lastSent >= interval {
+                sendToWorker(id, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+            }
         }
+    }
+
+    private func reconnectToParent(silentFor silence: Duration) {
+        reconnectAttempts += 1
+        logger.warning("the parent is silent; reconnecting", metadata: ["silent": "\(silence)", "attempt": "\(reconnectAttempts)"])
+        shared.setWelcomed(false)
+        // The parent will place its children again (restoring them from their snapshots); the
+        // copies here would only diverge.
+        for (_, child) in hosted { child.stop() }
+        hosted.removeAll()
+        pendingRenderings.removeAll()
+        pendingOutputs.removeAll()
+        appliedEvents.removeAll()
+        acknowledgedEvents.removeAll()
+        flushOrder.removeAll()
+        do {
+            try sockets.reconnectUpstream()
+        } catch {
+            logger.error("cannot reconnect to the parent: \(error)")
+        }
+        lastHeardUpstream = .now
+        sendHello()
     }
 }
 
@@ -628,6 +669,7 @@ final class WorkerPeer {
     let capacity: Int
     var children: Set<UInt64> = []
     var lastHeard = ContinuousClock.now
+    var lastSent = ContinuousClock.now
 
     init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int) {
         self.id = id

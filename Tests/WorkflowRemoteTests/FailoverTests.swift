@@ -75,3 +75,35 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Heartbeats both ways: a worker whose parent goes silent reconnects on a fresh socket and
+/// joins the parent that comes back on the same endpoint.
+@Suite struct ReconnectTests {
+    @Test func workerRejoinsARestartedParent() async throws {
+        let endpoint = uniqueEndpoint("restart")
+        func parent() throws -> RemoteRuntime {
+            var configuration = RemoteRuntimeConfiguration(name: "restarting-parent")
+            configuration.listenEndpoint = endpoint
+            configuration.heartbeatInterval = .milliseconds(50)
+            configuration.heartbeatLiveness = 4
+            return try RemoteRuntime(configuration: configuration)
+        }
+        let first = try parent()
+        var workerConfiguration = RemoteRuntimeConfiguration(name: "loyal")
+        workerConfiguration.parentEndpoint = endpoint
+        workerConfiguration.registry = remoteTestRegistry
+        workerConfiguration.heartbeatInterval = .milliseconds(50)
+        workerConfiguration.heartbeatLiveness = 4
+        let worker = try RemoteRuntime(configuration: workerConfiguration)
+        await first.waitForWorkers(count: 1)
+        await first.shutdown()
+
+        let second = try parent()
+        try await withSafetyTimeout("the worker rejoins") { await second.waitForWorkers(count: 1) }
+        #expect(second.workerNames == ["loyal"])
+        try await eventually("welcomed again") { worker.isWelcomed }
+
+        await worker.shutdown()
+        await second.shutdown()
+    }
+}
