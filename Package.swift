@@ -70,7 +70,10 @@ let package = Package(
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
         .testTarget(
             name: "WorkflowRemoteTests",
-            dependencies: ["WorkflowRemote", "RemoteTestSupport", "WorkflowExamples", "ZeroMQ", "WireProtocol", "remote-test-worker"]),
+            dependencies: [
+                "WorkflowRemote", "RemoteTestSupport", "WorkflowExamples", "ZeroMQ", "WireProtocol", "remote-test-worker",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "WorkflowClusterTests",
             dependencies: ["WorkflowCluster", "ZeroMQ", "WireProtocol", "workflow-coordinator", "workflow-worker"]),

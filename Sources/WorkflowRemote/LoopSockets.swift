@@ -15,6 +15,12 @@ final class LoopSockets {
     private let configuration: RemoteRuntimeConfiguration
     private let poller: ZMQPoller
     private var listenerToken: ZMQPoller.Token?
+    /// The ZAP handler socket, when the listener uses CURVE.
+    private let zap: ZMQSocket?
+    private var zapToken: ZMQPoller.Token?
+    /// Reports handshake failures on the listener (a worker with a wrong server key).
+    private let listenerMonitor: ZMQSocketMonitor?
+    private var monitorToken: ZMQPoller.Token?
     private var upstreamToken: ZMQPoller.Token?
     /// The listener's endpoint as bound (with the port a `tcp://…:*` bind chose).
     let listenEndpoint: String?
@@ -25,8 +31,30 @@ final class LoopSockets {
             context = try ZMQContext()
             wakeup = try ZMQWakeup()
             poller = ZMQPoller()
+            for endpoint in [configuration.listenEndpoint, configuration.parentEndpoint].compactMap({ $0 }) {
+                let isPlaintext = endpoint == configuration.listenEndpoint
+                    ? configuration.listenSecurity == .plaintext : configuration.parentSecurity == .plaintext
+                if isPlaintext && !configuration.allowPlaintextOnNetwork && !RemoteRuntimeConfiguration.isLocalOnly(endpoint) {
+                    throw RemoteRuntimeError.insecureEndpoint(endpoint)
+                }
+            }
+            if case .curve = configuration.listenSecurity, configuration.listenEndpoint != nil {
+                // libzmq asks the ZAP handler at this well-known inproc address about every
+                // connecting peer; it must exist before the listener binds.
+                let handler = try ZMQSocket(.router, context: context)
+                try handler.set(.linger, 0)
+                try handler.bind("inproc://zeromq.zap.01")
+                zap = handler
+            } else {
+                zap = nil
+            }
             if let endpoint = configuration.listenEndpoint {
                 let socket = try ZMQSocket(.router, context: context)
+                if case .curve(let keyPair, _) = configuration.listenSecurity {
+                    try socket.set(.curveServer, true)
+                    try socket.set(.curveSecretKey, keyPair.secretKey)
+                    try socket.set(.zapDomain, "workflow")
+                }
                 try socket.set(.linger, 0)
                 try socket.set(.routerMandatory, true)
                 try socket.set(.routerHandover, true)
@@ -40,9 +68,11 @@ final class LoopSockets {
                 }
                 listener = socket
                 listenEndpoint = try socket.lastEndpoint
+                listenerMonitor = try ZMQSocketMonitor(monitoring: socket, events: [.handshakeFailedAuthentication, .handshakeFailedProtocol, .handshakeFailedNoDetail])
             } else {
                 listener = nil
                 listenEndpoint = nil
+                listenerMonitor = nil
             }
             if let endpoint = configuration.parentEndpoint {
                 upstream = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
@@ -51,6 +81,8 @@ final class LoopSockets {
             }
             poller.add(wakeup)
             listenerToken = listener.map { poller.add($0) }
+            zapToken = zap.map { poller.add($0) }
+            monitorToken = listenerMonitor.map { poller.add($0) }
             upstreamToken = upstream.map { poller.add($0) }
         } catch let error as RemoteRuntimeError {
             throw error
@@ -69,6 +101,11 @@ final class LoopSockets {
         try socket.set(.sendHighWaterMark, 100_000)
         try socket.set(.receiveHighWaterMark, 100_000)
         try socket.set(.routingID, Array("\(configuration.name)#\(UUID().uuidString.prefix(8))".utf8))
+        if case .curve(let keyPair, let serverKey) = configuration.parentSecurity {
+            try socket.set(.curveServerKey, serverKey)
+            try socket.set(.curvePublicKey, keyPair.publicKey)
+            try socket.set(.curveSecretKey, keyPair.secretKey)
+        }
         do {
             try socket.connect(endpoint)
         } catch {
@@ -93,14 +130,43 @@ final class LoopSockets {
     /// `listenerOnly`, only the workers' socket counts: used while a render pass settles, when
     /// requests from this process's own parent must wait (they may touch the host that is
     /// settling).
-    func poll(timeout: Duration, listenerOnly: Bool = false) -> (listener: Bool, upstream: Bool) {
+    func poll(timeout: Duration, listenerOnly: Bool = false) -> (listener: Bool, upstream: Bool, security: Bool) {
         if listenerOnly, let upstreamToken { poller.setEvents([], for: upstreamToken) }
         defer { if listenerOnly, let upstreamToken { poller.setEvents(.readable, for: upstreamToken) } }
         let ready = (try? poller.poll(timeout: timeout)) ?? [:]
         return (
             listenerToken.map { ready[$0] != nil } ?? false,
-            upstreamToken.map { ready[$0] != nil } ?? false
+            upstreamToken.map { ready[$0] != nil } ?? false,
+            (zapToken.map { ready[$0] != nil } ?? false) || (monitorToken.map { ready[$0] != nil } ?? false)
         )
+    }
+
+    /// Answers pending ZAP requests: admits a CURVE peer whose public key is allowed. Returns
+    /// the keys refused, and counts the listener's failed handshakes.
+    func serviceSecurity() -> (refused: [CurveKey], failedHandshakes: Int) {
+        var refused: [CurveKey] = []
+        var failed = 0
+        if let zap, case .curve(_, let allowed) = configuration.listenSecurity {
+            // Request: [peer, "", version, request id, domain, address, identity, mechanism, key…]
+            while let frames = try? zap.receiveMultipart(.dontWait), frames.count >= 8 {
+                let mechanism = String(decoding: frames[7], as: UTF8.self)
+                let key = frames.count > 8 ? try? CurveKey(bytes: frames[8]) : nil
+                let admitted = mechanism == "CURVE" && key.map { allowed.contains($0) } == true
+                if !admitted, let key { refused.append(key) }
+                let status = admitted ? "200" : "400"
+                let reply: [[UInt8]] = [
+                    frames[0], [], Array("1.0".utf8), frames[3], Array(status.utf8),
+                    Array((admitted ? "OK" : "key not allowed").utf8), admitted ? Array("worker".utf8) : [], [],
+                ]
+                try? zap.send(reply, mode: .dontWait)
+            }
+        }
+        if let listenerMonitor {
+            while let event = try? listenerMonitor.nextEvent(.dontWait) {
+                if event.kind.isHandshakeFailure { failed += 1 }
+            }
+        }
+        return (refused, failed)
     }
 
     /// The next message from a worker, without waiting: its routing id and frames.
@@ -126,6 +192,8 @@ final class LoopSockets {
     }
 
     func close() {
+        listenerMonitor?.stop()
+        zap?.close()
         listener?.close()
         upstream?.close()
         context.shutdown()

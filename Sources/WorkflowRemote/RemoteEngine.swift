@@ -59,6 +59,7 @@ final class RemoteEngine {
             let ready = sockets.poll(timeout: nextTimeout())
             let (batch, stopRequested) = jobs.takeAll()
             for job in batch { job() }
+            if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             if ready.upstream { drainUpstream() }
             flushHosted()
@@ -90,6 +91,7 @@ final class RemoteEngine {
                 return true
             }
             let ready = sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
+            if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             runTimers()
         }
@@ -578,6 +580,22 @@ final class RemoteEngine {
             lastSentUpstream = .now
         } catch {
             logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])
+        }
+    }
+
+    // MARK: Security
+
+    private func serviceSecurity() {
+        let (refused, failedHandshakes) = sockets.serviceSecurity()
+        for key in refused {
+            // A public key is not a secret; logging it tells an operator which worker to allow.
+            logger.warning("refused a worker whose key is not allowed", metadata: ["publicKey": "\(key.z85)"])
+        }
+        if failedHandshakes > 0 {
+            logger.warning("a peer failed the CURVE handshake (wrong server key?)", metadata: ["count": "\(failedHandshakes)"])
+        }
+        if !refused.isEmpty || failedHandshakes > 0 {
+            shared.count { $0.refusedPeers += refused.count + failedHandshakes }
         }
     }
 

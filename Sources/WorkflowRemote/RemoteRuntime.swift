@@ -110,16 +110,22 @@ public struct WorkerCounters: Sendable, Equatable {
     public var events = 0
     public var droppedEvents = 0
     public var errors = 0
+    /// Peers refused at the handshake (unlisted key, wrong server key): counted by a parent.
+    public var refusedPeers = 0
 }
 
 /// Why a runtime could not start.
 public enum RemoteRuntimeError: Error, CustomStringConvertible {
     /// An endpoint could not be bound or connected.
     case endpoint(String, reason: String)
+    /// A plaintext endpoint on a network address, without `allowPlaintextOnNetwork`.
+    case insecureEndpoint(String)
 
     public var description: String {
         switch self {
         case .endpoint(let endpoint, let reason): "cannot use endpoint \(endpoint): \(reason)"
+        case .insecureEndpoint(let endpoint):
+            "refusing plaintext on the network address \(endpoint): configure CURVE keys, or allow plaintext explicitly"
         }
     }
 }

@@ -16,6 +16,13 @@ public struct RemoteRuntimeConfiguration: Sendable {
     public var parentEndpoint: String?
     /// The types this process can host as a worker.
     public var registry: RemotableRegistry = RemotableRegistry()
+    /// How workers connecting to `listenEndpoint` are authenticated.
+    public var listenSecurity: ServerSecurity = .plaintext
+    /// How this process authenticates to `parentEndpoint`.
+    public var parentSecurity: ClientSecurity = .plaintext
+    /// Allows plaintext on a tcp address other than loopback. Off by default: an unauthenticated
+    /// cluster port on a network is refused at start unless this says it is wanted.
+    public var allowPlaintextOnNetwork = false
     /// Where `.configured` children run.
     public var placementTable = PlacementTable()
     /// How many children a worker accepts; more are refused with an error.
