@@ -85,12 +85,13 @@ public struct CoordinatorService: Service {
         try? await gracefulShutdown()
     }
 
-    /// Prints frames as the print mode says, without consecutive duplicates.
+    /// Prints frames as the print mode says; text mode skips a frame equal to the previous one
+    /// (JSON mode prints every settled rendering: readers may wait for one after an event).
     private func printFrames(of session: any ClusterRootSession) async -> Result<Void, Failure>? {
         guard options.printMode != .none, options.demoSelections.isEmpty else { return nil }
         var previous: RenderedFrame?
         await session.forEachFrame { frame in
-            if frame != previous { print(frame) }
+            if frame != previous || options.printMode == .json { print(frame) }
             previous = frame
             return !Task.isCancelled
         }
@@ -135,7 +136,7 @@ public struct CoordinatorService: Service {
                 var awaited: Int?
                 var previous: RenderedFrame?
                 await session.forEachFrame { frame in
-                    if frame != previous { print(frame) }
+                    if frame != previous || options.printMode == .json { print(frame) }
                     previous = frame
                     guard frame.isComplete, awaited == nil || frame.selection == awaited else { return true }
                     guard let next = pending.popFirst() else { return false }

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+import WireProtocol
+import ZeroMQ
+
+/// The real daemons, as separate processes: a coordinator and two workers on a unique endpoint.
+@Suite("Cluster daemons")
+struct ClusterProcessTests {
+    @Test("the demo tree renders across three processes, placed as configured")
+    func demoTreeRenders() async throws {
+        try await ClusterFixture.with("demo") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("inbox on worker-1, message on worker-2", where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
+            try await coordinator.stdout.first("the inbox running on worker-1", where: StatusLine.matching("InboxWorkflow", "running"))
+        }
+    }
+
+    @Test("the scripted demo drives selections, prints each rendering and exits 0")
+    func scriptedDemo() async throws {
+        try await ClusterFixture.with("script") { cluster in
+            let workers = [try cluster.start("workflow-worker", ["--config", cluster.configPath, "--name", "worker-1"], label: "worker-1"),
+                           try cluster.start("workflow-worker", ["--config", cluster.configPath, "--name", "worker-2"], label: "worker-2")]
+            let demo = try cluster.start(
+                "workflow-coordinator", ["--config", cluster.configPath, "--demo-selections", "3,1", "--print-renderings", "json"], label: "demo")
+            #expect(try await demo.waitForExit() == 0)
+            let frames = demo.stdout.lines.compactMap(BrowserFrame.parse)
+            #expect(frames.contains { $0.message.messageID == 3 && $0.message.renderedBy == "worker-2" })
+            #expect(frames.last?.message.messageID == 1)
+            for worker in workers { #expect(try await worker.terminate() == 0) }
+        }
+    }
+
+    @Test("the coordinator and a worker exit 0 on SIGTERM, the worker telling the coordinator it leaves")
+    func cleanExitOnSIGTERM() async throws {
+        try await ClusterFixture.with("sigterm") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            let worker = try await cluster.startWorker("worker-1")
+            #expect(try await worker.terminate() == 0)
+            try await coordinator.stderr.first("the coordinator to log the goodbye") { $0.contains("worker left: it left") }
+            #expect(try await coordinator.terminate() == 0)
+            try await coordinator.stderr.first("the coordinator to log its stop") { $0.contains("coordinator stopped") }
+        }
+    }
+
+    @Test("changing the placement in the file moves the children on restart")
+    func placementChangeMovesChildren() async throws {
+        try await ClusterFixture.with("move") { cluster in
+            var coordinator = try await cluster.startCoordinator()
+            var workers = [try await cluster.startWorker("worker-1"), try await cluster.startWorker("worker-2")]
+            try await coordinator.stdout.first("the configured placement", where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
+            #expect(try await coordinator.terminate() == 0)
+            for worker in workers { #expect(try await worker.terminate() == 0) }
+
+            try cluster.writeConfig(placement: [
+                ["match": "*InboxWorkflow", "worker": "worker-2"],
+                ["match": "WorkflowExamples.MessageWorkflow", "pool": "inbox"],
+            ])
+            coordinator = try await cluster.startCoordinator()
+            workers = [try await cluster.startWorker("worker-1"), try await cluster.startWorker("worker-2")]
+            try await coordinator.stdout.first("the changed placement", where: BrowserFrame.rendered(inbox: "worker-2", message: "worker-1"))
+        }
+    }
+
+    @Test("a worker stopped with SIGTERM makes its child unavailable; restarted, it takes the child back")
+    func workerLeavesAndRejoins() async throws {
+        try await ClusterFixture.with("rejoin") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            try await cluster.startWorker("worker-1")
+            let worker2 = try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("the demo placement", where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
+
+            let mark = coordinator.stdout.count
+            #expect(try await worker2.terminate() == 0)
+            try await worker2.stderr.first("worker-2 to say it leaves") { $0.contains("worker leaving") }
+            try await coordinator.stdout.first("the message pane unavailable", from: mark, where: StatusLine.matching("MessageWorkflow", "unavailable"))
+            try await coordinator.stderr.first("the coordinator to log the departure") { $0.contains("worker left") && $0.contains("worker-2") }
+            #expect(coordinator.isRunning)
+
+            let rejoinMark = coordinator.stdout.count
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("the message pane running again", from: rejoinMark, where: StatusLine.matching("MessageWorkflow", "running"))
+            try await coordinator.stdout.first("the pane back on worker-2", from: rejoinMark, where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
+        }
+    }
+
+    @Test("garbage on the coordinator's endpoint is logged, answered with ERROR, and the cluster keeps serving")
+    func garbageIsAnswered() async throws {
+        try await ClusterFixture.with("garbage") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            let reply = try await withSafetyTimeout("an answer to garbage") { [endpoint = cluster.endpoint] in
+                let context = try ZMQContext()
+                let socket = try ZMQSocket(.dealer, context: context)
+                defer {
+                    socket.close()
+                    context.shutdown()
+                }
+                try socket.connect(endpoint)
+                try socket.send([[0xde, 0xad, 0xbe, 0xef], [0x00]])
+                let deadline = ContinuousClock.now + safetyTimeout
+                while ContinuousClock.now < deadline {
+                    if let frames = try socket.receiveMultipart(.timeout(.milliseconds(200))) { return frames }
+                }
+                throw WaitFailure(description: "no answer")
+            }
+            let envelope = try Envelope(frames: reply)
+            #expect(envelope.kind == .error)
+            try await coordinator.stderr.first("the garbage to be logged") { $0.contains("malformed message") }
+
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("the tree after garbage", where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
+            #expect(coordinator.isRunning)
+        }
+    }
+
+    @Test("an invalid configuration file is rejected at start with the file, the key and what was expected")
+    func invalidConfigRejected() async throws {
+        try await ClusterFixture.with("invalid") { cluster in
+            let path = cluster.directory.appendingPathComponent("bad.json").path
+            try Data(#"{"coordinator": {"endpoint": "ipc:///tmp/x"}, "heartbeat": {"interval_ms": "fast"}}"#.utf8)
+                .write(to: URL(fileURLWithPath: path))
+            for executable in ["workflow-coordinator", "workflow-worker"] {
+                let arguments = executable == "workflow-worker" ? ["--config", path, "--name", "w"] : ["--config", path]
+                let daemon = try cluster.start(executable, arguments, label: executable)
+                #expect(try await daemon.waitForExit() == 78)
+                let message = daemon.stderr.lines.joined(separator: "\n")
+                #expect(message.contains(path))
+                #expect(message.contains("heartbeat.interval_ms"))
+                #expect(message.contains("expected a positive integer"))
+            }
+        }
+    }
+
+    @Test("--help explains every flag", arguments: [
+        ("workflow-coordinator", ["--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--demo-selections"]),
+        ("workflow-worker", ["--config", "--log-level", "--log-format", "--endpoint", "--name", "--pool"]),
+    ])
+    func help(executable: String, flags: [String]) async throws {
+        try await ClusterFixture.with("help") { cluster in
+            let daemon = try cluster.start(executable, ["--help"], label: executable)
+            #expect(try await daemon.waitForExit() == 0)
+            let help = daemon.stdout.lines.joined(separator: "\n")
+            for flag in flags { #expect(help.contains(flag), "\(executable) --help does not mention \(flag)") }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import WorkflowCluster
+import WorkflowRemote
+
+/// Configuration parsing, validation and precedence, without processes.
+@Suite("Cluster configuration")
+struct ConfigurationTests {
+    let parser = ClusterConfigurationParser(file: "test.json")
+
+    private func parse(_ json: String) throws -> ClusterConfiguration {
+        try parser.parse(Data(json.utf8))
+    }
+
+    private func rejection(_ json: String) -> ClusterConfigurationError? {
+        do {
+            _ = try parse(json)
+            return nil
+        } catch let error as ClusterConfigurationError {
+            return error
+        } catch {
+            return nil
+        }
+    }
+
+    @Test("the shipped local-cluster.json parses into the demo placement")
+    func shippedConfig() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let configuration = try ClusterConfigurationParser(file: root.appendingPathComponent("Config/local-cluster.json").path).load()
+        #expect(configuration.workers.map(\.name) == ["worker-1", "worker-2"])
+        #expect(configuration.placement.placement(typeName: "WorkflowExamples.InboxWorkflow", path: "/x") == .worker("worker-1"))
+        #expect(configuration.placement.placement(typeName: "WorkflowExamples.MessageWorkflow", path: "/x") == .worker("worker-2"))
+        #expect(configuration.security.mode == .plaintext)
+    }
+
+    @Test("pool rules choose least-loaded or hashed placement")
+    func poolStrategies() throws {
+        let configuration = try parse(
+            #"{"coordinator":{"endpoint":"tcp://127.0.0.1:5570"},"placement":[{"match":"*Inbox*","pool":"a"},{"match":"/root/*","pool":"b","strategy":"hashed"}]}"#)
+        #expect(configuration.placement.rules.map(\.placement) == [.pool("a"), .hashed(pool: "b")])
+    }
+
+    @Test(
+        "invalid documents are rejected with the key and what was expected",
+        arguments: [
+            (#"{"coordinator":{}}"#, "coordinator.endpoint", "required"),
+            (#"{"coordinator":{"endpoint":"localhost:1"}}"#, "coordinator.endpoint", "ZeroMQ endpoint"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"heartbeat":{"interval_ms":-1}}"#, "heartbeat.interval_ms", "positive integer"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"log":{"level":"loud"}}"#, "log.level", "one of"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"security":{"mode":"curve"}}"#, "security.mode", "plaintext"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"workers":[{"name":"a"},{"name":"a"}]}"#, "workers[1].name", "not used"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"workers":[{"name":"a"}],"placement":[{"match":"X","worker":"b"}]}"#, "placement[0].worker", "listed"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"placement":[{"match":"X","pool":"p","strategy":"random"}]}"#, "placement[0].strategy", "hashed"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"heartbeats":{}}"#, "heartbeats", "no such key"),
+            (#"not json"#, "", "JSON object"),
+        ])
+    func rejected(json: String, key: String, expected: String) {
+        let error = rejection(json)
+        #expect(error?.file == "test.json")
+        #expect(error?.key == key)
+        #expect(error?.expected.contains(expected) == true, "\(String(describing: error))")
+    }
+
+    @Test("command line beats environment beats file")
+    func precedence() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("wf-precedence-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(#"{"coordinator":{"endpoint":"ipc:///file","root":"email-browser"},"log":{"level":"info"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let environment = ["WORKFLOW_LOG_LEVEL": "debug", "WORKFLOW_COORDINATOR_ENDPOINT": "ipc:///env", "WORKFLOW_WORKER_NAME": "env-worker"]
+
+        let fileOnly = try await ClusterSettings.load(file: file, environment: [:])
+        #expect(fileOnly.configuration.log.level == .info)
+        #expect(fileOnly.configuration.coordinatorEndpoint == "ipc:///file")
+        #expect(fileOnly.workerName == nil)
+
+        let withEnvironment = try await ClusterSettings.load(file: file, environment: environment)
+        #expect(withEnvironment.configuration.log.level == .debug)
+        #expect(withEnvironment.configuration.coordinatorEndpoint == "ipc:///env")
+        #expect(withEnvironment.workerName == "env-worker")
+
+        let withFlags = try await ClusterSettings.load(
+            file: file, overrides: ClusterOverrides(logLevel: "error", coordinatorEndpoint: "ipc:///flag", workerName: "flag-worker"),
+            environment: environment)
+        #expect(withFlags.configuration.log.level == .error)
+        #expect(withFlags.configuration.coordinatorEndpoint == "ipc:///flag")
+        #expect(withFlags.workerName == "flag-worker")
+    }
+
+    @Test("an invalid override is rejected like an invalid file")
+    func invalidOverride() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("wf-override-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(#"{"coordinator":{"endpoint":"ipc:///file"}}"#.utf8).write(to: URL(fileURLWithPath: file))
+        await #expect(throws: ClusterConfigurationError.self) {
+            _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides(logFormat: "xml"), environment: [:])
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// One daemon process a test started (`workflow-coordinator` or `workflow-worker`), with its
+/// standard output and error captured line by line.
+///
+/// It is SIGKILLed and reaped in `deinit` if still running, so a failing test leaves no orphan;
+/// `ClusterFixture` additionally stops every daemon in order and checks none is left.
+final class DaemonProcess: Sendable {
+    /// What the test calls it in failure messages.
+    let label: String
+    let process: Process
+    /// Standard output (renderings and statuses in JSON mode).
+    let stdout = LineLog()
+    /// Standard error (the log).
+    let stderr = LineLog()
+    private let exit = ProcessExit()
+
+    /// Starts `executable` (built next to the test bundle) with `arguments`.
+    init(_ executable: String, _ arguments: [String], label: String) throws {
+        self.label = label
+        let process = Process()
+        process.executableURL = Self.executableURL(executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        self.process = process
+        let stdout = stdout
+        let stderr = stderr
+        Self.drain(out.fileHandleForReading, into: stdout, name: "\(label) stdout")
+        Self.drain(err.fileHandleForReading, into: stderr, name: "\(label) stderr")
+        let exit = exit
+        process.terminationHandler = { process in exit.record(process.terminationStatus) }
+        try process.run()
+    }
+
+    /// Reads `handle` to its end on a dedicated thread (blocking reads; a pipe's end is the
+    /// daemon's exit), appending to `log`.
+    private static func drain(_ handle: FileHandle, into log: LineLog, name: String) {
+        let thread = Thread {
+            // `availableData` returns what one read got (`read(upToCount:)` would wait for the
+            // whole count); empty means the end of the pipe.
+            while true {
+                let data = handle.availableData
+                log.append(data)
+                if data.isEmpty { return }
+            }
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// Whether the process has not exited (per the kernel, not only Foundation's bookkeeping).
+    var isRunning: Bool {
+        exit.status == nil
+    }
+
+    /// Waits for the process to exit and returns its status.
+    @discardableResult
+    func waitForExit() async throws -> Int32 {
+        try await withSafetyTimeout("\(label) to exit") { [exit, label] in
+            guard let status = await exit.wait() else { throw WaitFailure(description: "\(label) to exit: cancelled") }
+            return status
+        }
+    }
+
+    /// SIGTERM, then waits for the exit; returns its status.
+    @discardableResult
+    func terminate() async throws -> Int32 {
+        if isRunning { kill(pid, SIGTERM) }
+        return try await waitForExit()
+    }
+
+    /// SIGKILL and reap (cleanup of a test that failed).
+    func forceKill() {
+        if isRunning { kill(pid, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// The executables are built next to the test bundle (the test target depends on them).
+    static func executableURL(_ name: String) -> URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name)
+    }
+}
