@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fuzz the wire protocol decoders with libFuzzer + AddressSanitizer.
+# Fuzz the wire protocol decoders with libFuzzer + AddressSanitizer, then run the
+# protocol-state fuzzer (random valid and invalid message sequences against a live parent).
 #
-#   scripts/fuzz.sh [seconds]     (default 60)
+#   scripts/fuzz.sh [seconds] [protocol-rounds]     (defaults 60 and 200000)
 #
 # Builds Tests/Fuzz/WireFuzzer.swift together with Sources/WireProtocol/*.swift, runs it on a
 # copy of the committed seed corpus (Tests/Fuzz/corpus/) so new inputs never dirty the tree,
@@ -40,3 +41,10 @@ if [ "$status" -ne 0 ]; then
     exit 1
 fi
 echo "fuzz: no crashes in ${seconds}s"
+
+rounds="${2:-200000}"
+echo "fuzz: protocol-state fuzzer, $rounds random messages against a live parent"
+cd "$root"
+swift build --build-tests >/dev/null
+WORKFLOW_PROTOCOL_FUZZ_ROUNDS="$rounds" swift test --skip-build --filter ProtocolFuzzTests 2>&1 | grep -E "✔|✘|seed" | tee -a "$out/last-run.log"
+echo "fuzz: protocol-state fuzzer done"
