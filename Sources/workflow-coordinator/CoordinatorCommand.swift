@@ -38,6 +38,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Scripted demo: select these message ids in order through the inbox, print each settled rendering, then exit 0 (e.g. 3,1,4). Prints as text unless --print-renderings json.", valueName: "ids"))
     var demoSelections: String?
 
+    @Flag(name: .long, help: "Print the names of the workers the configuration lists, one per line, and exit (used by scripts/cluster.sh).")
+    var listWorkers = false
+
     func validate() throws {
         guard RenderingPrintMode(rawValue: printRenderings) != nil else {
             throw ValidationError("--print-renderings must be one of none, text, json (got \(printRenderings))")
@@ -62,6 +65,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
         } catch {
             ClusterDaemon.reportFatal("workflow-coordinator", error)
             throw ExitCode(78)
+        }
+        if listWorkers {
+            for worker in settings.configuration.workers { print(worker.name) }
+            return
         }
         ClusterDaemon.setProcessLabel("coordinator")
         let logger = Logger.cluster(label: "coordinator", node: "coordinator", settings: settings.configuration.log)

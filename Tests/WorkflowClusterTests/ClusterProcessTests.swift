@@ -134,7 +134,7 @@ struct ClusterProcessTests {
     }
 
     @Test("--help explains every flag", arguments: [
-        ("workflow-coordinator", ["--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--demo-selections"]),
+        ("workflow-coordinator", ["--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--demo-selections", "--list-workers"]),
         ("workflow-worker", ["--config", "--log-level", "--log-format", "--endpoint", "--name", "--pool"]),
     ])
     func help(executable: String, flags: [String]) async throws {

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Runs a local workflow cluster in the background: one coordinator and the workers the config lists.
+#
+#   scripts/cluster.sh up     [CONFIG]   build if needed, start everything, wait until every worker joined
+#   scripts/cluster.sh down   [CONFIG]   SIGTERM every daemon (workers first), SIGKILL after a bound
+#   scripts/cluster.sh status [CONFIG]   which daemons run, which workers joined, the children's statuses
+#   scripts/cluster.sh logs   [CONFIG]   the end of every daemon's log
+#
+# CONFIG defaults to Config/local-cluster.json. Pid files and logs go to $RUN_DIR (default run/,
+# gitignored); the binaries come from $SCRATCH_PATH (default .build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COMMAND=${1:-status}
+CONFIG=${2:-Config/local-cluster.json}
+RUN_DIR=${RUN_DIR:-run}
+SCRATCH_PATH=${SCRATCH_PATH:-.build}
+BIN="$SCRATCH_PATH/debug"
+READY_TIMEOUT=${READY_TIMEOUT:-60}   # seconds to wait for the workers to join
+STOP_TIMEOUT=${STOP_TIMEOUT:-15}     # seconds between SIGTERM and SIGKILL
+
+build_if_needed() {
+  local stale=""
+  for product in workflow-coordinator workflow-worker; do
+    if [[ ! -x "$BIN/$product" ]] || [[ -n $(find Sources Package.swift -newer "$BIN/$product" -print -quit 2>/dev/null) ]]; then
+      stale=yes
+    fi
+  done
+  if [[ -n $stale ]]; then
+    scripts/install-deps.sh
+    echo "building the daemons..." >&2
+    swift build --scratch-path "$SCRATCH_PATH" --product workflow-coordinator >&2
+    swift build --scratch-path "$SCRATCH_PATH" --product workflow-worker >&2
+  fi
+}
+
+# Whether the pid in pid file $1 is alive and is one of our daemons (not a recycled pid).
+alive() {
+  local pidfile=$1 pid
+  [[ -f $pidfile ]] || return 1
+  pid=$(cat "$pidfile")
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "workflow-" || return 1
+}
+
+start_daemon() { # name, then the command line
+  local name=$1; shift
+  nohup "$@" >"$RUN_DIR/$name.out" 2>"$RUN_DIR/$name.log" </dev/null &
+  echo $! >"$RUN_DIR/$name.pid"
+}
+
+stop_daemon() { # name
+  local pidfile="$RUN_DIR/$1.pid" pid
+  if alive "$pidfile"; then
+    pid=$(cat "$pidfile")
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + STOP_TIMEOUT))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "$1 did not stop within ${STOP_TIMEOUT}s: SIGKILL" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    echo "stopped $1 (pid $pid)"
+  fi
+  rm -f "$pidfile"
+}
+
+workers() { "$BIN/workflow-coordinator" --config "$CONFIG" --list-workers; }
+
+up() {
+  build_if_needed
+  mkdir -p "$RUN_DIR"
+  if alive "$RUN_DIR/coordinator.pid"; then
+    echo "the cluster is already up (coordinator pid $(cat "$RUN_DIR/coordinator.pid")); run: $0 down" >&2
+    exit 1
+  fi
+  local names
+  names=$(workers) # validates the config before anything starts
+  start_daemon coordinator "$BIN/workflow-coordinator" --config "$CONFIG"
+  for name in $names; do
+    start_daemon "$name" "$BIN/workflow-worker" --config "$CONFIG" --name "$name"
+  done
+  local expected
+  expected=$(echo "$names" | grep -c . || true)
+  local deadline=$((SECONDS + READY_TIMEOUT)) joined=0
+  while ((SECONDS < deadline)); do
+    joined=$(grep -c "worker joined" "$RUN_DIR/coordinator.log" 2>/dev/null || true)
+    ((joined >= expected)) && break
+    if ! alive "$RUN_DIR/coordinator.pid"; then
+      echo "the coordinator exited:" >&2
+      tail -n 20 "$RUN_DIR/coordinator.log" >&2
+      down
+      exit 1
+    fi
+    sleep 0.2
+  done
+  if ((joined < expected)); then
+    echo "only $joined of $expected workers joined within ${READY_TIMEOUT}s; see $0 logs" >&2
+    down
+    exit 1
+  fi
+  echo "cluster up: coordinator + $expected workers ($(echo $names | tr '\n' ' '))"
+  status
+}
+
+down() {
+  mkdir -p "$RUN_DIR"
+  local pidfile name
+  for pidfile in "$RUN_DIR"/*.pid; do
+    [[ -e $pidfile ]] || continue
+    name=$(basename "$pidfile" .pid)
+    [[ $name == coordinator ]] || stop_daemon "$name"
+  done
+  stop_daemon coordinator
+}
+
+status() {
+  local pidfile name any=""
+  for pidfile in "$RUN_DIR"/*.pid; do
+    [[ -e $pidfile ]] || continue
+    any=yes
+    name=$(basename "$pidfile" .pid)
+    if alive "$pidfile"; then echo "$name: running (pid $(cat "$pidfile"))"; else echo "$name: NOT running (stale pid file)"; fi
+  done
+  [[ -n $any ]] || { echo "no daemons (the cluster is down)"; return 0; }
+  if [[ -f "$RUN_DIR/coordinator.log" ]]; then
+    echo "workers (joins and departures, as the coordinator saw them):"
+    grep -E "worker joined|worker left" "$RUN_DIR/coordinator.log" | tail -n 10 | sed 's/^/  /' || true
+    echo "remote children (latest status per node path):"
+    grep "child status" "$RUN_DIR/coordinator.log" | sed -E 's/.*child status: (.*) path=([^ ]*).*/\2 \1/' |
+      awk '{ path=$1; $1=""; last[path]=$0 } END { for (p in last) print "  " p ":" last[p] }' || true
+  fi
+}
+
+logs() {
+  local log
+  for log in "$RUN_DIR"/*.log; do
+    [[ -e $log ]] || continue
+    echo "==> $log <=="
+    tail -n 40 "$log"
+  done
+}
+
+case $COMMAND in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  logs) logs ;;
+  *) echo "usage: $0 up|down|status|logs [CONFIG]" >&2; exit 2 ;;
+esac
