@@ -126,36 +126,66 @@ public struct CoordinatorService: Service {
         return nil
     }
 
+    /// How a scripted demo ended.
+    private enum DemoEnd: Sendable {
+        /// Every selection was rendered.
+        case finished
+        /// A step outlasted its timeout (or the root stopped rendering).
+        case stalled
+        /// A signal asked the coordinator to stop first (a clean stop, not a failure).
+        case interrupted
+    }
+
     /// Waits for a complete frame, then selects each id in turn, waiting for the frame that
-    /// shows it, printing every step; fails if a step outlasts the step timeout.
+    /// shows it, printing every step; fails if the demo outlasts its step timeouts. A signal
+    /// ends it early, cleanly.
     private func runDemo(_ session: any ClusterRootSession) async -> Result<Void, Failure> {
         let timeout = options.demoStepTimeout
-        let finished = await withTaskGroup(of: Bool.self) { group in
+        let end = await withTaskGroup(of: DemoEnd.self) { group in
             group.addTask {
                 var pending = options.demoSelections[...]
                 var awaited: Int?
                 var previous: RenderedFrame?
+                var finished = false
                 await session.forEachFrame { frame in
                     if frame != previous || options.printMode == .json { print(frame) }
                     previous = frame
                     guard frame.isComplete, awaited == nil || frame.selection == awaited else { return true }
-                    guard let next = pending.popFirst() else { return false }
+                    guard let next = pending.popFirst() else {
+                        finished = true
+                        return false
+                    }
                     awaited = next
                     if options.printMode == .text { StandardOutput.line("demo: selecting message \(next)") }
                     logger.info("demo: selecting message \(next)")
                     if !session.select(next) { logger.error("demo: message \(next) is not in the inbox") }
                     return true
                 }
-                return pending.isEmpty
+                return finished ? .finished : .stalled
             }
             group.addTask {
                 try? await Task.sleep(for: timeout * max(1, options.demoSelections.count + 1))
-                return false
+                return .stalled
             }
-            let first = await group.next() ?? false
+            group.addTask {
+                // Task-local: the service group's graceful shutdown reaches child tasks too.
+                do {
+                    try await gracefulShutdown()
+                    return .interrupted
+                } catch {
+                    return .stalled
+                }
+            }
+            let first = await group.next() ?? .stalled
             group.cancelAll()
             return first
         }
-        return finished ? .success(()) : .failure(.demoStalled("not every selection was rendered by the workers in time"))
+        switch end {
+        case .finished: return .success(())
+        case .interrupted:
+            logger.notice("demo interrupted by a signal")
+            return .success(())
+        case .stalled: return .failure(.demoStalled("not every selection was rendered by the workers in time"))
+        }
     }
 }

@@ -146,3 +146,25 @@ struct ClusterProcessTests {
         }
     }
 }
+
+/// The daemons' log lines.
+@Suite("Cluster logs")
+struct ClusterLogTests {
+    @Test("--log-format json writes one JSON object per event with node, worker, path and correlation metadata")
+    func jsonLogs() async throws {
+        try await ClusterFixture.with("jsonlog") { cluster in
+            let coordinator = try await cluster.startCoordinator(["--log-format", "json", "--log-level", "debug"])
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            let joined = try await coordinator.stderr.first("a JSON 'worker joined' line") { $0.contains("worker joined") }
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(joined.utf8)) as? [String: String])
+            #expect(object["node"] == "coordinator")
+            #expect(object["level"] == "info")
+            #expect(object["worker"] != nil)
+            let start = try await coordinator.stderr.first("a debug line with a correlation id") { $0.contains(#""correlation""#) }
+            let startObject = try #require(try JSONSerialization.jsonObject(with: Data(start.utf8)) as? [String: String])
+            #expect(startObject["path"]?.contains("EmailBrowserWorkflow") == true)
+            #expect(coordinator.stderr.lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
+        }
+    }
+}
