@@ -21,6 +21,7 @@ public struct ClusterConfigurationError: Error, Sendable, Equatable, CustomStrin
         self.found = found
     }
 
+    /// The one-line message daemons print before exiting: file, key, expected, found.
     public var description: String {
         let location = key.isEmpty ? file : "\(file): key '\(key)'"
         if let found { return "invalid configuration \(location): expected \(expected), found \(found)" }

@@ -14,7 +14,9 @@ public struct ClusterLogHandler: LogHandler {
     public let node: String
     /// The line format.
     public let format: LogSettings.Format
+    /// The lowest level written (from `log.level` / `--log-level`).
     public var logLevel: Logger.Level
+    /// Metadata added to every line of this logger.
     public var metadata: Logger.Metadata = [:]
 
     /// Creates a handler.
@@ -25,11 +27,13 @@ public struct ClusterLogHandler: LogHandler {
         self.logLevel = settings.level
     }
 
+    /// One metadata value of this logger.
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
+    /// Writes `event` as one line (text or JSON) to standard error.
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }

@@ -34,6 +34,7 @@ public struct CoordinatorService: Service {
         /// A demo step did not complete within its timeout.
         case demoStalled(String)
 
+        /// A one-line explanation for the log.
         public var description: String {
             switch self {
             case .unknownRoot(let name, let known): "unknown root workflow \"\(name)\" (known: \(known.joined(separator: ", ")))"
@@ -42,6 +43,9 @@ public struct CoordinatorService: Service {
         }
     }
 
+    /// Binds, hosts the root and serves until graceful shutdown or the demo's end; then stops
+    /// the root and the runtime. Throws if the endpoint cannot be bound, the root is unknown or
+    /// the demo stalled.
     public func run() async throws {
         guard let factory = roots.factory(named: configuration.root) else {
             throw Failure.unknownRoot(configuration.root, known: roots.names)

@@ -30,6 +30,8 @@ public struct WorkerService: Service {
         self.logger = logger
     }
 
+    /// Connects and hosts children until graceful shutdown; then leaves in order (GOODBYE,
+    /// children stopped, sockets closed). Throws if the endpoint cannot be used.
     public func run() async throws {
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: worker.name, logger: logger)
         runtimeConfiguration.parentEndpoint = configuration.coordinatorEndpoint

@@ -62,8 +62,11 @@ final class DaemonProcess: Sendable {
     /// Waits for the process to exit and returns its status.
     @discardableResult
     func waitForExit() async throws -> Int32 {
-        try await withSafetyTimeout("\(label) to exit") { [exit, label] in
+        try await withSafetyTimeout("\(label) to exit") { [exit, label, stdout, stderr] in
             guard let status = await exit.wait() else { throw WaitFailure(description: "\(label) to exit: cancelled") }
+            // The reader threads may still hold the last bytes: wait for both pipes' ends too.
+            await stdout.waitForEnd()
+            await stderr.waitForEnd()
             return status
         }
     }

@@ -68,6 +68,11 @@ final class LineLog: Sendable {
         return stream
     }
 
+    /// Waits until the stream has ended (the writer closed it), so `lines` is complete.
+    func waitForEnd() async {
+        for await _ in lines(from: count) {}
+    }
+
     /// The first line at or after `start` that satisfies `predicate`.
     @discardableResult
     func first(_ what: String, from start: Int = 0, where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
