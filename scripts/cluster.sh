@@ -7,7 +7,8 @@
 #   scripts/cluster.sh logs   [CONFIG]   the end of every daemon's log
 #
 # CONFIG defaults to Config/local-cluster.json. Pid files and logs go to $RUN_DIR (default run/,
-# gitignored); the binaries come from $SCRATCH_PATH (default .build).
+# gitignored); the binaries come from $BIN_DIR (default $SCRATCH_PATH/debug, SCRATCH_PATH
+# default .build), built first if missing or stale unless SKIP_BUILD=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,11 +16,12 @@ COMMAND=${1:-status}
 CONFIG=${2:-Config/local-cluster.json}
 RUN_DIR=${RUN_DIR:-run}
 SCRATCH_PATH=${SCRATCH_PATH:-.build}
-BIN="$SCRATCH_PATH/debug"
+BIN=${BIN_DIR:-$SCRATCH_PATH/debug}
 READY_TIMEOUT=${READY_TIMEOUT:-60}   # seconds to wait for the workers to join
 STOP_TIMEOUT=${STOP_TIMEOUT:-15}     # seconds between SIGTERM and SIGKILL
 
 build_if_needed() {
+  [[ ${SKIP_BUILD:-} == 1 ]] && return 0
   local stale=""
   for product in workflow-coordinator workflow-worker; do
     if [[ ! -x "$BIN/$product" ]] || [[ -n $(find Sources Package.swift -newer "$BIN/$product" -print -quit 2>/dev/null) ]]; then
@@ -45,7 +47,15 @@ alive() {
 
 start_daemon() { # name, then the command line
   local name=$1; shift
-  nohup "$@" >"$RUN_DIR/$name.out" 2>"$RUN_DIR/$name.log" </dev/null &
+  (
+    # Close every inherited descriptor above stderr: a daemon must not hold its launcher's pipes
+    # open (a caller reading `cluster.sh up | tee` or a CI step would otherwise never see EOF).
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec nohup "$@" >"$RUN_DIR/$name.out" 2>"$RUN_DIR/$name.log" </dev/null
+  ) &
   echo $! >"$RUN_DIR/$name.pid"
 }
 

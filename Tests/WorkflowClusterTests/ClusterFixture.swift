@@ -72,8 +72,8 @@ final class ClusterFixture: Sendable {
     }
 
     /// Starts any daemon through the fixture (so it is cleaned up).
-    func start(_ executable: String, _ arguments: [String], label: String) throws -> DaemonProcess {
-        let daemon = try DaemonProcess(executable, arguments, label: label)
+    func start(_ executable: String, _ arguments: [String], label: String, environment: [String: String] = [:]) throws -> DaemonProcess {
+        let daemon = try DaemonProcess(executable, arguments, label: label, environment: environment)
         daemons.withLock { $0.append(daemon) }
         return daemon
     }

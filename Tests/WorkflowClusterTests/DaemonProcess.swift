@@ -15,15 +15,24 @@ final class DaemonProcess: Sendable {
     let stderr = LineLog()
     private let exit = ProcessExit()
 
-    /// Starts `executable` (built next to the test bundle) with `arguments`.
-    init(_ executable: String, _ arguments: [String], label: String) throws {
+    /// Starts `executable` (an absolute path, or a name built next to the test bundle) with
+    /// `arguments`, adding `environment` to the test's own.
+    init(_ executable: String, _ arguments: [String], label: String, environment: [String: String] = [:]) throws {
         self.label = label
         let process = Process()
-        process.executableURL = Self.executableURL(executable)
+        process.executableURL = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : Self.executableURL(executable)
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardInput = FileHandle.nullDevice
         let out = Pipe()
         let err = Pipe()
+        // Tests start daemons concurrently: without close-on-exec, one daemon could inherit another's
+        // pipe and hold it open, delaying that pipe's end (which `waitForExit` waits for).
+        for pipe in [out, err] {
+            for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+                _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+            }
+        }
         process.standardOutput = out
         process.standardError = err
         self.process = process
