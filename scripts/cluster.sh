@@ -36,12 +36,19 @@ build_if_needed() {
   fi
 }
 
+# Whether process $1 exists and is not a zombie (an exited daemon whose reaper has not run yet).
+running() {
+  local state
+  state=$(sed -E 's/.*\) (.).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $state && $state != Z && $state != X ]]
+}
+
 # Whether the pid in pid file $1 is alive and is one of our daemons (not a recycled pid).
 alive() {
   local pidfile=$1 pid
   [[ -f $pidfile ]] || return 1
   pid=$(cat "$pidfile")
-  kill -0 "$pid" 2>/dev/null || return 1
+  running "$pid" || return 1
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "workflow-" || return 1
 }
 
@@ -65,8 +72,8 @@ stop_daemon() { # name
     pid=$(cat "$pidfile")
     kill -TERM "$pid" 2>/dev/null || true
     local deadline=$((SECONDS + STOP_TIMEOUT))
-    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
+    while running "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
+    if running "$pid"; then
       echo "$1 did not stop within ${STOP_TIMEOUT}s: SIGKILL" >&2
       kill -KILL "$pid" 2>/dev/null || true
     fi

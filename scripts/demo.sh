@@ -22,8 +22,9 @@ swift build --scratch-path "$SCRATCH_PATH" --product workflow-coordinator >&2
 swift build --scratch-path "$SCRATCH_PATH" --product workflow-worker >&2
 
 mkdir -p "$RUN_DIR"
-# A private ipc endpoint: the demo never collides with a running cluster or a busy port.
-ENDPOINT="ipc://$(cd "$RUN_DIR" && pwd)/coordinator.ipc"
+# A private ipc endpoint (short path: ipc paths are limited to ~100 bytes): the demo never
+# collides with a running cluster or a busy port.
+ENDPOINT="ipc://${TMPDIR:-/tmp}/workflow-demo-$$.ipc"
 PIDS=()
 cleanup() {
   local pid
@@ -34,6 +35,7 @@ cleanup() {
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
+  rm -f "${ENDPOINT#ipc://}"
 }
 trap cleanup EXIT
 
