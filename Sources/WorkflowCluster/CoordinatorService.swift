@@ -60,6 +60,30 @@ public struct CoordinatorService: Service {
         let endpoint = runtime.listenEndpoint ?? configuration.coordinatorEndpoint
         logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "root": "\(configuration.root)"])
         if options.printMode == .json { StandardOutput.json(["event": "listening", "endpoint": endpoint]) }
+        if !options.demoSelections.isEmpty, !configuration.workers.isEmpty {
+            // The demo shows the tree across processes: start the root once the workers are in,
+            // so its first screen is already the split one (bounded: a missing worker is a stall).
+            let count = configuration.workers.count
+            logger.info("demo: waiting for \(count) workers")
+            let timeout = options.demoStepTimeout
+            let joined = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await runtime.waitForWorkers(count: count)
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            guard joined else {
+                await runtime.shutdown()
+                throw Failure.demoStalled("fewer than \(count) workers joined in time")
+            }
+        }
         // Subscribe before the root starts so its children's first statuses are reported too.
         let statusChanges = runtime.statusChanges
         let session = factory(runtime)
