@@ -39,7 +39,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     var typeName: String { Child.workflowTypeName }
 
-    init(path: String, placement: RemotePlacement, engine: RemoteEngine) {
+    init(path: String, placement: RemotePlacement, engine: RemoteEngine, snapshot: TreeSnapshot?) {
+        self.snapshot = snapshot
         self.path = path
         self.placement = placement
         self.engine = engine

@@ -22,9 +22,25 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
 
     /// Holds the proxy across render passes. A class because the proxy is created lazily by the
     /// first render (it needs the node's path and the host's loop, which only a render knows).
-    public final class State {
+    ///
+    /// `Codable` so the parent's tree snapshot carries the remote child's state: it encodes the
+    /// child's last acknowledged snapshot, and a host restored from it starts the child on its
+    /// worker from that snapshot.
+    public final class State: Codable {
         var proxy: RemoteChildProxy<Child>?
+        /// The child's snapshot this state was restored with, until a proxy takes it over.
+        var restoredSnapshot: TreeSnapshot?
+
         init() {}
+
+        public init(from decoder: any Decoder) throws {
+            restoredSnapshot = try decoder.singleValueContainer().decode(TreeSnapshot?.self)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(proxy?.snapshot ?? restoredSnapshot)
+        }
     }
 
     public func makeInitialState() -> State { State() }
@@ -40,7 +56,9 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             proxy = existing
         } else {
             state.proxy?.stop()
-            proxy = RemoteChildProxy(path: context.nodePath, placement: placement, engine: runtime.engine)
+            proxy = RemoteChildProxy(
+                path: context.nodePath, placement: placement, engine: runtime.engine,
+                snapshot: state.proxy?.snapshot ?? state.restoredSnapshot)
             state.proxy = proxy
         }
         proxy.sink = context.makeSink(of: ProxyEvent<Child.Output>.self) { event in

@@ -107,3 +107,30 @@ struct SplitMix64: RandomNumberGenerator {
         await second.shutdown()
     }
 }
+
+/// A parent's tree snapshot carries its remote children's state, so a parent restarted from it
+/// (the coordinator's `--restore`) starts each remote child from where it was.
+@Suite struct RemoteSnapshotTests {
+    @Test func parentSnapshotRestoresRemoteChildState() async throws {
+        let parent = try makeParent("snapshot")
+        let worker = try makeWorker("snapshot-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry)
+        await parent.waitForWorkers(count: 1)
+
+        let board = CounterBoardWorkflow(counters: [.init(key: "kept", step: 3)])
+        let host = WorkflowHost(workflow: board, loop: parent)
+        let screen = try await rendering(of: host, "counter") { $0["kept"]?.count == 0 }["kept"]!
+        for _ in 0..<5 { screen.onIncrement.send(1) }
+        try await rendering(of: host, "five increments") { $0["kept"]?.count == 15 }
+        let snapshot = await host.snapshot()
+        await host.stop()
+        try await eventually("the first child stopped") { worker.workerCounters.stopped == 1 }
+
+        let restored = WorkflowHost(workflow: board, snapshot: snapshot, loop: parent)
+        let screenAfter = try await rendering(of: restored, "the restored counter") { $0["kept"].map { $0.count >= 0 } ?? false }
+        #expect(screenAfter["kept"]?.count == 15)
+
+        await restored.stop()
+        await worker.shutdown()
+        await parent.shutdown()
+    }
+}
