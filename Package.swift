@@ -32,6 +32,9 @@ let package = Package(
     targets: [
         .target(name: "Workflow"),
         .target(name: "WorkflowTesting", dependencies: ["Workflow"]),
+        // libzmq from Debian's libzmq3-dev (zmq.h in /usr/include, libzmq.so on the default
+        // path). No `pkgConfig: "libzmq"`: with it SwiftPM warns on every build about the
+        // `-isystem` flags libzmq's .pc file carries, and the build must stay warning-free.
         .systemLibrary(
             name: "CZeroMQ",
             providers: [.apt(["libzmq3-dev"])]
