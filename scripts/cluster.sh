@@ -3,7 +3,8 @@
 #
 #   scripts/cluster.sh up     [CONFIG]   build if needed, start everything, wait until every worker joined
 #   scripts/cluster.sh down   [CONFIG]   SIGTERM every daemon (workers first), SIGKILL after a bound
-#   scripts/cluster.sh status [CONFIG]   which daemons run, which workers joined, the children's statuses
+#   scripts/cluster.sh status [CONFIG]   which daemons run, which workers joined, the children's statuses,
+#                                        the latest screen
 #   scripts/cluster.sh logs   [CONFIG]   the end of every daemon's log
 #
 # CONFIG defaults to Config/local-cluster.json. Pid files and logs go to $RUN_DIR (default run/,
@@ -93,7 +94,7 @@ up() {
   fi
   local names
   names=$(workers) # validates the config before anything starts
-  start_daemon coordinator "$BIN/workflow-coordinator" --config "$CONFIG"
+  start_daemon coordinator "$BIN/workflow-coordinator" --config "$CONFIG" --print-renderings text
   for name in $names; do
     start_daemon "$name" "$BIN/workflow-worker" --config "$CONFIG" --name "$name"
   done
@@ -146,6 +147,12 @@ status() {
     echo "remote children (latest status per node path):"
     grep "child status" "$RUN_DIR/coordinator.log" | sed -E 's/.*child status: (.*) path=([^ ]*).*/\2 \1/' |
       awk '{ path=$1; $1=""; last[path]=$0 } END { for (p in last) print "  " p ":" last[p] }' || true
+  fi
+  if [[ -s "$RUN_DIR/coordinator.out" ]]; then
+    echo "latest screen (each pane names the process that rendered it):"
+    # A text frame runs from a line starting "+-- " to a line that is exactly "+--".
+    awk '!grab && /^\+-- / { buf = ""; grab = 1 } grab { buf = buf "  " $0 "\n" } grab && /^\+--$/ { grab = 0; last = buf }
+         END { printf "%s", last }' "$RUN_DIR/coordinator.out"
   fi
 }
 

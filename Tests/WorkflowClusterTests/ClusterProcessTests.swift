@@ -85,6 +85,22 @@ struct ClusterProcessTests {
         }
     }
 
+    @Test("a worker killed without goodbye is declared gone; its child unavailable; the coordinator keeps serving")
+    func killedWorker() async throws {
+        try await ClusterFixture.with("killed") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            try await cluster.startWorker("worker-1")
+            let worker2 = try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("the demo placement", where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
+            let mark = coordinator.stdout.count
+            worker2.forceKill()
+            try await coordinator.stdout.first("the message pane unavailable", from: mark, where: StatusLine.matching("MessageWorkflow", "unavailable"))
+            // Declared gone by heartbeat silence or by the socket's unreachable peer, whichever first.
+            try await coordinator.stderr.first("the departure to be logged") { $0.contains("worker left") && $0.contains("worker-2") }
+            #expect(coordinator.isRunning)
+        }
+    }
+
     @Test("garbage on the coordinator's endpoint is logged, answered with ERROR, and the cluster keeps serving")
     func garbageIsAnswered() async throws {
         try await ClusterFixture.with("garbage") { cluster in

@@ -58,6 +58,7 @@ struct ClusterScriptTests {
                 #expect(statusStatus == 0)
                 #expect(status.contains("coordinator: running"))
                 #expect(status.contains("running on worker-1") && status.contains("running on worker-2"), "\(status)")
+                #expect(status.contains("latest screen"), "\(status)")
             } catch {
                 _ = try? await Self.cluster("down", cluster, runDirectory: runDirectory)
                 throw error
