@@ -66,7 +66,7 @@ public struct CoordinatorService: Service {
             let count = configuration.workers.count
             logger.info("demo: waiting for \(count) workers")
             let timeout = options.demoStepTimeout
-            let joined = await withTaskGroup(of: Bool.self) { group in
+            let joined = await withTaskGroup(of: Bool?.self) { group in
                 group.addTask {
                     await runtime.waitForWorkers(count: count)
                     return true
@@ -75,31 +75,40 @@ public struct CoordinatorService: Service {
                     try? await Task.sleep(for: timeout)
                     return false
                 }
+                group.addTask {
+                    // A signal while waiting: stop cleanly (nil).
+                    do { try await gracefulShutdown() } catch { return false }
+                    return nil
+                }
                 let first = await group.next() ?? false
                 group.cancelAll()
                 return first
             }
-            guard joined else {
+            switch joined {
+            case true?: break
+            case false?:
                 await runtime.shutdown()
                 throw Failure.demoStalled("fewer than \(count) workers joined in time")
+            case nil:
+                logger.notice("demo interrupted by a signal")
+                await runtime.shutdown()
+                return
             }
         }
         // Subscribe before the root starts so its children's first statuses are reported too.
         let statusChanges = runtime.statusChanges
         let session = factory(runtime)
 
-        let demo = !options.demoSelections.isEmpty
-        let demoResult = await withTaskGroup(of: Result<Void, Failure>?.self) { group -> Result<Void, Failure>? in
+        let demoResult = await withTaskGroup(of: Void.self) { group -> Result<Void, Failure>? in
             group.addTask { await reportStatuses(statusChanges) }
-            group.addTask { await printFrames(of: session) }
-            if demo {
-                // The demo ends the service; otherwise serve until graceful shutdown.
-                let result = await runDemo(session)
-                group.cancelAll()
-                return result
+            defer { group.cancelAll() }
+            if !options.demoSelections.isEmpty {
+                // The demo prints its own frames and ends the service when done.
+                return await runDemo(session)
             }
-            await waitForShutdownSignal()
-            group.cancelAll()
+            group.addTask { await printFrames(of: session) }
+            // Serve until SIGTERM/SIGINT (the service group's graceful shutdown).
+            try? await gracefulShutdown()
             return nil
         }
         logger.info("coordinator stopping")
@@ -109,21 +118,16 @@ public struct CoordinatorService: Service {
         if case .failure(let failure) = demoResult { throw failure }
     }
 
-    private func waitForShutdownSignal() async {
-        try? await gracefulShutdown()
-    }
-
     /// Prints frames as the print mode says; text mode skips a frame equal to the previous one
     /// (JSON mode prints every settled rendering: readers may wait for one after an event).
-    private func printFrames(of session: any ClusterRootSession) async -> Result<Void, Failure>? {
-        guard options.printMode != .none, options.demoSelections.isEmpty else { return nil }
+    private func printFrames(of session: any ClusterRootSession) async {
+        guard options.printMode != .none else { return }
         var previous: RenderedFrame?
         await session.forEachFrame { frame in
             if frame != previous || options.printMode == .json { print(frame) }
             previous = frame
             return !Task.isCancelled
         }
-        return nil
     }
 
     private func print(_ frame: RenderedFrame) {
@@ -136,7 +140,7 @@ public struct CoordinatorService: Service {
 
     /// Logs and prints every change of a remote child's status (typed: starting, running,
     /// unavailable with the reason).
-    private func reportStatuses(_ changes: AsyncStream<RemoteChildStatusChange>) async -> Result<Void, Failure>? {
+    private func reportStatuses(_ changes: AsyncStream<RemoteChildStatusChange>) async {
         for await change in changes {
             let (state, detail): (String, String) =
                 switch change.status {
@@ -151,7 +155,6 @@ public struct CoordinatorService: Service {
             case .json: StandardOutput.json(["event": "status", "path": change.path, "status": state, "detail": detail])
             }
         }
-        return nil
     }
 
     /// How a scripted demo ended.
