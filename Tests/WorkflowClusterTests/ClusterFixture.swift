@@ -93,6 +93,14 @@ final class ClusterFixture: Sendable {
         try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
     }
 
+    /// Attaches the end of every daemon's log to the test's issues (for diagnosing a failure).
+    func recordLogs() {
+        for daemon in daemons.withLock({ $0 }) {
+            let tail = daemon.stderr.lines.suffix(30).joined(separator: "\n")
+            Issue.record(Comment(rawValue: "\(daemon.label) (pid \(daemon.pid)) log:\n\(tail)"))
+        }
+    }
+
     /// Runs `body` with a fresh fixture and always shuts it down, even when `body` throws.
     static func with(
         _ name: String, placement: [Rule] = demoPlacement, _ body: (ClusterFixture) async throws -> Void
@@ -101,6 +109,7 @@ final class ClusterFixture: Sendable {
         do {
             try await body(fixture)
         } catch {
+            fixture.recordLogs()
             await fixture.shutDown()
             throw error
         }
