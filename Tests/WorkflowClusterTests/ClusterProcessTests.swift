@@ -66,6 +66,24 @@ struct ClusterProcessTests {
         }
     }
 
+    @Test("running workers rejoin a restarted coordinator, which places children by its new file")
+    func workersRejoinRestartedCoordinator() async throws {
+        try await ClusterFixture.with("restart") { cluster in
+            var coordinator = try await cluster.startCoordinator()
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("the configured placement", where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
+            #expect(try await coordinator.terminate() == 0)
+
+            try cluster.writeConfig(placement: [
+                ["match": "WorkflowExamples.InboxWorkflow", "worker": "worker-2"],
+                ["match": "WorkflowExamples.MessageWorkflow", "worker": "worker-1"],
+            ])
+            coordinator = try await cluster.startCoordinator()
+            try await coordinator.stdout.first("the moved panes", where: BrowserFrame.rendered(inbox: "worker-2", message: "worker-1"))
+        }
+    }
+
     @Test("a worker stopped with SIGTERM makes its child unavailable; restarted, it takes the child back")
     func workerLeavesAndRejoins() async throws {
         try await ClusterFixture.with("rejoin") { cluster in
