@@ -25,6 +25,7 @@ final class RemoteEngine {
     private var awaiting: Set<UInt64> = []
     private var nextChildID: UInt64 = 1
     private var settleChanged = false
+    private var isDrainingAfterSendFailure = false
 
     // Worker role.
     private var hosted: [UInt64: any AnyHostedChild] = [:]
@@ -368,6 +369,14 @@ final class RemoteEngine {
         do {
             try sockets.sendToListenerPeer(peerID, frames: envelope.encodeFrames())
         } catch {
+            // The peer may have said GOODBYE after the last poll: read what it sent first, so an
+            // orderly leave is reported as one and not as a lost worker.
+            if !isDrainingAfterSendFailure {
+                isDrainingAfterSendFailure = true
+                drainListener()
+                isDrainingAfterSendFailure = false
+            }
+            guard workers[peerID] != nil else { return }
             logger.warning("cannot send \(kind) to a worker: \(error)", metadata: ["path": "\(nodePath)"])
             removeWorker(peerID, reason: "unreachable (\(error))")
         }
