@@ -23,8 +23,9 @@ public protocol SinkExporter: Sendable {
 
 /// Makes the sending side of sinks decoded from another process.
 public protocol SinkImporter: Sendable {
-    /// A function that sends an event to the sink named `token` in the process that encoded it.
-    func importSink(token: String) -> @Sendable (any Encodable & Sendable) -> Void
+    /// A function that sends an event to the sink named `token` in the process that encoded it,
+    /// returning `false` when the event is refused for back-pressure.
+    func importSink(token: String) -> @Sendable (any Encodable & Sendable) -> Bool
 
     /// A token unique in this process for the imported sink `token`, so a process in the middle
     /// of a three-process tree can pass a decoded sink on in its own rendering.
@@ -78,6 +79,6 @@ extension Sink: Codable where Value: Codable {
         let token = try decoder.singleValueContainer().decode(String.self)
         let send = importer.importSink(token: token)
         let localToken = importer.localToken(for: token)
-        self.init(exportToken: { localToken }) { send($0) }
+        self.init(exportToken: { localToken }, accepting: { send($0) })
     }
 }

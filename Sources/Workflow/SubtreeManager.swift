@@ -83,9 +83,10 @@ final class SubtreeManager<W: Workflow> {
         let nodeID = node.id
         let ordinal = sinksPerEventType[ObjectIdentifier(Event.self), default: 0]
         sinksPerEventType[ObjectIdentifier(Event.self)] = ordinal + 1
-        return Sink(exportToken: { SinkRoute.token(node: nodeID, event: Event.self, ordinal: ordinal) }) { event in
+        return Sink(exportToken: { SinkRoute.token(node: nodeID, event: Event.self, ordinal: ordinal) }, accepting: { event in
             mailbox.send(.event(node: nodeID, handler: key, value: event))
-        }
+            return true
+        })
     }
 
     func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {

@@ -39,8 +39,12 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     var typeName: String { Child.workflowTypeName }
 
+    /// Back-pressure: events sent and not yet acknowledged, against the runtime's limit.
+    let outstanding: OutstandingEvents
+
     init(path: String, placement: RemotePlacement, engine: RemoteEngine, snapshot: TreeSnapshot?) {
         self.snapshot = snapshot
+        self.outstanding = engine.makeOutstandingEvents(path: path)
         self.path = path
         self.placement = placement
         self.engine = engine
@@ -103,7 +107,10 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         guard sequence > 0 else { return }
         if let newSnapshot { snapshot = newSnapshot }
         let count = unacknowledged.prefix { $0.sequence <= sequence }.count
-        if count > 0 { unacknowledged.removeFirst(count) }
+        if count > 0 {
+            unacknowledged.removeFirst(count)
+            outstanding.release(count)
+        }
     }
 
     // MARK: From the engine
@@ -181,6 +188,7 @@ protocol AnyRemoteChildProxy: AnyObject {
     func acknowledge(upTo sequence: UInt64, snapshot: TreeSnapshot?)
     var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
     var snapshot: TreeSnapshot? { get }
+    var outstanding: OutstandingEvents { get }
     func fail(_ error: RemoteChildError)
     func retryIfUnplaced()
 }

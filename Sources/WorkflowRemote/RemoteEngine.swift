@@ -133,6 +133,11 @@ final class RemoteEngine {
         return nextChildID
     }
 
+    /// A back-pressure account for a new child.
+    func makeOutstandingEvents(path: String) -> OutstandingEvents {
+        OutstandingEvents(limit: configuration.maxOutstandingEvents, path: path, logger: logger)
+    }
+
     func register(proxy: any AnyRemoteChildProxy) {
         proxies[proxy.childID] = proxy
     }
@@ -202,7 +207,8 @@ final class RemoteEngine {
             send: { token, bytes in
                 jobs.append { bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes) }
             },
-            codec: codec)
+            codec: codec,
+            outstanding: proxy.outstanding)
         return [.workflowSinkImporter: forwarder]
     }
 

@@ -33,6 +33,9 @@ public struct RemoteRuntimeConfiguration: Sendable {
     public var heartbeatInterval: Duration = .milliseconds(250)
     /// How many silent heartbeat intervals make a peer dead.
     public var heartbeatLiveness: Int = 4
+    /// How many events a parent keeps for one remote child before its sinks refuse more
+    /// (`send` returns `false`): the bound on replay memory while a worker is away.
+    public var maxOutstandingEvents: Int = 100_000
     /// The largest message accepted from a peer, in bytes (`ZMQ_MAXMSGSIZE`).
     public var maxMessageSize: Int = 16 << 20
     /// Where the runtime logs (one line per event, with the node path and peer as metadata).

@@ -49,18 +49,26 @@ struct SinkForwarder: SinkImporter {
     let prefix: String
     let send: @Sendable (String, [UInt8]) -> Void
     let codec: any WireCodec
+    /// The child's back-pressure account, shared with its proxy.
+    let outstanding: OutstandingEvents
 
     func localToken(for token: String) -> String {
         "\(prefix)~\(token)"
     }
 
-    func importSink(token: String) -> @Sendable (any Encodable & Sendable) -> Void {
+    func importSink(token: String) -> @Sendable (any Encodable & Sendable) -> Bool {
         let send = self.send
         let codec = self.codec
+        let outstanding = self.outstanding
         return { event in
+            guard outstanding.reserve() else { return false }
             // Encoding happens on the caller's thread; only the bytes hop to the loop.
-            guard let bytes = try? codec.encode(AnyEncodable(event)) else { return }
+            guard let bytes = try? codec.encode(AnyEncodable(event)) else {
+                outstanding.release(1)
+                return false
+            }
             send(token, bytes)
+            return true
         }
     }
 }

@@ -134,3 +134,36 @@ struct SplitMix64: RandomNumberGenerator {
         await parent.shutdown()
     }
 }
+
+/// Back-pressure: while a child's worker is away its events are kept for replay, up to a limit;
+/// past it the sink refuses (`send` returns `false`) instead of growing memory or dropping
+/// silently, and accepts again once the replayed events are acknowledged.
+@Suite struct BackPressureTests {
+    @Test func sinkRefusesPastTheLimitAndAcceptsAfterReplay() async throws {
+        var configuration = RemoteRuntimeConfiguration(name: "pressured")
+        configuration.listenEndpoint = uniqueEndpoint("pressured")
+        configuration.maxOutstandingEvents = 10
+        configuration.heartbeatInterval = .milliseconds(100)
+        let parent = try RemoteRuntime(configuration: configuration)
+        let first = try makeWorker("first", parent: parent.listenEndpoint!, registry: remoteTestRegistry)
+        await parent.waitForWorkers(count: 1)
+
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)]), loop: parent)
+        let screen = try await rendering(of: host, "counter") { $0["c"]?.count == 0 }["c"]!
+        await first.shutdown()
+        _ = try await status(of: parent, pathSuffix: "[c]") { if case .unavailable = $0 { true } else { false } }
+
+        let accepted = (0..<10).map { _ in screen.onIncrement.send(1) }
+        #expect(accepted.allSatisfy { $0 }, "up to the limit, events are kept for replay")
+        #expect(screen.onIncrement.send(1) == false, "past the limit the sink refuses")
+
+        let second = try makeWorker("second", parent: parent.listenEndpoint!, registry: remoteTestRegistry)
+        try await rendering(of: host, "the kept events replayed on the new worker") { $0["c"]?.count == 10 }
+        try await eventually("acknowledged, so accepted again") { screen.onIncrement.send(1) }
+        try await rendering(of: host, "one more") { $0["c"]?.count == 11 }
+
+        await host.stop()
+        await second.shutdown()
+        await parent.shutdown()
+    }
+}
