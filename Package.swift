@@ -67,6 +67,11 @@ let package = Package(
         .executableTarget(
             name: "remote-test-worker", dependencies: ["RemoteTestSupport", "WorkflowExamples", "WorkflowRemote"],
             path: "Tests/Helpers/remote-test-worker"),
+        // The benchmark suite (scripts/bench.sh): every figure beside its baseline, one table.
+        .executableTarget(
+            name: "workflow-bench",
+            dependencies: ["Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowExamples", "ZeroMQ", "WireProtocol"],
+            path: "Benchmarks/WorkflowBenchmarks"),
         .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
         .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "zmq-test-peer"]),

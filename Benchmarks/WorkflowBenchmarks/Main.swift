@@ -1,0 +1,31 @@
+import Foundation
+
+/// `workflow-bench`: prints one table of every figure, each beside its baseline from the same run.
+///
+///     swift run -c release workflow-bench            (or scripts/bench.sh)
+///
+/// Internal modes (the benchmark spawns itself): `worker ENDPOINT NAME`, `raw-echo ENDPOINT`.
+@main
+struct WorkflowBench {
+    static func main() async throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments.first {
+        case "worker": try runWorker(endpoint: arguments[1], name: arguments[2])
+        case "raw-echo": try runRawEcho(endpoint: arguments[1])
+        default: break
+        }
+        var figures: [Figure] = []
+        figures += await localRenderFigures()
+        figures.append(await cascadeFigure())
+        let bench = try await RemoteBench()
+        let roundTrip = try await roundTripFigure(bench)
+        figures.append(roundTrip)
+        figures.append(try await throughputFigure(bench))
+        figures += try await fanOutFigures(bench, rawRoundTrip: roundTrip.baseline ?? 0)
+        figures += try codecFigures()
+        figures += try await memoryFigures(bench)
+        await bench.stop()
+        figures.append(try await failureDetectionFigure())
+        printTable(figures)
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import RemoteTestSupport
+import Workflow
+import WorkflowRemote
+import ZeroMQ
+
+/// The processes and runtime the remote figures share: a parent runtime and two worker processes.
+final class RemoteBench {
+    let parent: RemoteRuntime
+    var workers: [Peer] = []
+
+    init() async throws {
+        var configuration = RemoteRuntimeConfiguration(name: "bench-parent")
+        configuration.listenEndpoint = uniqueEndpoint("parent")
+        configuration.maxOutstandingEvents = 10_000_000
+        configuration.requestTimeout = .seconds(60)
+        configuration.logger.logLevel = .error
+        parent = try RemoteRuntime(configuration: configuration)
+        for index in 1...2 {
+            workers.append(try Peer(["worker", parent.listenEndpoint!, "bench-\(index)"]))
+        }
+        await parent.waitForWorkers(count: 2)
+    }
+
+    func stop() async {
+        workers.forEach { $0.kill() }
+        await parent.shutdown()
+    }
+}
+
+/// Runs this executable as a worker process hosting the test counters.
+func runWorker(endpoint: String, name: String) throws -> Never {
+    var configuration = RemoteRuntimeConfiguration(name: name)
+    configuration.parentEndpoint = endpoint
+    configuration.registry = remoteTestRegistry
+    configuration.logger.logLevel = .error
+    configuration.capacity = 100_000
+    let runtime = try RemoteRuntime(configuration: configuration)
+    while true {
+        withExtendedLifetime(runtime) { _ = sleep(60) }
+    }
+}
+
+/// Runs this executable as a raw ZeroMQ echo peer: every message goes straight back.
+func runRawEcho(endpoint: String) throws -> Never {
+    let context = try ZMQContext()
+    let socket = try ZMQSocket(.dealer, context: context)
+    try socket.set(.linger, 0)
+    try socket.set(.receiveHighWaterMark, 0)
+    try socket.connect(endpoint)
+    try socket.send([[0x48]])  // "H": lets the ROUTER learn this peer's routing id
+    while true {
+        guard let frames = try socket.receiveMultipart() else { continue }
+        if frames.first == [0x43] {  // "C": count N one-way messages, then answer once
+            let total = Int(String(decoding: frames[1], as: UTF8.self)) ?? 0
+            var seen = 0
+            while seen < total { if try socket.receiveMultipart() != nil { seen += 1 } }
+            try socket.send([[0x44]])
+        } else {
+            try socket.send(frames)
+        }
+    }
+}
+
+/// Figure 3: remote render round trip vs a raw DEALER/ROUTER round trip over the same transport.
+func roundTripFigure(_ bench: RemoteBench) async throws -> Figure {
+    let iterations = 2_000
+    // Raw: ROUTER here, echo peer process, 64-byte frames.
+    let context = try ZMQContext()
+    let router = try ZMQSocket(.router, context: context)
+    try router.set(.linger, 0)
+    let endpoint = uniqueEndpoint("raw")
+    try router.bind(endpoint)
+    let echo = try Peer(["raw-echo", endpoint])
+    defer { echo.kill() }
+    guard let hello = try router.receiveMultipart(.timeout(.seconds(10))), let peerID = hello.first else {
+        throw BenchError("raw echo peer did not connect")
+    }
+    let payload = [UInt8](repeating: 7, count: 64)
+    var raw: [Double] = []
+    for _ in 0..<iterations {
+        raw.append(try measure {
+            try router.send([peerID, payload])
+            _ = try router.receiveMultipart()
+        })
+    }
+    router.close()
+
+    // Remote: one counter on a worker process; each update changes its props (step).
+    let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "rt", step: 0)], placement: .worker("bench-1")), loop: bench.parent)
+    await awaitRendering(host) { $0["rt"]?.step == 0 }
+    var remote: [Double] = []
+    for step in 1...iterations {
+        remote.append(await measure {
+            host.update(workflow: CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1")))
+            await awaitRendering(host) { $0["rt"]?.step == step }
+        })
+    }
+    await host.stop()
+    let ratio = median(remote) / median(raw)
+    return Figure(name: "3 remote render round trip (median)", value: median(remote), unit: "ns", baseline: median(raw), goal: "≤ 1.5× raw", met: ratio <= 1.5)
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Figure 4: events → remote child → output → parent action, sustained, vs raw one-way messages
+/// of the same size.
+func throughputFigure(_ bench: RemoteBench) async throws -> Figure {
+    let events = 200_000
+    let host = WorkflowHost(
+        workflow: CounterBoardWorkflow(counters: [.init(key: "tp", step: 1)], placement: .worker("bench-2")), options: .optimized,
+        loop: bench.parent)
+    let outputs = host.outputs
+    guard let screen = await awaitRendering(host, where: { $0["tp"]?.count == 0 })?["tp"] else { throw BenchError("no counter") }
+    let elapsed = await measure {
+        for _ in 0..<events { screen.onIncrement.send(1) }
+        for await output in outputs where output.count == events { break }
+    }
+    await host.stop()
+
+    // Raw: the same number of one-way messages of the event's size to a counting peer.
+    let context = try ZMQContext()
+    let router = try ZMQSocket(.router, context: context)
+    try router.set(.linger, 0)
+    try router.set(.sendHighWaterMark, 0)
+    let endpoint = uniqueEndpoint("oneway")
+    try router.bind(endpoint)
+    let peer = try Peer(["raw-echo", endpoint])
+    defer { peer.kill() }
+    guard let hello = try router.receiveMultipart(.timeout(.seconds(10))), let peerID = hello.first else {
+        throw BenchError("raw peer did not connect")
+    }
+    let message = [UInt8](repeating: 1, count: 48)
+    let raw = try measure {
+        try router.send([peerID, [0x43], Array(String(events).utf8)])
+        for _ in 0..<events { try router.send([peerID, message]) }
+        _ = try router.receiveMultipart()
+    }
+    router.close()
+    let rate = Double(events) / (elapsed / 1e9)
+    return Figure(
+        name: "4 events → remote child → parent action", value: rate, unit: "/s", baseline: Double(events) / (raw / 1e9),
+        goal: "≥ 200 k/s", met: rate >= 200_000)
+}
+
+/// Figure 5: props change of N existing remote children over two workers, and N new children,
+/// vs one raw round trip plus the same renders done locally.
+func fanOutFigures(_ bench: RemoteBench, rawRoundTrip: Double) async throws -> [Figure] {
+    var figures: [Figure] = []
+    for count in [10, 100, 1_000] {
+        func board(_ step: Int) -> CounterBoardWorkflow {
+            CounterBoardWorkflow(counters: (0..<count).map { .init(key: "k\($0)", step: step) }, placement: .anyWorker)
+        }
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [], placement: .anyWorker), loop: bench.parent)
+        let new = await measure {
+            host.update(workflow: board(1))
+            await awaitRendering(host) { screens in screens.count == count && screens.values.allSatisfy { $0.step == 1 && $0.count == 0 } }
+        }
+        var updates: [Double] = []
+        for step in 2...6 {
+            updates.append(await measure {
+                host.update(workflow: board(step))
+                await awaitRendering(host) { screens in screens.values.allSatisfy { $0.step == step } }
+            })
+        }
+        await host.stop()
+        // Baseline: the same children rendered locally, plus one raw round trip.
+        let local = WorkflowHost(workflow: CounterBoardWorkflow(counters: (0..<count).map { .init(key: "k\($0)", step: 1) }, placement: .local))
+        var localUpdates: [Double] = []
+        for step in 2...6 {
+            localUpdates.append(await measure {
+                local.update(workflow: CounterBoardWorkflow(counters: (0..<count).map { .init(key: "k\($0)", step: step) }, placement: .local))
+                await awaitRendering(local) { screens in screens.values.allSatisfy { $0.step == step } }
+            })
+        }
+        await local.stop()
+        let baseline = rawRoundTrip + median(localUpdates)
+        let value = median(updates)
+        figures.append(Figure(
+            name: "5 props change of \(count) remote children", value: value, unit: "ns", baseline: baseline, goal: "≤ 3×",
+            met: value / baseline <= 3))
+        figures.append(Figure(name: "5 start \(count) new remote children", value: new, unit: "ns", baseline: baseline, goal: "(report)", met: nil))
+    }
+    return figures
+}
+
+/// Figure 7: resident bytes per idle hosted child on a worker with 10,000, and on the parent.
+func memoryFigures(_ bench: RemoteBench) async throws -> [Figure] {
+    let count = 10_000
+    let workerPID = bench.workers[0].process.processIdentifier
+    let workerBefore = residentBytes(of: workerPID)
+    let parentBefore = residentBytes()
+    let host = WorkflowHost(
+        workflow: CounterBoardWorkflow(counters: (0..<count).map { .init(key: "m\($0)", step: 1) }, placement: .worker("bench-1")),
+        options: .optimized, loop: bench.parent)
+    await awaitRendering(host) { screens in screens.count == count && screens.values.allSatisfy { $0.count == 0 } }
+    let workerAfter = residentBytes(of: workerPID)
+    let parentAfter = residentBytes()
+    await host.stop()
+    return [
+        Figure(name: "7 worker bytes per idle remote child", value: (workerAfter - workerBefore) / Double(count), unit: "B", baseline: nil, goal: "(report)", met: nil),
+        Figure(name: "7 parent bytes per remote child", value: (parentAfter - parentBefore) / Double(count), unit: "B", baseline: nil, goal: "(report)", met: nil),
+    ]
+}
+
+/// Figure 8: time from SIGKILL of a worker to its child's status turning unavailable, with the
+/// default heartbeat (250 ms × 4).
+func failureDetectionFigure() async throws -> Figure {
+    var configuration = RemoteRuntimeConfiguration(name: "bench-detect")
+    configuration.listenEndpoint = uniqueEndpoint("detect")
+    configuration.logger.logLevel = .critical
+    let parent = try RemoteRuntime(configuration: configuration)
+    let victim = try Peer(["worker", parent.listenEndpoint!, "victim"])
+    await parent.waitForWorkers(count: 1)
+    let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "v", step: 1)], placement: .worker("victim")), loop: parent)
+    await awaitRendering(host) { $0["v"]?.count == 0 }
+    let changes = parent.statusChanges
+    let elapsed = await measure {
+        victim.kill()
+        for await change in changes {
+            if case .unavailable = change.status { break }
+        }
+    }
+    await host.stop()
+    await parent.shutdown()
+    return Figure(name: "8 failure detection after SIGKILL", value: elapsed, unit: "ns", baseline: 1e9, goal: "≤ 1 s (250 ms × 4)", met: elapsed <= 1.1e9)
+}
