@@ -55,10 +55,13 @@ final class SubtreeManager<W: Workflow> {
             child.outputMap = outputMap
             child.node.update(workflow: workflow)
         } else {
-            let name = stableIdentity(of: Child.self).name
-            let snapshot = pendingChildSnapshots.first { $0.key == key && $0.snapshot.workflowType == name }?.snapshot
+            var snapshot: TreeSnapshot?
+            if !pendingChildSnapshots.isEmpty {
+                let name = stableIdentity(of: Child.self).name
+                snapshot = pendingChildSnapshots.first { $0.key == key && $0.snapshot.workflowType == name }?.snapshot
+            }
             child = ChildNode(
-                node: WorkflowNode(workflow: workflow, key: key, parentPath: parent.path, host: parent.host, snapshot: snapshot),
+                node: WorkflowNode(workflow: workflow, key: key, parentPath: { [unowned parent] in parent.path }, host: parent.host, snapshot: snapshot),
                 outputMap: outputMap, parent: parent)
         }
         children[childKey] = child

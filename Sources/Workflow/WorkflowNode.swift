@@ -6,21 +6,23 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
     private(set) var workflow: W
     private(set) var state: W.State
     let host: HostContext
-    let path: String
     let key: String
+    /// The parent's path, computed on demand: building every node's full path eagerly costs
+    /// O(depth) per node, which made the first render of a deep chain quadratic.
+    private let parentPath: () -> String
+    private var cachedPath: String?
     private(set) var id: UInt64 = 0
     private let subtree: SubtreeManager<W>
     /// Where this node's outputs go: the parent's output map, or the host for the root.
     var onOutput: (W.Output) -> Void = { _ in }
 
-    init(workflow: W, key: String, parentPath: String, host: HostContext, snapshot: TreeSnapshot?) {
+    init(workflow: W, key: String, parentPath: @escaping () -> String, host: HostContext, snapshot: TreeSnapshot?) {
         self.workflow = workflow
         self.key = key
         self.host = host
-        let name = stableIdentity(of: W.self).name
-        let path = parentPath + "/" + (key.isEmpty ? name : "\(name)[\(key)]")
-        self.path = path
+        self.parentPath = parentPath
         var restored: W.State?
+        var rejection: String?
         // A node whose state is not Codable (stateless workflows, workers) saved no state: there
         // is nothing to restore, so starting fresh is expected, not a rejected snapshot.
         let savedNothing = snapshot?.state == nil && !(W.State.self is any Decodable.Type)
@@ -28,12 +30,22 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
             do {
                 restored = try StateCoding.decode(snapshot, for: W.self)
             } catch {
-                host.observers?.forEach { $0.snapshotWasRejected(path: path, reason: error.description) }
+                rejection = error.description
             }
         }
         state = restored ?? workflow.makeInitialState()
         subtree = SubtreeManager(childSnapshots: snapshot?.children ?? [])
         id = host.register(self)
+        if let rejection { host.observers?.forEach { $0.snapshotWasRejected(path: path, reason: rejection) } }
+    }
+
+    /// The node's path from the root: stable type names and keys, e.g. `/Root/Child[key]`.
+    var path: String {
+        if let cachedPath { return cachedPath }
+        let name = stableIdentity(of: W.self).name
+        let path = parentPath() + "/" + (key.isEmpty ? name : "\(name)[\(key)]")
+        cachedPath = path
+        return path
     }
 
     /// Renders the node and, through it, its subtree.

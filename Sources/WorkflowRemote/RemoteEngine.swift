@@ -29,6 +29,7 @@ final class RemoteEngine {
 
     // Worker role.
     private var hosted: [UInt64: any AnyHostedChild] = [:]
+    /// The latest rendering of each hosted child since the last flush (only the latest is sent).
     private var pendingRenderings: [UInt64: (bytes: [UInt8], sequence: UInt64, path: String)] = [:]
     private var pendingOutputs: [UInt64: PendingOutputs] = [:]
     /// The event being applied by a hosted child's drain, to tag the outputs it causes.
@@ -430,6 +431,9 @@ final class RemoteEngine {
             }
             do {
                 try props.withUnsafeBytes { try child.update(props: $0, propsSequence: envelope.sequence) }
+                // Render for the new props now rather than in a later loop job: the rendering
+                // then leaves with this iteration's flush, a thread wake-up sooner.
+                child.drain()
                 shared.count { $0.updated += 1 }
             } catch {
                 shared.count { $0.errors += 1 }
@@ -727,6 +731,9 @@ struct HostedChildForwarder: Sendable {
     let exporter: SinkTable
     let bound: LoopBound<RemoteEngine>
 
+    /// Encodes at once, not at flush: encoding is what registers the rendering's sinks in the
+    /// child's sink table, and events for them may arrive before the flush (a replay after a
+    /// failover arrives right behind START).
     func rendering<R: Encodable>(_ rendering: R, propsSequence: UInt64) {
         let engine = bound.value
         do {
