@@ -25,7 +25,8 @@ struct WorkflowBench {
         figures += try codecFigures()
         figures += try await memoryFigures(bench)
         await bench.stop()
-        figures.append(try await failureDetectionFigure())
+        figures.append(try await failureDetectionFigure(signal: SIGKILL, label: "SIGKILL"))
+        figures.append(try await failureDetectionFigure(signal: SIGSTOP, label: "SIGSTOP (hung)"))
         printTable(figures)
     }
 }

@@ -12,7 +12,6 @@ final class RemoteBench {
     init() async throws {
         var configuration = RemoteRuntimeConfiguration(name: "bench-parent")
         configuration.listenEndpoint = uniqueEndpoint("parent")
-        configuration.maxOutstandingEvents = 10_000_000
         configuration.requestTimeout = .seconds(60)
         configuration.logger.logLevel = .error
         parent = try RemoteRuntime(configuration: configuration)
@@ -36,9 +35,12 @@ func runWorker(endpoint: String, name: String) throws -> Never {
     configuration.logger.logLevel = .error
     configuration.capacity = 100_000
     let runtime = try RemoteRuntime(configuration: configuration)
-    while true {
-        withExtendedLifetime(runtime) { _ = sleep(60) }
+    // Exits once the benchmark is gone (it is reparented), so a crashed run leaves no orphans.
+    let benchmark = getppid()
+    while getppid() == benchmark {
+        withExtendedLifetime(runtime) { _ = usleep(200_000) }
     }
+    exit(0)
 }
 
 /// Runs this executable as a raw ZeroMQ echo peer: every message goes straight back.
@@ -49,8 +51,13 @@ func runRawEcho(endpoint: String) throws -> Never {
     try socket.set(.receiveHighWaterMark, 0)
     try socket.connect(endpoint)
     try socket.send([[0x48]])  // "H": lets the ROUTER learn this peer's routing id
+    let benchmark = getppid()
     while true {
-        guard let frames = try socket.receiveMultipart() else { continue }
+        // Wakes once a second while idle to exit if the benchmark is gone (no orphans).
+        guard let frames = try socket.receiveMultipart(.timeout(.seconds(1))) else {
+            if getppid() != benchmark { exit(0) }
+            continue
+        }
         if frames.first == [0x43] {  // "C": count N one-way messages, then answer once
             let total = Int(String(decoding: frames[1], as: UTF8.self)) ?? 0
             var seen = 0
@@ -115,9 +122,21 @@ func throughputFigure(_ bench: RemoteBench) async throws -> Figure {
         loop: bench.parent)
     let outputs = host.outputs
     guard let screen = await awaitRendering(host, where: { $0["tp"]?.count == 0 })?["tp"] else { throw BenchError("no counter") }
+    // Sustained, with a bounded window of events in flight (as a real producer would keep):
+    // blasting all 200,000 at once fills the parent's send queue to the worker (HWM 100,000),
+    // and the runtime then treats EAGAIN as "worker unreachable" (see docs/BENCHMARKS.md).
+    let window = 4_000
+    let batch = 1_000
     let elapsed = await measure {
-        for _ in 0..<events { screen.onIncrement.send(1) }
-        for await output in outputs where output.count == events { break }
+        var sent = 0
+        var iterator = outputs.makeAsyncIterator()
+        var applied = 0
+        while sent < events {
+            for _ in 0..<batch { _ = screen.onIncrement.send(1) }
+            sent += batch
+            while applied < sent - window, let output = await iterator.next() { applied = output.count }
+        }
+        while applied < events, let output = await iterator.next() { applied = output.count }
     }
     await host.stop()
 
@@ -202,29 +221,38 @@ func memoryFigures(_ bench: RemoteBench) async throws -> [Figure] {
     await host.stop()
     return [
         Figure(name: "7 worker bytes per idle remote child", value: (workerAfter - workerBefore) / Double(count), unit: "B", baseline: nil, goal: "(report)", met: nil),
-        Figure(name: "7 parent bytes per remote child", value: (parentAfter - parentBefore) / Double(count), unit: "B", baseline: nil, goal: "(report)", met: nil),
+        Figure(name: "7 parent RSS bytes per remote child (noisy)", value: (parentAfter - parentBefore) / Double(count), unit: "B", baseline: nil, goal: "(report)", met: nil),
     ]
 }
 
-/// Figure 8: time from SIGKILL of a worker to its child's status turning unavailable, with the
+/// Figure 8: time from a worker's failure to its child's status turning unavailable, with the
 /// default heartbeat (250 ms × 4).
-func failureDetectionFigure() async throws -> Figure {
-    var configuration = RemoteRuntimeConfiguration(name: "bench-detect")
-    configuration.listenEndpoint = uniqueEndpoint("detect")
+///
+/// Two failures, because the runtime notices them differently: SIGKILL closes the worker's end
+/// of the connection, so the parent's next heartbeat send to it fails at once (ROUTER_MANDATORY)
+/// and detection takes at most one heartbeat interval; SIGSTOP (a hung worker, or a partition)
+/// leaves the connection up, so only the silence rule (4 intervals without a message) notices.
+func failureDetectionFigure(signal: Int32, label: String) async throws -> Figure {
+    var configuration = RemoteRuntimeConfiguration(name: "bench-detect-\(label)")
+    configuration.listenEndpoint = uniqueEndpoint("detect-\(signal)")
     configuration.logger.logLevel = .critical
     let parent = try RemoteRuntime(configuration: configuration)
     let victim = try Peer(["worker", parent.listenEndpoint!, "victim"])
+    defer { victim.kill() }
     await parent.waitForWorkers(count: 1)
     let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "v", step: 1)], placement: .worker("victim")), loop: parent)
     await awaitRendering(host) { $0["v"]?.count == 0 }
     let changes = parent.statusChanges
     let elapsed = await measure {
-        victim.kill()
+        Foundation.kill(victim.process.processIdentifier, signal)
         for await change in changes {
             if case .unavailable = change.status { break }
         }
     }
+    victim.kill()
     await host.stop()
     await parent.shutdown()
-    return Figure(name: "8 failure detection after SIGKILL", value: elapsed, unit: "ns", baseline: 1e9, goal: "≤ 1 s (250 ms × 4)", met: elapsed <= 1.1e9)
+    return Figure(
+        name: "8 failure detection after \(label)", value: elapsed, unit: "ns", baseline: 1e9,
+        goal: "≤ 1.25 s (4×250 ms + 1 poll)", met: elapsed <= 1.25e9)
 }

@@ -104,3 +104,4 @@ func printTable(_ figures: [Figure]) {
         if index == 0 { print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
     }
 }
+
