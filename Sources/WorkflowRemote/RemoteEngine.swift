@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import WireProtocol
+import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
 /// The remote runtime's state machine, confined to its loop thread.
@@ -385,7 +386,12 @@ final class RemoteEngine {
             }
             guard workers[peerID] != nil else { return }
             logger.warning("cannot send \(kind) to a worker: \(error)", metadata: ["path": "\(nodePath)"])
-            removeWorker(peerID, reason: "unreachable (\(error))")
+            // Only a peer that is gone is a lost worker. A full send queue (EAGAIN) is a
+            // transient overload: the message is dropped here, and an event in it stays in its
+            // child's unacknowledged list (bounded below the queue by `maxOutstandingEvents`).
+            if (error as? ZMQError)?.isHostUnreachable == true {
+                removeWorker(peerID, reason: "unreachable (\(error))")
+            }
         }
     }
 
