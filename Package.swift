@@ -51,7 +51,7 @@ let package = Package(
         .target(
             name: "WorkflowCluster",
             dependencies: [
-                "Workflow", "WorkflowRemote", "WorkflowExamples",
+                "Workflow", "WorkflowRemote", "WorkflowExamples", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -100,27 +100,38 @@ public struct ClusterConfigurationParser: Sendable {
 
     private func parseSecurity(_ value: Any) throws -> SecuritySettings {
         let object = try object(value, "security")
-        let keys = ["server_public_key", "server_secret_key", "client_public_key", "client_secret_key"]
-        try allowOnly(object, "security", ["mode"] + keys)
+        try allowOnly(object, "security", [
+            "mode", "server_public_key", "server_secret_key", "allowed_client_keys", "client_keys_dir", "client_secret_key",
+            "allow_plaintext_on_network",
+        ])
         var settings = SecuritySettings()
         if let mode = object["mode"] {
             let text = try string(mode, "security.mode")
             guard let parsed = SecuritySettings.Mode(rawValue: text) else {
                 throw fail("security.mode", "one of \(SecuritySettings.Mode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))", found: "\"\(text)\"")
             }
-            guard parsed == .plaintext else {
-                throw fail("security.mode", "\"plaintext\" (CURVE is reserved and not implemented yet)", found: "\"\(text)\"")
-            }
             settings.mode = parsed
         }
         func path(_ key: String) throws -> String? {
             guard let value = object[key], !(value is NSNull) else { return nil }
-            return try string(value, "security.\(key)")
+            let text = try string(value, "security.\(key)")
+            guard !text.isEmpty else { throw fail("security.\(key)", "a file path", found: "\"\"") }
+            // Relative paths are relative to the configuration file, so a config and its keys
+            // can move together.
+            if text.hasPrefix("/") { return text }
+            return URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(text).path
         }
         settings.serverPublicKeyPath = try path("server_public_key")
         settings.serverSecretKeyPath = try path("server_secret_key")
-        settings.clientPublicKeyPath = try path("client_public_key")
+        settings.allowedClientKeysPath = try path("allowed_client_keys")
+        settings.clientKeysDirectory = try path("client_keys_dir")
         settings.clientSecretKeyPath = try path("client_secret_key")
+        if let allow = object["allow_plaintext_on_network"] {
+            guard !(allow is String), let flag = allow as? Bool else {
+                throw fail("security.allow_plaintext_on_network", "true or false", found: describe(allow))
+            }
+            settings.allowPlaintextOnNetwork = flag
+        }
         return settings
     }
 

@@ -18,9 +18,15 @@ public struct CoordinatorService: Service {
     public let roots: RootWorkflowRegistry
     /// Where it logs.
     public let logger: Logger
+    /// Its listener's transport security, resolved from the key files at start (`CurveKeyFiles`).
+    public let security: ServerSecurity
 
     /// Creates the service; nothing starts until `run()`.
-    public init(configuration: ClusterConfiguration, options: CoordinatorOptions, roots: RootWorkflowRegistry = .standard, logger: Logger) {
+    public init(
+        configuration: ClusterConfiguration, options: CoordinatorOptions, roots: RootWorkflowRegistry = .standard,
+        security: ServerSecurity = .plaintext, logger: Logger
+    ) {
+        self.security = security
         self.configuration = configuration
         self.options = options
         self.roots = roots
@@ -56,9 +62,13 @@ public struct CoordinatorService: Service {
         runtimeConfiguration.requestTimeout = configuration.requestDeadline
         runtimeConfiguration.heartbeatInterval = configuration.heartbeatInterval
         runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
+        runtimeConfiguration.listenSecurity = security
+        runtimeConfiguration.allowPlaintextOnNetwork = configuration.security.allowPlaintextOnNetwork
         let runtime = try RemoteRuntime(configuration: runtimeConfiguration)
         let endpoint = runtime.listenEndpoint ?? configuration.coordinatorEndpoint
-        logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "root": "\(configuration.root)"])
+        logger.info(
+            "coordinator listening",
+            metadata: ["endpoint": "\(endpoint)", "root": "\(configuration.root)", "security": "\(configuration.security.mode.rawValue)"])
         if options.printMode == .json { StandardOutput.json(["event": "listening", "endpoint": endpoint]) }
         if !options.demoSelections.isEmpty, !configuration.workers.isEmpty {
             // The demo shows the tree across processes: start the root once the workers are in,

@@ -1,36 +1,58 @@
-/// How the cluster's sockets are secured.
+/// How the cluster's sockets are secured, as the configuration file's `security` section says.
 ///
-/// Only plaintext is implemented; the CURVE key paths are reserved in the file format now so
-/// that enabling encryption later does not change the format operators already use.
+/// Keys live in files, never in the configuration itself: the configuration is shared by every
+/// machine, while each secret must exist only where it is used (the coordinator's secret on the
+/// coordinator, a worker's secret on that worker). The paths are resolved into runtime settings
+/// by `CurveKeyFiles` at start, so a missing, malformed or too-readable key stops the daemon
+/// before it opens a socket.
 public struct SecuritySettings: Sendable, Equatable {
     /// The transport security modes.
     public enum Mode: String, Sendable, Equatable, CaseIterable {
-        /// No encryption or authentication (trusted networks and development only).
+        /// No encryption or authentication (the default: local ipc/loopback and trusted networks).
         case plaintext
-        /// ZeroMQ CURVE (reserved; rejected at start until implemented).
+        /// ZeroMQ CURVE: encrypted, and only workers whose public key is allow-listed may join.
         case curve
     }
 
     /// The mode.
     public var mode: Mode
-    /// Reserved for CURVE: the coordinator's public key file.
+    /// The coordinator's public key file (Z85 text); workers read it to authenticate the
+    /// coordinator.
     public var serverPublicKeyPath: String?
-    /// Reserved for CURVE: the coordinator's secret key file.
+    /// The coordinator's secret key file (Z85 text, mode 0600); the coordinator only.
     public var serverSecretKeyPath: String?
-    /// Reserved for CURVE: a worker's public key file.
-    public var clientPublicKeyPath: String?
-    /// Reserved for CURVE: a worker's secret key file.
+    /// The allow-list file: one worker public key (Z85) per line, `#` comments; the coordinator
+    /// refuses any other key at the handshake.
+    public var allowedClientKeysPath: String?
+    /// A directory holding each worker's secret key as `<worker-name>.key` (mode 0600).
+    public var clientKeysDirectory: String?
+    /// One worker's secret key file, overriding `clientKeysDirectory` (for a machine that runs
+    /// a single worker).
     public var clientSecretKeyPath: String?
+    /// Whether plaintext may be used on a non-loopback tcp address (default false: refused at
+    /// start, so an unencrypted cluster port is never exposed by accident).
+    public var allowPlaintextOnNetwork: Bool
 
     /// Creates settings (plaintext unless told otherwise).
     public init(
         mode: Mode = .plaintext, serverPublicKeyPath: String? = nil, serverSecretKeyPath: String? = nil,
-        clientPublicKeyPath: String? = nil, clientSecretKeyPath: String? = nil
+        allowedClientKeysPath: String? = nil, clientKeysDirectory: String? = nil, clientSecretKeyPath: String? = nil,
+        allowPlaintextOnNetwork: Bool = false
     ) {
         self.mode = mode
         self.serverPublicKeyPath = serverPublicKeyPath
         self.serverSecretKeyPath = serverSecretKeyPath
-        self.clientPublicKeyPath = clientPublicKeyPath
+        self.allowedClientKeysPath = allowedClientKeysPath
+        self.clientKeysDirectory = clientKeysDirectory
         self.clientSecretKeyPath = clientSecretKeyPath
+        self.allowPlaintextOnNetwork = allowPlaintextOnNetwork
+    }
+
+    /// The secret key file of worker `name`: `clientSecretKeyPath`, else
+    /// `clientKeysDirectory/<name>.key`.
+    public func clientSecretKeyPath(forWorker name: String) -> String? {
+        if let clientSecretKeyPath { return clientSecretKeyPath }
+        guard let clientKeysDirectory else { return nil }
+        return clientKeysDirectory.hasSuffix("/") ? clientKeysDirectory + name + ".key" : clientKeysDirectory + "/" + name + ".key"
     }
 }

@@ -16,6 +16,8 @@ public struct WorkerService: Service {
     public let registry: RemotableRegistry
     /// Where it logs.
     public let logger: Logger
+    /// Its transport security, resolved from the key files at start (`CurveKeyFiles`).
+    public let security: ClientSecurity
 
     /// The types the shipped workers host: the email browser's panes.
     public static var standardRegistry: RemotableRegistry {
@@ -23,7 +25,11 @@ public struct WorkerService: Service {
     }
 
     /// Creates the service; nothing connects until `run()`.
-    public init(configuration: ClusterConfiguration, worker: WorkerEntry, registry: RemotableRegistry = standardRegistry, logger: Logger) {
+    public init(
+        configuration: ClusterConfiguration, worker: WorkerEntry, registry: RemotableRegistry = standardRegistry,
+        security: ClientSecurity = .plaintext, logger: Logger
+    ) {
+        self.security = security
         self.configuration = configuration
         self.worker = worker
         self.registry = registry
@@ -41,12 +47,14 @@ public struct WorkerService: Service {
         runtimeConfiguration.requestTimeout = configuration.requestDeadline
         runtimeConfiguration.heartbeatInterval = configuration.heartbeatInterval
         runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
+        runtimeConfiguration.parentSecurity = security
+        runtimeConfiguration.allowPlaintextOnNetwork = configuration.security.allowPlaintextOnNetwork
         let runtime = try RemoteRuntime(configuration: runtimeConfiguration)
         logger.info(
             "worker started",
             metadata: [
                 "worker": "\(worker.name)", "pool": "\(worker.pool)", "coordinator": "\(configuration.coordinatorEndpoint)",
-                "types": "\(registry.typeNames.joined(separator: ","))",
+                "types": "\(registry.typeNames.joined(separator: ","))", "security": "\(configuration.security.mode.rawValue)",
             ])
         try? await gracefulShutdown()
         logger.info("worker leaving", metadata: ["worker": "\(worker.name)"])

@@ -75,9 +75,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
         var printMode = RenderingPrintMode(rawValue: printRenderings) ?? .none
         let selections = demoSelections.flatMap(parsedSelections) ?? []
         if !selections.isEmpty && printMode == .none { printMode = .text }
-        let service = CoordinatorService(
-            configuration: settings.configuration, options: CoordinatorOptions(printMode: printMode, demoSelections: selections),
-            logger: logger)
+        let service: CoordinatorService
+        do {
+            // Key files are read now, before any socket: a bad key stops the coordinator at start.
+            service = CoordinatorService(
+                configuration: settings.configuration, options: CoordinatorOptions(printMode: printMode, demoSelections: selections),
+                security: try CurveKeyFiles.serverSecurity(settings.configuration.security), logger: logger)
+        } catch {
+            ClusterDaemon.reportFatal("workflow-coordinator", error)
+            throw ExitCode(78)
+        }
         do {
             try await ClusterDaemon.run(service, logger: logger)
         } catch {

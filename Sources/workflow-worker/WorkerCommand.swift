@@ -53,8 +53,18 @@ struct WorkerCommand: AsyncParsableCommand {
         if let pool = settings.workerPool { entry.pool = pool }
         ClusterDaemon.setProcessLabel(workerName)
         let logger = Logger.cluster(label: "worker", node: workerName, settings: settings.configuration.log)
+        let service: WorkerService
         do {
-            try await ClusterDaemon.run(WorkerService(configuration: settings.configuration, worker: entry, logger: logger), logger: logger)
+            // Key files are read now, before any socket: a bad key stops the worker at start.
+            service = WorkerService(
+                configuration: settings.configuration, worker: entry,
+                security: try CurveKeyFiles.clientSecurity(settings.configuration.security, worker: workerName), logger: logger)
+        } catch {
+            ClusterDaemon.reportFatal("workflow-worker", error)
+            throw ExitCode(78)
+        }
+        do {
+            try await ClusterDaemon.run(service, logger: logger)
         } catch {
             logger.critical("worker failed: \(error)")
             throw ExitCode.failure
