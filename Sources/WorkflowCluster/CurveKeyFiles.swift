@@ -82,19 +82,24 @@ public enum CurveKeyFiles {
         }
     }
 
-    /// Loads an allow-list: one Z85 public key per line; blank lines and `#` comments ignored.
+    /// Loads an allow-list: one Z85 public key per line (optionally followed by a `# comment`);
+    /// blank lines and `#` comment lines ignored.
     public static func allowList(file path: String) throws -> Set<CurveKey> {
         let text = try keyText(path, what: "an allow-list file (one Z85 public key per line)")
         var keys: Set<CurveKey> = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
-                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-            guard !line.isEmpty else { continue }
-            do {
-                keys.insert(try CurveKey(z85: line))
-            } catch {
+            // '#' is also a Z85 character, so a comment is recognised by not being a key: the
+            // line's first word is a key if it parses as one, else a line starting '#' is a
+            // comment. Anything after the key (e.g. "  # worker-1") is ignored.
+            guard let word = rawLine.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).first.map(String.init) else {
+                continue
+            }
+            if let key = try? CurveKey(z85: word) {
+                keys.insert(key)
+            } else if !word.hasPrefix("#") {
                 throw ClusterConfigurationError(
-                    file: path, key: "line \(index + 1)", expected: "a 40-character Z85 CURVE public key", found: "\"\(line.prefix(60))\"")
+                    file: path, key: "line \(index + 1)", expected: "a 40-character Z85 CURVE public key or a # comment",
+                    found: "\"\(word.prefix(60))\"")
             }
         }
         guard !keys.isEmpty else {

@@ -3,12 +3,23 @@ import Foundation
 import Logging
 import WorkflowCluster
 
-/// `workflow-coordinator`: hosts the cluster's root workflow and places its children on workers.
+/// `workflow-coordinator`: hosts the cluster's root workflow (`serve`, the default) or writes
+/// the cluster's CURVE keys (`keygen`).
 @main
 struct CoordinatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workflow-coordinator",
         abstract: "Hosts a root workflow whose children run on workflow-worker processes.",
+        subcommands: [ServeCommand.self, KeygenCommand.self],
+        defaultSubcommand: ServeCommand.self)
+}
+
+/// `workflow-coordinator [serve]`: hosts the cluster's root workflow and places its children on
+/// workers.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Hosts a root workflow whose children run on workflow-worker processes (the default).",
         discussion: """
             Binds the cluster endpoint from the configuration file, hosts the root workflow named by \
             coordinator.root and places its remote children as the file's placement table says. Serves \

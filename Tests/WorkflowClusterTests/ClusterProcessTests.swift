@@ -171,12 +171,16 @@ struct ClusterProcessTests {
     }
 
     @Test("--help explains every flag", arguments: [
-        ("workflow-coordinator", ["--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--demo-selections", "--list-workers"]),
-        ("workflow-worker", ["--config", "--log-level", "--log-format", "--endpoint", "--name", "--pool"]),
+        ("workflow-coordinator", ["serve", "--help"], [
+            "--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--demo-selections", "--list-workers",
+        ]),
+        ("workflow-coordinator", ["--help"], ["serve", "keygen"]),
+        ("workflow-coordinator", ["keygen", "--help"], ["--dir", "--workers"]),
+        ("workflow-worker", ["--help"], ["--config", "--log-level", "--log-format", "--endpoint", "--name", "--pool"]),
     ])
-    func help(executable: String, flags: [String]) async throws {
+    func help(executable: String, arguments: [String], flags: [String]) async throws {
         try await ClusterFixture.with("help") { cluster in
-            let daemon = try cluster.start(executable, ["--help"], label: executable)
+            let daemon = try cluster.start(executable, arguments, label: executable)
             #expect(try await daemon.waitForExit() == 0)
             let help = daemon.stdout.lines.joined(separator: "\n")
             for flag in flags { #expect(help.contains(flag), "\(executable) --help does not mention \(flag)") }
