@@ -48,7 +48,8 @@ public enum CurveKeyFiles {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw ClusterConfigurationError(
-                file: path, key: "", expected: "a secret key file (Z85 text, mode 0600)", found: String(cString: strerror(errno)))
+                file: path, key: "", expected: "a secret key file (Z85 text, mode 0600)",
+                found: errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
         }
         let permissions = info.st_mode & 0o777
         guard permissions & 0o077 == 0 else {

@@ -22,6 +22,14 @@ final class ClusterFixture: Sendable {
         ["match": "WorkflowExamples.MessageWorkflow", "worker": "worker-2"],
     ]
 
+    /// A CURVE `security` section for keys `keygen` wrote into `keys` (relative to the config).
+    static func curveSecurity(keys: String = "keys") -> [String: String] {
+        [
+            "mode": "curve", "server_public_key": "\(keys)/coordinator.pub", "server_secret_key": "\(keys)/coordinator.key",
+            "allowed_client_keys": "\(keys)/allowed-workers", "client_keys_dir": "\(keys)/workers",
+        ]
+    }
+
     init(_ name: String, placement: [Rule] = demoPlacement) throws {
         let unique = "\(getpid())-\(name)-\(UUID().uuidString.prefix(8))"
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("wf-cluster-\(unique)")
@@ -31,14 +39,17 @@ final class ClusterFixture: Sendable {
         try writeConfig(placement: placement)
     }
 
+    /// Where tests have `keygen` write CURVE keys (what `curveSecurity()` points at).
+    var keysDirectory: String { directory.appendingPathComponent("keys").path }
+
     /// Rewrites the configuration file with `placement`.
-    func writeConfig(placement: [Rule]) throws {
+    func writeConfig(placement: [Rule], security: [String: String] = ["mode": "plaintext"]) throws {
         let document: [String: Any] = [
             "coordinator": ["endpoint": endpoint, "root": "email-browser"],
             "workers": [["name": "worker-1", "pool": "inbox"], ["name": "worker-2", "pool": "messages"]],
             "heartbeat": ["interval_ms": 100, "liveness": 5],
             "request": ["deadline_ms": 10_000],
-            "security": ["mode": "plaintext"],
+            "security": security,
             "log": ["level": "info", "format": "text"],
             "placement": placement,
         ]
@@ -91,6 +102,11 @@ final class ClusterFixture: Sendable {
         }
         try? FileManager.default.removeItem(at: directory)
         try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
+    }
+
+    /// Everything every daemon wrote so far, standard output and standard error.
+    var allOutput: String {
+        daemons.withLock { $0 }.map { ($0.stdout.lines + $0.stderr.lines).joined(separator: "\n") }.joined(separator: "\n")
     }
 
     /// Attaches the end of every daemon's log to the test's issues (for diagnosing a failure).
