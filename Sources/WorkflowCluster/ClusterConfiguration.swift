@@ -28,6 +28,12 @@ public struct ClusterConfiguration: Sendable, Equatable {
     public var log: LogSettings
     /// Where `.configured` children run.
     public var placement: PlacementTable
+    /// Where the coordinator writes the root's tree snapshot (`nil`: no snapshots), so a
+    /// restarted coordinator can `--restore` it.
+    public var snapshotFile: String?
+    /// How often the snapshot is written (it is also written on SIGTERM); a coordinator crash
+    /// loses at most this much state.
+    public var snapshotInterval: Duration = .seconds(1)
 
     /// Creates a configuration; the defaults are those of a single-machine development cluster.
     public init(

@@ -37,7 +37,7 @@ public struct ClusterConfigurationParser: Sendable {
             throw fail("", "a JSON object", found: "text that is not JSON")
         }
         let root = try object(document, "")
-        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement"])
+        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
         try allowOnly(coordinator, "coordinator", ["endpoint", "root"])
@@ -64,6 +64,18 @@ public struct ClusterConfigurationParser: Sendable {
             try allowOnly(object, "request", ["deadline_ms"])
             if let deadline = object["deadline_ms"] {
                 configuration.requestDeadline = .milliseconds(try positiveInt(deadline, "request.deadline_ms"))
+            }
+        }
+        if let snapshot = root["snapshot"] {
+            let object = try object(snapshot, "snapshot")
+            try allowOnly(object, "snapshot", ["file", "interval_ms"])
+            if let file = object["file"], !(file is NSNull) {
+                let text = try string(file, "snapshot.file")
+                guard !text.isEmpty else { throw fail("snapshot.file", "a file path", found: "\"\"") }
+                configuration.snapshotFile = text
+            }
+            if let interval = object["interval_ms"] {
+                configuration.snapshotInterval = .milliseconds(try positiveInt(interval, "snapshot.interval_ms"))
             }
         }
         if let security = root["security"] { configuration.security = try parseSecurity(security) }

@@ -1,3 +1,4 @@
+import Workflow
 import WorkflowRemote
 
 /// A root workflow hosted by the coordinator, seen through what the daemon needs of it.
@@ -12,6 +13,9 @@ public protocol ClusterRootSession: Sendable {
     /// Selects item `id` through the latest rendering's sink, as a user would. Returns `false`
     /// when the root has nothing to select.
     func select(_ id: Int) -> Bool
+    /// The root host's tree snapshot (the root's state and each remote child's last
+    /// acknowledged state), for `--snapshot-file`.
+    func snapshot() async -> TreeSnapshot
     /// Stops the root's host (its remote children are stopped on their workers).
     func stop() async
 }
@@ -22,8 +26,8 @@ public protocol ClusterRootSession: Sendable {
 /// coordinator's runtime with its remote children placed `.configured`, so the file's placement
 /// table decides where they run.
 public struct RootWorkflowRegistry: Sendable {
-    /// Starts a root on a runtime.
-    public typealias Factory = @Sendable (RemoteRuntime) -> any ClusterRootSession
+    /// Starts a root on a runtime, from a snapshot when restoring (`--restore`).
+    public typealias Factory = @Sendable (RemoteRuntime, TreeSnapshot?) -> any ClusterRootSession
 
     private var factories: [String: Factory] = [:]
 
@@ -33,7 +37,7 @@ public struct RootWorkflowRegistry: Sendable {
     /// The roots shipped with the package: `email-browser`.
     public static var standard: RootWorkflowRegistry {
         var registry = RootWorkflowRegistry()
-        registry.register("email-browser") { EmailBrowserSession(runtime: $0) }
+        registry.register("email-browser") { EmailBrowserSession(runtime: $0, snapshot: $1) }
         return registry
     }
 

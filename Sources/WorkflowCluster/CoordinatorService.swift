@@ -107,14 +107,25 @@ public struct CoordinatorService: Service {
         }
         // Subscribe before the root starts so its children's first statuses are reported too.
         let statusChanges = runtime.statusChanges
-        let session = factory(runtime)
+        if options.restoredSnapshot != nil { logger.notice("restoring the root from a snapshot") }
+        let session = factory(runtime, options.restoredSnapshot)
 
         let demoResult = await withTaskGroup(of: Void.self) { group -> Result<Void, Failure>? in
             group.addTask { await reportStatuses(statusChanges) }
+            if let file = configuration.snapshotFile {
+                let interval = configuration.snapshotInterval
+                group.addTask {
+                    while (try? await Task.sleep(for: interval)) != nil {
+                        await writeSnapshot(of: session, to: file, level: .debug)
+                    }
+                }
+            }
             defer { group.cancelAll() }
             if !options.demoSelections.isEmpty {
-                // The demo prints its own frames and ends the service when done.
-                return await runDemo(session)
+                // The demo prints its own frames and ends the service when done (unless asked to
+                // keep serving).
+                let result = await runDemo(session)
+                guard case .success = result, options.serveAfterDemo else { return result }
             }
             group.addTask { await printFrames(of: session) }
             // Serve until SIGTERM/SIGINT (the service group's graceful shutdown).
@@ -122,10 +133,24 @@ public struct CoordinatorService: Service {
             return nil
         }
         logger.info("coordinator stopping")
+        // The last state before the tree stops: a SIGTERMed coordinator loses nothing.
+        if let file = configuration.snapshotFile { await writeSnapshot(of: session, to: file, level: .info) }
         await session.stop()
         await runtime.shutdown()
         logger.info("coordinator stopped")
         if case .failure(let failure) = demoResult { throw failure }
+    }
+
+    /// Writes the root's tree snapshot to `file` atomically; a failure is logged (serving goes
+    /// on: the previous snapshot file is left intact).
+    private func writeSnapshot(of session: any ClusterRootSession, to file: String, level: Logger.Level) async {
+        let snapshot = await session.snapshot()
+        do {
+            try SnapshotFile.write(snapshot, to: file)
+            logger.log(level: level, "snapshot written", metadata: ["file": "\(file)"])
+        } catch {
+            logger.error("snapshot not written: \(error)")
+        }
     }
 
     /// Prints frames as the print mode says; text mode skips a frame equal to the previous one

@@ -7,9 +7,13 @@ import WorkflowRemote
 struct EmailBrowserSession: ClusterRootSession {
     let host: WorkflowHost<EmailBrowserWorkflow>
 
-    init(runtime: RemoteRuntime) {
+    init(runtime: RemoteRuntime, snapshot: TreeSnapshot? = nil) {
         host = WorkflowHost(
-            workflow: EmailBrowserWorkflow(inboxPlacement: .configured, messagePlacement: .configured), loop: runtime)
+            workflow: EmailBrowserWorkflow(inboxPlacement: .configured, messagePlacement: .configured), snapshot: snapshot, loop: runtime)
+    }
+
+    func snapshot() async -> TreeSnapshot {
+        await host.snapshot()
     }
 
     func forEachFrame(_ body: (RenderedFrame) async -> Bool) async {

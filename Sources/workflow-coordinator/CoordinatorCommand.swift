@@ -49,12 +49,27 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Scripted demo: select these message ids in order through the inbox, print each settled rendering, then exit 0 (e.g. 3,1,4). Prints as text unless --print-renderings json.", valueName: "ids"))
     var demoSelections: String?
 
+    @Flag(name: .long, help: "With --demo-selections: after the last selection keep serving until SIGTERM/SIGINT instead of exiting.")
+    var serveAfterDemo = false
+
+    @Option(name: .long, help: ArgumentHelp("Write the root's tree snapshot to this file (atomically) every --snapshot-interval-ms and on SIGTERM. Overrides snapshot.file.", valueName: "file"))
+    var snapshotFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("How often to write the snapshot, in milliseconds (default 1000). Overrides snapshot.interval_ms.", valueName: "ms"))
+    var snapshotIntervalMs: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Start the root from this snapshot file (written by --snapshot-file). A missing or corrupt file stops the coordinator (exit 78); omit --restore to start fresh.", valueName: "file"))
+    var restore: String?
+
     @Flag(name: .long, help: "Print the names of the workers the configuration lists, one per line, and exit (used by scripts/cluster.sh).")
     var listWorkers = false
 
     func validate() throws {
         guard RenderingPrintMode(rawValue: printRenderings) != nil else {
             throw ValidationError("--print-renderings must be one of none, text, json (got \(printRenderings))")
+        }
+        if let snapshotIntervalMs, snapshotIntervalMs <= 0 {
+            throw ValidationError("--snapshot-interval-ms must be a positive integer (got \(snapshotIntervalMs))")
         }
         if let demoSelections, parsedSelections(demoSelections) == nil {
             throw ValidationError("--demo-selections must be comma-separated integers (got \(demoSelections))")
@@ -86,11 +101,18 @@ struct ServeCommand: AsyncParsableCommand {
         var printMode = RenderingPrintMode(rawValue: printRenderings) ?? .none
         let selections = demoSelections.flatMap(parsedSelections) ?? []
         if !selections.isEmpty && printMode == .none { printMode = .text }
+        var configuration = settings.configuration
+        if let snapshotFile { configuration.snapshotFile = snapshotFile }
+        if let snapshotIntervalMs { configuration.snapshotInterval = .milliseconds(snapshotIntervalMs) }
         let service: CoordinatorService
         do {
+            // Read before any socket: a bad snapshot stops the coordinator at start.
+            let restored = try restore.map(SnapshotFile.load)
             // Key files are read now, before any socket: a bad key stops the coordinator at start.
             service = CoordinatorService(
-                configuration: settings.configuration, options: CoordinatorOptions(printMode: printMode, demoSelections: selections),
+                configuration: configuration,
+                options: CoordinatorOptions(
+                    printMode: printMode, demoSelections: selections, serveAfterDemo: serveAfterDemo, restoredSnapshot: restored),
                 security: try CurveKeyFiles.serverSecurity(settings.configuration.security), logger: logger)
         } catch {
             ClusterDaemon.reportFatal("workflow-coordinator", error)

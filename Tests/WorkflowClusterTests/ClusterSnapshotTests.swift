@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// The coordinator's snapshot file: written on SIGTERM, restored with `--restore`.
+@Suite("Coordinator snapshots")
+struct ClusterSnapshotTests {
+    /// Lines showing message `id` selected, both panes rendered by their workers.
+    static func selected(_ id: Int) -> @Sendable (String) -> Bool {
+        { line in
+            guard let frame = BrowserFrame.parse(line) else { return false }
+            return frame.message.messageID == id && frame.message.renderedBy == "worker-2" && frame.inbox.renderedBy == "worker-1"
+        }
+    }
+
+    @Test("a selection survives SIGTERM of the coordinator and a restart with --restore")
+    func selectionSurvivesRestart() async throws {
+        try await ClusterFixture.with("snapshot") { cluster in
+            let file = cluster.directory.appendingPathComponent("root.snapshot").path
+            // A long interval: only the write on SIGTERM can have saved the selection.
+            var coordinator = try await cluster.startCoordinator([
+                "--demo-selections", "4", "--serve-after-demo", "--snapshot-file", file, "--snapshot-interval-ms", "600000",
+            ])
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("message 4 selected", where: Self.selected(4))
+            #expect(try await coordinator.terminate() == 0)
+            #expect(coordinator.stderr.lines.contains { $0.contains("snapshot written") })
+            #expect(FileManager.default.fileExists(atPath: file))
+
+            coordinator = try await cluster.startCoordinator(["--restore", file])
+            try await coordinator.stdout.first("message 4 selected again after the restore", where: Self.selected(4))
+            #expect(coordinator.stderr.lines.contains { $0.contains("restoring the root from a snapshot") })
+        }
+    }
+
+    @Test("a corrupt or missing snapshot stops the coordinator at start, naming the file")
+    func corruptSnapshotRejected() async throws {
+        try await ClusterFixture.with("corrupt") { cluster in
+            let file = cluster.directory.appendingPathComponent("corrupt.snapshot").path
+            try Data("{not a snapshot".utf8).write(to: URL(fileURLWithPath: file))
+            for path in [file, file + ".missing"] {
+                let coordinator = try cluster.start("workflow-coordinator", ["--config", cluster.configPath, "--restore", path], label: "coordinator")
+                #expect(try await coordinator.waitForExit() == 78)
+                let message = coordinator.stderr.lines.joined(separator: "\n")
+                #expect(message.contains("snapshot file \(path)"), "\(message)")
+            }
+        }
+    }
+}
