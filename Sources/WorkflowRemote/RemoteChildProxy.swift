@@ -25,6 +25,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The worker currently hosting the child (its routing id), if any.
     var worker: WorkerPeer?
     private var isStopped = false
+    /// Set when a worker refused the last props; cleared by new props or a joining worker.
+    private var refusedProps = false
     /// Set while the node renders: changes then are already reflected by that pass.
     private var isRendering = false
 
@@ -68,6 +70,11 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             return rendering ?? newProps.placeholderRendering()
         }
         if worker == nil {
+            // A worker refused these very props (unknown type, undecodable props, capacity):
+            // asking again on every render would spin. Retry when the props change or a worker
+            // joins (`retryIfUnplaced`).
+            guard !(refusedProps && encoded == lastProps) else { return rendering ?? newProps.placeholderRendering() }
+            refusedProps = false
             lastProps = encoded
             propsSequence += 1
             engine.start(proxy: self, props: encoded)
@@ -152,6 +159,10 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The child cannot run. Keeps the last rendering (or the placeholder) and reports why.
     func fail(_ error: RemoteChildError) {
         guard !isStopped else { return }
+        switch error {
+        case .unknownType, .undecodableProps, .refused: refusedProps = true
+        default: break
+        }
         worker = nil
         renderingSequence = propsSequence
         status = .unavailable(error)
@@ -161,6 +172,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// A worker that can host the child joined: render again, which sends START.
     func retryIfUnplaced() {
         guard !isStopped, worker == nil else { return }
+        refusedProps = false
         requestRefresh()
     }
 
