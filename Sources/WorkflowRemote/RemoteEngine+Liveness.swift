@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import WireProtocol
+import ZeroMQ
+@_spi(WorkflowRuntime) import Workflow
+
+/// Security checks and heartbeats: who may join, and who is still there.
+extension RemoteEngine {
+    // MARK: Security
+
+    func serviceSecurity() {
+        let (refused, failedHandshakes) = sockets.serviceSecurity()
+        for key in refused {
+            // A public key is not a secret; logging it tells an operator which worker to allow.
+            logger.warning("refused a worker whose key is not allowed", metadata: ["publicKey": "\(key.z85)"])
+        }
+        if failedHandshakes > 0 {
+            logger.warning("a peer failed the CURVE handshake (wrong server key?)", metadata: ["count": "\(failedHandshakes)"])
+        }
+        if !refused.isEmpty || failedHandshakes > 0 {
+            shared.count { $0.refusedPeers += refused.count + failedHandshakes }
+        }
+    }
+
+    // MARK: Heartbeats
+
+    /// Heartbeats both ways: each side sends one on a link it has otherwise left idle for an
+    /// interval, and any message counts as a sign of life. A worker silent for
+    /// `interval × liveness` is dead to its parent; a parent silent that long makes the worker
+    /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
+    func runTimers() {
+        let now = ContinuousClock.now
+        let interval = configuration.heartbeatInterval
+        let deadAfter = interval * configuration.heartbeatLiveness
+        if sockets.hasUpstream, !shuttingDown {
+            if now - lastSentUpstream >= interval {
+                sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+            }
+            let backoff = interval * (1 << min(reconnectAttempts, 5))
+            if now - lastHeardUpstream > deadAfter + backoff {
+                reconnectToParent(silentFor: now - lastHeardUpstream)
+            }
+        }
+        for (id, peer) in workers {
+            if now - peer.lastHeard > deadAfter {
+                removeWorker(id, reason: "silent for \(deadAfter)")
+            } else if now - peer.lastSent >= interval {
+                sendToWorker(id, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+            }
+        }
+    }
+
+    func reconnectToParent(silentFor silence: Duration) {
+        reconnectAttempts += 1
+        logger.warning("the parent is silent; reconnecting", metadata: ["silent": "\(silence)", "attempt": "\(reconnectAttempts)"])
+        shared.setWelcomed(false)
+        // The parent will place its children again (restoring them from their snapshots); the
+        // copies here would only diverge.
+        for (_, child) in hosted { child.stop() }
+        hosted.removeAll()
+        pendingRenderings.removeAll()
+        pendingOutputs.removeAll()
+        appliedEvents.removeAll()
+        acknowledgedEvents.removeAll()
+        flushOrder.removeAll()
+        do {
+            try sockets.reconnectUpstream()
+        } catch {
+            logger.error("cannot reconnect to the parent: \(error)")
+        }
+        lastHeardUpstream = .now
+        sendHello()
+    }
+}

@@ -1,0 +1,284 @@
+import Foundation
+import Logging
+import WireProtocol
+import ZeroMQ
+@_spi(WorkflowRuntime) import Workflow
+
+/// The parent role: placing children on workers and routing their messages back to proxies.
+extension RemoteEngine {
+    // MARK: Parent role: requests from proxies
+
+    /// The concrete placement for a child, or `nil` to render it locally.
+    func resolve(_ placement: RemotePlacement, typeName: String, path: String) -> RemotePlacement? {
+        switch placement {
+        case .local: nil
+        case .configured: configuration.placementTable.placement(typeName: typeName, path: path)
+        default: placement
+        }
+    }
+
+    func allocateChildID() -> UInt64 {
+        defer { nextChildID += 1 }
+        return nextChildID
+    }
+
+    /// A back-pressure account for a new child.
+    func makeOutstandingEvents(path: String) -> OutstandingEvents {
+        OutstandingEvents(limit: configuration.maxOutstandingEvents, path: path, logger: logger)
+    }
+
+    func register(proxy: any AnyRemoteChildProxy) {
+        proxies[proxy.childID] = proxy
+    }
+
+    func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
+        guard let (id, peer) = chooseWorker(typeName: proxy.typeName, placement: proxy.placement, path: proxy.path) else {
+            proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+            return
+        }
+        do {
+            let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: proxy.snapshot))
+            proxy.worker = peer
+            peer.children.insert(proxy.childID)
+            awaiting.insert(proxy.childID)
+            sendToWorker(id, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [start, props])
+            logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
+            // Events the previous worker never acknowledged are replayed, in order, on top of
+            // the snapshot they were not yet part of.
+            let replay = proxy.unacknowledged
+            if !replay.isEmpty {
+                logger.info("replaying \(replay.count) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
+            }
+            for event in replay {
+                sendEventMessage(to: id, proxy: proxy, sequence: event.sequence, token: event.token, bytes: event.bytes)
+            }
+        } catch {
+            proxy.fail(.refused("START does not encode: \(error)"))
+        }
+    }
+
+    func update(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
+        guard let peer = proxy.worker else { return }
+        awaiting.insert(proxy.childID)
+        sendToWorker(peer.id, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [props])
+    }
+
+    func stop(proxy: any AnyRemoteChildProxy) {
+        proxies[proxy.childID] = nil
+        awaiting.remove(proxy.childID)
+        shared.setStatus(nil, path: proxy.path)
+        guard let peer = proxy.worker else { return }
+        peer.children.remove(proxy.childID)
+        proxy.worker = nil
+        sendToWorker(peer.id, kind: .stop, correlationID: proxy.childID, nodePath: proxy.path, payloads: [])
+    }
+
+    func statusChanged(path: String, status: RemoteChildStatus) {
+        shared.setStatus(status, path: path)
+        if case .unavailable(let error) = status {
+            logger.error("remote child unavailable: \(error)", metadata: ["path": "\(path)"])
+        }
+    }
+
+    func log(error message: String) {
+        logger.error("\(message)")
+    }
+
+    /// The decoder context for a proxy's renderings and outputs: sinks in them send EVENTs to
+    /// the proxy's child.
+    func importerUserInfo(for proxy: any AnyRemoteChildProxy) -> [CodingUserInfoKey: any Sendable] {
+        let childID = proxy.childID
+        let path = proxy.path
+        let jobs = self.jobs
+        let bound = LoopBound(self, owner: jobs)
+        let forwarder = SinkForwarder(
+            prefix: "c\(childID)",
+            send: { token, bytes in
+                jobs.append { bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes) }
+            },
+            codec: codec,
+            outstanding: proxy.outstanding)
+        return [.workflowSinkImporter: forwarder]
+    }
+
+    func sendEvent(childID: UInt64, path: String, token: String, event: [UInt8]) {
+        guard let proxy = proxies[childID] else {
+            logger.debug("event for a stopped child dropped", metadata: ["path": "\(path)"])
+            return
+        }
+        // Kept until acknowledged, so a child whose worker is gone gets it after failover.
+        let sequence = proxy.record(event: token, bytes: event)
+        guard let peer = proxy.worker else { return }
+        sendEventMessage(to: peer.id, proxy: proxy, sequence: sequence, token: token, bytes: event)
+    }
+
+    func sendEventMessage(to peer: WorkerID, proxy: any AnyRemoteChildProxy, sequence: UInt64, token: String, bytes: [UInt8]) {
+        guard let header = try? codec.encode(EventPayload(token: token)) else { return }
+        sendToWorker(peer, kind: .event, correlationID: proxy.childID, sequence: sequence, nodePath: proxy.path, payloads: [header, bytes])
+    }
+
+    func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {
+        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) }.map { ($0.key, $0.value) }
+        let eligible: [(WorkerID, WorkerPeer)]
+        switch placement {
+        case .local, .configured: return nil
+        case .anyWorker: eligible = candidates
+        case .worker(let name): eligible = candidates.filter { $0.1.name == name }
+        case .pool(let pool): eligible = candidates.filter { $0.1.pool == pool }
+        case .hashed(let pool):
+            let members = candidates.filter { $0.1.pool == pool }.sorted { $0.1.name < $1.1.name }
+            guard !members.isEmpty else { return nil }
+            return members[Int(stableHash(path) % UInt64(members.count))]
+        }
+        return eligible.min { ($0.1.children.count, $0.1.name) < ($1.1.children.count, $1.1.name) }
+    }
+
+    // MARK: Parent role: messages from workers
+
+    func drainListener() {
+        var budget = 10_000
+        while budget > 0, let (peerID, frames) = sockets.receiveFromListener() {
+            budget -= 1
+            handleFromWorker(peerID, frames: frames)
+        }
+    }
+
+    func handleFromWorker(_ peerID: WorkerID, frames: [[UInt8]]) {
+        let envelope: Envelope
+        do {
+            envelope = try Envelope(frames: frames, limits: .default)
+        } catch {
+            logger.warning("malformed message from a peer dropped: \(error)", metadata: ["peer": "\(peerID)"])
+            replyError(to: peerID, code: .malformedMessage, message: "\(error)", correlationID: 0)
+            return
+        }
+        if let peer = workers[peerID] { peer.lastHeard = .now }
+        switch envelope.kind {
+        case .hello: handleHello(peerID, envelope)
+        case .rendering, .outputs, .error:
+            guard workers[peerID] != nil else {
+                sendToWorker(peerID, kind: .reconnect, correlationID: 0, nodePath: "", payloads: [])
+                return
+            }
+            routeToProxy(peerID, envelope)
+        case .heartbeat: break
+        case .goodbye: removeWorker(peerID, reason: "it left")
+        default:
+            logger.warning("unexpected \(envelope.kind) from a worker dropped", metadata: ["peer": "\(peerID)"])
+            replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
+        }
+    }
+
+    func handleHello(_ peerID: WorkerID, _ envelope: Envelope) {
+        guard let payload = envelope.payloads.first,
+            let hello = try? payload.withUnsafeBytes({ try codec.decode(HelloPayload.self, from: $0, userInfo: [:]) })
+        else {
+            replyError(to: peerID, code: .malformedMessage, message: "HELLO payload does not decode", correlationID: 0)
+            return
+        }
+        guard hello.protocolVersion == remoteProtocolVersion else {
+            replyError(to: peerID, code: .refused, message: "protocol version \(hello.protocolVersion) is not \(remoteProtocolVersion)", correlationID: 0)
+            return
+        }
+        // A worker that rejoins under the same name replaces its old connection.
+        if let (oldID, _) = workers.first(where: { $0.value.name == hello.name && $0.key != peerID }) {
+            removeWorker(oldID, reason: "it rejoined")
+        }
+        let peer = WorkerPeer(id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity)
+        workers[peerID] = peer
+        logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": "\(hello.hostedTypes.count)"])
+        if let welcome = try? codec.encode(WelcomePayload(parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds))) {
+            sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [welcome])
+        }
+        shared.setWorkers(workers.values.map(\.name))
+        for proxy in proxies.values where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
+            proxy.retryIfUnplaced()
+        }
+    }
+
+    func routeToProxy(_ peerID: WorkerID, _ envelope: Envelope) {
+        guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID else {
+            logger.debug("\(envelope.kind) for an unknown or moved child dropped", metadata: ["path": "\(envelope.nodePath)"])
+            return
+        }
+        switch envelope.kind {
+        case .rendering:
+            guard let payload = envelope.payloads.first else { return }
+            let workerName = proxy.worker?.name ?? "?"
+            let changed = payload.withUnsafeBytes { proxy.receive(rendering: $0, propsSequence: envelope.sequence, workerName: workerName) }
+            if changed { settleChanged = true }
+            if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
+        case .outputs:
+            guard let first = envelope.payloads.first,
+                let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
+                info.causes.count == envelope.payloads.count - 1, info.ordinals.count == info.causes.count
+            else {
+                logger.warning("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
+                return
+            }
+            for (index, payload) in envelope.payloads.dropFirst().enumerated() {
+                payload.withUnsafeBytes { proxy.receive(output: $0, cause: info.causes[index], ordinal: info.ordinals[index]) }
+            }
+            proxy.acknowledge(upTo: envelope.acknowledged, snapshot: info.snapshot)
+        case .error:
+            let error = envelope.payloads.first.flatMap { payload in
+                try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
+            }
+            let childError: RemoteChildError
+            switch error?.code {
+            case .unknownType: childError = .unknownType(error?.typeName ?? proxy.typeName)
+            case .undecodableProps: childError = .undecodableProps(typeName: proxy.typeName, reason: error?.message ?? "")
+            default: childError = .refused(error?.message ?? "unreadable error")
+            }
+            proxy.worker?.children.remove(proxy.childID)
+            proxy.fail(childError)
+            awaiting.remove(proxy.childID)
+            settleChanged = true
+        default:
+            break
+        }
+    }
+
+    func removeWorker(_ peerID: WorkerID, reason: String) {
+        guard let peer = workers.removeValue(forKey: peerID) else { return }
+        logger.warning("worker left: \(reason)", metadata: ["worker": "\(peer.name)"])
+        for id in peer.children {
+            guard let proxy = proxies[id] else { continue }
+            proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
+            awaiting.remove(id)
+        }
+        peer.children.removeAll()
+        shared.setWorkers(workers.values.map(\.name))
+    }
+
+    func replyError(to peerID: WorkerID, code: ErrorPayload.Code, message: String, correlationID: UInt64) {
+        guard let payload = try? codec.encode(ErrorPayload(code: code, message: message)) else { return }
+        sendToWorker(peerID, kind: .error, correlationID: correlationID, nodePath: "", payloads: [payload])
+    }
+
+    func sendToWorker(
+        _ peerID: WorkerID, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, nodePath: String, payloads: [[UInt8]]
+    ) {
+        let envelope = Envelope(kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, nodePath: nodePath, payloads: payloads)
+        workers[peerID]?.lastSent = .now
+        do {
+            try sockets.sendToListenerPeer(peerID, frames: envelope.encodeFrames())
+        } catch {
+            // The peer may have said GOODBYE after the last poll: read what it sent first, so an
+            // orderly leave is reported as one and not as a lost worker.
+            if !isDrainingAfterSendFailure {
+                isDrainingAfterSendFailure = true
+                drainListener()
+                isDrainingAfterSendFailure = false
+            }
+            guard workers[peerID] != nil else { return }
+            logger.warning("cannot send \(kind) to a worker: \(error)", metadata: ["path": "\(nodePath)"])
+            // Only a peer that is gone is a lost worker. A full send queue (EAGAIN) is a
+            // transient overload: the message is dropped here, and an event in it stays in its
+            // child's unacknowledged list (bounded below the queue by `maxOutstandingEvents`).
+            if (error as? ZMQError)?.isHostUnreachable == true {
+                removeWorker(peerID, reason: "unreachable (\(error))")
+            }
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import Logging
+import WireProtocol
+import ZeroMQ
+@_spi(WorkflowRuntime) import Workflow
+
+/// The worker role: hosting children for a parent and forwarding their renderings and outputs.
+extension RemoteEngine {
+    // MARK: Worker role
+
+    func sendHello() {
+        let hello = HelloPayload(
+            name: configuration.name, pool: configuration.pool, hostedTypes: configuration.registry.typeNames,
+            capacity: configuration.capacity, protocolVersion: remoteProtocolVersion)
+        guard let payload = try? codec.encode(hello) else { return }
+        sendUpstream(kind: .hello, correlationID: 0, nodePath: "", payloads: [payload])
+    }
+
+    func drainUpstream() {
+        var budget = 10_000
+        while budget > 0, let frames = sockets.receiveFromUpstream() {
+            budget -= 1
+            lastHeardUpstream = .now
+            handleFromParent(frames)
+        }
+    }
+
+    func handleFromParent(_ frames: [[UInt8]]) {
+        let envelope: Envelope
+        do {
+            envelope = try Envelope(frames: frames, limits: .default)
+        } catch {
+            logger.warning("malformed message from the parent dropped: \(error)")
+            return
+        }
+        let childID = envelope.correlationID
+        switch envelope.kind {
+        case .welcome:
+            reconnectAttempts = 0
+            shared.setWelcomed(true)
+            logger.info("welcomed by the parent")
+        case .start:
+            handleStart(envelope)
+        case .update:
+            guard let child = hosted[childID], let props = envelope.payloads.first else {
+                replyUpstreamError(.unknownChild, "UPDATE for an unknown child", envelope)
+                return
+            }
+            do {
+                try props.withUnsafeBytes { try child.update(props: $0, propsSequence: envelope.sequence) }
+                // Render for the new props now rather than in a later loop job: the rendering
+                // then leaves with this iteration's flush, a thread wake-up sooner.
+                child.drain()
+                shared.count { $0.updated += 1 }
+            } catch {
+                shared.count { $0.errors += 1 }
+                replyUpstreamError(.undecodableProps, "\(error)", envelope)
+            }
+        case .stop:
+            if let child = hosted.removeValue(forKey: childID) {
+                child.stop()
+                pendingRenderings[childID] = nil
+                pendingOutputs[childID] = nil
+                appliedEvents[childID] = nil
+                acknowledgedEvents[childID] = nil
+                shared.count { $0.stopped += 1 }
+                logger.debug("stopped", metadata: ["path": "\(envelope.nodePath)"])
+            }
+        case .event:
+            guard envelope.payloads.count == 2, let child = hosted[childID],
+                let info = try? envelope.payloads[0].withUnsafeBytes({ try codec.decode(EventPayload.self, from: $0, userInfo: [:]) })
+            else {
+                shared.count { $0.droppedEvents += 1 }
+                logger.debug("event for an unknown child dropped", metadata: ["path": "\(envelope.nodePath)"])
+                return
+            }
+            // Apply the event now, so the outputs it causes are tagged with its sequence and the
+            // next flush can acknowledge it together with a snapshot that includes it.
+            let delivered = envelope.payloads[1].withUnsafeBytes { child.deliver(event: $0, token: info.token) }
+            if delivered {
+                currentCause = (childID, envelope.sequence, 0)
+                child.drain()
+                currentCause = nil
+            }
+            if envelope.sequence > appliedEvents[childID, default: 0] {
+                appliedEvents[childID] = envelope.sequence
+                markDirty(childID)
+            }
+            shared.count { delivered ? ($0.events += 1) : ($0.droppedEvents += 1) }
+        case .error:
+            logger.warning("the parent reported an error", metadata: ["path": "\(envelope.nodePath)"])
+        case .reconnect:
+            sendHello()
+        case .heartbeat:
+            break
+        default:
+            logger.warning("unexpected \(envelope.kind) from the parent dropped")
+        }
+    }
+
+    func handleStart(_ envelope: Envelope) {
+        let childID = envelope.correlationID
+        guard envelope.payloads.count == 2,
+            let start = try? envelope.payloads[0].withUnsafeBytes({ try codec.decode(StartPayload.self, from: $0, userInfo: [:]) })
+        else {
+            replyUpstreamError(.malformedMessage, "START needs a start payload and props", envelope)
+            return
+        }
+        guard let factory = configuration.registry.factory(for: start.typeName) else {
+            shared.count { $0.errors += 1 }
+            logger.error("START for an unknown workflow type", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
+            replyUpstreamError(.unknownType, "unknown workflow type \(start.typeName)", envelope, typeName: start.typeName)
+            return
+        }
+        guard hosted.count < configuration.capacity else {
+            replyUpstreamError(.refused, "worker \(configuration.name) is at capacity (\(configuration.capacity))", envelope)
+            return
+        }
+        if let existing = hosted.removeValue(forKey: childID) { existing.stop() }
+        do {
+            let child = try envelope.payloads[1].withUnsafeBytes { bytes in
+                try factory.start(childID: childID, path: envelope.nodePath, props: bytes, propsSequence: envelope.sequence, snapshot: start.snapshot, engine: self)
+            }
+            hosted[childID] = child
+            shared.count { $0.started += 1 }
+            logger.debug("started", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
+        } catch {
+            shared.count { $0.errors += 1 }
+            logger.error("START failed: \(error)", metadata: ["path": "\(envelope.nodePath)"])
+            replyUpstreamError(.undecodableProps, "\(error)", envelope, typeName: start.typeName)
+        }
+    }
+
+    func replyUpstreamError(_ code: ErrorPayload.Code, _ message: String, _ envelope: Envelope, typeName: String? = nil) {
+        guard let payload = try? codec.encode(ErrorPayload(code: code, message: message, typeName: typeName)) else { return }
+        sendUpstream(kind: .error, correlationID: envelope.correlationID, nodePath: envelope.nodePath, payloads: [payload])
+    }
+
+    /// How a hosted child's renderings and outputs leave: queued here, flushed once per loop
+    /// iteration (outputs first, then the latest rendering), so a burst costs one message.
+    func forwarder(childID: UInt64, path: String, exporter: SinkTable) -> HostedChildForwarder {
+        HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs))
+    }
+
+    func markDirty(_ childID: UInt64) {
+        if !flushOrder.contains(childID) { flushOrder.append(childID) }
+    }
+
+    func enqueue(rendering bytes: [UInt8], sequence: UInt64, childID: UInt64, path: String) {
+        markDirty(childID)
+        pendingRenderings[childID] = (bytes, sequence, path)
+    }
+
+    func enqueue(output bytes: [UInt8], childID: UInt64, path: String) {
+        markDirty(childID)
+        var cause: UInt64 = 0
+        var ordinal: UInt32 = 0
+        if let current = currentCause, current.child == childID {
+            cause = current.sequence
+            ordinal = current.ordinal
+            currentCause?.ordinal += 1
+        }
+        pendingOutputs[childID, default: PendingOutputs(path: path)].append(bytes, cause: cause, ordinal: ordinal)
+    }
+
+    func flushHosted() {
+        guard !flushOrder.isEmpty else { return }
+        let order = flushOrder
+        flushOrder = []
+        for childID in order {
+            flushOutputsAndAcknowledgement(childID)
+            if let rendering = pendingRenderings.removeValue(forKey: childID) {
+                sendUpstream(kind: .rendering, correlationID: childID, sequence: rendering.sequence, nodePath: rendering.path, payloads: [rendering.bytes])
+            }
+        }
+    }
+
+    /// Sends a child's queued outputs and, in the same multipart message as the last of them,
+    /// the cumulative acknowledgement of the events applied so far with a snapshot taken right
+    /// after them: the parent never sees an acknowledgement without the matching state.
+    func flushOutputsAndAcknowledgement(_ childID: UInt64) {
+        let outputs = pendingOutputs.removeValue(forKey: childID)
+        let applied = appliedEvents[childID, default: 0]
+        let acknowledge = applied > acknowledgedEvents[childID, default: 0]
+        guard outputs != nil || acknowledge, let child = hosted[childID] else { return }
+        let path = outputs?.path ?? child.path
+        let frames = outputs?.frames ?? []
+        let chunk = WireLimits.default.maxPayloadFrames - 1
+        var start = 0
+        repeat {
+            let end = min(start + chunk, frames.count)
+            let isLast = end == frames.count
+            let snapshot = isLast && acknowledge ? child.snapshot() : nil
+            let info = OutputsPayload(
+                causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []), snapshot: snapshot)
+            guard let header = try? codec.encode(info) else {
+                logger.error("an outputs header does not encode", metadata: ["path": "\(path)"])
+                return
+            }
+            sendUpstream(
+                kind: .outputs, correlationID: childID, acknowledged: isLast && acknowledge ? applied : 0, nodePath: path,
+                payloads: [header] + frames[start..<end])
+            start = end
+        } while start < frames.count
+        if acknowledge { acknowledgedEvents[childID] = applied }
+    }
+
+    func sendUpstream(
+        kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, acknowledged: UInt64 = 0, nodePath: String, payloads: [[UInt8]]
+    ) {
+        let envelope = Envelope(
+            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: acknowledged, nodePath: nodePath,
+            payloads: payloads)
+        do {
+            try sockets.sendUpstream(frames: envelope.encodeFrames())
+            lastSentUpstream = .now
+        } catch {
+            logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])
+        }
+    }
+}
