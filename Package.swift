@@ -84,7 +84,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "WorkflowClusterTests",
-            dependencies: ["WorkflowCluster", "ZeroMQ", "WireProtocol", "workflow-coordinator", "workflow-worker"]),
+            dependencies: ["WorkflowCluster", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator", "workflow-worker"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import RemoteTestSupport
 import Foundation
 import Testing
 import WireProtocol

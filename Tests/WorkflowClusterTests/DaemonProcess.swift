@@ -1,3 +1,4 @@
+import RemoteTestSupport
 import Foundation
 
 /// One daemon process a test started (`workflow-coordinator` or `workflow-worker`), with its

@@ -1,31 +1,8 @@
 import Foundation
+import RemoteTestSupport
 import Testing
 import Workflow
 import WorkflowRemote
-
-/// How long any single wait may take before the test fails instead of hanging. Generous: the
-/// suite must pass on a loaded 2-core machine, and it only fires when something is broken.
-let safetyTimeout: Duration = .seconds(60)
-
-struct WaitFailure: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Runs `operation`, failing with `WaitFailure` if it outlasts `safetyTimeout`.
-func withSafetyTimeout<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try? await Task.sleep(for: safetyTimeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw WaitFailure(description: "\(what): timed out after \(safetyTimeout)")
-        }
-        return value
-    }
-}
 
 /// Polls `condition` (a counter kept by another process's runtime, which has no event stream)
 /// until it holds.

@@ -1,16 +1,22 @@
 import Foundation
 
+/// Shared by the test targets that wait on other threads and processes.
+///
 /// How long any single wait may take before the test fails instead of hanging. Generous: the
 /// suite must pass on a loaded 2-core machine, and it only fires when something is broken.
-let safetyTimeout: Duration = .seconds(60)
+public let safetyTimeout: Duration = .seconds(60)
 
 /// A wait that did not complete.
-struct WaitFailure: Error, CustomStringConvertible {
-    let description: String
+public struct WaitFailure: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// Runs `operation`, failing with `WaitFailure` if it outlasts `safetyTimeout`.
-func withSafetyTimeout<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+public func withSafetyTimeout<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
