@@ -7,7 +7,8 @@
 #                                        the latest screen
 #   scripts/cluster.sh logs   [CONFIG]   the end of every daemon's log
 #
-# CONFIG defaults to Config/local-cluster.json. Pid files and logs go to $RUN_DIR (default run/,
+# CONFIG defaults to Config/local-cluster.json (CURVE on loopback tcp; `up` creates the missing
+# keys in Config/keys/ with `workflow-coordinator keygen --config`, gitignored). Pid files and logs go to $RUN_DIR (default run/,
 # gitignored); the binaries come from $BIN_DIR (default $SCRATCH_PATH/debug, SCRATCH_PATH
 # default .build), built first if missing or stale unless SKIP_BUILD=1.
 set -euo pipefail
@@ -94,6 +95,9 @@ up() {
   fi
   local names
   names=$(workers) # validates the config before anything starts
+  # The cluster's CURVE keys (used when the config's security is CURVE, the default on tcp):
+  # keygen creates only what is missing, so existing keys are kept across runs.
+  "$BIN/workflow-coordinator" keygen --config "$CONFIG" >"$RUN_DIR/keygen.out"
   start_daemon coordinator "$BIN/workflow-coordinator" --config "$CONFIG" --print-renderings text
   for name in $names; do
     start_daemon "$name" "$BIN/workflow-worker" --config "$CONFIG" --name "$name"

@@ -24,6 +24,9 @@ swift build --scratch-path "$SCRATCH_PATH" --product workflow-coordinator >&2
 swift build --scratch-path "$SCRATCH_PATH" --product workflow-worker >&2
 
 mkdir -p "$RUN_DIR"
+# The config's CURVE keys (created once, kept afterwards): the demo runs encrypted, as a real
+# cluster does.
+"$BIN/workflow-coordinator" keygen --config "$CONFIG" >"$RUN_DIR/keygen.out"
 # A private ipc endpoint (short path: ipc paths are limited to ~100 bytes): the demo never
 # collides with a running cluster or a busy port.
 ENDPOINT="ipc://${TMPDIR:-/tmp}/workflow-demo-$$.ipc"

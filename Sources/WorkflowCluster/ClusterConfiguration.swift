@@ -53,6 +53,12 @@ public struct ClusterConfiguration: Sendable, Equatable {
         self.placement = placement
     }
 
+    /// The transport security in force: the file's `security.mode`, else CURVE for a tcp
+    /// endpoint (after command-line and environment overrides of the endpoint).
+    public var securityMode: SecuritySettings.Mode {
+        security.mode(for: coordinatorEndpoint)
+    }
+
     /// The entry for the worker called `name`, if the file lists it.
     public func worker(named name: String) -> WorkerEntry? {
         workers.first { $0.name == name }

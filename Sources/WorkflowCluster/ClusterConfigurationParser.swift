@@ -78,7 +78,7 @@ public struct ClusterConfigurationParser: Sendable {
                 configuration.snapshotInterval = .milliseconds(try positiveInt(interval, "snapshot.interval_ms"))
             }
         }
-        if let security = root["security"] { configuration.security = try parseSecurity(security) }
+        configuration.security = try parseSecurity(root["security"] ?? [String: Any]())
         if let log = root["log"] { configuration.log = try parseLog(log) }
         if let placement = root["placement"] {
             configuration.placement = try parsePlacement(placement, workers: configuration.workers)
@@ -113,7 +113,7 @@ public struct ClusterConfigurationParser: Sendable {
     private func parseSecurity(_ value: Any) throws -> SecuritySettings {
         let object = try object(value, "security")
         try allowOnly(object, "security", [
-            "mode", "server_public_key", "server_secret_key", "allowed_client_keys", "client_keys_dir", "client_secret_key",
+            "mode", "keys_dir", "server_public_key", "server_secret_key", "allowed_client_keys", "client_keys_dir", "client_secret_key",
             "allow_plaintext_on_network",
         ])
         var settings = SecuritySettings()
@@ -128,15 +128,16 @@ public struct ClusterConfigurationParser: Sendable {
             guard let value = object[key], !(value is NSNull) else { return nil }
             let text = try string(value, "security.\(key)")
             guard !text.isEmpty else { throw fail("security.\(key)", "a file path", found: "\"\"") }
-            // Relative paths are relative to the configuration file, so a config and its keys
-            // can move together.
-            if text.hasPrefix("/") { return text }
-            return URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(text).path
+            return besideFile(text)
         }
-        settings.serverPublicKeyPath = try path("server_public_key")
-        settings.serverSecretKeyPath = try path("server_secret_key")
-        settings.allowedClientKeysPath = try path("allowed_client_keys")
-        settings.clientKeysDirectory = try path("client_keys_dir")
+        // Every key file defaults to where `keygen --config` writes it, so a CURVE cluster
+        // needs no key paths in its file at all.
+        let keys = try path("keys_dir") ?? besideFile("keys")
+        settings.keysDirectory = keys
+        settings.serverPublicKeyPath = try path("server_public_key") ?? keys + "/" + CurveKeyFiles.Layout.coordinatorPublic
+        settings.serverSecretKeyPath = try path("server_secret_key") ?? keys + "/" + CurveKeyFiles.Layout.coordinatorSecret
+        settings.allowedClientKeysPath = try path("allowed_client_keys") ?? keys + "/" + CurveKeyFiles.Layout.allowList
+        settings.clientKeysDirectory = try path("client_keys_dir") ?? keys + "/" + CurveKeyFiles.Layout.workers
         settings.clientSecretKeyPath = try path("client_secret_key")
         if let allow = object["allow_plaintext_on_network"] {
             guard !(allow is String), let flag = allow as? Bool else {
@@ -145,6 +146,13 @@ public struct ClusterConfigurationParser: Sendable {
             settings.allowPlaintextOnNetwork = flag
         }
         return settings
+    }
+
+    /// `path` resolved against the configuration file's directory (absolute paths as they are),
+    /// so a configuration and its keys can move together.
+    private func besideFile(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        return URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(path).path
     }
 
     private func parseLog(_ value: Any) throws -> LogSettings {

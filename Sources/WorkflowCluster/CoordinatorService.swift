@@ -68,7 +68,7 @@ public struct CoordinatorService: Service {
         let endpoint = runtime.listenEndpoint ?? configuration.coordinatorEndpoint
         logger.info(
             "coordinator listening",
-            metadata: ["endpoint": "\(endpoint)", "root": "\(configuration.root)", "security": "\(configuration.security.mode.rawValue)"])
+            metadata: ["endpoint": "\(endpoint)", "root": "\(configuration.root)", "security": security == .plaintext ? "plaintext" : "curve"])
         if options.printMode == .json { StandardOutput.json(["event": "listening", "endpoint": endpoint]) }
         if !options.demoSelections.isEmpty, !configuration.workers.isEmpty {
             // The demo shows the tree across processes: start the root once the workers are in,

@@ -23,8 +23,9 @@ public enum CurveKeyFiles {
 
     /// The coordinator's runtime security: plaintext, or CURVE with its key pair and the
     /// allow-list.
-    public static func serverSecurity(_ settings: SecuritySettings) throws -> ServerSecurity {
-        guard settings.mode == .curve else { return .plaintext }
+    public static func serverSecurity(_ configuration: ClusterConfiguration) throws -> ServerSecurity {
+        guard configuration.securityMode == .curve else { return .plaintext }
+        let settings = configuration.security
         let secretPath = try requirePath(settings.serverSecretKeyPath, "security.server_secret_key", "the coordinator's secret key file")
         let allowPath = try requirePath(settings.allowedClientKeysPath, "security.allowed_client_keys", "the allow-list file of worker public keys")
         let keyPair = try keyPair(secretFile: secretPath)
@@ -33,8 +34,9 @@ public enum CurveKeyFiles {
 
     /// Worker `name`'s runtime security: plaintext, or CURVE with its key pair and the
     /// coordinator's public key.
-    public static func clientSecurity(_ settings: SecuritySettings, worker name: String) throws -> ClientSecurity {
-        guard settings.mode == .curve else { return .plaintext }
+    public static func clientSecurity(_ configuration: ClusterConfiguration, worker name: String) throws -> ClientSecurity {
+        guard configuration.securityMode == .curve else { return .plaintext }
+        let settings = configuration.security
         let publicPath = try requirePath(settings.serverPublicKeyPath, "security.server_public_key", "the coordinator's public key file")
         let secretPath = try requirePath(
             settings.clientSecretKeyPath(forWorker: name), "security.client_keys_dir",
@@ -49,7 +51,7 @@ public enum CurveKeyFiles {
         guard stat(path, &info) == 0 else {
             throw ClusterConfigurationError(
                 file: path, key: "", expected: "a secret key file (Z85 text, mode 0600)",
-                found: errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
+                found: errno == ENOENT ? missingKeyHint : String(cString: strerror(errno)))
         }
         let permissions = info.st_mode & 0o777
         guard permissions & 0o077 == 0 else {
@@ -86,6 +88,15 @@ public enum CurveKeyFiles {
     /// Loads an allow-list: one Z85 public key per line (optionally followed by a `# comment`);
     /// blank lines and `#` comment lines ignored.
     public static func allowList(file path: String) throws -> Set<CurveKey> {
+        let keys = try allowListIfAny(file: path)
+        guard !keys.isEmpty else {
+            throw ClusterConfigurationError(file: path, key: "", expected: "at least one worker public key", found: "none")
+        }
+        return keys
+    }
+
+    /// The keys an allow-list file holds, possibly none.
+    private static func allowListIfAny(file path: String) throws -> Set<CurveKey> {
         let text = try keyText(path, what: "an allow-list file (one Z85 public key per line)")
         var keys: Set<CurveKey> = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -103,32 +114,38 @@ public enum CurveKeyFiles {
                     found: "\"\(word.prefix(60))\"")
             }
         }
-        guard !keys.isEmpty else {
-            throw ClusterConfigurationError(file: path, key: "", expected: "at least one worker public key", found: "none")
-        }
         return keys
     }
 
-    /// What `generate` wrote.
+    /// What `generate` wrote and what it found already in place.
     public struct GeneratedKeys: Sendable {
         /// The coordinator's public key.
         public var coordinatorPublicKey: CurveKey
         /// Each worker's public key, in the order asked.
         public var workerPublicKeys: [(name: String, key: CurveKey)]
-        /// Every file written, in order.
+        /// Every file written (or, for the allow-list, extended), in order.
         public var files: [String]
+        /// Every key file that already existed and was used as it is.
+        public var kept: [String]
     }
 
-    /// Writes a fresh coordinator key pair, one pair per worker and the allow-list into
-    /// `directory` (see `Layout`). Secret files are created with mode 0600 (never widened
-    /// and narrowed afterwards); an existing key file is never overwritten.
+    /// Makes sure `directory` holds a coordinator key pair, one pair per worker and an
+    /// allow-list admitting those workers (see `Layout`), creating only what is missing.
+    ///
+    /// Existing keys are loaded and kept, never replaced: rerunning keygen, or running it for a
+    /// newly added worker, must not lock out the machines that already hold their secrets. An
+    /// existing allow-list gains the public keys of the named workers it lacks. Secret files
+    /// are created with mode 0600 (never widened and narrowed afterwards). A public file
+    /// without its secret is an error, since writing a new pair would overwrite it.
     public static func generate(in directory: String, workers: [String]) throws -> GeneratedKeys {
         let fileManager = FileManager.default
         let workersDirectory = directory + "/" + Layout.workers
         try fileManager.createDirectory(atPath: workersDirectory, withIntermediateDirectories: true)
         var files: [String] = []
-        func write(_ path: String, _ text: String, mode: mode_t) throws {
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        var kept: [String] = []
+        func write(_ path: String, _ text: String, mode: mode_t, append: Bool = false) throws {
+            let flags = append ? O_WRONLY | O_APPEND : O_WRONLY | O_CREAT | O_EXCL
+            let descriptor = open(path, flags | O_CLOEXEC, mode)
             guard descriptor >= 0 else {
                 throw ClusterConfigurationError(
                     file: path, key: "", expected: "a new file (keygen never overwrites keys)", found: String(cString: strerror(errno)))
@@ -141,23 +158,60 @@ public enum CurveKeyFiles {
             }
             files.append(path)
         }
-        let coordinator = try CurveKeyPair.generate()
-        try write(directory + "/" + Layout.coordinatorSecret, coordinator.secretKey.z85, mode: 0o600)
-        try write(directory + "/" + Layout.coordinatorPublic, coordinator.publicKey.z85, mode: 0o644)
+        /// The pair whose secret is at `secretPath`: loaded when it exists, else created.
+        func pair(secretPath: String, publicPath: String) throws -> CurveKeyPair {
+            guard fileManager.fileExists(atPath: secretPath) else {
+                guard !fileManager.fileExists(atPath: publicPath) else {
+                    throw ClusterConfigurationError(
+                        file: publicPath, key: "", expected: "no public key file without its secret (\(secretPath))",
+                        found: "a public key file; remove it, or restore its secret")
+                }
+                let pair = try CurveKeyPair.generate()
+                try write(secretPath, pair.secretKey.z85, mode: 0o600)
+                try write(publicPath, pair.publicKey.z85, mode: 0o644)
+                return pair
+            }
+            let pair = try keyPair(secretFile: secretPath)
+            kept.append(secretPath)
+            if fileManager.fileExists(atPath: publicPath) {
+                guard try publicKey(file: publicPath) == pair.publicKey else {
+                    throw ClusterConfigurationError(
+                        file: publicPath, key: "", expected: "the public key of \(secretPath)", found: "another key")
+                }
+                kept.append(publicPath)
+            } else {
+                try write(publicPath, pair.publicKey.z85, mode: 0o644)
+            }
+            return pair
+        }
+        let coordinator = try pair(
+            secretPath: directory + "/" + Layout.coordinatorSecret, publicPath: directory + "/" + Layout.coordinatorPublic)
         var workerKeys: [(name: String, key: CurveKey)] = []
         for name in workers {
-            let pair = try CurveKeyPair.generate()
-            try write(workersDirectory + "/\(name).key", pair.secretKey.z85, mode: 0o600)
-            try write(workersDirectory + "/\(name).pub", pair.publicKey.z85, mode: 0o644)
-            workerKeys.append((name, pair.publicKey))
+            let workerPair = try pair(secretPath: workersDirectory + "/\(name).key", publicPath: workersDirectory + "/\(name).pub")
+            workerKeys.append((name, workerPair.publicKey))
         }
-        let allowList = ["# Worker public keys the coordinator admits (one Z85 key per line)."]
-            + workerKeys.map { "\($0.key.z85)  # \($0.name)" }
-        try write(directory + "/" + Layout.allowList, allowList.joined(separator: "\n"), mode: 0o644)
-        return GeneratedKeys(coordinatorPublicKey: coordinator.publicKey, workerPublicKeys: workerKeys, files: files)
+        let allowListPath = directory + "/" + Layout.allowList
+        if fileManager.fileExists(atPath: allowListPath) {
+            let listed = try allowListIfAny(file: allowListPath)
+            let missing = workerKeys.filter { !listed.contains($0.key) }
+            if missing.isEmpty {
+                kept.append(allowListPath)
+            } else {
+                try write(allowListPath, missing.map { "\($0.key.z85)  # \($0.name)" }.joined(separator: "\n"), mode: 0o644, append: true)
+            }
+        } else {
+            let lines = ["# Worker public keys the coordinator admits (one Z85 key per line)."]
+                + workerKeys.map { "\($0.key.z85)  # \($0.name)" }
+            try write(allowListPath, lines.joined(separator: "\n"), mode: 0o644)
+        }
+        return GeneratedKeys(coordinatorPublicKey: coordinator.publicKey, workerPublicKeys: workerKeys, files: files, kept: kept)
     }
 
     // MARK: - Helpers
+
+    /// What a missing key file is reported as: with the command that creates it.
+    private static let missingKeyHint = "no such file (`workflow-coordinator keygen --config <file>` creates the cluster's keys)"
 
     private static func requirePath(_ path: String?, _ key: String, _ what: String) throws -> String {
         guard let path, !path.isEmpty else {
@@ -168,7 +222,7 @@ public enum CurveKeyFiles {
 
     private static func keyText(_ path: String, what: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "an unreadable file" : "no such file"
+            let reason = FileManager.default.fileExists(atPath: path) ? "an unreadable file" : missingKeyHint
             throw ClusterConfigurationError(file: path, key: "", expected: what, found: reason)
         }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

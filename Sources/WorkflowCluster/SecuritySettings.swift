@@ -8,14 +8,19 @@
 public struct SecuritySettings: Sendable, Equatable {
     /// The transport security modes.
     public enum Mode: String, Sendable, Equatable, CaseIterable {
-        /// No encryption or authentication (the default: local ipc/loopback and trusted networks).
+        /// No encryption or authentication: only where the transport itself is private (an ipc
+        /// socket file guarded by its permissions) or when the file asks for it explicitly.
         case plaintext
         /// ZeroMQ CURVE: encrypted, and only workers whose public key is allow-listed may join.
         case curve
     }
 
-    /// The mode.
-    public var mode: Mode
+    /// The mode the file asked for, or `nil` when it did not say: then `mode(for:)` chooses
+    /// CURVE for a tcp endpoint, so a cluster port is never unencrypted by omission.
+    public var mode: Mode?
+    /// The directory `workflow-coordinator keygen` writes into (`security.keys_dir`, default
+    /// `keys` beside the configuration file); each key path below defaults to its file there.
+    public var keysDirectory: String?
     /// The coordinator's public key file (Z85 text); workers read it to authenticate the
     /// coordinator.
     public var serverPublicKeyPath: String?
@@ -33,19 +38,26 @@ public struct SecuritySettings: Sendable, Equatable {
     /// start, so an unencrypted cluster port is never exposed by accident).
     public var allowPlaintextOnNetwork: Bool
 
-    /// Creates settings (plaintext unless told otherwise).
+    /// Creates settings (the endpoint's default mode unless told otherwise).
     public init(
-        mode: Mode = .plaintext, serverPublicKeyPath: String? = nil, serverSecretKeyPath: String? = nil,
+        mode: Mode? = nil, keysDirectory: String? = nil, serverPublicKeyPath: String? = nil, serverSecretKeyPath: String? = nil,
         allowedClientKeysPath: String? = nil, clientKeysDirectory: String? = nil, clientSecretKeyPath: String? = nil,
         allowPlaintextOnNetwork: Bool = false
     ) {
         self.mode = mode
+        self.keysDirectory = keysDirectory
         self.serverPublicKeyPath = serverPublicKeyPath
         self.serverSecretKeyPath = serverSecretKeyPath
         self.allowedClientKeysPath = allowedClientKeysPath
         self.clientKeysDirectory = clientKeysDirectory
         self.clientSecretKeyPath = clientSecretKeyPath
         self.allowPlaintextOnNetwork = allowPlaintextOnNetwork
+    }
+
+    /// The mode in force for a coordinator at `endpoint`: the explicit `mode`, else CURVE for
+    /// tcp and plaintext for ipc/inproc (whose access the file system or the process guards).
+    public func mode(for endpoint: String) -> Mode {
+        mode ?? (endpoint.hasPrefix("tcp://") ? .curve : .plaintext)
     }
 
     /// The secret key file of worker `name`: `clientSecretKeyPath`, else

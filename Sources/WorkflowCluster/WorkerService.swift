@@ -54,7 +54,7 @@ public struct WorkerService: Service {
             "worker started",
             metadata: [
                 "worker": "\(worker.name)", "pool": "\(worker.pool)", "coordinator": "\(configuration.coordinatorEndpoint)",
-                "types": "\(registry.typeNames.joined(separator: ","))", "security": "\(configuration.security.mode.rawValue)",
+                "types": "\(registry.typeNames.joined(separator: ","))", "security": security == .plaintext ? "plaintext" : "curve",
             ])
         try? await gracefulShutdown()
         logger.info("worker leaving", metadata: ["worker": "\(worker.name)"])

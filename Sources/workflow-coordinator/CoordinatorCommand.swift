@@ -113,7 +113,7 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration: configuration,
                 options: CoordinatorOptions(
                     printMode: printMode, demoSelections: selections, serveAfterDemo: serveAfterDemo, restoredSnapshot: restored),
-                security: try CurveKeyFiles.serverSecurity(settings.configuration.security), logger: logger)
+                security: try CurveKeyFiles.serverSecurity(settings.configuration), logger: logger)
         } catch {
             ClusterDaemon.reportFatal("workflow-coordinator", error)
             throw ExitCode(78)

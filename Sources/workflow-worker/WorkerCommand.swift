@@ -58,7 +58,7 @@ struct WorkerCommand: AsyncParsableCommand {
             // Key files are read now, before any socket: a bad key stops the worker at start.
             service = WorkerService(
                 configuration: settings.configuration, worker: entry,
-                security: try CurveKeyFiles.clientSecurity(settings.configuration.security, worker: workerName), logger: logger)
+                security: try CurveKeyFiles.clientSecurity(settings.configuration, worker: workerName), logger: logger)
         } catch {
             ClusterDaemon.reportFatal("workflow-worker", error)
             throw ExitCode(78)

@@ -43,17 +43,24 @@ final class ClusterFixture: Sendable {
     /// Where tests have `keygen` write CURVE keys (what `curveSecurity()` points at).
     var keysDirectory: String { directory.appendingPathComponent("keys").path }
 
-    /// Rewrites the configuration file with `placement`.
-    func writeConfig(placement: [Rule], security: [String: String] = ["mode": "plaintext"]) throws {
-        let document: [String: Any] = [
-            "coordinator": ["endpoint": endpoint, "root": "email-browser"],
-            "workers": [["name": "worker-1", "pool": "inbox"], ["name": "worker-2", "pool": "messages"]],
+    /// The demo's two workers, as the configuration file lists them.
+    static let demoWorkers: [Rule] = [["name": "worker-1", "pool": "inbox"], ["name": "worker-2", "pool": "messages"]]
+
+    /// Rewrites the configuration file with `placement`, `security` (`nil`: no `security`
+    /// section), `workers`, and `endpoint` (default: the fixture's private ipc endpoint).
+    func writeConfig(
+        placement: [Rule], security: [String: String]? = ["mode": "plaintext"], workers: [Rule] = demoWorkers,
+        endpoint: String? = nil
+    ) throws {
+        var document: [String: Any] = [
+            "coordinator": ["endpoint": endpoint ?? self.endpoint, "root": "email-browser"],
+            "workers": workers,
             "heartbeat": ["interval_ms": 100, "liveness": 5],
             "request": ["deadline_ms": 10_000],
-            "security": security,
             "log": ["level": "info", "format": "text"],
             "placement": placement,
         ]
+        if let security { document["security"] = security }
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
             .write(to: URL(fileURLWithPath: configPath))
     }
@@ -71,10 +78,11 @@ final class ClusterFixture: Sendable {
         return coordinator
     }
 
-    /// Starts a worker named `name` and waits until the coordinator welcomed it.
+    /// Starts a worker named `name` (with `extra` arguments) and waits until the coordinator
+    /// welcomed it.
     @discardableResult
-    func startWorker(_ name: String) async throws -> DaemonProcess {
-        let worker = try start("workflow-worker", ["--config", configPath, "--name", name], label: name)
+    func startWorker(_ name: String, _ extra: [String] = []) async throws -> DaemonProcess {
+        let worker = try start("workflow-worker", ["--config", configPath, "--name", name] + extra, label: name)
         do {
             try await worker.stderr.first("\(name) to be welcomed") { $0.contains("welcomed by the parent") }
         } catch {

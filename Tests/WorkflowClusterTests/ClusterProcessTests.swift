@@ -176,7 +176,7 @@ struct ClusterProcessTests {
             "--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--demo-selections", "--list-workers",
         ]),
         ("workflow-coordinator", ["--help"], ["serve", "keygen"]),
-        ("workflow-coordinator", ["keygen", "--help"], ["--dir", "--workers"]),
+        ("workflow-coordinator", ["keygen", "--help"], ["--config", "--dir", "--workers"]),
         ("workflow-worker", ["--help"], ["--config", "--log-level", "--log-format", "--endpoint", "--name", "--pool"]),
     ])
     func help(executable: String, arguments: [String], flags: [String]) async throws {

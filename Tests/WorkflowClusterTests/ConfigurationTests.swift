@@ -30,7 +30,35 @@ struct ConfigurationTests {
         #expect(configuration.workers.map(\.name) == ["worker-1", "worker-2"])
         #expect(configuration.placement.placement(typeName: "WorkflowExamples.InboxWorkflow", path: "/x") == .worker("worker-1"))
         #expect(configuration.placement.placement(typeName: "WorkflowExamples.MessageWorkflow", path: "/x") == .worker("worker-2"))
-        #expect(configuration.security.mode == .plaintext)
+        #expect(configuration.securityMode == .curve)
+    }
+
+    @Test("without a security mode a tcp endpoint runs CURVE and an ipc endpoint plaintext; an explicit mode wins")
+    func securityModeDefaults() throws {
+        #expect(try parse(#"{"coordinator":{"endpoint":"tcp://127.0.0.1:5570"}}"#).securityMode == .curve)
+        #expect(try parse(#"{"coordinator":{"endpoint":"tcp://0.0.0.0:5570"},"security":{}}"#).securityMode == .curve)
+        #expect(try parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"}}"#).securityMode == .plaintext)
+        #expect(try parse(#"{"coordinator":{"endpoint":"tcp://127.0.0.1:5570"},"security":{"mode":"plaintext"}}"#).securityMode == .plaintext)
+        #expect(try parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"security":{"mode":"curve"}}"#).securityMode == .curve)
+        // The mode follows the endpoint in force, after an override.
+        var configuration = try parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"}}"#)
+        configuration.coordinatorEndpoint = "tcp://127.0.0.1:5570"
+        #expect(configuration.securityMode == .curve)
+    }
+
+    @Test("key paths default to keygen's layout in keys_dir (keys/ beside the file); a named file wins")
+    func keyPathDefaults() throws {
+        let parser = ClusterConfigurationParser(file: "/etc/wf/cluster.json")
+        let defaults = try parser.parse(Data(#"{"coordinator":{"endpoint":"tcp://127.0.0.1:5570"}}"#.utf8)).security
+        #expect(defaults.keysDirectory == "/etc/wf/keys")
+        #expect(defaults.serverSecretKeyPath == "/etc/wf/keys/coordinator.key")
+        #expect(defaults.serverPublicKeyPath == "/etc/wf/keys/coordinator.pub")
+        #expect(defaults.allowedClientKeysPath == "/etc/wf/keys/allowed-workers")
+        #expect(defaults.clientSecretKeyPath(forWorker: "w1") == "/etc/wf/keys/workers/w1.key")
+        let moved = try parser.parse(Data(
+            #"{"coordinator":{"endpoint":"tcp://127.0.0.1:5570"},"security":{"keys_dir":"secrets","server_secret_key":"/srv/c.key"}}"#.utf8)).security
+        #expect(moved.serverSecretKeyPath == "/srv/c.key")
+        #expect(moved.allowedClientKeysPath == "/etc/wf/secrets/allowed-workers")
     }
 
     @Test("pool rules choose least-loaded or hashed placement")
