@@ -84,7 +84,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "WorkflowClusterTests",
-            dependencies: ["WorkflowCluster", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator", "workflow-worker"]),
+            dependencies: [
+                "WorkflowCluster", "WorkflowExamples", "Workflow", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator",
+                "workflow-worker",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,12 @@
 import Foundation
+import RemoteTestSupport
 import Testing
+import Workflow
+import WorkflowCluster
+import WorkflowExamples
 
-/// The coordinator's snapshot file: written on SIGTERM, restored with `--restore`.
+/// The coordinator's snapshot file: written on an interval and on SIGTERM, restored with
+/// `--restore`.
 @Suite("Coordinator snapshots")
 struct ClusterSnapshotTests {
     /// Lines showing message `id` selected, both panes rendered by their workers.
@@ -30,6 +35,39 @@ struct ClusterSnapshotTests {
             coordinator = try await cluster.startCoordinator(["--restore", file])
             try await coordinator.stdout.first("message 4 selected again after the restore", where: Self.selected(4))
             #expect(coordinator.stderr.lines.contains { $0.contains("restoring the root from a snapshot") })
+        }
+    }
+
+    /// The selection recorded in the snapshot file at `path`, or `nil` while there is no file
+    /// (a torn file cannot be seen: writes are renamed into place).
+    static func selection(inSnapshot path: String) throws -> MessageID? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let snapshot = try SnapshotFile.load(path)
+        let state = try #require(snapshot.state, "the root's state is missing from \(path)")
+        return try JSONDecoder().decode(EmailBrowserWorkflow.State.self, from: state).selection
+    }
+
+    @Test("the snapshot is written on the interval: after a SIGKILL (no SIGTERM write) the restart restores it")
+    func periodicSnapshotSurvivesKill() async throws {
+        try await ClusterFixture.with("periodic") { cluster in
+            let file = cluster.directory.appendingPathComponent("root.snapshot").path
+            var coordinator = try await cluster.startCoordinator([
+                "--demo-selections", "2", "--serve-after-demo", "--snapshot-file", file, "--snapshot-interval-ms", "100",
+            ])
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("message 2 selected", where: Self.selected(2))
+            // The file has no change notification: check it until a periodic write recorded
+            // the selection (bounded by the safety timeout).
+            try await withSafetyTimeout("a periodic snapshot holding selection 2") {
+                while try Self.selection(inSnapshot: file) != 2 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            coordinator.forceKill()
+            #expect(try await coordinator.waitForExit() != 0)
+            #expect(try Self.selection(inSnapshot: file) == 2, "the killed coordinator left no usable snapshot")
+
+            coordinator = try await cluster.startCoordinator(["--restore", file])
+            try await coordinator.stdout.first("message 2 selected after the restore", where: Self.selected(2))
         }
     }
 
