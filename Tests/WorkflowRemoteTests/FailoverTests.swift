@@ -56,6 +56,46 @@ import WorkflowRemote
         await host.stop()
         await parent.shutdown()
     }
+
+    @Test func childOfAKilledWorkerMovesToAnotherWorkerOfItsPool() async throws {
+        let parent = try makeParent("pool-failover", requestTimeout: .seconds(30))
+        let endpoint = parent.listenEndpoint!
+        let workers = try ["pool-a", "pool-b"].map { try WorkerProcess(name: $0, connect: endpoint, pool: "p") }
+        defer { for worker in workers { worker.stop() } }
+        await parent.waitForWorkers(count: 2)
+
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("p")), loop: parent)
+        let outputs = host.outputs
+        let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
+        guard case .running(let first) = try await status(of: parent, pathSuffix: "[c]", where: { if case .running = $0 { true } else { false } })
+        else { return }
+        let progress = Progress()
+        let collector = Task { () -> [Int] in
+            var seen: [Int] = []
+            for await output in outputs {
+                seen.append(output.count)
+                progress.count.store(seen.count, ordering: .relaxed)
+                if seen.count == 2_000 { break }
+            }
+            return seen
+        }
+        for _ in 0..<1_000 { screen.onIncrement.send(1) }
+        // Kill the hosting worker part-way: some events are applied and acknowledged, the rest
+        // are in flight or queued; the second half is sent while the child has no worker.
+        try await eventually("progress to 500") { progress.count.load(ordering: .relaxed) >= 500 }
+        workers[first == "pool-a" ? 0 : 1].kill()
+        for _ in 0..<1_000 { #expect(screen.onIncrement.send(1)) }
+
+        let second = first == "pool-a" ? "pool-b" : "pool-a"
+        _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: second) })
+        let seen = try await withSafetyTimeout("2,000 outputs") { await collector.value }
+        #expect(seen == Array(1...2_000), "every output exactly once, in order, across the move to \(second)")
+        let final = try await rendering(of: host, "the final count") { $0["c"]?.count == 2_000 }
+        #expect(final["c"]?.count == 2_000)
+
+        await host.stop()
+        await parent.shutdown()
+    }
 }
 
 /// How many outputs the collector has seen, for the sender to time its kills.

@@ -68,11 +68,12 @@ func makeWorker(_ name: String, parent: String, registry: RemotableRegistry) thr
 final class WorkerProcess: Sendable {
     let process: Process
 
-    init(name: String, connect: String, listen: String? = nil) throws {
+    init(name: String, connect: String, listen: String? = nil, pool: String? = nil) throws {
         let process = Process()
         process.executableURL = Self.executableURL
         var arguments = ["--name", name, "--connect", connect]
         if let listen { arguments += ["--listen", listen] }
+        if let pool { arguments += ["--pool", pool] }
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice

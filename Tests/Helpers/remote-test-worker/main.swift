@@ -4,13 +4,13 @@ import WorkflowExamples
 import WorkflowRemote
 
 // A worker process for the remote-runtime tests:
-//   remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT]
+//   remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT] [--pool POOL]
 // Hosts the test and example workflows until SIGTERM (leaves in order) or SIGKILL.
 var arguments = CommandLine.arguments.dropFirst()
 var options: [String: String] = [:]
 while let flag = arguments.popFirst() {
     guard flag.hasPrefix("--"), let value = arguments.popFirst() else {
-        FileHandle.standardError.write(Data("usage: remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT]\n".utf8))
+        FileHandle.standardError.write(Data("usage: remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT] [--pool POOL]\n".utf8))
         exit(2)
     }
     options[String(flag.dropFirst(2))] = value
@@ -18,6 +18,7 @@ while let flag = arguments.popFirst() {
 var configuration = RemoteRuntimeConfiguration(name: options["name"] ?? "worker")
 configuration.parentEndpoint = options["connect"]
 configuration.listenEndpoint = options["listen"]
+if let pool = options["pool"] { configuration.pool = pool }
 configuration.registry = remoteTestRegistry.registering(InboxWorkflow.self).registering(MessageWorkflow.self)
 configuration.heartbeatInterval = .milliseconds(100)
 configuration.heartbeatLiveness = 5
