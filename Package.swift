@@ -40,8 +40,9 @@ let package = Package(
             providers: [.apt(["libzmq3-dev"])]
         ),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
-        // A tiny peer process the ZeroMQ tests spawn to prove traffic crosses processes.
-        .executableTarget(name: "zmq-test-peer", dependencies: ["ZeroMQ"], path: "Tests/Helpers/zmq-test-peer"),
+        // A tiny peer process the ZeroMQ tests spawn to prove traffic crosses processes, and the
+        // cluster tests spawn to flood a coordinator.
+        .executableTarget(name: "zmq-test-peer", dependencies: ["ZeroMQ", "WireProtocol"], path: "Tests/Helpers/zmq-test-peer"),
         .target(name: "WireProtocol"),
         .target(
             name: "WorkflowRemote",
@@ -86,7 +87,7 @@ let package = Package(
             name: "WorkflowClusterTests",
             dependencies: [
                 "WorkflowCluster", "WorkflowExamples", "Workflow", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator",
-                "workflow-worker",
+                "workflow-worker", "zmq-test-peer",
             ]),
     ],
     swiftLanguageModes: [.v6]

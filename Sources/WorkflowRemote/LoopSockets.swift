@@ -25,6 +25,22 @@ final class LoopSockets {
     /// The listener's endpoint as bound (with the port a `tcp://…:*` bind chose).
     let listenEndpoint: String?
 
+    /// Messages queued for one peer before a send fails with EAGAIN (and the message is
+    /// dropped, never queued in this process). Must stay above
+    /// `RemoteRuntimeConfiguration.maxOutstandingEvents`, so a parent's sinks refuse events
+    /// before its queue to a worker can fill.
+    static let sendHighWaterMark: Int32 = 100_000
+    /// Messages from one peer waiting for the loop in the listener's receive queue. libzmq drops
+    /// nothing inbound: at this mark it stops reading that connection, so the rest waits in the
+    /// sender's own queue and the kernel's socket buffer (TCP/ipc push-back). It is what bounds
+    /// the memory a peer flooding the listener can make this process hold: at most this many of
+    /// its messages, each at most `maxMessageSize`. libzmq's own default; a worker's messages
+    /// beyond it wait in that worker's send queue instead, which is as large as before.
+    static let listenerReceiveHighWaterMark: Int32 = 1_000
+    /// Messages from the parent waiting for the loop: the parent is trusted (the worker chose to
+    /// connect to it), and a burst of its events is taken in without pushing back.
+    static let upstreamReceiveHighWaterMark: Int32 = 100_000
+
     init(configuration: RemoteRuntimeConfiguration) throws {
         self.configuration = configuration
         do {
@@ -59,8 +75,8 @@ final class LoopSockets {
                 try socket.set(.routerMandatory, true)
                 try socket.set(.routerHandover, true)
                 try socket.set(.maxMessageSize, Int64(configuration.maxMessageSize))
-                try socket.set(.sendHighWaterMark, 100_000)
-                try socket.set(.receiveHighWaterMark, 100_000)
+                try socket.set(.sendHighWaterMark, Self.sendHighWaterMark)
+                try socket.set(.receiveHighWaterMark, Self.listenerReceiveHighWaterMark)
                 do {
                     try socket.bind(endpoint)
                 } catch {
@@ -98,8 +114,8 @@ final class LoopSockets {
         let socket = try ZMQSocket(.dealer, context: context)
         try socket.set(.linger, 200)
         try socket.set(.maxMessageSize, Int64(configuration.maxMessageSize))
-        try socket.set(.sendHighWaterMark, 100_000)
-        try socket.set(.receiveHighWaterMark, 100_000)
+        try socket.set(.sendHighWaterMark, Self.sendHighWaterMark)
+        try socket.set(.receiveHighWaterMark, Self.upstreamReceiveHighWaterMark)
         try socket.set(.routingID, Array("\(configuration.name)#\(UUID().uuidString.prefix(8))".utf8))
         if case .curve(let keyPair, let serverKey) = configuration.parentSecurity {
             try socket.set(.curveServerKey, serverKey)
@@ -170,9 +186,14 @@ final class LoopSockets {
     }
 
     /// The next message from a worker, without waiting: its routing id and frames.
-    func receiveFromListener() -> (WorkerID, [[UInt8]])? {
-        guard let listener, let frames = try? listener.receiveMultipart(.dontWait), frames.count >= 1 else { return nil }
-        return (WorkerID(bytes: frames[0]), Array(frames.dropFirst()))
+    ///
+    /// Only the first `maxFrames` frames are copied out of libzmq; any further ones are passed
+    /// on empty. Such a message is invalid by its frame count alone (which the envelope check
+    /// still sees), and a peer's endless multipart message is then not held a second time here.
+    func receiveFromListener(copyingAtMost maxFrames: Int) -> (WorkerID, [[UInt8]])? {
+        guard let listener, let messages = try? listener.receiveMessages(.dontWait), let routingID = messages.first else { return nil }
+        let frames = messages.dropFirst().enumerated().map { index, frame in index < maxFrames ? frame.bytes : [] }
+        return (WorkerID(bytes: routingID.bytes), frames)
     }
 
     /// The next message from the parent, without waiting.

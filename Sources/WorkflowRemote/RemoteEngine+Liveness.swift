@@ -29,6 +29,7 @@ extension RemoteEngine {
     /// `interval × liveness` is dead to its parent; a parent silent that long makes the worker
     /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
     func runTimers() {
+        reportSuppressedWarnings()
         let now = ContinuousClock.now
         let interval = configuration.heartbeatInterval
         let deadAfter = interval * configuration.heartbeatLiveness

@@ -135,11 +135,19 @@ extension RemoteEngine {
 
     // MARK: Parent role: messages from workers
 
+    /// Handles what the workers' socket holds, in slices: at most 10,000 messages and half a
+    /// heartbeat interval, so that between slices the loop runs its jobs and timers (the
+    /// heartbeats that keep workers connected) even while a peer floods the socket with
+    /// messages that are slow to handle. What is left is read on the next loop iteration.
     func drainListener() {
+        let deadline = ContinuousClock.now + configuration.heartbeatInterval / 2
         var budget = 10_000
-        while budget > 0, let (peerID, frames) = sockets.receiveFromListener() {
+        // A header and the most payload frames a valid message has; more make it invalid.
+        let maxFrames = 1 + WireLimits.default.maxPayloadFrames
+        while budget > 0, let (peerID, frames) = sockets.receiveFromListener(copyingAtMost: maxFrames) {
             budget -= 1
             handleFromWorker(peerID, frames: frames)
+            if ContinuousClock.now >= deadline { break }
         }
     }
 
@@ -148,8 +156,9 @@ extension RemoteEngine {
         do {
             envelope = try Envelope(frames: frames, limits: .default)
         } catch {
-            logger.warning("malformed message from a peer dropped: \(error)", metadata: ["peer": "\(peerID)"])
-            replyError(to: peerID, code: .malformedMessage, message: "\(error)", correlationID: 0)
+            if warnLimited("malformed message from a peer dropped", detail: "\(error)", metadata: ["peer": "\(peerID)"]) {
+                replyError(to: peerID, code: .malformedMessage, message: "\(error)", correlationID: 0)
+            }
             return
         }
         if let peer = workers[peerID] { peer.lastHeard = .now }
@@ -164,8 +173,9 @@ extension RemoteEngine {
         case .heartbeat: break
         case .goodbye: removeWorker(peerID, reason: "it left")
         default:
-            logger.warning("unexpected \(envelope.kind) from a worker dropped", metadata: ["peer": "\(peerID)"])
-            replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
+            if warnLimited("unexpected message from a worker dropped", detail: "\(envelope.kind)", metadata: ["peer": "\(peerID)"]) {
+                replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
+            }
         }
     }
 
@@ -173,11 +183,38 @@ extension RemoteEngine {
         guard let payload = envelope.payloads.first,
             let hello = try? payload.withUnsafeBytes({ try codec.decode(HelloPayload.self, from: $0, userInfo: [:]) })
         else {
-            replyError(to: peerID, code: .malformedMessage, message: "HELLO payload does not decode", correlationID: 0)
+            if warnLimited("HELLO refused", detail: "its payload does not decode", metadata: ["peer": "\(peerID)"]) {
+                replyError(to: peerID, code: .malformedMessage, message: "HELLO payload does not decode", correlationID: 0)
+            }
+            return
+        }
+        guard hello.name.utf8.count <= WorkerPeer.maxNameBytes, hello.pool.utf8.count <= WorkerPeer.maxNameBytes else {
+            let reason = "a worker or pool name is longer than \(WorkerPeer.maxNameBytes) bytes"
+            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)"]) {
+                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
+            }
             return
         }
         guard hello.protocolVersion == remoteProtocolVersion else {
-            replyError(to: peerID, code: .refused, message: "protocol version \(hello.protocolVersion) is not \(remoteProtocolVersion)", correlationID: 0)
+            let reason = "protocol version \(hello.protocolVersion) is not \(remoteProtocolVersion)"
+            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
+                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
+            }
+            return
+        }
+        if let known = workers[peerID] {
+            // HELLO again on a connection that has joined: a worker told to RECONNECT twice, or
+            // a peer repeating itself. It is welcomed again and keeps its state (its children);
+            // it cannot change its name, which would let one connection pose as many workers.
+            guard known.name == hello.name else {
+                let reason = "this connection joined as \(known.name)"
+                if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
+                    replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
+                }
+                return
+            }
+            logger.debug("repeated HELLO answered", metadata: ["worker": "\(hello.name)"])
+            sendWelcome(to: peerID)
             return
         }
         // A worker that rejoins under the same name replaces its old connection.
@@ -187,13 +224,17 @@ extension RemoteEngine {
         let peer = WorkerPeer(id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity)
         workers[peerID] = peer
         logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": "\(hello.hostedTypes.count)"])
-        if let welcome = try? codec.encode(WelcomePayload(parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds))) {
-            sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [welcome])
-        }
+        sendWelcome(to: peerID)
         shared.setWorkers(workers.values.map(\.name))
         for proxy in proxies.values where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
             proxy.retryIfUnplaced()
         }
+    }
+
+    func sendWelcome(to peerID: WorkerID) {
+        let welcome = WelcomePayload(parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds))
+        guard let payload = try? codec.encode(welcome) else { return }
+        sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [payload])
     }
 
     func routeToProxy(_ peerID: WorkerID, _ envelope: Envelope) {
@@ -213,7 +254,7 @@ extension RemoteEngine {
                 let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
                 info.causes.count == envelope.payloads.count - 1, info.ordinals.count == info.causes.count
             else {
-                logger.warning("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
+                warnLimited("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
                 return
             }
             for (index, payload) in envelope.payloads.dropFirst().enumerated() {
@@ -264,8 +305,20 @@ extension RemoteEngine {
         do {
             try sockets.sendToListenerPeer(peerID, frames: envelope.encodeFrames())
         } catch {
+            // A reply to a peer that is not a worker (an answer to garbage) is simply dropped:
+            // nothing is queued for it in this process, whatever it sends.
+            guard workers[peerID] != nil else { return }
+            // Only a peer that is gone is a lost worker. A full send queue (EAGAIN) is a
+            // transient overload: the message is dropped here, and an event in it stays in its
+            // child's unacknowledged list (bounded below the queue by `maxOutstandingEvents`).
+            guard (error as? ZMQError)?.isHostUnreachable == true else {
+                let worker = workers[peerID]?.name ?? "?"
+                warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["worker": "\(worker)", "path": "\(nodePath)"])
+                return
+            }
             // The peer may have said GOODBYE after the last poll: read what it sent first, so an
-            // orderly leave is reported as one and not as a lost worker.
+            // orderly leave is reported as one and not as a lost worker. (Only here: draining on
+            // every failed send would let a peer that never reads keep the loop in this drain.)
             if !isDrainingAfterSendFailure {
                 isDrainingAfterSendFailure = true
                 drainListener()
@@ -273,12 +326,7 @@ extension RemoteEngine {
             }
             guard workers[peerID] != nil else { return }
             logger.warning("cannot send \(kind) to a worker: \(error)", metadata: ["path": "\(nodePath)"])
-            // Only a peer that is gone is a lost worker. A full send queue (EAGAIN) is a
-            // transient overload: the message is dropped here, and an event in it stays in its
-            // child's unacknowledged list (bounded below the queue by `maxOutstandingEvents`).
-            if (error as? ZMQError)?.isHostUnreachable == true {
-                removeWorker(peerID, reason: "unreachable (\(error))")
-            }
+            removeWorker(peerID, reason: "unreachable (\(error))")
         }
     }
 }

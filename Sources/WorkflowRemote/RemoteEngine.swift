@@ -27,6 +27,8 @@ final class RemoteEngine {
     var nextChildID: UInt64 = 1
     var settleChanged = false
     var isDrainingAfterSendFailure = false
+    /// Bounds the warnings peers' traffic causes (and the ERROR replies that go with them).
+    var peerWarnings = LogRateLimiter()
 
     // Worker role.
     var hosted: [UInt64: any AnyHostedChild] = [:]
@@ -119,6 +121,28 @@ final class RemoteEngine {
         configuration.heartbeatInterval
     }
 
+    // MARK: Warnings caused by peers
+
+    /// Logs a warning caused by a peer's traffic unless its kind is over its rate
+    /// (`LogRateLimiter`), and returns whether it was logged. Callers answer the peer with ERROR
+    /// only when it was: a peer flooding bad messages then costs neither log volume nor a queue
+    /// of replies it never reads, and the warnings past the rate are still counted. `kind` is
+    /// fixed text (it keys the limiter); anything the peer sent belongs in `detail`.
+    @discardableResult
+    func warnLimited(_ kind: String, detail: String? = nil, metadata: Logger.Metadata = [:]) -> Bool {
+        guard peerWarnings.admit(kind) else { return false }
+        logger.warning("\(kind)\(detail.map { ": \($0)" } ?? "")", metadata: metadata)
+        return true
+    }
+
+    /// One line per kind of warning whose window ended with warnings suppressed: how many.
+    func reportSuppressedWarnings() {
+        for (kind, count) in peerWarnings.endedWindows() {
+            logger.warning(
+                "\(count) more warnings suppressed (at most \(peerWarnings.burst) per \(peerWarnings.window)): \(kind)",
+                metadata: ["suppressed": "\(count)"])
+        }
+    }
 }
 
 /// FNV-1a over the UTF-8 bytes: the same in every process and run (unlike `hashValue`).
@@ -151,6 +175,11 @@ struct PendingOutputs {
 
 /// A worker as its parent knows it.
 final class WorkerPeer {
+    /// The longest worker or pool name a HELLO may carry, in UTF-8 bytes. Names go into log
+    /// lines and placement decisions, so a peer cannot make them as long as a message; a real
+    /// worker's routing id, which holds its name, is limited to 255 bytes by ZeroMQ anyway.
+    static let maxNameBytes = 255
+
     let id: WorkerID
     let name: String
     let pool: String

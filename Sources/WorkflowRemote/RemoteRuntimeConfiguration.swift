@@ -35,7 +35,7 @@ public struct RemoteRuntimeConfiguration: Sendable {
     public var heartbeatLiveness: Int = 4
     /// How many events a parent keeps for one remote child before its sinks refuse more
     /// (`send` returns `false`): the bound on replay memory while a worker is away.
-    /// Kept below the sockets' 100,000-message high-water mark, so a flood is refused at the
+    /// Kept below the sockets' 100,000-message send high-water mark, so a flood is refused at the
     /// sink before the socket's queue fills.
     public var maxOutstandingEvents: Int = 50_000
     /// The largest message accepted from a peer, in bytes (`ZMQ_MAXMSGSIZE`).
