@@ -24,6 +24,9 @@ import ZeroMQ
         for _ in 0..<4 {
             let socket = try ZMQSocket(.dealer, context: context)
             try socket.set(.linger, 0)
+            // The parent reads a connection only as fast as it handles it (its receive queue is
+            // small), so a send may have to wait for room: bounded, a stuck parent fails the test.
+            try socket.set(.sendTimeout, 30_000)
             try socket.connect(parent.listenEndpoint!)
             attackers.append(socket)
         }
@@ -35,7 +38,7 @@ import ZeroMQ
         let events = (rounds + 99) / 100
         for round in 0..<rounds {
             let socket = attackers[Int.random(in: 0..<attackers.count, using: &generator)]
-            try socket.send(try randomMessage(&generator, codec: codec), mode: .dontWait)
+            try socket.send(try randomMessage(&generator, codec: codec))
             if round % 100 == 0 {
                 // Keep the honest child busy meanwhile: its events must all land.
                 screen.onIncrement.send(1)
