@@ -19,20 +19,20 @@ final class SubtreeManager<W: Workflow> {
     }
 
     func beginPass() {
-        previousChildren = children
-        children = [:]
+        // The two tables trade places instead of being rebuilt: each keeps its capacity, so a
+        // re-render of N children does not regrow a table to N on every pass.
+        swap(&previousChildren, &children)
         childOrder.removeAll(keepingCapacity: true)
-        previousSideEffects = sideEffects
-        sideEffects = [:]
+        swap(&previousSideEffects, &sideEffects)
         handlers.removeAll(keepingCapacity: true)
         sinksPerEventType.removeAll(keepingCapacity: true)
     }
 
     func endPass() {
         for (_, child) in previousChildren { child.tearDown() }
-        previousChildren = [:]
+        previousChildren.removeAll(keepingCapacity: true)
         for (_, lifetime) in previousSideEffects { lifetime.end() }
-        previousSideEffects = [:]
+        previousSideEffects.removeAll(keepingCapacity: true)
         // Snapshots only apply to children rendered on the first pass after a restore.
         pendingChildSnapshots = []
     }
@@ -50,8 +50,10 @@ final class SubtreeManager<W: Workflow> {
                     + "Give each child of the same type a unique key.")
         }
         let child: ChildNode<Child, W>
-        if let existing = previousChildren.removeValue(forKey: childKey) as? ChildNode<Child, W> {
-            child = existing
+        if let existing = previousChildren.removeValue(forKey: childKey) {
+            // The key holds `Child`'s identity and this manager's parent is always `W`, so the
+            // node is a `ChildNode<Child, W>`; a checked cast would look the type up every pass.
+            child = unsafeDowncast(existing, to: ChildNode<Child, W>.self)
             child.outputMap = outputMap
             child.node.update(workflow: workflow)
         } else {
