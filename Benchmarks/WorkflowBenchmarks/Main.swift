@@ -3,6 +3,7 @@ import Foundation
 /// `workflow-bench`: prints one table of every figure, each beside its baseline from the same run.
 ///
 ///     swift run -c release workflow-bench            (or scripts/bench.sh)
+///     swift run -c release workflow-bench local      figures 1–2 only (the in-process runtime)
 ///
 /// Internal modes (the benchmark spawns itself): `worker ENDPOINT NAME`, `raw-echo ENDPOINT`.
 @main
@@ -17,6 +18,10 @@ struct WorkflowBench {
         var figures: [Figure] = []
         figures += await localRenderFigures()
         figures.append(await cascadeFigure())
+        if arguments.first == "local" {
+            printTable(figures)
+            return
+        }
         let bench = try await RemoteBench()
         let roundTrip = try await roundTripFigure(bench)
         figures.append(roundTrip)

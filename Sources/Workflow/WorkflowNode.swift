@@ -25,8 +25,7 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
         var rejection: String?
         // A node whose state is not Codable (stateless workflows, workers) saved no state: there
         // is nothing to restore, so starting fresh is expected, not a rejected snapshot.
-        let savedNothing = snapshot?.state == nil && !(W.State.self is any Decodable.Type)
-        if let snapshot, !savedNothing {
+        if let snapshot, snapshot.state != nil || W.State.self is any Decodable.Type {
             do {
                 restored = try StateCoding.decode(snapshot, for: W.self)
             } catch {
