@@ -51,19 +51,27 @@ extension RemoteEngine {
         }
     }
 
-    func reconnectToParent(silentFor silence: Duration) {
-        reconnectAttempts += 1
-        logger.warning("the parent is silent; reconnecting", metadata: ["silent": "\(silence)", "attempt": "\(reconnectAttempts)"])
+    /// Stops every hosted child and drops what was queued for the parent: a parent that lost
+    /// track of this worker places its children again (restoring them from their snapshots and
+    /// replaying their events), so the copies here would only diverge, and their own workers
+    /// and side effects would keep running for nobody.
+    func forgetHostedChildren() {
         shared.setWelcomed(false)
-        // The parent will place its children again (restoring them from their snapshots); the
-        // copies here would only diverge.
         for (_, child) in hosted { child.stop() }
+        let stopped = hosted.count
+        if stopped > 0 { shared.count { $0.stopped += stopped } }
         hosted.removeAll()
         pendingRenderings.removeAll()
         pendingOutputs.removeAll()
         appliedEvents.removeAll()
         acknowledgedEvents.removeAll()
         flushOrder.removeAll()
+    }
+
+    func reconnectToParent(silentFor silence: Duration) {
+        reconnectAttempts += 1
+        logger.warning("the parent is silent; reconnecting", metadata: ["silent": "\(silence)", "attempt": "\(reconnectAttempts)"])
+        forgetHostedChildren()
         do {
             try sockets.reconnectUpstream()
         } catch {

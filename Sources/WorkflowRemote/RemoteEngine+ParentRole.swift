@@ -164,13 +164,14 @@ extension RemoteEngine {
         if let peer = workers[peerID] { peer.lastHeard = .now }
         switch envelope.kind {
         case .hello: handleHello(peerID, envelope)
-        case .rendering, .outputs, .error:
+        case .rendering, .outputs, .error, .heartbeat:
+            // A peer talking as a worker without having joined (this parent restarted, or took
+            // it for dead): tell it to join again rather than wait for it to notice the silence.
             guard workers[peerID] != nil else {
                 sendToWorker(peerID, kind: .reconnect, correlationID: 0, nodePath: "", payloads: [])
                 return
             }
-            routeToProxy(peerID, envelope)
-        case .heartbeat: break
+            if envelope.kind != .heartbeat { routeToProxy(peerID, envelope) }
         case .goodbye: removeWorker(peerID, reason: "it left")
         default:
             if warnLimited("unexpected message from a worker dropped", detail: "\(envelope.kind)", metadata: ["peer": "\(peerID)"]) {

@@ -4,6 +4,8 @@ import Testing
 import RemoteTestSupport
 import Workflow
 import WorkflowRemote
+import WireProtocol
+import ZeroMQ
 
 /// Exactly-once events across worker failures: the parent keeps every event until the worker
 /// acknowledges it with a snapshot, restarts the child from that snapshot on the worker that
@@ -145,6 +147,75 @@ struct SplitMix64: RandomNumberGenerator {
 
         await worker.shutdown()
         await second.shutdown()
+    }
+
+    /// The worker here would notice a silent parent only after 50 s, so it can only rejoin the
+    /// restarted parent in time because its heartbeat is answered with RECONNECT.
+    @Test func restartedParentAnswersAnUnknownWorkersHeartbeatWithReconnect() async throws {
+        let endpoint = uniqueEndpoint("reconnect")
+        func parent() throws -> RemoteRuntime {
+            var configuration = RemoteRuntimeConfiguration(name: "forgetful-parent")
+            configuration.listenEndpoint = endpoint
+            configuration.heartbeatInterval = .milliseconds(50)
+            configuration.heartbeatLiveness = 4
+            return try RemoteRuntime(configuration: configuration)
+        }
+        let first = try parent()
+        var workerConfiguration = RemoteRuntimeConfiguration(name: "patient")
+        workerConfiguration.parentEndpoint = endpoint
+        workerConfiguration.registry = remoteTestRegistry
+        workerConfiguration.heartbeatInterval = .milliseconds(50)
+        workerConfiguration.heartbeatLiveness = 1_000
+        let worker = try RemoteRuntime(configuration: workerConfiguration)
+        await first.waitForWorkers(count: 1)
+        await first.shutdown()
+
+        let second = try parent()
+        try await withSafetyTimeout("the worker rejoins") { await second.waitForWorkers(count: 1) }
+        try await eventually("welcomed again") { worker.isWelcomed }
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .worker("patient")), loop: second)
+        _ = try await rendering(of: host, "a child on the rejoined worker") { $0["c"]?.count == 0 }
+
+        await host.stop()
+
+        await worker.shutdown()
+        await second.shutdown()
+    }
+}
+
+/// RECONNECT, both sides: a parent answers a heartbeat from a peer it does not know with it, and
+/// a worker told so stops the children it hosts (the parent no longer counts on them) and says
+/// HELLO again.
+@Suite struct ReconnectCommandTests {
+    @Test func parentAnswersAnUnknownPeersHeartbeatWithReconnect() async throws {
+        let parent = try makeParent("unknown-peer")
+        let context = try ZMQContext()
+        let peer = try ZMQSocket(.dealer, context: context)
+        try peer.set(.linger, 0)
+        try peer.connect(parent.listenEndpoint!)
+        defer { peer.close() }
+        try peer.send(try Envelope(kind: .heartbeat).encodeFrames())
+        let reply = try #require(try peer.receiveMultipart(.timeout(safetyTimeout)), "no answer to the heartbeat")
+        #expect(try Envelope(frames: reply).kind == .reconnect)
+        #expect(parent.workerNames.isEmpty)
+        await parent.shutdown()
+    }
+
+    @Test func workerToldToReconnectStopsItsChildrenAndSaysHelloAgain() async throws {
+        let parent = try BadInputTests.RawParent("reconnect-worker")
+        let worker = try makeWorker("told", parent: parent.endpoint, registry: remoteTestRegistry)
+        let codec = BinaryWireCodec()
+        #expect(try parent.receive().kind == .hello)
+        try parent.send(Envelope(
+            kind: .start, correlationID: 1, sequence: 1, nodePath: "/counter",
+            payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
+        #expect(try parent.receive().kind == .rendering)
+        #expect(worker.workerCounters.started == 1)
+
+        try parent.send(Envelope(kind: .reconnect))
+        #expect(try parent.receive().kind == .hello)
+        #expect(worker.workerCounters.stopped == 1, "the child the parent forgot keeps running on the worker")
+        await worker.shutdown()
     }
 }
 

@@ -19,16 +19,17 @@ import ZeroMQ
         // `context` is released here; its deinit terminates it once both sockets are closed.
     }
 
-    @Test func thousandLifecyclesDoNotLeakFileDescriptors() throws {
+    @Test func twoThousandLifecyclesDoNotLeakFileDescriptors() throws {
         try exerciseOneLifecycle(iteration: -1)  // warm up lazily created process-wide state
         let before = try openFileDescriptorCount()
-        for iteration in 0..<1_000 {
+        for iteration in 0..<2_000 {
             try exerciseOneLifecycle(iteration: iteration)
         }
         let after = try openFileDescriptorCount()
         // Other tests run in parallel in this process and open descriptors of their own (remote
-        // runtimes, spawned processes' pipes: up to ~200 seen), so allow a constant slack well
-        // below what a leak of even one descriptor per iteration would show (1,000+).
-        #expect(after - before < 500, "open descriptors went from \(before) to \(after)")
+        // runtimes, spawned daemons' pipes, flood peers: up to ~520 seen), so allow a constant
+        // slack well below what a leak of even one descriptor per iteration would show (2,000+;
+        // a leaked socket or context holds several).
+        #expect(after - before < 1_000, "open descriptors went from \(before) to \(after)")
     }
 }
