@@ -118,9 +118,11 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// Heartbeats both ways: a worker whose parent goes silent reconnects on a fresh socket and
-/// joins the parent that comes back on the same endpoint.
+/// Heartbeats both ways: a worker rejoins a parent that restarted (told by RECONNECT), and a
+/// worker whose parent goes silent reconnects on a fresh socket.
 @Suite struct ReconnectTests {
+    /// The worker here would notice a silent parent only after 50 s, so it can only rejoin the
+    /// restarted parent in time because its heartbeat is answered with RECONNECT.
     @Test func workerRejoinsARestartedParent() async throws {
         let endpoint = uniqueEndpoint("restart")
         func parent() throws -> RemoteRuntime {
@@ -135,7 +137,7 @@ struct SplitMix64: RandomNumberGenerator {
         workerConfiguration.parentEndpoint = endpoint
         workerConfiguration.registry = remoteTestRegistry
         workerConfiguration.heartbeatInterval = .milliseconds(50)
-        workerConfiguration.heartbeatLiveness = 4
+        workerConfiguration.heartbeatLiveness = 1_000
         let worker = try RemoteRuntime(configuration: workerConfiguration)
         await first.waitForWorkers(count: 1)
         await first.shutdown()
@@ -144,42 +146,27 @@ struct SplitMix64: RandomNumberGenerator {
         try await withSafetyTimeout("the worker rejoins") { await second.waitForWorkers(count: 1) }
         #expect(second.workerNames == ["loyal"])
         try await eventually("welcomed again") { worker.isWelcomed }
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .worker("loyal")), loop: second)
+        _ = try await rendering(of: host, "a child on the rejoined worker") { $0["c"]?.count == 0 }
 
+        await host.stop()
         await worker.shutdown()
         await second.shutdown()
     }
 
-    /// The worker here would notice a silent parent only after 50 s, so it can only rejoin the
-    /// restarted parent in time because its heartbeat is answered with RECONNECT.
-    @Test func restartedParentAnswersAnUnknownWorkersHeartbeatWithReconnect() async throws {
-        let endpoint = uniqueEndpoint("reconnect")
-        func parent() throws -> RemoteRuntime {
-            var configuration = RemoteRuntimeConfiguration(name: "forgetful-parent")
-            configuration.listenEndpoint = endpoint
-            configuration.heartbeatInterval = .milliseconds(50)
-            configuration.heartbeatLiveness = 4
-            return try RemoteRuntime(configuration: configuration)
-        }
-        let first = try parent()
-        var workerConfiguration = RemoteRuntimeConfiguration(name: "patient")
-        workerConfiguration.parentEndpoint = endpoint
-        workerConfiguration.registry = remoteTestRegistry
-        workerConfiguration.heartbeatInterval = .milliseconds(50)
-        workerConfiguration.heartbeatLiveness = 1_000
-        let worker = try RemoteRuntime(configuration: workerConfiguration)
-        await first.waitForWorkers(count: 1)
-        await first.shutdown()
-
-        let second = try parent()
-        try await withSafetyTimeout("the worker rejoins") { await second.waitForWorkers(count: 1) }
-        try await eventually("welcomed again") { worker.isWelcomed }
-        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .worker("patient")), loop: second)
-        _ = try await rendering(of: host, "a child on the rejoined worker") { $0["c"]?.count == 0 }
-
-        await host.stop()
-
+    @Test func workerReconnectsOnAFreshSocketWhenItsParentIsSilent() async throws {
+        // A parent that takes the HELLO and then says nothing at all.
+        let parent = try BadInputTests.RawParent("silent-parent")
+        var configuration = RemoteRuntimeConfiguration(name: "abandoned")
+        configuration.parentEndpoint = parent.endpoint
+        configuration.heartbeatInterval = .milliseconds(50)
+        configuration.heartbeatLiveness = 4
+        let worker = try RemoteRuntime(configuration: configuration)
+        #expect(try parent.receive().kind == .hello)
+        let firstConnection = parent.workerID
+        #expect(try parent.receive().kind == .hello)
+        #expect(parent.workerID != firstConnection, "the second HELLO came on the same socket")
         await worker.shutdown()
-        await second.shutdown()
     }
 }
 
