@@ -96,6 +96,10 @@ extension RemoteEngine {
         case .error:
             logger.warning("the parent reported an error", metadata: ["path": "\(envelope.nodePath)"])
         case .reconnect:
+            // Not welcomed yet: the HELLO already sent is still to be answered (or was refused,
+            // and the silence rule retries with back-off); a HELLO per RECONNECT would only
+            // echo every heartbeat.
+            guard shared.isWelcomed else { break }
             // The parent does not know this connection (it restarted, or declared this worker
             // dead): join again, without the children it no longer counts on here.
             logger.notice("the parent does not know this worker; joining again", metadata: ["children": "\(hosted.count)"])

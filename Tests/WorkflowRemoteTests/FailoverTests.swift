@@ -193,6 +193,9 @@ struct SplitMix64: RandomNumberGenerator {
         let worker = try makeWorker("told", parent: parent.endpoint, registry: remoteTestRegistry)
         let codec = BinaryWireCodec()
         #expect(try parent.receive().kind == .hello)
+        struct WelcomeMirror: Codable { var parentName: String; var heartbeatIntervalMilliseconds: Int }
+        try parent.send(Envelope(kind: .welcome, payloads: [try codec.encode(WelcomeMirror(parentName: "raw", heartbeatIntervalMilliseconds: 100))]))
+        try await eventually("welcomed") { worker.isWelcomed }
         try parent.send(Envelope(
             kind: .start, correlationID: 1, sequence: 1, nodePath: "/counter",
             payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
