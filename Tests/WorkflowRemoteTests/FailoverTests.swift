@@ -190,7 +190,14 @@ struct SplitMix64: RandomNumberGenerator {
 
     @Test func workerToldToReconnectStopsItsChildrenAndSaysHelloAgain() async throws {
         let parent = try BadInputTests.RawParent("reconnect-worker")
-        let worker = try makeWorker("told", parent: parent.endpoint, registry: remoteTestRegistry)
+        // The raw parent sends no heartbeats: a long silence window keeps the worker on the
+        // socket it joined on, so RECONNECT is the only reason for it to say HELLO again.
+        var configuration = RemoteRuntimeConfiguration(name: "told")
+        configuration.parentEndpoint = parent.endpoint
+        configuration.registry = remoteTestRegistry
+        configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 600
+        let worker = try RemoteRuntime(configuration: configuration)
         let codec = BinaryWireCodec()
         #expect(try parent.receive().kind == .hello)
         struct WelcomeMirror: Codable { var parentName: String; var heartbeatIntervalMilliseconds: Int }
