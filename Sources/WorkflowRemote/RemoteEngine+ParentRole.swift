@@ -135,19 +135,14 @@ extension RemoteEngine {
 
     // MARK: Parent role: messages from workers
 
-    /// Handles what the workers' socket holds, in slices: at most 10,000 messages and half a
-    /// heartbeat interval, so that between slices the loop runs its jobs and timers (the
-    /// heartbeats that keep workers connected) even while a peer floods the socket with
-    /// messages that are slow to handle. What is left is read on the next loop iteration.
+    /// Handles what the workers' socket holds, one slice (`handleSlice`) per loop iteration, so
+    /// a peer flooding it with messages that are slow to handle cannot starve the heartbeats
+    /// that keep the other workers connected.
     func drainListener() {
-        let deadline = ContinuousClock.now + configuration.heartbeatInterval / 2
-        var budget = 10_000
         // A header and the most payload frames a valid message has; more make it invalid.
         let maxFrames = 1 + WireLimits.default.maxPayloadFrames
-        while budget > 0, let (peerID, frames) = sockets.receiveFromListener(copyingAtMost: maxFrames) {
-            budget -= 1
+        handleSlice(of: { sockets.receiveFromListener(copyingAtMost: maxFrames) }) { peerID, frames in
             handleFromWorker(peerID, frames: frames)
-            if ContinuousClock.now >= deadline { break }
         }
     }
 

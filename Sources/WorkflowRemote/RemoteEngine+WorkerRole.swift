@@ -16,18 +16,13 @@ extension RemoteEngine {
         sendUpstream(kind: .hello, correlationID: 0, nodePath: "", payloads: [payload])
     }
 
-    /// Handles what the parent sent, in slices like `drainListener`: at most 10,000 messages and
-    /// half a heartbeat interval, so that a burst of events (each applied and rendered here)
-    /// never keeps the loop from flushing outputs and sending heartbeats for so long that the
-    /// parent takes this worker for dead.
+    /// Handles what the parent sent, one slice (`handleSlice`) per loop iteration, so a burst of
+    /// events (each applied and rendered here) never keeps the loop from flushing outputs and
+    /// sending heartbeats for so long that the parent takes this worker for dead.
     func drainUpstream() {
-        let deadline = ContinuousClock.now + configuration.heartbeatInterval / 2
-        var budget = 10_000
-        while budget > 0, let frames = sockets.receiveFromUpstream() {
-            budget -= 1
+        handleSlice(of: { sockets.receiveFromUpstream() }) { frames in
             lastHeardUpstream = .now
             handleFromParent(frames)
-            if ContinuousClock.now >= deadline { break }
         }
     }
 

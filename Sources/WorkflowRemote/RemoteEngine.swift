@@ -117,6 +117,19 @@ final class RemoteEngine {
         }
     }
 
+    /// Receives and handles messages until none is waiting, 10,000 were handled, or half a
+    /// heartbeat interval has passed: between slices the loop runs its jobs and timers (the
+    /// heartbeats), and what is left is read on the next iteration.
+    func handleSlice<Message>(of receive: () -> Message?, _ handle: (Message) -> Void) {
+        let deadline = ContinuousClock.now + configuration.heartbeatInterval / 2
+        var budget = 10_000
+        while budget > 0, let message = receive() {
+            budget -= 1
+            handle(message)
+            if ContinuousClock.now >= deadline { break }
+        }
+    }
+
     func nextTimeout() -> Duration {
         configuration.heartbeatInterval
     }

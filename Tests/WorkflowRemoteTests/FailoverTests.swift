@@ -133,12 +133,7 @@ struct SplitMix64: RandomNumberGenerator {
             return try RemoteRuntime(configuration: configuration)
         }
         let first = try parent()
-        var workerConfiguration = RemoteRuntimeConfiguration(name: "loyal")
-        workerConfiguration.parentEndpoint = endpoint
-        workerConfiguration.registry = remoteTestRegistry
-        workerConfiguration.heartbeatInterval = .milliseconds(50)
-        workerConfiguration.heartbeatLiveness = 1_000
-        let worker = try RemoteRuntime(configuration: workerConfiguration)
+        let worker = try makeWorker("loyal", parent: endpoint, heartbeat: .milliseconds(50), liveness: 1_000)
         await first.waitForWorkers(count: 1)
         await first.shutdown()
 
@@ -157,11 +152,7 @@ struct SplitMix64: RandomNumberGenerator {
     @Test func workerReconnectsOnAFreshSocketWhenItsParentIsSilent() async throws {
         // A parent that takes the HELLO and then says nothing at all.
         let parent = try BadInputTests.RawParent("silent-parent")
-        var configuration = RemoteRuntimeConfiguration(name: "abandoned")
-        configuration.parentEndpoint = parent.endpoint
-        configuration.heartbeatInterval = .milliseconds(50)
-        configuration.heartbeatLiveness = 4
-        let worker = try RemoteRuntime(configuration: configuration)
+        let worker = try makeWorker("abandoned", parent: parent.endpoint, heartbeat: .milliseconds(50), liveness: 4)
         #expect(try parent.receive().kind == .hello)
         let firstConnection = parent.workerID
         #expect(try parent.receive().kind == .hello)
@@ -192,12 +183,7 @@ struct SplitMix64: RandomNumberGenerator {
         let parent = try BadInputTests.RawParent("reconnect-worker")
         // The raw parent sends no heartbeats: a long silence window keeps the worker on the
         // socket it joined on, so RECONNECT is the only reason for it to say HELLO again.
-        var configuration = RemoteRuntimeConfiguration(name: "told")
-        configuration.parentEndpoint = parent.endpoint
-        configuration.registry = remoteTestRegistry
-        configuration.heartbeatInterval = .milliseconds(100)
-        configuration.heartbeatLiveness = 600
-        let worker = try RemoteRuntime(configuration: configuration)
+        let worker = try makeWorker("told", parent: parent.endpoint, liveness: 600)
         let codec = BinaryWireCodec()
         #expect(try parent.receive().kind == .hello)
         struct WelcomeMirror: Codable { var parentName: String; var heartbeatIntervalMilliseconds: Int }

@@ -54,13 +54,17 @@ func makeParent(_ name: String, requestTimeout: Duration = .seconds(10)) throws 
     return try RemoteRuntime(configuration: configuration)
 }
 
-/// An in-process worker runtime connected to `parent`.
-func makeWorker(_ name: String, parent: String, registry: RemotableRegistry) throws -> RemoteRuntime {
+/// An in-process worker runtime connected to `parent`; a parent silent for `heartbeat` ×
+/// `liveness` makes it reconnect on a fresh socket.
+func makeWorker(
+    _ name: String, parent: String, registry: RemotableRegistry = remoteTestRegistry, heartbeat: Duration = .milliseconds(100),
+    liveness: Int = 5
+) throws -> RemoteRuntime {
     var configuration = RemoteRuntimeConfiguration(name: name)
     configuration.parentEndpoint = parent
     configuration.registry = registry
-    configuration.heartbeatInterval = .milliseconds(100)
-    configuration.heartbeatLiveness = 5
+    configuration.heartbeatInterval = heartbeat
+    configuration.heartbeatLiveness = liveness
     return try RemoteRuntime(configuration: configuration)
 }
 
