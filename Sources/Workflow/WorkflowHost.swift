@@ -20,6 +20,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     /// Starts `workflow` and renders it once before returning, so `rendering` is always valid.
     ///
     /// - Parameters:
+    ///   - workflow: the root workflow (its props are the value itself).
     ///   - options: runtime switches (render-only-if-state-changed, conflation).
     ///   - observers: hooks for logging and tracing; none costs nothing.
     ///   - snapshot: a tree snapshot to restore the root and, as they are rendered again, its children.
