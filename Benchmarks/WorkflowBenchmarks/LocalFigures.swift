@@ -1,3 +1,4 @@
+import Foundation
 import Workflow
 
 /// A leaf: its rendering is its props plus one.
@@ -170,4 +171,128 @@ struct PlainCascade {
     state.middle &+= 1
     state.root = output
     return plainLeaf(state.root, key: "") &+ state.middle
+}
+
+/// Figure 2b: one tap through the three levels with its output awaited before the next tap: the
+/// latency one caller sees (workflow-swift, synchronous on its main thread: 12–15 µs here). The
+/// median over 2,000 taps; the baseline is figure 2's plain-function cascade.
+func tapLatencyFigure(options: RuntimeOptions, label: String, goal: Double?) async -> Figure {
+    let taps = 2_000
+    let host = WorkflowHost(workflow: CascadeRoot(), options: options)
+    var outputs = host.outputs.makeAsyncIterator()
+    let sink = host.rendering
+    for _ in 0..<100 {
+        sink.send(.tap)
+        _ = await outputs.next()
+    }
+    var samples: [Double] = []
+    samples.reserveCapacity(taps)
+    for _ in 0..<taps {
+        samples.append(await measure {
+            sink.send(.tap)
+            _ = await outputs.next()
+        })
+    }
+    await host.stop()
+    var counters = PlainCascade()
+    let plain = measure { for _ in 0..<taps { blackHole(plainCascadeEvent(&counters, 1)) } }
+    let value = median(samples)
+    return Figure(
+        name: "2 one tap through 3 levels, output awaited\(label)", value: value, unit: "ns",
+        baseline: plain / Double(taps), goal: goal.map { "≤ \(Int($0 / 1_000)) µs" } ?? "(report)", met: goal.map { value <= $0 })
+}
+
+/// Heap allocations per node (first render, re-render) and per awaited tap, counted by the
+/// preloaded `Benchmarks/MallocCounter` (every thread of the process). Empty without it.
+func allocationFigures() async -> [Figure] {
+    guard AllocationCounter.isAvailable else { return [] }
+    let nodes = 1_000
+    let passes = 200
+    var figures: [Figure] = []
+    for shape in ["wide", "chain"] {
+        var wide: WorkflowHost<Wide>?
+        var chain: WorkflowHost<Chain>?
+        let first = AllocationCounter.count {
+            if shape == "wide" { wide = WorkflowHost(workflow: Wide(width: nodes, salt: 0)) } else { chain = WorkflowHost(workflow: Chain(depth: nodes, salt: 0)) }
+        }
+        let again = await AllocationCounter.count {
+            if let wide {
+                for salt in 1...passes { wide.update(workflow: Wide(width: nodes, salt: salt)) }
+                let expected = plainWide(width: nodes, salt: passes)
+                await awaitRendering(wide) { $0 == expected }
+            } else if let chain {
+                for salt in 1...passes { chain.update(workflow: Chain(depth: nodes, salt: salt)) }
+                await awaitRendering(chain) { $0 == nodes + passes }
+            }
+        }
+        await wide?.stop()
+        await chain?.stop()
+        figures.append(Figure(
+            name: "A allocations, first render, \(shape) (per node)", value: first / Double(nodes), unit: "allocs",
+            baseline: nil, goal: "(report)", met: nil))
+        figures.append(Figure(
+            name: "A allocations, re-render, \(shape) (per node)", value: again / Double(passes * nodes), unit: "allocs",
+            baseline: nil, goal: "(report)", met: nil))
+    }
+    for (options, label) in tapModes {
+        let taps = 1_000
+        let host = WorkflowHost(workflow: CascadeRoot(), options: options)
+        var outputs = host.outputs.makeAsyncIterator()
+        let sink = host.rendering
+        sink.send(.tap)
+        _ = await outputs.next()
+        let count = await AllocationCounter.count {
+            for _ in 0..<taps {
+                sink.send(.tap)
+                _ = await outputs.next()
+            }
+        }
+        await host.stop()
+        figures.append(Figure(
+            name: "A allocations per awaited tap\(label)", value: count / Double(taps), unit: "allocs", baseline: nil,
+            goal: "(report)", met: nil))
+    }
+    return figures
+}
+
+/// The host options figure 2b and the allocation rows measure a tap with.
+let tapModes: [(RuntimeOptions, String)] = [(.default, "")]
+
+/// `wf-profile NAME COUNT` (Benchmarks/Profile): runs one local operation COUNT times, for
+/// `valgrind --tool=callgrind` (the difference between two counts is the cost of the extra
+/// iterations, without the process's start-up). See docs/BENCHMARKS.md.
+func runProfile(_ name: String, count: Int) async {
+    let nodes = 1_000
+    switch name {
+    case "first-wide", "first-chain":
+        let loop = ThreadLoop(name: "profile")
+        for salt in 0..<count {
+            // Leaked on purpose: teardown is not part of the figure.
+            if name == "first-wide" {
+                _ = Unmanaged.passRetained(WorkflowHost(workflow: Wide(width: nodes, salt: salt), loop: loop))
+            } else {
+                _ = Unmanaged.passRetained(WorkflowHost(workflow: Chain(depth: nodes, salt: salt), loop: loop))
+            }
+        }
+    case "rerender-wide":
+        let host = WorkflowHost(workflow: Wide(width: nodes, salt: 0))
+        for salt in 0..<count { host.update(workflow: Wide(width: nodes, salt: salt + 1)) }
+        let expected = plainWide(width: nodes, salt: count)
+        await awaitRendering(host) { $0 == expected }
+    case "rerender-chain":
+        let host = WorkflowHost(workflow: Chain(depth: nodes, salt: 0))
+        for salt in 0..<count { host.update(workflow: Chain(depth: nodes, salt: salt + 1)) }
+        await awaitRendering(host) { $0 == nodes + count }
+    case "tap":
+        let options = RuntimeOptions.default
+        let host = WorkflowHost(workflow: CascadeRoot(), options: options)
+        var outputs = host.outputs.makeAsyncIterator()
+        let sink = host.rendering
+        for _ in 0..<count {
+            sink.send(.tap)
+            _ = await outputs.next()
+        }
+    default:
+        print("unknown profile \(name)")
+    }
 }

@@ -18,6 +18,10 @@ struct WorkflowBench {
         var figures: [Figure] = []
         figures += await localRenderFigures()
         figures.append(await cascadeFigure())
+        for (options, label) in tapModes {
+            figures.append(await tapLatencyFigure(options: options, label: label, goal: label.isEmpty ? nil : 15_000))
+        }
+        figures += await allocationFigures()
         if arguments.first == "local" {
             printTable(figures)
             return

@@ -86,6 +86,7 @@ func printTable(_ figures: [Figure]) {
         case "ns": value >= 1e6 ? String(format: "%.2f ms", value / 1e6) : value >= 1e3 ? String(format: "%.1f µs", value / 1e3) : String(format: "%.0f ns", value)
         case "/s": value >= 1e6 ? String(format: "%.2f M/s", value / 1e6) : String(format: "%.0f k/s", value / 1e3)
         case "B": value >= 1024 ? String(format: "%.1f KiB", value / 1024) : String(format: "%.0f B", value)
+        case "allocs": String(format: "%.1f", value)
         default: String(format: "%.2f %@", value, unit)
         }
     }
@@ -105,3 +106,30 @@ func printTable(_ figures: [Figure]) {
     }
 }
 
+
+/// The process's heap allocation count, when `Benchmarks/MallocCounter` is preloaded
+/// (`LD_PRELOAD`); `nil` otherwise, and the allocation rows are left out.
+enum AllocationCounter {
+    private typealias CountFunction = @convention(c) () -> UInt
+
+    /// The preloaded counter's current value (looked up each time: two calls per measurement).
+    private static func current() -> UInt? {
+        guard let symbol = dlsym(nil, "wf_malloc_count") else { return nil }
+        return unsafeBitCast(symbol, to: CountFunction.self)()
+    }
+
+    static var isAvailable: Bool { current() != nil }
+
+    /// Allocations made (by every thread) while `body` ran.
+    static func count(_ body: () throws -> Void) rethrows -> Double {
+        let before = current() ?? 0
+        try body()
+        return Double((current() ?? 0) &- before)
+    }
+
+    static func count(_ body: () async throws -> Void) async rethrows -> Double {
+        let before = current() ?? 0
+        try await body()
+        return Double((current() ?? 0) &- before)
+    }
+}
