@@ -20,7 +20,7 @@ public struct AnyWorkflow<Rendering, Output> {
     /// The wrapped workflow value, for tests and diagnostics.
     public var base: any Workflow { storage.base }
 
-    func render<Parent>(
+    @usableFromInline func render<Parent>(
         in context: RenderContext<Parent>,
         key: String,
         outputMap: @escaping (Output) -> AnyWorkflowAction<Parent>

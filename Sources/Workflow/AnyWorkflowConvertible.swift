@@ -8,42 +8,85 @@ public protocol AnyWorkflowConvertible<Rendering, Output> {
 
     /// The type-erased form. Child identity stays that of the wrapped concrete type.
     func asAnyWorkflow() -> AnyWorkflow<Rendering, Output>
+
+    /// Renders this value as a child of the workflow that owns `context`. What every
+    /// `rendered(in:…)` and `running(in:…)` call comes down to; rarely called directly.
+    ///
+    /// Why it is a requirement: a concrete `Workflow` renders itself straight through the
+    /// context (the default for workflows), with no type-erased wrapper, no wrapping closures and
+    /// no extra allocation per child and pass; wrappers (the default for everything else) render
+    /// through `asAnyWorkflow()`, keeping the wrapped workflow's identity. Either way the child is
+    /// identified by its concrete workflow type and `key`.
+    func renderAsChild<Parent>(
+        in context: RenderContext<Parent>,
+        key: String,
+        outputMap: @escaping (Output) -> AnyWorkflowAction<Parent>
+    ) -> Rendering
+}
+
+extension AnyWorkflowConvertible {
+    /// Wrappers render through their type-erased form, which renders the wrapped workflow.
+    @inlinable
+    public func renderAsChild<Parent>(
+        in context: RenderContext<Parent>,
+        key: String,
+        outputMap: @escaping (Output) -> AnyWorkflowAction<Parent>
+    ) -> Rendering {
+        asAnyWorkflow().render(in: context, key: key, outputMap: outputMap)
+    }
+}
+
+extension Workflow {
+    /// A concrete workflow renders itself through the context: no wrapper, nothing allocated.
+    @inlinable
+    public func renderAsChild<Parent>(
+        in context: RenderContext<Parent>,
+        key: String,
+        outputMap: @escaping (Output) -> AnyWorkflowAction<Parent>
+    ) -> Rendering {
+        context.render(workflow: self, key: key, outputMap: outputMap)
+    }
 }
 
 extension AnyWorkflowConvertible {
     /// Renders this workflow as a child of the workflow that owns `context`, mapping each child
     /// output to an action of the parent. Children are identified by their concrete type plus
     /// `key`: rendering the same pair again on the next pass keeps the child's state.
+    @inlinable
     public func rendered<Parent, Action>(
         in context: RenderContext<Parent>,
         key: String = "",
         outputMap: @escaping (Output) -> Action
     ) -> Rendering where Action: WorkflowAction, Action.WorkflowType == Parent {
-        asAnyWorkflow().render(in: context, key: key, outputMap: { AnyWorkflowAction(outputMap($0)) })
+        renderAsChild(in: context, key: key, outputMap: { AnyWorkflowAction(outputMap($0)) })
     }
 
     /// Renders a child whose outputs the parent's `Output` type forwards unchanged.
+    @inlinable
     public func rendered<Parent>(in context: RenderContext<Parent>, key: String = "") -> Rendering
     where Parent.Output == Output {
-        asAnyWorkflow().render(in: context, key: key, outputMap: { AnyWorkflowAction(sendingOutput: $0) })
+        renderAsChild(in: context, key: key, outputMap: { AnyWorkflowAction(sendingOutput: $0) })
     }
 }
 
 extension AnyWorkflowConvertible where Output == Never {
     /// Renders a child that never reports output.
+    @inlinable
     public func rendered<Parent>(in context: RenderContext<Parent>, key: String = "") -> Rendering {
-        asAnyWorkflow().render(in: context, key: key, outputMap: ignoreOutput)
+        renderAsChild(in: context, key: key, outputMap: ignoreOutput)
     }
 }
 
 extension AnyWorkflowConvertible where Rendering == Void {
     /// Runs a rendering-less child (a worker, typically) for as long as it keeps being rendered.
+    @inlinable
     public func running<Parent>(in context: RenderContext<Parent>, key: String = "")
     where Parent.Output == Output {
         rendered(in: context, key: key)
     }
 
     /// Runs a rendering-less child, mapping its outputs to parent actions.
+    @inlinable
     public func running<Parent, Action>(
         in context: RenderContext<Parent>,
         key: String = "",
@@ -57,18 +100,19 @@ extension AnyWorkflowConvertible {
     /// Renders a child and handles its outputs inline: `apply` may change the parent's state and
     /// return an output for the parent's own parent. Saves declaring an action type for a one-line
     /// reaction.
+    @inlinable
     public func rendered<Parent>(
         in context: RenderContext<Parent>,
         key: String = "",
         onOutput apply: @escaping (inout Parent.State, Output) -> Parent.Output?
     ) -> Rendering {
-        asAnyWorkflow().render(in: context, key: key, outputMap: { output in
+        renderAsChild(in: context, key: key, outputMap: { output in
             AnyWorkflowAction<Parent> { state, _ in apply(&state, output) }
         })
     }
 }
 
 /// An output map that drops the output (generic, so it also serves `Never` outputs).
-func ignoreOutput<Output, Parent: Workflow>(_ output: Output) -> AnyWorkflowAction<Parent> {
+@usableFromInline func ignoreOutput<Output, Parent: Workflow>(_ output: Output) -> AnyWorkflowAction<Parent> {
     .noAction
 }

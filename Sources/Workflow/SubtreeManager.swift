@@ -1,39 +1,47 @@
-/// Owns what a node's render pass declares: child nodes and side effects; and numbers its sinks.
+/// Owns what a node's render pass declares: child nodes and side effects.
 ///
 /// Each pass starts with everything "unclaimed"; whatever the pass does not declare again is torn
 /// down when it ends. That single rule gives children, side effects and workers their automatic
 /// lifecycle. Sinks are not part of it: each sink carries its own handler (`SinkHandler`), valid
 /// for as long as the node lives.
+///
+/// Children are matched by position first: a pass that renders the same children in the same
+/// order as the last one (the common case) claims each by comparing its type and key with the
+/// entry at the same place, with no hashing. Only a child out of place falls back to a table by
+/// (type, key), built on demand; only a child new in this pass is hashed to catch duplicates.
 final class SubtreeManager<W: Workflow> {
-    private var children: [ChildKey: any AnyChildNode] = [:]
-    private var childOrder: [ChildKey] = []
-    private var previousChildren: [ChildKey: any AnyChildNode] = [:]
+    /// The children of the pass in progress (or of the last pass, between passes), in order.
+    private var children: [ChildEntry] = []
+    /// The last pass's children, during a pass; `claimed` marks those rendered again.
+    private var previous: [ChildEntry] = []
+    /// Where the next child of this pass is expected in `previous`.
+    private var cursor = 0
+    /// `previous`'s positions by (type, key); built the first time a child is out of place.
+    private var previousIndex: [ChildKey: Int]?
+    /// The identities of children created in this pass, to catch one rendered twice.
+    private var created: Set<ChildKey> = []
     private var sideEffects: [AnyHashable: Lifetime] = [:]
     private var previousSideEffects: [AnyHashable: Lifetime] = [:]
-    /// How many sinks this pass made so far: each sink's slot, for its export token.
-    private var sinkCount = 0
-    private var pendingChildSnapshots: [TreeSnapshot.Child]
-
-    init(childSnapshots: [TreeSnapshot.Child]) {
-        pendingChildSnapshots = childSnapshots
-    }
 
     func beginPass() {
-        // The two tables trade places instead of being rebuilt: each keeps its capacity, so a
+        // The tables trade places instead of being rebuilt: each keeps its capacity, so a
         // re-render of N children does not regrow a table to N on every pass.
-        swap(&previousChildren, &children)
-        childOrder.removeAll(keepingCapacity: true)
-        swap(&previousSideEffects, &sideEffects)
-        sinkCount = 0
+        swap(&previous, &children)
+        children.removeAll(keepingCapacity: true)
+        cursor = 0
+        previousIndex = nil
+        if !sideEffects.isEmpty || !previousSideEffects.isEmpty { swap(&previousSideEffects, &sideEffects) }
     }
 
     func endPass() {
-        for (_, child) in previousChildren { child.tearDown() }
-        previousChildren.removeAll(keepingCapacity: true)
-        for (_, lifetime) in previousSideEffects { lifetime.end() }
-        previousSideEffects.removeAll(keepingCapacity: true)
-        // Snapshots only apply to children rendered on the first pass after a restore.
-        pendingChildSnapshots = []
+        for entry in previous where !entry.claimed { entry.node.tearDown() }
+        previous.removeAll(keepingCapacity: true)
+        previousIndex = nil
+        if !created.isEmpty { created.removeAll(keepingCapacity: true) }
+        if !previousSideEffects.isEmpty {
+            for (_, lifetime) in previousSideEffects { lifetime.end() }
+            previousSideEffects.removeAll(keepingCapacity: true)
+        }
     }
 
     func render<Child: Workflow>(
@@ -42,45 +50,50 @@ final class SubtreeManager<W: Workflow> {
         outputMap: @escaping (Child.Output) -> AnyWorkflowAction<W>,
         parent: WorkflowNode<W>
     ) -> Child.Rendering {
-        let childKey = ChildKey(type: ObjectIdentifier(Child.self), key: key)
-        if children[childKey] != nil {
-            preconditionFailure(
-                "\(W.self) rendered a child of type \(Child.self) with key \"\(key)\" more than once in one render pass. "
-                    + "Give each child of the same type a unique key.")
-        }
+        let type = ObjectIdentifier(Child.self)
         let child: ChildNode<Child, W>
-        if let existing = previousChildren.removeValue(forKey: childKey) {
-            // The key holds `Child`'s identity and this manager's parent is always `W`, so the
+        if let position = claimPrevious(type: type, key: key) {
+            // The entry holds `Child`'s identity and this manager's parent is always `W`, so the
             // node is a `ChildNode<Child, W>`; a checked cast would look the type up every pass.
-            child = unsafeDowncast(existing, to: ChildNode<Child, W>.self)
+            child = unsafeDowncast(previous[position].node, to: ChildNode<Child, W>.self)
             child.outputMap = outputMap
-            child.node.update(workflow: workflow)
+            child.update(workflow: workflow)
         } else {
-            var snapshot: TreeSnapshot?
-            if !pendingChildSnapshots.isEmpty {
-                let name = stableIdentity(of: Child.self).name
-                snapshot = pendingChildSnapshots.first { $0.key == key && $0.snapshot.workflowType == name }?.snapshot
-            }
+            guard created.insert(ChildKey(type: type, key: key)).inserted else { duplicate(Child.self, key: key) }
             child = ChildNode(
-                node: WorkflowNode(workflow: workflow, key: key, parentPath: { [unowned parent] in parent.path }, host: parent.host, snapshot: snapshot),
-                outputMap: outputMap, parent: parent)
+                workflow: workflow, key: key, parent: parent, snapshot: parent.pendingSnapshot(of: Child.self, key: key),
+                outputMap: outputMap)
         }
-        children[childKey] = child
-        childOrder.append(childKey)
-        return child.node.render()
+        children.append(ChildEntry(type: type, key: key, node: child))
+        return child.render()
     }
 
-    func makeSink<Event: Sendable, Action: WorkflowAction>(
-        of eventType: Event.Type,
-        onEvent: @escaping (Event) -> Action,
-        node: WorkflowNode<W>
-    ) -> Sink<Event> where Action.WorkflowType == W {
-        let host = node.host
-        let handler = TypedSinkHandler(
-            node: node.id, mailbox: host.mailbox, incarnation: host.incarnation, pass: host.renderPass, slot: sinkCount,
-            onEvent: onEvent)
-        sinkCount += 1
-        return Sink(handler: handler)
+    /// Claims the last pass's child of this identity, if there is one: at the expected position
+    /// when the order is unchanged, through the table otherwise. Stops on a duplicate.
+    private func claimPrevious(type: ObjectIdentifier, key: String) -> Int? {
+        if cursor < previous.count, previous[cursor].type == type, previous[cursor].key == key, !previous[cursor].claimed {
+            previous[cursor].claimed = true
+            cursor += 1
+            return cursor - 1
+        }
+        if previous.isEmpty { return nil }
+        if previousIndex == nil {
+            var index: [ChildKey: Int] = [:]
+            index.reserveCapacity(previous.count)
+            for (position, entry) in previous.enumerated() { index[ChildKey(type: entry.type, key: entry.key)] = position }
+            previousIndex = index
+        }
+        guard let position = previousIndex?[ChildKey(type: type, key: key)] else { return nil }
+        if previous[position].claimed { duplicate(W.self, key: key, typeName: "\(previous[position].node.workflowTypeDescription)") }
+        previous[position].claimed = true
+        cursor = position + 1
+        return position
+    }
+
+    private func duplicate<Child>(_ type: Child.Type, key: String, typeName: String? = nil) -> Never {
+        preconditionFailure(
+            "\(W.self) rendered a child of type \(typeName ?? "\(Child.self)") with key \"\(key)\" more than once in one render pass. "
+                + "Give each child of the same type a unique key.")
     }
 
     func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {
@@ -97,20 +110,29 @@ final class SubtreeManager<W: Workflow> {
     }
 
     func tearDown() {
-        for key in childOrder { children[key]?.tearDown() }
-        children = [:]
-        childOrder = []
+        for entry in children { entry.node.tearDown() }
+        children = []
         for (_, lifetime) in sideEffects { lifetime.end() }
         sideEffects = [:]
     }
 
     func childSnapshots() -> [TreeSnapshot.Child] {
-        childOrder.compactMap { key in children[key].map { TreeSnapshot.Child(key: key.key, snapshot: $0.snapshot()) } }
+        children.map { TreeSnapshot.Child(key: $0.key, snapshot: $0.node.snapshot()) }
     }
 
     func describeChildren(into lines: inout [String], depth: Int) {
-        for key in childOrder { children[key]?.describe(into: &lines, depth: depth) }
+        for entry in children { entry.node.describe(into: &lines, depth: depth) }
     }
+}
+
+/// One child of a pass, in the order the pass rendered it. Not nested in the generic
+/// `SubtreeManager`: a nested type would be generic too, and every array operation on it would
+/// look its metadata up at run time (15% of a re-render's instructions, measured).
+struct ChildEntry {
+    let type: ObjectIdentifier
+    let key: String
+    let node: any AnyChildNode
+    var claimed = false
 }
 
 /// A child's identity within its parent: concrete workflow type plus key.
@@ -119,26 +141,15 @@ struct ChildKey: Hashable {
     let key: String
 }
 
+/// What a parent needs of a child node whatever its type: teardown, snapshot, description.
 protocol AnyChildNode: AnyObject {
     func tearDown()
     func snapshot() -> TreeSnapshot
     func describe(into lines: inout [String], depth: Int)
+    /// The child's workflow type, for error messages.
+    var workflowTypeDescription: String { get }
 }
 
-/// A child node plus the parent's latest output map for it.
-final class ChildNode<Child: Workflow, Parent: Workflow>: AnyChildNode {
-    let node: WorkflowNode<Child>
-    var outputMap: (Child.Output) -> AnyWorkflowAction<Parent>
-
-    init(node: WorkflowNode<Child>, outputMap: @escaping (Child.Output) -> AnyWorkflowAction<Parent>, parent: WorkflowNode<Parent>) {
-        self.node = node
-        self.outputMap = outputMap
-        node.onOutput = { [unowned self, unowned parent] output in
-            parent.apply(self.outputMap(output))
-        }
-    }
-
-    func tearDown() { node.tearDown() }
-    func snapshot() -> TreeSnapshot { node.snapshot() }
-    func describe(into lines: inout [String], depth: Int) { node.describe(into: &lines, depth: depth) }
+extension ChildNode {
+    var workflowTypeDescription: String { "\(Child.self)" }
 }

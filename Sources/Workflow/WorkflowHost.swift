@@ -167,7 +167,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         guard let workflow = initialWorkflow else { return }
         initialWorkflow = nil
         context.observers?.forEach { $0.sessionDidBegin(root: stableIdentity(of: W.self).name) }
-        let root = WorkflowNode(workflow: workflow, key: "", parentPath: { "" }, host: context, snapshot: restoreSnapshot)
+        let root = WorkflowNode(workflow: workflow, key: "", host: context, snapshot: restoreSnapshot)
         restoreSnapshot = nil
         let publication = self.publication
         root.onOutput = { publication.publish(output: $0) }

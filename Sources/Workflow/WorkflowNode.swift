@@ -2,25 +2,33 @@
 ///
 /// Nodes are created the first time a parent renders a (type, key) pair and live until a render
 /// pass of the parent no longer renders that pair. They are confined to the host's loop.
-final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
+///
+/// A node is also the `RenderContext` its workflow renders with: the context is valid only while
+/// the node renders (checked on every call), so one object serves every pass and a node costs a
+/// single allocation. A child node is a `ChildNode`, which adds the parent's output map; a leaf
+/// allocates no `SubtreeManager` until it first renders a child or runs a side effect.
+class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     private(set) var workflow: W
     private(set) var state: W.State
     let host: HostContext
     let key: String
-    /// The parent's path, computed on demand: building every node's full path eagerly costs
-    /// O(depth) per node, which made the first render of a deep chain quadratic.
-    private let parentPath: () -> String
     private var cachedPath: String?
     private(set) var id: UInt64 = 0
-    private let subtree: SubtreeManager<W>
-    /// Where this node's outputs go: the parent's output map, or the host for the root.
-    var onOutput: (W.Output) -> Void = { _ in }
+    /// Children and side effects; `nil` until the node first declares one.
+    private var subtree: SubtreeManager<W>?
+    /// Children's snapshots to restore as they are rendered again (the first pass after a restore).
+    private var pendingChildSnapshots: [TreeSnapshot.Child]
+    /// How many sinks the current pass made so far: each sink's slot, for its export token.
+    private var sinkCount = 0
+    /// Whether `render` is running: the context is only valid then.
+    private var isRendering = false
+    /// Where the root's outputs go (the host); child nodes override `emit` instead.
+    var onOutput: ((W.Output) -> Void)?
 
-    init(workflow: W, key: String, parentPath: @escaping () -> String, host: HostContext, snapshot: TreeSnapshot?) {
+    init(workflow: W, key: String, host: HostContext, snapshot: TreeSnapshot?) {
         self.workflow = workflow
         self.key = key
         self.host = host
-        self.parentPath = parentPath
         var restored: W.State?
         var rejection: String?
         // A node whose state is not Codable (stateless workflows, workers) saved no state: there
@@ -33,27 +41,40 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
             }
         }
         state = restored ?? workflow.makeInitialState()
-        subtree = SubtreeManager(childSnapshots: snapshot?.children ?? [])
+        pendingChildSnapshots = snapshot?.children ?? []
+        super.init()
         id = host.register(self)
         if let rejection { host.observers?.forEach { $0.snapshotWasRejected(path: path, reason: rejection) } }
     }
+
+    /// The path of the node's parent (empty for the root); computed on demand, since building
+    /// every node's full path eagerly costs O(depth) per node.
+    var parentPath: String { "" }
 
     /// The node's path from the root: stable type names and keys, e.g. `/Root/Child[key]`.
     var path: String {
         if let cachedPath { return cachedPath }
         let name = stableIdentity(of: W.self).name
-        let path = parentPath() + "/" + (key.isEmpty ? name : "\(name)[\(key)]")
+        let path = parentPath + "/" + (key.isEmpty ? name : "\(name)[\(key)]")
         cachedPath = path
         return path
     }
 
+    /// Reports `output` to the parent (the host, for the root).
+    func emit(_ output: W.Output) {
+        onOutput?(output)
+    }
+
     /// Renders the node and, through it, its subtree.
     func render() -> W.Rendering {
-        let context = NodeRenderContext(node: self, subtree: subtree)
-        subtree.beginPass()
-        let rendering = workflow.render(state: state, context: context)
-        context.invalidate()
-        subtree.endPass()
+        subtree?.beginPass()
+        sinkCount = 0
+        isRendering = true
+        let rendering = workflow.render(state: state, context: self)
+        isRendering = false
+        subtree?.endPass()
+        // Snapshots only apply to children rendered on the first pass after a restore.
+        if !pendingChildSnapshots.isEmpty { pendingChildSnapshots = [] }
         host.observers?.forEach { $0.workflowDidRender(path: path) }
         return rendering
     }
@@ -84,7 +105,7 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
             let name = (action as? AnyWorkflowAction<W>).map { String(describing: $0.actionType) } ?? String(describing: A.self)
             observers.forEach { $0.actionWasApplied(action: name, path: path, producedOutput: output != nil) }
         }
-        if let output { onOutput(output) }
+        if let output { emit(output) }
     }
 
     /// Applies the action the sink's own handler makes for `value`, whichever pass made it.
@@ -99,7 +120,7 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
 
     /// Ends the subtree's side effects and workers and makes the node's sinks no-ops.
     func tearDown() {
-        subtree.tearDown()
+        subtree?.tearDown()
         host.unregister(id)
     }
 
@@ -108,14 +129,88 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
         let identity = stableIdentity(of: W.self)
         return TreeSnapshot(
             workflowType: identity.name, stateVersion: identity.version,
-            state: StateCoding.encode(state), children: subtree.childSnapshots())
+            state: StateCoding.encode(state), children: subtree?.childSnapshots() ?? [])
     }
 
     func describe(into lines: inout [String], depth: Int) {
         let indent = String(repeating: "  ", count: depth)
         let keyText = key.isEmpty ? "" : " key=\"\(key)\""
         lines.append("\(indent)\(stableIdentity(of: W.self).name)\(keyText)")
-        subtree.describeChildren(into: &lines, depth: depth + 1)
+        subtree?.describeChildren(into: &lines, depth: depth + 1)
+    }
+
+    /// The snapshot to restore a child of type `Child` and `key` from, if this pass has one.
+    func pendingSnapshot<Child: Workflow>(of type: Child.Type, key: String) -> TreeSnapshot? {
+        guard !pendingChildSnapshots.isEmpty else { return nil }
+        let name = stableIdentity(of: Child.self).name
+        return pendingChildSnapshots.first { $0.key == key && $0.snapshot.workflowType == name }?.snapshot
+    }
+
+    // MARK: - RenderContext
+
+    private func checkValid(_ function: StaticString = #function) {
+        precondition(
+            isRendering,
+            "RenderContext<\(W.self)>.\(function) was called after render(state:context:) returned. "
+                + "A context is only valid during the render pass it was passed to.")
+    }
+
+    private var claimedSubtree: SubtreeManager<W> {
+        if let subtree { return subtree }
+        let created = SubtreeManager<W>()
+        created.beginPass()
+        subtree = created
+        return created
+    }
+
+    override func render<Child: Workflow>(
+        workflow: Child,
+        key: String,
+        outputMap: @escaping (Child.Output) -> AnyWorkflowAction<W>
+    ) -> Child.Rendering {
+        checkValid()
+        return claimedSubtree.render(workflow: workflow, key: key, outputMap: outputMap, parent: self)
+    }
+
+    override func makeSink<Event: Sendable, Action: WorkflowAction>(
+        of eventType: Event.Type,
+        onEvent: @escaping (Event) -> Action
+    ) -> Sink<Event> where Action.WorkflowType == W {
+        checkValid()
+        let handler = TypedSinkHandler(
+            node: id, mailbox: host.mailbox, incarnation: host.incarnation, pass: host.renderPass, slot: sinkCount,
+            onEvent: onEvent)
+        sinkCount += 1
+        return Sink(handler: handler)
+    }
+
+    override func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {
+        checkValid()
+        claimedSubtree.runSideEffect(key: key, action: action)
+    }
+
+    override var nodePath: String { path }
+    override var loop: (any RuntimeLoop)? { host.loop }
+}
+
+/// A child node: reports its outputs through the parent's latest output map for it.
+final class ChildNode<Child: Workflow, Parent: Workflow>: WorkflowNode<Child>, AnyChildNode {
+    private unowned let parent: WorkflowNode<Parent>
+    var outputMap: (Child.Output) -> AnyWorkflowAction<Parent>
+
+    init(
+        workflow: Child, key: String, parent: WorkflowNode<Parent>, snapshot: TreeSnapshot?,
+        outputMap: @escaping (Child.Output) -> AnyWorkflowAction<Parent>
+    ) {
+        self.parent = parent
+        self.outputMap = outputMap
+        super.init(workflow: workflow, key: key, host: parent.host, snapshot: snapshot)
+    }
+
+    override var parentPath: String { parent.path }
+
+    override func emit(_ output: Child.Output) {
+        parent.apply(outputMap(output))
     }
 }
 
