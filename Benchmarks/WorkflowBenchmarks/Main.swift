@@ -19,7 +19,7 @@ struct WorkflowBench {
         figures += await localRenderFigures()
         figures.append(await cascadeFigure())
         for (options, label) in tapModes {
-            figures.append(await tapLatencyFigure(options: options, label: label, goal: label.isEmpty ? nil : 15_000))
+            figures.append(await tapLatencyFigure(options: options, label: label, goal: 15_000))
         }
         figures += await allocationFigures()
         if arguments.first == "local" {

@@ -14,25 +14,38 @@ enum Delivery: Sendable {
 /// Sending appends under a lock, so deliveries from one thread keep their order; the first
 /// delivery into an empty mailbox schedules one drain job on the loop, which takes everything
 /// queued at once. That keeps a burst of events to one thread hop.
+///
+/// With `RuntimeOptions.applySendsInline`, the sender that finds the mailbox idle first asks the
+/// loop to run one drain on its own thread (`RuntimeLoop.runIfIdle`). That drain takes one batch
+/// (its own value plus whatever arrived meanwhile) and hands anything later to the loop's
+/// thread. The "drain scheduled" flag still admits one drainer at a time, so values from one
+/// thread keep their order and each is applied once.
 final class ActionMailbox: Sendable {
     private struct State {
         var deliveries: [Delivery] = []
         var drainScheduled = false
         var drain: (@Sendable () -> Void)?
+        var inlineDrain: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
     private let loop: any RuntimeLoop
+    private let appliesSendsInline: Bool
     /// Set while the host renders: a sink called then is a programmer error.
     let isRendering = Atomic<Bool>(false)
 
-    init(loop: any RuntimeLoop) {
+    init(loop: any RuntimeLoop, appliesSendsInline: Bool = false) {
         self.loop = loop
+        self.appliesSendsInline = appliesSendsInline
     }
 
-    /// Installs the job that drains the mailbox (the host, weakly captured).
-    func setDrain(_ drain: @escaping @Sendable () -> Void) {
-        state.withLock { $0.drain = drain }
+    /// Installs the job that drains the mailbox and the one-batch drain a sender may run inline
+    /// (the host, weakly captured).
+    func setDrain(_ drain: @escaping @Sendable () -> Void, inline inlineDrain: @escaping @Sendable () -> Void) {
+        state.withLock {
+            $0.drain = drain
+            $0.inlineDrain = inlineDrain
+        }
     }
 
     func send(_ delivery: Delivery) {
@@ -41,11 +54,36 @@ final class ActionMailbox: Sendable {
                 "A sink was sent a value during render(state:context:). Renders must be free of side effects: "
                     + "send from an event handler, a worker or a side effect instead.")
         }
-        let job: (@Sendable () -> Void)? = state.withLock { state in
+        let jobs: (drain: @Sendable () -> Void, inline: (@Sendable () -> Void)?)? = state.withLock { state in
             state.deliveries.append(delivery)
             guard !state.drainScheduled, let drain = state.drain else { return nil }
             state.drainScheduled = true
-            return drain
+            return (drain, state.inlineDrain)
+        }
+        guard let jobs else { return }
+        if appliesSendsInline, let inline = jobs.inline, loop.runIfIdle(inline) { return }
+        loop.execute(jobs.drain)
+    }
+
+    /// Takes everything queued, for an inline drain (which holds the drain role until
+    /// `endInlineDrain`).
+    func takeBatch() -> [Delivery] {
+        state.withLock { state in
+            let taken = state.deliveries
+            state.deliveries = []
+            return taken
+        }
+    }
+
+    /// Ends an inline drain: idle again if nothing arrived meanwhile, otherwise the loop's
+    /// thread drains the rest (the sender's thread is not kept busy with other threads' values).
+    func endInlineDrain() {
+        let job: (@Sendable () -> Void)? = state.withLock { state in
+            if state.deliveries.isEmpty {
+                state.drainScheduled = false
+                return nil
+            }
+            return state.drain
         }
         if let job { loop.execute(job) }
     }

@@ -17,10 +17,22 @@ public protocol RuntimeLoop: AnyObject, Sendable {
     /// waits here until that work completes and returns `true` if the tree must render again to
     /// reflect it, so only settled renderings are published. Plain loops have nothing to settle.
     func settleRenderPass() -> Bool
+
+    /// Runs `job` at once on the calling thread if the loop is idle (no job running or queued),
+    /// and returns `true`; returns `false` without running it otherwise. While `job` runs the
+    /// calling thread *is* the loop: `inLoop` is `true` there, and jobs submitted meanwhile wait
+    /// until it returns, so loop jobs still never overlap and keep their order. Never waits.
+    /// Lets a host apply a sink's value on the sender's thread
+    /// (`RuntimeOptions.applySendsInline`) instead of paying two thread wake-ups. Loops that own
+    /// thread-bound resources (sockets) keep the default, which never lends the loop.
+    func runIfIdle(_ job: () -> Void) -> Bool
 }
 
 extension RuntimeLoop {
     public func settleRenderPass() -> Bool { false }
+
+    /// The default: the loop is never lent, every job runs on the loop's own thread.
+    public func runIfIdle(_ job: () -> Void) -> Bool { false }
 
     /// Runs `body` on the loop and waits for its result: inline when already on the loop,
     /// otherwise by blocking the caller until the loop has run it. Loops never depend on the

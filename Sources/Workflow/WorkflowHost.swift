@@ -48,14 +48,14 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
         self.ownsLoop = loop == nil
         let loop = loop ?? ThreadLoop(name: "workflow.host")
         self.loop = loop
-        let mailbox = ActionMailbox(loop: loop)
+        let mailbox = ActionMailbox(loop: loop, appliesSendsInline: options.applySendsInline)
         let publication = Publication<Rendering, Output>(listener: listener)
         self.publication = publication
         let core = HostCoreBox(
             workflow: workflow, options: options, observers: observers, snapshot: snapshot,
             mailbox: mailbox, loop: loop, publication: publication)
         self.core = core
-        mailbox.setDrain { [weak core] in core?.drain() }
+        mailbox.setDrain({ [weak core] in core?.drain() }, inline: { [weak core] in core?.drainInline() })
         loop.runAndWait { core.start() }
     }
 
@@ -140,6 +140,11 @@ final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: S
 
     func start() { state.withLock { $0.start() } }
     func drain() { state.withLock { $0.drain() } }
+    /// One batch on a sender's thread, which holds the loop's role (`RuntimeLoop.runIfIdle`).
+    func drainInline() {
+        state.withLock { $0.apply(mailbox.takeBatch()) }
+        mailbox.endInlineDrain()
+    }
     func stop() { state.withLock { $0.stop() } }
     func snapshot() -> TreeSnapshot { state.withLock { $0.snapshot() } }
     func treeDescription() -> String { state.withLock { $0.treeDescription() } }
@@ -180,20 +185,25 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         while true {
             let deliveries = context.mailbox.takeAll()
             if deliveries.isEmpty { return }
-            for delivery in deliveries {
-                guard let root else { continue }
-                switch delivery {
-                case .event(let handler, let value):
-                    context.deliver(handler: handler, value: value)
-                case .updateRoot(let value):
-                    guard let workflow = value as? W else { continue }
-                    root.update(workflow: workflow)
-                    context.needsRender = true
-                }
-                if !context.options.conflateStaleRenderings { renderIfNeeded() }
-            }
-            renderIfNeeded()
+            apply(deliveries)
         }
+    }
+
+    /// Applies `deliveries` in order, rendering after each (or once, when conflating).
+    func apply(_ deliveries: [Delivery]) {
+        for delivery in deliveries {
+            guard let root else { continue }
+            switch delivery {
+            case .event(let handler, let value):
+                context.deliver(handler: handler, value: value)
+            case .updateRoot(let value):
+                guard let workflow = value as? W else { continue }
+                root.update(workflow: workflow)
+                context.needsRender = true
+            }
+            if !context.options.conflateStaleRenderings { renderIfNeeded() }
+        }
+        renderIfNeeded()
     }
 
     private func renderIfNeeded() {
