@@ -18,7 +18,10 @@ final class SubtreeManager<W: Workflow> {
     private var cursor = 0
     /// `previous`'s positions by (type, key); built the first time a child is out of place.
     private var previousIndex: [ChildKey: Int]?
-    /// The identities of children created in this pass, to catch one rendered twice.
+    /// The identities of children created in this pass, to catch one rendered twice: the first
+    /// on its own (a pass that creates one child, as each level of a chain does, hashes and
+    /// allocates nothing for it), the rest in a set.
+    private var firstCreated: ChildKey?
     private var created: Set<ChildKey> = []
     private var sideEffects: [AnyHashable: Lifetime] = [:]
     private var previousSideEffects: [AnyHashable: Lifetime] = [:]
@@ -37,6 +40,7 @@ final class SubtreeManager<W: Workflow> {
         for entry in previous where !entry.claimed { entry.node.tearDown() }
         previous.removeAll(keepingCapacity: true)
         previousIndex = nil
+        firstCreated = nil
         if !created.isEmpty { created.removeAll(keepingCapacity: true) }
         if !previousSideEffects.isEmpty {
             for (_, lifetime) in previousSideEffects { lifetime.end() }
@@ -59,13 +63,26 @@ final class SubtreeManager<W: Workflow> {
             child.outputMap = outputMap
             child.update(workflow: workflow)
         } else {
-            guard created.insert(ChildKey(type: type, key: key)).inserted else { duplicate(Child.self, key: key) }
+            guard noteCreated(ChildKey(type: type, key: key)) else { duplicate(Child.self, key: key) }
             child = ChildNode(
                 workflow: workflow, key: key, parent: parent, snapshot: parent.pendingSnapshot(of: Child.self, key: key),
                 outputMap: outputMap)
         }
         children.append(ChildEntry(type: type, key: key, node: child))
         return child.render()
+    }
+
+    /// Records a child created in this pass; `false` if one of that identity already was.
+    private func noteCreated(_ identity: ChildKey) -> Bool {
+        guard let first = firstCreated else {
+            firstCreated = identity
+            return true
+        }
+        if created.isEmpty {
+            if first == identity { return false }
+            created.insert(first)
+        }
+        return created.insert(identity).inserted
     }
 
     /// Claims the last pass's child of this identity, if there is one: at the expected position
