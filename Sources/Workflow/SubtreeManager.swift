@@ -57,9 +57,14 @@ final class SubtreeManager<W: Workflow> {
         let type = ObjectIdentifier(Child.self)
         let child: ChildNode<Child, W>
         if let position = claimPrevious(type: type, key: key) {
-            // The entry holds `Child`'s identity and this manager's parent is always `W`, so the
-            // node is a `ChildNode<Child, W>`; a checked cast would look the type up every pass.
-            child = unsafeDowncast(previous[position].node, to: ChildNode<Child, W>.self)
+            // The entry moves over as it is (its existential is not rebuilt, which would look the
+            // node's conformance up again). It holds `Child`'s identity and this manager's parent
+            // is always `W`, so the node is a `ChildNode<Child, W>`; a checked cast would look
+            // the type up every pass.
+            var entry = previous[position]
+            entry.claimed = false
+            children.append(entry)
+            child = unsafeDowncast(entry.node, to: ChildNode<Child, W>.self)
             child.outputMap = outputMap
             child.update(workflow: workflow)
         } else {
@@ -67,8 +72,8 @@ final class SubtreeManager<W: Workflow> {
             child = ChildNode(
                 workflow: workflow, key: key, parent: parent, snapshot: parent.pendingSnapshot(of: Child.self, key: key),
                 outputMap: outputMap)
+            children.append(ChildEntry(type: type, key: key, node: child))
         }
-        children.append(ChildEntry(type: type, key: key, node: child))
         return child.render()
     }
 
