@@ -19,6 +19,26 @@ public protocol SinkExporter: Sendable {
     /// Records that `token` delivers to `deliver`, which decodes an event and sends it to the
     /// sink. The same sink always gets the same token, so re-registration replaces.
     func export(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void)
+
+    /// Like `export(token:deliver:)`, but `deliver` also says whether the sink accepted the event
+    /// (`false`: refused for back-pressure), for an exporter that must report refusals to its
+    /// caller (the cluster's event-by-token API). The default forwards to
+    /// `export(token:deliver:)`, dropping the answer.
+    func export(token: String, deliverReportingAcceptance deliver: @escaping @Sendable (any Decoder) throws -> Bool)
+
+    /// Whether a sink nothing can route to (made from a closure, as placeholder renderings do)
+    /// encodes as `null` instead of failing the whole encoding. `false` by default: a rendering
+    /// sent to another process must not silently lose a handler; an exporter that only shows a
+    /// rendering (JSON for a client) says `true`.
+    var encodesUnroutableSinksAsNull: Bool { get }
+}
+
+extension SinkExporter {
+    public func export(token: String, deliverReportingAcceptance deliver: @escaping @Sendable (any Decoder) throws -> Bool) {
+        export(token: token) { decoder in _ = try deliver(decoder) }
+    }
+
+    public var encodesUnroutableSinksAsNull: Bool { false }
 }
 
 /// Makes the sending side of sinks decoded from another process.
@@ -62,12 +82,16 @@ enum SinkRoute {
 
 extension Sink: Codable where Value: Codable {
     public func encode(to encoder: any Encoder) throws {
-        guard let token = exportToken?() else { throw SinkCodingError.unroutableSink }
-        guard let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter else {
-            throw SinkCodingError.noTransport
+        let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter
+        guard let token = exportToken?() else {
+            guard exporter?.encodesUnroutableSinksAsNull == true else { throw SinkCodingError.unroutableSink }
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+            return
         }
+        guard let exporter else { throw SinkCodingError.noTransport }
         let sink = self
-        exporter.export(token: token) { decoder in sink.send(try Value(from: decoder)) }
+        exporter.export(token: token, deliverReportingAcceptance: { decoder in sink.send(try Value(from: decoder)) })
         var container = encoder.singleValueContainer()
         try container.encode(token)
     }
