@@ -38,11 +38,15 @@ public struct CoordinatorService: Service {
     public enum Failure: Error, CustomStringConvertible {
         /// `coordinator.root` names no registered root.
         case unknownRoot(String, known: [String])
+        /// `coordinator.root` is not set and the application registers several roots (or none).
+        case rootNotNamed(known: [String])
 
         /// A one-line explanation for the log.
         public var description: String {
             switch self {
             case .unknownRoot(let name, let known): "unknown root workflow \"\(name)\" (known: \(known.joined(separator: ", ")))"
+            case .rootNotNamed(let known):
+                "no root workflow named: set coordinator.root or --root to one of \(known.joined(separator: ", "))"
             }
         }
     }
@@ -63,8 +67,9 @@ public struct CoordinatorService: Service {
     /// companion's end; then stops the root and the runtime. Throws if the endpoint cannot be
     /// bound, the root is unknown or a companion failed.
     public func run() async throws {
-        guard let factory = roots.factory(named: configuration.root) else {
-            throw Failure.unknownRoot(configuration.root, known: roots.names)
+        let rootName = try chosenRoot()
+        guard let factory = roots.factory(named: rootName) else {
+            throw Failure.unknownRoot(rootName, known: roots.names)
         }
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: "coordinator", logger: logger)
         runtimeConfiguration.listenEndpoint = configuration.coordinatorEndpoint
@@ -78,7 +83,7 @@ public struct CoordinatorService: Service {
         let endpoint = runtime.listenEndpoint ?? configuration.coordinatorEndpoint
         logger.info(
             "coordinator listening",
-            metadata: ["endpoint": "\(endpoint)", "root": "\(configuration.root)", "security": security == .plaintext ? "plaintext" : "curve"])
+            metadata: ["endpoint": "\(endpoint)", "root": "\(rootName)", "security": security == .plaintext ? "plaintext" : "curve"])
         let context = CoordinatorContext(configuration: configuration, logger: logger, console: CoordinatorConsole(printMode: options.printMode))
         context.console.event(["event": "listening", "endpoint": endpoint])
 
@@ -105,6 +110,13 @@ public struct CoordinatorService: Service {
         await runtime.shutdown()
         logger.info("coordinator stopped")
         if let failure { throw CompanionFailure(description: failure) }
+    }
+
+    /// The root to host: the configured name, else the registry's only root.
+    private func chosenRoot() throws(Failure) -> String {
+        guard configuration.root.isEmpty else { return configuration.root }
+        guard roots.names.count == 1 else { throw .rootNotNamed(known: roots.names) }
+        return roots.names[0]
     }
 
     /// A companion's failure, as the coordinator reports it.
