@@ -34,23 +34,6 @@ public struct CoordinatorService: Service {
         self.logger = logger
     }
 
-    /// Why the coordinator could not do its job.
-    public enum Failure: Error, CustomStringConvertible {
-        /// `coordinator.root` names no registered root.
-        case unknownRoot(String, known: [String])
-        /// `coordinator.root` is not set and the application registers several roots (or none).
-        case rootNotNamed(known: [String])
-
-        /// A one-line explanation for the log.
-        public var description: String {
-            switch self {
-            case .unknownRoot(let name, let known): "unknown root workflow \"\(name)\" (known: \(known.joined(separator: ", ")))"
-            case .rootNotNamed(let known):
-                "no root workflow named: set coordinator.root or --root to one of \(known.joined(separator: ", "))"
-            }
-        }
-    }
-
     /// What ended one task of the serving group.
     private enum Outcome: Sendable {
         /// A background task (statuses, snapshots, frames) ended: nothing to decide.
@@ -65,12 +48,9 @@ public struct CoordinatorService: Service {
 
     /// Binds, prepares the companions, hosts the root and serves until graceful shutdown or a
     /// companion's end; then stops the root and the runtime. Throws if the endpoint cannot be
-    /// bound, the root is unknown or a companion failed.
+    /// bound, the root is unknown (`RootWorkflowRegistry.SelectionError`) or a companion failed.
     public func run() async throws {
-        let rootName = try chosenRoot()
-        guard let factory = roots.factory(named: rootName) else {
-            throw Failure.unknownRoot(rootName, known: roots.names)
-        }
+        let (rootName, factory) = try roots.root(configured: configuration.root)
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: "coordinator", logger: logger)
         runtimeConfiguration.listenEndpoint = configuration.coordinatorEndpoint
         runtimeConfiguration.placementTable = configuration.placement
@@ -110,13 +90,6 @@ public struct CoordinatorService: Service {
         await runtime.shutdown()
         logger.info("coordinator stopped")
         if let failure { throw CompanionFailure(description: failure) }
-    }
-
-    /// The root to host: the configured name, else the registry's only root.
-    private func chosenRoot() throws(Failure) -> String {
-        guard configuration.root.isEmpty else { return configuration.root }
-        guard roots.names.count == 1 else { throw .rootNotNamed(known: roots.names) }
-        return roots.names[0]
     }
 
     /// A companion's failure, as the coordinator reports it.

@@ -50,6 +50,38 @@ public struct RootWorkflowRegistry: Sendable {
 
     /// The factory for `name`, if registered.
     public func factory(named name: String) -> Factory? { factories[name] }
+
+    /// The root configured as `configured` (`coordinator.root`; empty: the only registered root)
+    /// and its factory. Checked by the coordinator's command before anything starts, so a wrong
+    /// name is a configuration error (exit 78).
+    public func root(configured: String) throws(SelectionError) -> (name: String, factory: Factory) {
+        let name: String
+        if configured.isEmpty {
+            guard names.count == 1 else { throw .rootNotNamed(known: names) }
+            name = names[0]
+        } else {
+            name = configured
+        }
+        guard let factory = factories[name] else { throw .unknownRoot(name, known: names) }
+        return (name, factory)
+    }
+
+    /// Why the configured root cannot be hosted.
+    public enum SelectionError: Error, Equatable, CustomStringConvertible {
+        /// `coordinator.root` names no registered root.
+        case unknownRoot(String, known: [String])
+        /// `coordinator.root` is not set and the application registers several roots (or none).
+        case rootNotNamed(known: [String])
+
+        /// A one-line explanation for the log.
+        public var description: String {
+            switch self {
+            case .unknownRoot(let name, let known): "unknown root workflow \"\(name)\" (known: \(known.joined(separator: ", ")))"
+            case .rootNotNamed(let known):
+                "no root workflow named: set coordinator.root or --root to one of \(known.joined(separator: ", "))"
+            }
+        }
+    }
 }
 
 /// What a registry's factory gets to start a root with.

@@ -78,6 +78,12 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             for worker in settings.configuration.workers { print(worker.name) }
             return
         }
+        do {
+            _ = try roots.root(configured: settings.configuration.root)
+        } catch {
+            ClusterDaemon.reportFatal(program, error)
+            throw ExitCode(78)
+        }
         ClusterDaemon.setProcessLabel("coordinator")
         let logger = Logger.cluster(label: "coordinator", node: "coordinator", settings: settings.configuration.log)
         var configuration = settings.configuration

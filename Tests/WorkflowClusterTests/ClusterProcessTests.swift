@@ -172,6 +172,16 @@ struct ClusterProcessTests {
         }
     }
 
+    @Test("a root the coordinator does not register is a configuration error (exit 78) naming the known roots")
+    func unknownRootRejected() async throws {
+        try await ClusterFixture.with("unknown-root") { cluster in
+            let coordinator = try cluster.start(
+                "workflow-coordinator", ["--config", cluster.configPath, "--root", "my-app"], label: "coordinator")
+            #expect(try await coordinator.waitForExit() == 78)
+            #expect(coordinator.stderr.lines.contains { $0.contains(#"unknown root workflow "my-app" (known: email-browser)"#) })
+        }
+    }
+
     @Test("--version prints the library's version and exits 0, needing no configuration", arguments: ["workflow-coordinator", "workflow-worker"])
     func version(executable: String) async throws {
         try await ClusterFixture.with("version") { cluster in
