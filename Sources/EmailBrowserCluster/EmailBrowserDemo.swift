@@ -29,6 +29,7 @@ public struct EmailBrowserDemo: RootCompanion {
         /// The coordinator's root is not the email browser.
         case notTheEmailBrowser(String)
 
+        /// A one-line explanation for the log.
         public var description: String {
             switch self {
             case .stalled(let step): "the demo stalled: \(step)"
@@ -37,6 +38,7 @@ public struct EmailBrowserDemo: RootCompanion {
         }
     }
 
+    /// The demo prints the screens itself, so its notes appear between them in order.
     public var printsFrames: Bool { true }
 
     /// Waits (bounded) until every configured worker joined, so the first screen is already the
@@ -61,6 +63,8 @@ public struct EmailBrowserDemo: RootCompanion {
         guard joined else { throw Failure.stalled("fewer than \(count) workers joined in time") }
     }
 
+    /// Runs the selections (bounded by the step timeout per selection); stops the coordinator
+    /// afterwards unless `serveAfterDemo`.
     public func run(session: any ClusterRootSession, context: CoordinatorContext) async throws -> RootCompanionEnd {
         guard let browser = session as? WorkflowRootSession<EmailBrowserWorkflow> else {
             throw Failure.notTheEmailBrowser(session.name)

@@ -10,14 +10,17 @@ public struct EmailBrowserDemoOptions: CoordinatorCommandExtension {
     @Flag(name: .long, help: "With --demo-selections: after the last selection keep serving until SIGTERM/SIGINT instead of exiting.")
     var serveAfterDemo = false
 
+    /// No demo unless the flags say so.
     public init() {}
 
+    /// Rejects selections that are not comma-separated integers (a usage error, exit 64).
     public func validate() throws {
         if let demoSelections, Self.parsed(demoSelections) == nil {
             throw ValidationError("--demo-selections must be comma-separated integers (got \(demoSelections))")
         }
     }
 
+    /// Adds the demo as a companion (printing as text unless JSON was asked for).
     public func configure(_ options: inout CoordinatorOptions) {
         guard let selections = demoSelections.flatMap(Self.parsed) else { return }
         if options.printMode == .none { options.printMode = .text }

@@ -34,10 +34,13 @@ public protocol SinkExporter: Sendable {
 }
 
 extension SinkExporter {
+    /// Forwards to `export(token:deliver:)`: an exporter that does not report refusals drops the
+    /// sink's answer.
     public func export(token: String, deliverReportingAcceptance deliver: @escaping @Sendable (any Decoder) throws -> Bool) {
         export(token: token) { decoder in _ = try deliver(decoder) }
     }
 
+    /// `false`: by default an unroutable sink fails the encoding.
     public var encodesUnroutableSinksAsNull: Bool { false }
 }
 

@@ -25,8 +25,10 @@ public protocol RootCompanion: Sendable {
 }
 
 extension RootCompanion {
+    /// By default a companion prints nothing of the root's frames.
     public var printsFrames: Bool { false }
 
+    /// By default a companion needs nothing before the root starts.
     public func prepare(runtime: RemoteRuntime, context: CoordinatorContext) async throws {}
 }
 

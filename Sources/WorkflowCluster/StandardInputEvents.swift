@@ -13,6 +13,7 @@ public struct StandardInputEvents: RootCompanion {
     /// Creates the reader.
     public init() {}
 
+    /// Sends each line's event until standard input ends, then lets the coordinator serve on.
     public func run(session: any ClusterRootSession, context: CoordinatorContext) async throws -> RootCompanionEnd {
         for await line in Self.lines() {
             guard !line.allSatisfy(\.isWhitespace) else { continue }

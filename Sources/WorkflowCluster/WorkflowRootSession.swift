@@ -18,6 +18,7 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         var json: RootRenderingJSON
     }
 
+    /// The name the root is registered under.
     public let name: String
     /// The root's host (typed access for code in the coordinator's process).
     public let host: WorkflowHost<Root>
@@ -60,14 +61,18 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
                 onOutput: { _ in }))
     }
 
+    /// The latest settled rendering as JSON (sequence 0 and `null` if none could be encoded yet).
     public var latestRendering: RootRenderingJSON {
         publishedJSON.latest ?? RootRenderingJSON(sequence: 0, json: Data("null".utf8))
     }
 
+    /// Each settled rendering as JSON, the latest first, newest only for a slow reader.
     public func renderings() -> AsyncStream<RootRenderingJSON> {
         publishedJSON.subscribe()
     }
 
+    /// Decodes `json` as the event of the sink `token` names in the latest rendering and sends
+    /// it there; see `RootEventError` for each way it can fail.
     public func send(event json: Data, to token: String) throws(RootEventError) {
         let delivery = try tokens.delivery(for: token).get()
         let accepted: Bool
@@ -79,16 +84,19 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         guard accepted else { throw .refused(token: token) }
     }
 
+    /// Calls `body` with each settled rendering's printable frame until it returns `false`.
     public func forEachFrame(_ body: (RenderedFrame) async -> Bool) async {
         for await encoded in published.subscribe() {
             guard await body(frames(encoded.rendering, encoded.json)) else { return }
         }
     }
 
+    /// The root host's tree snapshot.
     public func snapshot() async -> TreeSnapshot {
         await host.snapshot()
     }
 
+    /// Stops the root's host and ends every rendering stream.
     public func stop() async {
         await host.stop()
         published.finish()

@@ -26,19 +26,28 @@ public struct FulfilmentDashboardWorkflow: Workflow, Sendable {
 
     /// One order and its progress.
     public struct Order: Codable, Equatable, Sendable {
+        /// What was ordered.
         public var line: OrderLine
+        /// Where it is.
         public var stage: Stage
+        /// The parcel's label once packed.
         public var parcel: String?
+        /// The tracking number once delivered.
         public var tracking: String?
     }
 
+    /// What survives a failover (snapshotted, restored on the next worker).
     public struct State: Codable, Equatable, Sendable {
+        /// Every order taken, in order.
         public var orders: [Order] = []
+        /// The next order's number.
         public var nextOrderID = 1
     }
 
+    /// Starts with nothing done.
     public func makeInitialState() -> State { State() }
 
+    /// Renders the intake and, per order, the pane of its current step.
     public func render(state: State, context: RenderContext<FulfilmentDashboardWorkflow>) -> DashboardScreen {
         let intake = OrderIntakeWorkflow(openingStock: openingStock)
             .remote(on: placement)
@@ -88,8 +97,11 @@ public struct FulfilmentDashboardWorkflow: Workflow, Sendable {
 public struct DashboardScreen: Encodable, Sendable {
     /// One order's row.
     public struct Row: Encodable, Sendable {
+        /// The order.
         public var order: OrderLine
+        /// Its stage.
         public var stage: FulfilmentDashboardWorkflow.Stage
+        /// The tracking number once delivered.
         public var tracking: String?
         /// The packing pane while packing.
         public var packing: PackingScreen?
@@ -97,6 +109,8 @@ public struct DashboardScreen: Encodable, Sendable {
         public var shipping: ShippingScreen?
     }
 
+    /// The intake pane.
     public var intake: IntakeScreen
+    /// One row per order.
     public var orders: [Row]
 }

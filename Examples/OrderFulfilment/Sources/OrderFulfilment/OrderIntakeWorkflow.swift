@@ -15,6 +15,7 @@ public struct OrderIntakeWorkflow: RemotableWorkflow, Equatable {
         self.openingStock = openingStock
     }
 
+    /// What survives a failover (snapshotted, restored on the next worker).
     public struct State: Codable, Equatable, Sendable {
         /// Items left, per item.
         public var stock: [String: Int]
@@ -24,20 +25,27 @@ public struct OrderIntakeWorkflow: RemotableWorkflow, Equatable {
 
     /// A customer's order (the event a client sends to `placeOrder`).
     public struct PlaceOrder: Codable, Sendable, Equatable {
+        /// The catalogue item.
         public var sku: String
+        /// How many.
         public var quantity: Int
     }
 
     /// An accepted order: the dashboard numbers it and sends it to packing.
     public struct OrderAccepted: Codable, Sendable, Equatable {
+        /// The catalogue item.
         public var sku: String
+        /// How many.
         public var quantity: Int
     }
 
+    /// Accepted orders go to the dashboard.
     public typealias Output = OrderAccepted
 
+    /// Opens with the opening stock.
     public func makeInitialState() -> State { State(stock: openingStock) }
 
+    /// Renders the pane (see the type's description).
     public func render(state: State, context: RenderContext<OrderIntakeWorkflow>) -> IntakeScreen {
         let placeOrder = context.makeSink(of: PlaceOrder.self) { order in
             AnyWorkflowAction<OrderIntakeWorkflow> { state, _ in
@@ -64,6 +72,7 @@ public struct OrderIntakeWorkflow: RemotableWorkflow, Equatable {
             lastRejection: state.lastRejection, placeOrder: placeOrder)
     }
 
+    /// What the dashboard shows while no worker has rendered this step.
     public func placeholderRendering() -> IntakeScreen {
         IntakeScreen(renderedBy: ProcessName.unavailable, stock: [], lastRejection: nil, placeOrder: Sink { _ in })
     }
@@ -73,12 +82,17 @@ public struct OrderIntakeWorkflow: RemotableWorkflow, Equatable {
 public struct IntakeScreen: Codable, Sendable {
     /// One item's stock.
     public struct StockLine: Codable, Sendable, Equatable {
+        /// The catalogue item.
         public var sku: String
+        /// How many are left.
         public var available: Int
     }
 
+    /// The process that rendered this pane.
     public var renderedBy: String
+    /// Stock per item, sorted by item.
     public var stock: [StockLine]
+    /// Why the last order was refused, if it was.
     public var lastRejection: String?
     /// Places an order (`{"sku": "widget", "quantity": 2}`).
     public var placeOrder: Sink<OrderIntakeWorkflow.PlaceOrder>

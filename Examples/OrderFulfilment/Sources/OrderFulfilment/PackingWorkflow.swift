@@ -13,6 +13,7 @@ public struct PackingWorkflow: RemotableWorkflow, Equatable {
         self.order = order
     }
 
+    /// What survives a failover (snapshotted, restored on the next worker).
     public struct State: Codable, Equatable, Sendable {
         /// The parcel's label once packed.
         public var parcel: String?
@@ -20,19 +21,25 @@ public struct PackingWorkflow: RemotableWorkflow, Equatable {
 
     /// Hands the packed parcel over to shipping (the event a client sends to `handOver`).
     public struct HandOver: Codable, Sendable, Equatable {
+        /// The event carries nothing.
         public init() {}
     }
 
     /// The order is packed into `parcel` and handed over.
     public struct Packed: Codable, Sendable, Equatable {
+        /// The order.
         public var orderID: Int
+        /// The parcel's label.
         public var parcel: String
     }
 
+    /// The hand-over goes to the dashboard.
     public typealias Output = Packed
 
+    /// Starts with nothing done.
     public func makeInitialState() -> State { State() }
 
+    /// Renders the pane (see the type's description).
     public func render(state: State, context: RenderContext<PackingWorkflow>) -> PackingScreen {
         guard let parcel = state.parcel else {
             PackingBench(order: order).rendered(in: context, key: "bench") { state, parcel in
@@ -48,6 +55,7 @@ public struct PackingWorkflow: RemotableWorkflow, Equatable {
         return PackingScreen(orderID: order.id, renderedBy: ProcessName.current, parcel: parcel, handOver: handOver)
     }
 
+    /// What the dashboard shows while no worker has rendered this step.
     public func placeholderRendering() -> PackingScreen {
         PackingScreen(orderID: order.id, renderedBy: ProcessName.unavailable, parcel: nil, handOver: nil)
     }
@@ -55,7 +63,9 @@ public struct PackingWorkflow: RemotableWorkflow, Equatable {
 
 /// The packing pane.
 public struct PackingScreen: Codable, Sendable {
+    /// The order.
     public var orderID: Int
+    /// The process that rendered this pane.
     public var renderedBy: String
     /// The parcel's label; `nil` while packing.
     public var parcel: String?

@@ -15,6 +15,7 @@ public struct ShippingWorkflow: RemotableWorkflow, Equatable {
         self.parcel = parcel
     }
 
+    /// What survives a failover (snapshotted, restored on the next worker).
     public struct State: Codable, Equatable, Sendable {
         /// The carrier's tracking number once booked.
         public var tracking: String?
@@ -22,19 +23,25 @@ public struct ShippingWorkflow: RemotableWorkflow, Equatable {
 
     /// Confirms that the parcel arrived (the event a client sends to `confirmDelivery`).
     public struct ConfirmDelivery: Codable, Sendable, Equatable {
+        /// The event carries nothing.
         public init() {}
     }
 
     /// The order was delivered under `tracking`.
     public struct Delivered: Codable, Sendable, Equatable {
+        /// The order.
         public var orderID: Int
+        /// The carrier's tracking number.
         public var tracking: String
     }
 
+    /// The delivery goes to the dashboard.
     public typealias Output = Delivered
 
+    /// Starts with nothing done.
     public func makeInitialState() -> State { State() }
 
+    /// Renders the pane (see the type's description).
     public func render(state: State, context: RenderContext<ShippingWorkflow>) -> ShippingScreen {
         guard let tracking = state.tracking else {
             CarrierBooking(orderID: orderID, parcel: parcel).rendered(in: context, key: "carrier") { state, tracking in
@@ -50,6 +57,7 @@ public struct ShippingWorkflow: RemotableWorkflow, Equatable {
         return ShippingScreen(orderID: orderID, renderedBy: ProcessName.current, tracking: tracking, confirmDelivery: confirm)
     }
 
+    /// What the dashboard shows while no worker has rendered this step.
     public func placeholderRendering() -> ShippingScreen {
         ShippingScreen(orderID: orderID, renderedBy: ProcessName.unavailable, tracking: nil, confirmDelivery: nil)
     }
@@ -57,7 +65,9 @@ public struct ShippingWorkflow: RemotableWorkflow, Equatable {
 
 /// The shipping pane.
 public struct ShippingScreen: Codable, Sendable {
+    /// The order.
     public var orderID: Int
+    /// The process that rendered this pane.
     public var renderedBy: String
     /// The tracking number; `nil` while the carrier is being booked.
     public var tracking: String?
