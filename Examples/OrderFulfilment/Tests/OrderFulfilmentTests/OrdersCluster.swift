@@ -11,14 +11,17 @@ final class OrdersCluster: Sendable {
         .deletingLastPathComponent().appendingPathComponent("Config/orders-cluster.json").path
 
     let endpoint = "ipc:///tmp/orders-test-\(getpid())-\(UUID().uuidString.prefix(8)).ipc"
+    /// A private directory for files a test writes (snapshots); removed at shutdown.
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orders-test-\(getpid())-\(UUID().uuidString.prefix(8))")
     private let daemons = Mutex<[Daemon]>([])
 
     /// Starts the coordinator (JSON renderings, events from standard input) and waits until it
     /// listens.
-    func startCoordinator() async throws -> Daemon {
+    func startCoordinator(_ extra: [String] = []) async throws -> Daemon {
         let coordinator = try start(
             "orders-coordinator",
-            ["--config", Self.config, "--endpoint", endpoint, "--print-renderings", "json", "--events-from-stdin"], label: "coordinator")
+            ["--config", Self.config, "--endpoint", endpoint, "--print-renderings", "json", "--events-from-stdin"] + extra,
+            label: "coordinator")
         try await coordinator.stdout.first("the coordinator to listen") { $0.contains(#""event":"listening""#) }
         return coordinator
     }
@@ -51,6 +54,7 @@ final class OrdersCluster: Sendable {
             #expect(!daemon.isRunning, "\(daemon.label) (pid \(daemon.process.processIdentifier)) is still running")
         }
         try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
+        try? FileManager.default.removeItem(at: directory)
     }
 
     /// Runs `body` with a fresh cluster and always shuts it down; on failure attaches the logs.

@@ -63,6 +63,35 @@ struct OrdersClusterTests {
         }
     }
 
+    @Test("the orders and the intake's stock survive a coordinator restart from its snapshot")
+    func snapshotRestore() async throws {
+        try await OrdersCluster.with { cluster in
+            try FileManager.default.createDirectory(at: cluster.directory, withIntermediateDirectories: true)
+            let snapshot = cluster.directory.appendingPathComponent("orders.snapshot").path
+            var coordinator = try await cluster.startCoordinator(["--snapshot-file", snapshot])
+            try await cluster.startWorker("front-1")
+            try await cluster.startWorker("warehouse-1")
+            let opened = try await coordinator.stdout.first(
+                "the intake rendered by front-1",
+                where: DashboardLine.matching { $0.intake.renderedBy == "front-1" && $0.intake.placeOrder != nil })
+            let placeOrder = try #require(DashboardLine.parse(opened)?.intake.placeOrder)
+            try coordinator.send(line: #"{"token": "\#(placeOrder)", "event": {"sku": "gizmo", "quantity": 3}}"#)
+            try await coordinator.stdout.first(
+                "order 1 taken", where: DashboardLine.matching { $0.orders.count == 1 && $0.intake.stock.contains { $0.sku == "gizmo" && $0.available == 0 } })
+            // SIGTERM writes the last snapshot; the workers stay up and rejoin the next coordinator.
+            #expect(try await coordinator.terminate() == 0)
+
+            coordinator = try await cluster.startCoordinator(["--restore", snapshot])
+            try await coordinator.stdout.first(
+                "order 1 and the reserved stock back, rendered by the workers",
+                where: DashboardLine.matching { dashboard in
+                    dashboard.intake.renderedBy == "front-1" && dashboard.orders.map(\.order.id) == [1]
+                        && dashboard.orders[0].order.sku == "gizmo"
+                        && dashboard.intake.stock.contains { $0.sku == "gizmo" && $0.available == 0 }
+                })
+        }
+    }
+
     @Test("--version works on both of the app's daemons")
     func version() async throws {
         try await OrdersCluster.with { cluster in
