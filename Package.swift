@@ -32,6 +32,8 @@ let package = Package(
         .package(
             url: "https://github.com/apple/swift-configuration", from: "1.4.0",
             traits: [.defaults, "CommandLineArguments", "Logging"]),
+        // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into nothing.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .target(name: "Workflow"),
