@@ -8,6 +8,7 @@ import PackageDescription
 //   WireProtocol        envelope + Codable wire codecs (no sockets)
 //   WorkflowRemote      remote children: proxies, worker hosting, the socket-owning loop
 //   WorkflowCluster     the daemons' logic: configuration, coordinator, worker, generic JSON root
+//   WorkflowGateway     the coordinator's HTTP side: renderings, events, inspector, metrics, health
 //   WorkflowClusterCommands  the daemons' command lines as entry points an application's @main calls
 //   WorkflowExamples    the seeds' example workflows
 //   EmailBrowserCluster the email browser as a cluster application (the shipped daemons)
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "WireProtocol", targets: ["WireProtocol"]),
         .library(name: "WorkflowRemote", targets: ["WorkflowRemote"]),
         .library(name: "WorkflowCluster", targets: ["WorkflowCluster"]),
+        .library(name: "WorkflowGateway", targets: ["WorkflowGateway"]),
         .library(name: "WorkflowClusterCommands", targets: ["WorkflowClusterCommands"]),
         .executable(name: "workflow-coordinator", targets: ["workflow-coordinator"]),
         .executable(name: "workflow-worker", targets: ["workflow-worker"]),
@@ -32,6 +34,10 @@ let package = Package(
         .package(
             url: "https://github.com/apple/swift-configuration", from: "1.4.0",
             traits: [.defaults, "CommandLineArguments", "Logging"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -52,7 +58,10 @@ let package = Package(
         .target(name: "WireProtocol"),
         .target(
             name: "WorkflowRemote",
-            dependencies: ["Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]),
         .target(name: "WorkflowExamples", dependencies: ["Workflow", "WorkflowRemote"]),
         // The cluster daemons' logic (configuration, coordinator, worker, logging, the generic
         // JSON root), testable; knows no example.
@@ -64,11 +73,25 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // The coordinator's HTTP side (Hummingbird): the root's renderings and events for clients,
+        // the tree inspector, Prometheus metrics and health probes; generic over the root.
+        .target(
+            name: "WorkflowGateway",
+            dependencies: [
+                "WorkflowCluster", "WorkflowRemote",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The daemons' command lines, as entry points an application's executables call.
         .target(
             name: "WorkflowClusterCommands",
             dependencies: [
-                "WorkflowCluster", "WorkflowRemote", .product(name: "Logging", package: "swift-log"),
+                "WorkflowCluster", "WorkflowGateway", "WorkflowRemote",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // The email browser as a cluster application: its root, worker types, screens and demo.
@@ -100,6 +123,16 @@ let package = Package(
             dependencies: [
                 "WorkflowRemote", "RemoteTestSupport", "WorkflowExamples", "ZeroMQ", "WireProtocol", "remote-test-worker",
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "WorkflowGatewayTests",
+            dependencies: [
+                "WorkflowGateway", "WorkflowCluster", "WorkflowRemote", "Workflow", "RemoteTestSupport", "EmailBrowserCluster",
+                "WorkflowExamples", "workflow-coordinator", "workflow-worker",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         .testTarget(
             name: "WorkflowClusterTests",

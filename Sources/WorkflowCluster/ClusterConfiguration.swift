@@ -35,6 +35,8 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// How often the snapshot is written (it is also written on SIGTERM); a coordinator crash
     /// loses at most this much state.
     public var snapshotInterval: Duration = .seconds(1)
+    /// The coordinator's HTTP gateway (off unless `gateway.listen` is set).
+    public var gateway = GatewaySettings()
 
     /// Creates a configuration; the defaults are those of a single-machine development cluster.
     public init(

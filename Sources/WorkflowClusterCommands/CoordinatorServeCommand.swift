@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 import WorkflowCluster
+import WorkflowGateway
 
 /// `COORDINATOR [serve]`: hosts the cluster's root workflow and places its children on workers,
 /// with the application's own flags (`Extension`) added.
@@ -49,6 +52,9 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
     var eventsFromStdin = false
 
+    @Option(name: .long, help: ArgumentHelp("Serve the HTTP gateway (renderings, events, inspector, metrics, health) at host:port, or 'off'. Overrides gateway.listen and WORKFLOW_GATEWAY_LISTEN.", valueName: "host:port"))
+    var gatewayListen: String?
+
     @Flag(name: .long, help: "Print the names of the workers the configuration lists, one per line, and exit (used by scripts/cluster.sh).")
     var listWorkers = false
 
@@ -63,13 +69,14 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
         }
     }
 
-    func run(roots: RootWorkflowRegistry) async throws {
+    func run(roots: RootWorkflowRegistry, webAssets: [WebAsset]) async throws {
         let program = ExecutableName.current(or: "workflow-coordinator")
         let settings: ClusterSettings
         do {
             settings = try await ClusterSettings.load(
                 file: config,
-                overrides: ClusterOverrides(logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, root: root))
+                overrides: ClusterOverrides(
+                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen))
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
@@ -96,6 +103,17 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             // Key files are read now, before any socket: a bad key stops the coordinator at start.
             var options = CoordinatorOptions(printMode: RenderingPrintMode(rawValue: printRenderings) ?? .none, restoredSnapshot: restored)
             if eventsFromStdin { options.companions.append(StandardInputEvents()) }
+            if let address = configuration.gateway.listen {
+                // The daemon's entry point is the one place that bootstraps the process-global
+                // metrics system; the runtime and the gateway record into it, /metrics reads it.
+                let registry = PrometheusCollectorRegistry()
+                MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+                options.companions.append(
+                    ClusterGateway(
+                        options: GatewayOptions(
+                            address: address, bearerToken: try configuration.gateway.loadBearerToken(), assets: webAssets,
+                            metricsRegistry: registry)))
+            }
             application.configure(&options)
             service = CoordinatorService(
                 configuration: configuration, options: options, roots: roots,

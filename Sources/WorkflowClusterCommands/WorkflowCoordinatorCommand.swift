@@ -6,7 +6,7 @@ import WorkflowCluster
 ///
 /// That is: `serve` (the default: flags, `WORKFLOW_*` environment, the configuration file,
 /// CURVE keys, logging, signals, snapshots and `--restore`, the placement table, printed
-/// renderings, `--events-from-stdin`), `keygen` and `--version`.
+/// renderings, `--events-from-stdin`, the HTTP gateway), `keygen` and `--version`.
 ///
 /// ```swift
 /// @main
@@ -24,13 +24,21 @@ public enum WorkflowCoordinatorCommand {
         await main(roots: roots, extension: NoCoordinatorExtension.self)
     }
 
+    /// Like `main(roots:)`, with static pages the gateway serves (`gateway.listen`): an
+    /// application's web client, e.g. the email browser's page at `/`.
+    public static func main(roots: RootWorkflowRegistry, webAssets: [WebAsset]) async {
+        await main(roots: roots, extension: NoCoordinatorExtension.self, webAssets: webAssets)
+    }
+
     /// Like `main(roots:)`, with the application's own flags added to `serve` (see
     /// `CoordinatorCommandExtension`).
-    public static func main<Extension: CoordinatorCommandExtension>(roots: RootWorkflowRegistry, extension: Extension.Type) async {
+    public static func main<Extension: CoordinatorCommandExtension>(
+        roots: RootWorkflowRegistry, extension: Extension.Type, webAssets: [WebAsset] = []
+    ) async {
         do {
             var command = try CoordinatorCommand<Extension>.parseAsRoot()
             if let serve = command as? ServeCommand<Extension> {
-                try await serve.run(roots: roots)
+                try await serve.run(roots: roots, webAssets: webAssets)
             } else {
                 try command.run()
             }

@@ -19,6 +19,7 @@ extension RemoteEngine {
         }
         if !refused.isEmpty || failedHandshakes > 0 {
             shared.count { $0.refusedPeers += refused.count + failedHandshakes }
+            metrics.refusedPeers.increment(by: Int64(refused.count + failedHandshakes))
         }
     }
 
@@ -30,6 +31,7 @@ extension RemoteEngine {
     /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
     func runTimers() {
         reportSuppressedWarnings()
+        updateGauges()
         let now = ContinuousClock.now
         let interval = configuration.heartbeatInterval
         let deadAfter = interval * configuration.heartbeatLiveness

@@ -41,12 +41,15 @@ extension RemoteEngine {
             proxy.worker = peer
             peer.children.insert(proxy.childID)
             awaiting.insert(proxy.childID)
+            noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
             sendToWorker(id, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
             // Events the previous worker never acknowledged are replayed, in order, on top of
             // the snapshot they were not yet part of.
             let replay = proxy.unacknowledged
             if !replay.isEmpty {
+                metrics.failovers.increment()
+                metrics.eventsReplayed.increment(by: Int64(replay.count))
                 logger.info("replaying \(replay.count) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
             }
             for event in replay {
@@ -60,12 +63,14 @@ extension RemoteEngine {
     func update(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
         guard let peer = proxy.worker else { return }
         awaiting.insert(proxy.childID)
+        noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(peer.id, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [props])
     }
 
     func stop(proxy: any AnyRemoteChildProxy) {
         proxies[proxy.childID] = nil
         awaiting.remove(proxy.childID)
+        inspection.forget(childID: proxy.childID)
         shared.setStatus(nil, path: proxy.path)
         guard let peer = proxy.worker else { return }
         peer.children.remove(proxy.childID)
@@ -108,6 +113,8 @@ extension RemoteEngine {
         }
         // Kept until acknowledged, so a child whose worker is gone gets it after failover.
         let sequence = proxy.record(event: token, bytes: event)
+        inspection.eventsSent[childID, default: 0] += 1
+        metrics.eventsSent.increment()
         guard let peer = proxy.worker else { return }
         sendEventMessage(to: peer.id, proxy: proxy, sequence: sequence, token: token, bytes: event)
     }
@@ -142,6 +149,7 @@ extension RemoteEngine {
         // A header and the most payload frames a valid message has; more make it invalid.
         let maxFrames = 1 + WireLimits.default.maxPayloadFrames
         handleSlice(of: { sockets.receiveFromListener(copyingAtMost: maxFrames) }) { peerID, frames in
+            metrics.bytesIn.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
             handleFromWorker(peerID, frames: frames)
         }
     }
@@ -219,6 +227,7 @@ extension RemoteEngine {
         }
         let peer = WorkerPeer(id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity)
         workers[peerID] = peer
+        metrics.workersJoined.increment()
         logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": "\(hello.hostedTypes.count)"])
         sendWelcome(to: peerID)
         shared.setWorkers(workers.values.map(\.name))
@@ -243,6 +252,7 @@ extension RemoteEngine {
             guard let payload = envelope.payloads.first else { return }
             let workerName = proxy.worker?.name ?? "?"
             let changed = payload.withUnsafeBytes { proxy.receive(rendering: $0, propsSequence: envelope.sequence, workerName: workerName) }
+            noteRendering(childID: proxy.childID, bytes: payload.count)
             if changed { settleChanged = true }
             if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
         case .outputs:
@@ -253,6 +263,7 @@ extension RemoteEngine {
                 warnLimited("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
                 return
             }
+            metrics.outputsReceived.increment(by: Int64(envelope.payloads.count - 1))
             for (index, payload) in envelope.payloads.dropFirst().enumerated() {
                 payload.withUnsafeBytes { proxy.receive(output: $0, cause: info.causes[index], ordinal: info.ordinals[index]) }
             }
@@ -279,6 +290,7 @@ extension RemoteEngine {
     func removeWorker(_ peerID: WorkerID, reason: String) {
         guard let peer = workers.removeValue(forKey: peerID) else { return }
         logger.warning("worker left: \(reason)", metadata: ["worker": "\(peer.name)"])
+        metrics.workersLeft.increment()
         for id in peer.children {
             guard let proxy = proxies[id] else { continue }
             proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
@@ -299,7 +311,9 @@ extension RemoteEngine {
         let envelope = Envelope(kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, nodePath: nodePath, payloads: payloads)
         workers[peerID]?.lastSent = .now
         do {
-            try sockets.sendToListenerPeer(peerID, frames: envelope.encodeFrames())
+            let frames = try envelope.encodeFrames()
+            metrics.bytesOut.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
+            try sockets.sendToListenerPeer(peerID, frames: frames)
         } catch {
             // A reply to a peer that is not a worker (an answer to garbage) is simply dropped:
             // nothing is queued for it in this process, whatever it sends.

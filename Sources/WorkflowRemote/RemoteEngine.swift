@@ -29,6 +29,9 @@ final class RemoteEngine {
     var isDrainingAfterSendFailure = false
     /// Bounds the warnings peers' traffic causes (and the ERROR replies that go with them).
     var peerWarnings = LogRateLimiter()
+    /// What the inspector and the metrics see (`RemoteEngine+Inspection.swift`).
+    let metrics: RemoteRuntimeMetrics
+    var inspection = InspectionCounters()
 
     // Worker role.
     var hosted: [UInt64: any AnyHostedChild] = [:]
@@ -54,6 +57,7 @@ final class RemoteEngine {
         self.sockets = sockets
         self.jobs = jobs
         self.shared = shared
+        self.metrics = RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory)
     }
 
     // MARK: The loop
@@ -97,7 +101,10 @@ final class RemoteEngine {
             }
             let ready = sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
             if ready.security { serviceSecurity() }
-            if ready.listener { drainListener() }
+            if ready.listener {
+                drainListener()
+                noteRoundTrips()
+            }
             runTimers()
         }
         // Hosted children's renderings are flushed by the loop once this pass is over: taking
@@ -201,6 +208,8 @@ final class WorkerPeer {
     var children: Set<UInt64> = []
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
+    /// When it joined (wall clock, for the inspector).
+    let joinedAt = Date()
 
     init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int) {
         self.id = id

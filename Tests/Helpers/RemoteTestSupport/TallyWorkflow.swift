@@ -3,19 +3,21 @@ import Workflow
 /// A trivial root for the generic-root tests: a count, a sink to add to it, an undo sink only
 /// while there is something to undo (so its token goes stale), and a closure sink (nothing can
 /// route to it, as in a placeholder rendering). No selections, no remote children.
-struct TallyWorkflow: Workflow, Sendable {
-    struct Undo: Codable, Sendable {}
+public struct TallyWorkflow: Workflow, Sendable {
+    public init() {}
 
-    struct Screen: Encodable, Sendable {
-        var count: Int
-        var add: Sink<Int>
-        var undo: Sink<Undo>?
-        var inert: Sink<Int>
+    public struct Undo: Codable, Sendable {}
+
+    public struct Screen: Encodable, Sendable {
+        public var count: Int
+        public var add: Sink<Int>
+        public var undo: Sink<Undo>?
+        public var inert: Sink<Int>
     }
 
-    func makeInitialState() -> Int { 0 }
+    public func makeInitialState() -> Int { 0 }
 
-    func render(state: Int, context: RenderContext<TallyWorkflow>) -> Screen {
+    public func render(state: Int, context: RenderContext<TallyWorkflow>) -> Screen {
         let add = context.makeSink(of: Int.self) { amount in
             AnyWorkflowAction<TallyWorkflow> { count, _ in
                 count += amount
@@ -35,9 +37,9 @@ struct TallyWorkflow: Workflow, Sendable {
 }
 
 /// What the tests read of a tally's JSON rendering.
-struct TallyJSON: Decodable, Equatable {
-    var count: Int
-    var add: String
-    var undo: String?
-    var inert: String?
+public struct TallyJSON: Decodable, Equatable, Sendable {
+    public var count: Int
+    public var add: String
+    public var undo: String?
+    public var inert: String?
 }
