@@ -139,6 +139,7 @@ let package = Package(
             dependencies: [
                 "WorkflowCluster", "WorkflowExamples", "Workflow", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator",
                 "workflow-worker", "zmq-test-peer",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -59,6 +59,9 @@ final class ClusterFixture: Sendable {
             "request": ["deadline_ms": 10_000],
             "log": ["level": "info", "format": "text"],
             "placement": placement,
+            // Every test cluster serves its gateway on a free loopback port (printed by the
+            // coordinator), as the shipped configuration does on 8570.
+            "gateway": ["listen": "127.0.0.1:0"],
         ]
         if let security { document["security"] = security }
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
