@@ -75,7 +75,8 @@ public enum GatewayRoutes {
         }
 
         router.post("/api/events/{token}") { request, context -> Response in
-            guard let token = context.parameters.get("token"), !token.isEmpty else {
+            // Tokens hold characters a path must escape (`:`, `@`, `~`): clients percent-encode.
+            guard let raw = context.parameters.get("token"), let token = raw.removingPercentEncoding, !token.isEmpty else {
                 return JSONResponses.error(.notFound, code: "unknown-token", message: "no sink token in the path")
             }
             var request = request

@@ -24,7 +24,7 @@ enum InspectorPage {
           .status-running { border-left: 6px solid #16a34a; } .status-starting { border-left: 6px solid #ca8a04; }
           .status-unavailable { border-left: 6px solid #dc2626; } .status-root { border-left: 6px solid #2563eb; }
           table { border-collapse: collapse; background: #fff; } th, td { border: 1px solid #d1d5db; padding: 6px 10px; text-align: left; }
-          th { background: #eef2f7; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+          th, td { white-space: nowrap; } th { background: #eef2f7; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
           code { font-size: 12px; }
         </style>
         </head>
@@ -63,8 +63,10 @@ enum InspectorPage {
           for (const node of tree.nodes) {
             const where = node.runsOn ? node.runsOn.process : "nowhere";
             const rt = node.lastRoundTripMilliseconds == null ? "–" : node.lastRoundTripMilliseconds.toFixed(2) + " ms";
-            children.append(el("li", {}, drawNode(node.path, where, "status-" + node.status, [
-              `${node.type}${node.key ? " · key " + node.key : ""} · placement ${node.placement}`,
+            const shortType = node.type.split(".").pop();
+            children.append(el("li", {}, drawNode(shortType + (node.key ? ` [${node.key}]` : ""), where, "status-" + node.status, [
+              `${node.path}`,
+              `${node.type} · placement ${node.placement}`,
               `${node.status}${node.detail ? ": " + node.detail : ""}`,
               `props #${node.propsSequence} ${node.propsBytes} B · rendering ${node.renderingBytes ?? "–"} B · last round trip ${rt}`,
               `events sent ${node.events.sent} · acknowledged ${node.events.acknowledged} · outstanding ${node.events.outstanding}`,

@@ -116,6 +116,11 @@ final class ClusterFixture: Sendable {
         try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
     }
 
+    /// The latest daemon started under `label`.
+    func daemon(labelled label: String) -> DaemonProcess? {
+        daemons.withLock { $0 }.last { $0.label == label }
+    }
+
     /// Everything every daemon wrote so far, standard output and standard error.
     var allOutput: String {
         daemons.withLock { $0 }.map { ($0.stdout.lines + $0.stderr.lines).joined(separator: "\n") }.joined(separator: "\n")

@@ -63,6 +63,16 @@ struct GatewayRouteTests {
                 #expect(envelope.rendering.count == 3)
                 #expect(envelope.sequence > first.sequence)
             }
+            // A browser percent-encodes the token (it holds `:`, `@`, …); the gateway decodes it.
+            let current = try await client.execute(uri: "/api/rendering", method: .get) {
+                try GatewayTesting.decode(RenderingEnvelope<TallyJSON>.self, $0.body)
+            }
+            let encoded = current.rendering.add.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            #expect(encoded != current.rendering.add, "the token has characters a path escapes: \(current.rendering.add)")
+            try await client.execute(uri: "/api/events/\(encoded)", method: .post, body: GatewayTesting.body("2")) {
+                #expect($0.status == .accepted)
+            }
+            try await Self.rendering(of: session, as: TallyJSON.self, "count 5") { $0.count == 5 }
         }
         await session.stop()
     }
