@@ -7,7 +7,10 @@ import PackageDescription
 //   CZeroMQ / ZeroMQ    the system libzmq and the project's thin, safe binding
 //   WireProtocol        envelope + Codable wire codecs (no sockets)
 //   WorkflowRemote      remote children: proxies, worker hosting, the socket-owning loop
+//   WorkflowCluster     the daemons' logic: configuration, coordinator, worker, generic JSON root
+//   WorkflowClusterCommands  the daemons' command lines as entry points an application's @main calls
 //   WorkflowExamples    the seeds' example workflows
+//   EmailBrowserCluster the email browser as a cluster application (the shipped daemons)
 let package = Package(
     name: "DistributedWorkflow",
     platforms: [.macOS(.v15)],
@@ -18,6 +21,7 @@ let package = Package(
         .library(name: "WireProtocol", targets: ["WireProtocol"]),
         .library(name: "WorkflowRemote", targets: ["WorkflowRemote"]),
         .library(name: "WorkflowCluster", targets: ["WorkflowCluster"]),
+        .library(name: "WorkflowClusterCommands", targets: ["WorkflowClusterCommands"]),
         .executable(name: "workflow-coordinator", targets: ["workflow-coordinator"]),
         .executable(name: "workflow-worker", targets: ["workflow-worker"]),
     ],
@@ -50,21 +54,33 @@ let package = Package(
             name: "WorkflowRemote",
             dependencies: ["Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "WorkflowExamples", dependencies: ["Workflow", "WorkflowRemote"]),
-        // The cluster daemons' logic (configuration, coordinator, worker, logging), testable.
+        // The cluster daemons' logic (configuration, coordinator, worker, logging, the generic
+        // JSON root), testable; knows no example.
         .target(
             name: "WorkflowCluster",
             dependencies: [
-                "Workflow", "WorkflowRemote", "WorkflowExamples", "ZeroMQ",
+                "Workflow", "WorkflowRemote", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .executableTarget(
-            name: "workflow-coordinator",
-            dependencies: ["WorkflowCluster", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
-        .executableTarget(
-            name: "workflow-worker",
-            dependencies: ["WorkflowCluster", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // The daemons' command lines, as entry points an application's executables call.
+        .target(
+            name: "WorkflowClusterCommands",
+            dependencies: [
+                "WorkflowCluster", "WorkflowRemote", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        // The email browser as a cluster application: its root, worker types, screens and demo.
+        .target(
+            name: "EmailBrowserCluster",
+            dependencies: [
+                "WorkflowCluster", "WorkflowClusterCommands", "WorkflowExamples", "WorkflowRemote",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(name: "workflow-coordinator", dependencies: ["EmailBrowserCluster", "WorkflowClusterCommands"]),
+        .executableTarget(name: "workflow-worker", dependencies: ["EmailBrowserCluster", "WorkflowClusterCommands"]),
         // Workflows and a worker process used by the remote-runtime tests.
         .target(name: "RemoteTestSupport", dependencies: ["Workflow", "WorkflowRemote"], path: "Tests/Helpers/RemoteTestSupport"),
         .executableTarget(

@@ -6,8 +6,8 @@ import ServiceLifecycle
 /// shutdown, which must finish within a bound (else the service is cancelled), and the service
 /// finishing ends the process's group.
 ///
-/// The executables are thin: they parse flags, load `ClusterSettings`, build a service and call
-/// this; everything testable lives in this library.
+/// The command lines (`WorkflowClusterCommands`) are thin: they parse flags, load
+/// `ClusterSettings`, build a service and call this; everything testable lives in this library.
 public enum ClusterDaemon {
     /// How long a graceful shutdown may take before the service is cancelled.
     public static let shutdownBound: Duration = .seconds(10)

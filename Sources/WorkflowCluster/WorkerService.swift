@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import ServiceLifecycle
-import WorkflowExamples
 import WorkflowRemote
 
 /// The worker daemon: connects to the coordinator, announces itself (name, pool, hostable types,
@@ -19,14 +18,9 @@ public struct WorkerService: Service {
     /// Its transport security, resolved from the key files at start (`CurveKeyFiles`).
     public let security: ClientSecurity
 
-    /// The types the shipped workers host: the email browser's panes.
-    public static var standardRegistry: RemotableRegistry {
-        RemotableRegistry().registering(InboxWorkflow.self).registering(MessageWorkflow.self)
-    }
-
     /// Creates the service; nothing connects until `run()`.
     public init(
-        configuration: ClusterConfiguration, worker: WorkerEntry, registry: RemotableRegistry = standardRegistry,
+        configuration: ClusterConfiguration, worker: WorkerEntry, registry: RemotableRegistry,
         security: ClientSecurity = .plaintext, logger: Logger
     ) {
         self.security = security

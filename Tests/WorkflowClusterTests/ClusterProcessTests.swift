@@ -2,6 +2,7 @@ import RemoteTestSupport
 import Foundation
 import Testing
 import WireProtocol
+import WorkflowCluster
 import ZeroMQ
 
 /// The real daemons, as separate processes: a coordinator and two workers on a unique endpoint.
@@ -171,9 +172,29 @@ struct ClusterProcessTests {
         }
     }
 
+    @Test("a root the coordinator does not register is a configuration error (exit 78) naming the known roots")
+    func unknownRootRejected() async throws {
+        try await ClusterFixture.with("unknown-root") { cluster in
+            let coordinator = try cluster.start(
+                "workflow-coordinator", ["--config", cluster.configPath, "--root", "my-app"], label: "coordinator")
+            #expect(try await coordinator.waitForExit() == 78)
+            #expect(coordinator.stderr.lines.contains { $0.contains(#"unknown root workflow "my-app" (known: email-browser)"#) })
+        }
+    }
+
+    @Test("--version prints the library's version and exits 0, needing no configuration", arguments: ["workflow-coordinator", "workflow-worker"])
+    func version(executable: String) async throws {
+        try await ClusterFixture.with("version") { cluster in
+            let daemon = try cluster.start(executable, ["--version"], label: executable)
+            #expect(try await daemon.waitForExit() == 0)
+            #expect(daemon.stdout.lines == [WorkflowClusterVersion.current])
+        }
+    }
+
     @Test("--help explains every flag", arguments: [
         ("workflow-coordinator", ["serve", "--help"], [
             "--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--demo-selections", "--list-workers",
+            "--events-from-stdin", "--version",
         ]),
         ("workflow-coordinator", ["--help"], ["serve", "keygen"]),
         ("workflow-coordinator", ["keygen", "--help"], ["--config", "--dir", "--workers"]),

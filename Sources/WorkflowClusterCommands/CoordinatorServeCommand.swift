@@ -3,30 +3,21 @@ import Foundation
 import Logging
 import WorkflowCluster
 
-/// `workflow-coordinator`: hosts the cluster's root workflow (`serve`, the default) or writes
-/// the cluster's CURVE keys (`keygen`).
-@main
-struct CoordinatorCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "workflow-coordinator",
-        abstract: "Hosts a root workflow whose children run on workflow-worker processes.",
-        subcommands: [ServeCommand.self, KeygenCommand.self],
-        defaultSubcommand: ServeCommand.self)
-}
-
-/// `workflow-coordinator [serve]`: hosts the cluster's root workflow and places its children on
-/// workers.
-struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "serve",
-        abstract: "Hosts a root workflow whose children run on workflow-worker processes (the default).",
-        discussion: """
-            Binds the cluster endpoint from the configuration file, hosts the root workflow named by \
-            coordinator.root and places its remote children as the file's placement table says. Serves \
-            until SIGTERM or SIGINT, then stops the tree and exits 0. Settings are taken from the command \
-            line, then WORKFLOW_* environment variables, then the file. Logs go to standard error; \
-            renderings (--print-renderings) to standard output.
-            """)
+/// `COORDINATOR [serve]`: hosts the cluster's root workflow and places its children on workers,
+/// with the application's own flags (`Extension`) added.
+struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "serve",
+            abstract: "Hosts a root workflow whose children run on worker processes (the default).",
+            discussion: """
+                Binds the cluster endpoint from the configuration file, hosts the root workflow named by \
+                coordinator.root and places its remote children as the file's placement table says. Serves \
+                until SIGTERM or SIGINT, then stops the tree and exits 0. Settings are taken from the command \
+                line, then WORKFLOW_* environment variables, then the file. Logs go to standard error; \
+                renderings (--print-renderings) to standard output.
+                """)
+    }
 
     @Option(name: .long, help: ArgumentHelp("The cluster configuration file (JSON).", valueName: "file"))
     var config: String
@@ -40,17 +31,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The endpoint to bind (tcp://host:port or ipc://path). Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
     var endpoint: String?
 
-    @Option(name: .long, help: ArgumentHelp("The root workflow to host, by name (email-browser). Overrides coordinator.root and WORKFLOW_COORDINATOR_ROOT.", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("The root workflow to host, by its registered name. Overrides coordinator.root and WORKFLOW_COORDINATOR_ROOT.", valueName: "name"))
     var root: String?
 
-    @Option(name: .long, help: ArgumentHelp("Print each settled rendering of the root on standard output: none (default), text (a small screen naming the process that rendered each pane) or json (one line per rendering or status change).", valueName: "mode"))
+    @Option(name: .long, help: ArgumentHelp("Print each settled rendering of the root on standard output: none (default), text (a small screen) or json (one line per rendering or status change).", valueName: "mode"))
     var printRenderings: String = "none"
-
-    @Option(name: .long, help: ArgumentHelp("Scripted demo: select these message ids in order through the inbox, print each settled rendering, then exit 0 (e.g. 3,1,4). Prints as text unless --print-renderings json.", valueName: "ids"))
-    var demoSelections: String?
-
-    @Flag(name: .long, help: "With --demo-selections: after the last selection keep serving until SIGTERM/SIGINT instead of exiting.")
-    var serveAfterDemo = false
 
     @Option(name: .long, help: ArgumentHelp("Write the root's tree snapshot to this file (atomically) every --snapshot-interval-ms and on SIGTERM. Overrides snapshot.file.", valueName: "file"))
     var snapshotFile: String?
@@ -61,8 +46,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Start the root from this snapshot file (written by --snapshot-file). A missing or corrupt file stops the coordinator (exit 78); omit --restore to start fresh.", valueName: "file"))
     var restore: String?
 
+    @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
+    var eventsFromStdin = false
+
     @Flag(name: .long, help: "Print the names of the workers the configuration lists, one per line, and exit (used by scripts/cluster.sh).")
     var listWorkers = false
+
+    @OptionGroup var application: Extension
 
     func validate() throws {
         guard RenderingPrintMode(rawValue: printRenderings) != nil else {
@@ -71,36 +61,31 @@ struct ServeCommand: AsyncParsableCommand {
         if let snapshotIntervalMs, snapshotIntervalMs <= 0 {
             throw ValidationError("--snapshot-interval-ms must be a positive integer (got \(snapshotIntervalMs))")
         }
-        if let demoSelections, parsedSelections(demoSelections) == nil {
-            throw ValidationError("--demo-selections must be comma-separated integers (got \(demoSelections))")
-        }
     }
 
-    private func parsedSelections(_ text: String) -> [Int]? {
-        let ids = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-        guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else { return nil }
-        return ids.compactMap { $0 }
-    }
-
-    func run() async throws {
+    func run(roots: RootWorkflowRegistry) async throws {
+        let program = ExecutableName.current(or: "workflow-coordinator")
         let settings: ClusterSettings
         do {
             settings = try await ClusterSettings.load(
                 file: config,
                 overrides: ClusterOverrides(logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, root: root))
         } catch {
-            ClusterDaemon.reportFatal("workflow-coordinator", error)
+            ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
         if listWorkers {
             for worker in settings.configuration.workers { print(worker.name) }
             return
         }
+        do {
+            _ = try roots.root(configured: settings.configuration.root)
+        } catch {
+            ClusterDaemon.reportFatal(program, error)
+            throw ExitCode(78)
+        }
         ClusterDaemon.setProcessLabel("coordinator")
         let logger = Logger.cluster(label: "coordinator", node: "coordinator", settings: settings.configuration.log)
-        var printMode = RenderingPrintMode(rawValue: printRenderings) ?? .none
-        let selections = demoSelections.flatMap(parsedSelections) ?? []
-        if !selections.isEmpty && printMode == .none { printMode = .text }
         var configuration = settings.configuration
         if let snapshotFile { configuration.snapshotFile = snapshotFile }
         if let snapshotIntervalMs { configuration.snapshotInterval = .milliseconds(snapshotIntervalMs) }
@@ -109,13 +94,14 @@ struct ServeCommand: AsyncParsableCommand {
             // Read before any socket: a bad snapshot stops the coordinator at start.
             let restored = try restore.map(SnapshotFile.load)
             // Key files are read now, before any socket: a bad key stops the coordinator at start.
+            var options = CoordinatorOptions(printMode: RenderingPrintMode(rawValue: printRenderings) ?? .none, restoredSnapshot: restored)
+            if eventsFromStdin { options.companions.append(StandardInputEvents()) }
+            application.configure(&options)
             service = CoordinatorService(
-                configuration: configuration,
-                options: CoordinatorOptions(
-                    printMode: printMode, demoSelections: selections, serveAfterDemo: serveAfterDemo, restoredSnapshot: restored),
+                configuration: configuration, options: options, roots: roots,
                 security: try CurveKeyFiles.serverSecurity(settings.configuration), logger: logger)
         } catch {
-            ClusterDaemon.reportFatal("workflow-coordinator", error)
+            ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
         do {

@@ -2,19 +2,22 @@ import ArgumentParser
 import Foundation
 import Logging
 import WorkflowCluster
+import WorkflowRemote
 
-/// `workflow-worker`: hosts the children the coordinator places on it.
-@main
-struct WorkerCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "workflow-worker",
-        abstract: "Joins a workflow cluster and hosts the remote children placed on it.",
-        discussion: """
-            Connects to coordinator.endpoint from the configuration file and announces its name, pool, \
-            capacity and hostable workflow types. Hosts children until SIGTERM or SIGINT, then tells the \
-            coordinator it leaves and exits 0. A worker restarted under the same name takes its children \
-            back. Settings are taken from the command line, then WORKFLOW_* environment variables, then the file.
-            """)
+/// `WORKER`: hosts the children the coordinator places on it.
+struct WorkerCommand: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: ExecutableName.current(or: "workflow-worker"),
+            abstract: "Joins a workflow cluster and hosts the remote children placed on it.",
+            discussion: """
+                Connects to coordinator.endpoint from the configuration file and announces its name, pool, \
+                capacity and hostable workflow types. Hosts children until SIGTERM or SIGINT, then tells the \
+                coordinator it leaves and exits 0. A worker restarted under the same name takes its children \
+                back. Settings are taken from the command line, then WORKFLOW_* environment variables, then the file.
+                """,
+            version: WorkflowClusterVersion.current)
+    }
 
     @Option(name: .long, help: ArgumentHelp("The cluster configuration file (JSON).", valueName: "file"))
     var config: String
@@ -34,7 +37,8 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The coordinator endpoint to connect to. Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
     var endpoint: String?
 
-    func run() async throws {
+    func run(hosting registry: RemotableRegistry) async throws {
+        let program = ExecutableName.current(or: "workflow-worker")
         let settings: ClusterSettings
         do {
             settings = try await ClusterSettings.load(
@@ -42,11 +46,11 @@ struct WorkerCommand: AsyncParsableCommand {
                 overrides: ClusterOverrides(
                     logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, workerName: name, workerPool: pool))
         } catch {
-            ClusterDaemon.reportFatal("workflow-worker", error)
+            ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
         guard let workerName = settings.workerName, !workerName.isEmpty else {
-            ClusterDaemon.reportFatal("workflow-worker", ValidationError("a worker name is required: --name NAME or WORKFLOW_WORKER_NAME"))
+            ClusterDaemon.reportFatal(program, ValidationError("a worker name is required: --name NAME or WORKFLOW_WORKER_NAME"))
             throw ExitCode(64)
         }
         var entry = settings.configuration.worker(named: workerName) ?? WorkerEntry(name: workerName)
@@ -57,10 +61,10 @@ struct WorkerCommand: AsyncParsableCommand {
         do {
             // Key files are read now, before any socket: a bad key stops the worker at start.
             service = WorkerService(
-                configuration: settings.configuration, worker: entry,
+                configuration: settings.configuration, worker: entry, registry: registry,
                 security: try CurveKeyFiles.clientSecurity(settings.configuration, worker: workerName), logger: logger)
         } catch {
-            ClusterDaemon.reportFatal("workflow-worker", error)
+            ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
         do {

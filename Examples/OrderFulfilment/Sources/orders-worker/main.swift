@@ -1,0 +1,10 @@
+// The order-fulfilment worker: the library's worker hosting this app's remote steps.
+import OrderFulfilment
+import WorkflowClusterCommands
+import WorkflowRemote
+
+await WorkflowWorkerCommand.main(
+    hosting: RemotableRegistry()
+        .registering(OrderIntakeWorkflow.self)
+        .registering(PackingWorkflow.self)
+        .registering(ShippingWorkflow.self))

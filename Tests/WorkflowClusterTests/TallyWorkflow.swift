@@ -1,0 +1,43 @@
+import Workflow
+
+/// A trivial root for the generic-root tests: a count, a sink to add to it, an undo sink only
+/// while there is something to undo (so its token goes stale), and a closure sink (nothing can
+/// route to it, as in a placeholder rendering). No selections, no remote children.
+struct TallyWorkflow: Workflow, Sendable {
+    struct Undo: Codable, Sendable {}
+
+    struct Screen: Encodable, Sendable {
+        var count: Int
+        var add: Sink<Int>
+        var undo: Sink<Undo>?
+        var inert: Sink<Int>
+    }
+
+    func makeInitialState() -> Int { 0 }
+
+    func render(state: Int, context: RenderContext<TallyWorkflow>) -> Screen {
+        let add = context.makeSink(of: Int.self) { amount in
+            AnyWorkflowAction<TallyWorkflow> { count, _ in
+                count += amount
+                return nil
+            }
+        }
+        let undo =
+            state > 0
+            ? context.makeSink(of: Undo.self) { _ in
+                AnyWorkflowAction<TallyWorkflow> { count, _ in
+                    count -= 1
+                    return nil
+                }
+            } : nil
+        return Screen(count: state, add: add, undo: undo, inert: Sink { _ in })
+    }
+}
+
+/// What the tests read of a tally's JSON rendering.
+struct TallyJSON: Decodable, Equatable {
+    var count: Int
+    var add: String
+    var undo: String?
+    var inert: String?
+}
