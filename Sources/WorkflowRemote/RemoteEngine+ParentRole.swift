@@ -241,21 +241,24 @@ extension RemoteEngine {
         switch envelope.kind {
         case .rendering:
             guard let payload = envelope.payloads.first else { return }
-            let workerName = proxy.worker?.name ?? "?"
-            let changed = payload.withUnsafeBytes { proxy.receive(rendering: $0, propsSequence: envelope.sequence, workerName: workerName) }
-            if changed { settleChanged = true }
-            if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
+            let flush = WorkerFlush(
+                outputs: [], causes: [], ordinals: [], continues: false, rendering: payload, renderingSequence: envelope.sequence)
+            receive(flush, for: proxy)
         case .outputs:
             guard let first = envelope.payloads.first,
                 let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
-                info.causes.count == envelope.payloads.count - 1, info.ordinals.count == info.causes.count
+                info.ordinals.count == info.causes.count,
+                envelope.payloads.count == 1 + info.causes.count + (info.renderingSequence == nil ? 0 : 1),
+                !(info.continues && info.renderingSequence != nil)
             else {
                 warnLimited("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
                 return
             }
-            for (index, payload) in envelope.payloads.dropFirst().enumerated() {
-                payload.withUnsafeBytes { proxy.receive(output: $0, cause: info.causes[index], ordinal: info.ordinals[index]) }
-            }
+            let flush = WorkerFlush(
+                outputs: envelope.payloads[1..<(1 + info.causes.count)], causes: info.causes, ordinals: info.ordinals,
+                continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
+                renderingSequence: info.renderingSequence ?? 0)
+            receive(flush, for: proxy)
             proxy.acknowledge(upTo: envelope.acknowledged, snapshot: info.snapshot)
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
@@ -274,6 +277,14 @@ extension RemoteEngine {
         default:
             break
         }
+    }
+
+    /// Hands a worker's flush to its proxy, and ends the settle's wait for it if it answers the
+    /// child's current props.
+    func receive(_ flush: WorkerFlush, for proxy: any AnyRemoteChildProxy) {
+        let workerName = proxy.worker?.name ?? "?"
+        if proxy.receive(flush: flush, workerName: workerName) { settleChanged = true }
+        if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
     }
 
     func removeWorker(_ peerID: WorkerID, reason: String) {

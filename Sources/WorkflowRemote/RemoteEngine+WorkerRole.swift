@@ -176,41 +176,52 @@ extension RemoteEngine {
         guard !flushOrder.isEmpty else { return }
         let order = flushOrder
         flushOrder = []
-        for childID in order {
-            flushOutputsAndAcknowledgement(childID)
-            if let rendering = pendingRenderings.removeValue(forKey: childID) {
-                sendUpstream(kind: .rendering, correlationID: childID, sequence: rendering.sequence, nodePath: rendering.path, payloads: [rendering.bytes])
-            }
-        }
+        for childID in order { flush(childID) }
     }
 
-    /// Sends a child's queued outputs and, in the same multipart message as the last of them,
-    /// the cumulative acknowledgement of the events applied so far with a snapshot taken right
-    /// after them: the parent never sees an acknowledgement without the matching state.
-    func flushOutputsAndAcknowledgement(_ childID: UInt64) {
+    /// Sends what a child produced since the last flush as one step for its parent: its outputs
+    /// in emission order, the rendering after exactly those outputs, and the cumulative
+    /// acknowledgement of the events applied so far with a snapshot taken right after them, all
+    /// in one multipart message (split over consecutive messages, marked `continues`, only when
+    /// there are more outputs than one message carries). The parent never sees an
+    /// acknowledgement without the matching state, nor a rendering without the outputs before it.
+    func flush(_ childID: UInt64) {
         let outputs = pendingOutputs.removeValue(forKey: childID)
+        let rendering = pendingRenderings.removeValue(forKey: childID)
         let applied = appliedEvents[childID, default: 0]
         let acknowledge = applied > acknowledgedEvents[childID, default: 0]
-        guard outputs != nil || acknowledge, let child = hosted[childID] else { return }
+        guard let child = hosted[childID] else { return }
+        guard outputs != nil || acknowledge else {
+            // A rendering alone is one step by itself.
+            if let rendering {
+                sendUpstream(kind: .rendering, correlationID: childID, sequence: rendering.sequence, nodePath: rendering.path, payloads: [rendering.bytes])
+            }
+            return
+        }
         let path = outputs?.path ?? child.path
         let frames = outputs?.frames ?? []
-        let chunk = WireLimits.default.maxPayloadFrames - 1
+        let room = WireLimits.default.maxPayloadFrames - 1
         var start = 0
-        repeat {
-            let end = min(start + chunk, frames.count)
-            let isLast = end == frames.count
+        while true {
+            // The last message holds the remaining outputs and the rendering after them.
+            let isLast = frames.count - start <= room - (rendering == nil ? 0 : 1)
+            let end = isLast ? frames.count : start + room
             let snapshot = isLast && acknowledge ? child.snapshot() : nil
             let info = OutputsPayload(
-                causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []), snapshot: snapshot)
+                causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []),
+                snapshot: snapshot, continues: !isLast, renderingSequence: isLast ? rendering?.sequence : nil)
             guard let header = try? codec.encode(info) else {
                 logger.error("an outputs header does not encode", metadata: ["path": "\(path)"])
                 return
             }
+            var payloads = [header] + frames[start..<end]
+            if isLast, let rendering { payloads.append(rendering.bytes) }
             sendUpstream(
                 kind: .outputs, correlationID: childID, acknowledged: isLast && acknowledge ? applied : 0, nodePath: path,
-                payloads: [header] + frames[start..<end])
+                payloads: payloads)
+            if isLast { break }
             start = end
-        } while start < frames.count
+        }
         if acknowledge { acknowledgedEvents[childID] = applied }
     }
 
