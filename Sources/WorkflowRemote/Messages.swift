@@ -7,6 +7,9 @@ struct HelloPayload: Codable, Sendable {
     var hostedTypes: [String]
     var capacity: Int
     var protocolVersion: Int
+    /// Random per runtime (process): tells a worker reconnecting on a fresh socket, which may take
+    /// its own place, from another live worker using the same name, which may not.
+    var instance: String
 }
 
 /// Payload of WELCOME (parent → worker).
@@ -57,6 +60,8 @@ struct ErrorPayload: Codable, Sendable {
         case malformedMessage
         case unknownChild
         case refused
+        /// A HELLO under the name of another live worker (a different `instance`).
+        case nameTaken
     }
 
     var code: Code

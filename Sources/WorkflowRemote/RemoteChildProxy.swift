@@ -33,6 +33,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     }
     /// The worker currently hosting the child (its routing id), if any.
     var worker: WorkerPeer?
+    /// The fencing token of the child's current placement: raised by every START, carried by
+    /// every message about the child both ways; a message with another epoch is stale.
+    var epoch: UInt64 = 0
     private var isStopped = false
     /// Set when a worker refused the last props; cleared by new props or a joining worker.
     private var refusedProps = false
@@ -239,6 +242,7 @@ protocol AnyRemoteChildProxy: AnyObject {
     var typeName: String { get }
     var placement: RemotePlacement { get }
     var worker: WorkerPeer? { get set }
+    var epoch: UInt64 { get set }
     var propsSequence: UInt64 { get }
     var encodedProps: [UInt8]? { get }
     var isAwaitingRendering: Bool { get }

@@ -51,6 +51,27 @@ extension RemoteEngine {
         }
     }
 
+    /// Fencing, the worker's half: a worker that hosts children and has neither heard from nor
+    /// sent to its parent for `interval × liveness` may have been declared dead (the parent
+    /// declares a worker dead when it has heard nothing from it that long, and it cannot have
+    /// heard anything more recent than this worker's last send). Its children may then run on
+    /// another worker already, replaying the events still queued here. So before it reads any
+    /// of that input, it stops its children and rejoins on a fresh socket: the old socket, and
+    /// every event queued on it, is closed unread. Returns whether it did.
+    @discardableResult
+    func fenceIfCutOffFromParent() -> Bool {
+        guard sockets.hasUpstream, !shuttingDown, !hosted.isEmpty else { return false }
+        let now = ContinuousClock.now
+        let deadAfter = configuration.heartbeatInterval * configuration.heartbeatLiveness
+        let silence = max(now - lastHeardUpstream, now - lastSentUpstream)
+        guard silence > deadAfter else { return false }
+        logger.warning(
+            "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
+            metadata: ["silent": "\(silence)", "children": "\(hosted.count)"])
+        reconnectToParent(silentFor: silence)
+        return true
+    }
+
     /// Stops every hosted child and drops what was queued for the parent: a parent that lost
     /// track of this worker places its children again (restoring them from their snapshots and
     /// replaying their events), so the copies here would only diverge, and their own workers
