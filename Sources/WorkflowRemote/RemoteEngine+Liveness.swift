@@ -34,7 +34,9 @@ extension RemoteEngine {
         let interval = configuration.heartbeatInterval
         let deadAfter = interval * configuration.heartbeatLiveness
         if sockets.hasUpstream, !shuttingDown {
-            if now - lastSentUpstream >= interval {
+            // Not while a HELLO is unanswered or refused: the parent would only answer RECONNECT,
+            // and that answer would keep the silence rule (the back-off retry) from firing.
+            if shared.isWelcomed, now - lastSentUpstream >= interval {
                 sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
             }
             let backoff = interval * (1 << min(reconnectAttempts, 5))

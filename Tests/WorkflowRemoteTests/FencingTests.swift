@@ -88,3 +88,40 @@ struct FencingRoot: Workflow, Sendable {
             .rendered(in: context, key: "c", onOutput: { _, count in count })
     }
 }
+
+/// One live worker per name: a HELLO under the name of a worker that is alive, from another
+/// runtime instance, is refused with a typed reason; the live one keeps its place and its child.
+/// Once that worker is really gone, the refused one (asking again with back-off) takes the name.
+@Suite struct WorkerNameTests {
+    @Test func secondLiveWorkerOfTheSameNameIsRefusedUntilTheFirstIsGone() async throws {
+        let parent = try makeParent("twin-parent")
+        let endpoint = parent.listenEndpoint!
+        let first = try makeWorker("twin", parent: endpoint)
+        await parent.waitForWorkers(count: 1)
+        let host = WorkflowHost(
+            workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .worker("twin")), loop: parent)
+        let screen = try await rendering(of: host, "the counter on the first worker") { $0["c"]?.count == 0 }["c"]!
+
+        let second = try makeWorker("twin", parent: endpoint)
+        let refusal = try await withSafetyTimeout("the refusal") { await second.refusal() }
+        #expect(refusal == .nameTaken(name: "twin"))
+        #expect(!second.isWelcomed)
+        // The first worker kept its place and its child: no restart, events still applied there.
+        screen.onIncrement.send(1)
+        try await rendering(of: host, "an event applied by the first worker") { $0["c"]?.count == 1 }
+        #expect(first.isWelcomed)
+        #expect(first.workerCounters.started == 1 && first.workerCounters.events == 1)
+        #expect(second.workerCounters.started == 0)
+        #expect(parent.workerNames == ["twin"])
+
+        // Gone for real: the name is free, and the refused worker joins and gets the child.
+        await first.shutdown()
+        try await eventually("the second worker welcomed") { second.isWelcomed }
+        try await rendering(of: host, "the child restarted on the second worker from its snapshot") { $0["c"]?.count == 1 }
+        try await eventually("the child started there") { second.workerCounters.started == 1 }
+
+        await host.stop()
+        await second.shutdown()
+        await parent.shutdown()
+    }
+}
