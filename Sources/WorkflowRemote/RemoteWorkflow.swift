@@ -4,8 +4,9 @@
 ///
 /// Rendered like any child, it keeps the child's lifecycle by its keyed identity: the first pass
 /// that renders it sends START with the props, a pass with different props sends UPDATE, and the
-/// first pass that no longer renders it ends its side effect, which sends STOP. Its rendering is
-/// the latest one the worker sent; its outputs arrive as actions that forward them to the parent.
+/// first pass that no longer renders it ends its side effect, which sends STOP. Each flush of the
+/// worker (outputs, then the rendering after them) arrives as one action that installs the
+/// rendering and forwards every output to the parent, so one render pass shows both.
 public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
     public typealias Rendering = Child.Rendering
     public typealias Output = Child.Output
