@@ -73,10 +73,12 @@ import ZeroMQ
             header[Int.random(in: 0..<header.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
             return [header, bytes(8)]
         case 3:
-            struct Hello: Codable { var name: String; var pool: String; var hostedTypes: [String]; var capacity: Int; var protocolVersion: Int }
+            struct Hello: Codable {
+                var name: String; var pool: String; var hostedTypes: [String]; var capacity: Int; var protocolVersion: Int; var instance: String
+            }
             let hello = Hello(
                 name: "intruder-\(Int.random(in: 0..<3, using: &generator))", pool: "default", hostedTypes: [],
-                capacity: 1, protocolVersion: Int.random(in: 0...2, using: &generator))
+                capacity: 1, protocolVersion: Int.random(in: 1...3, using: &generator), instance: "i\(Int.random(in: 0..<2, using: &generator))")
             return try Envelope(kind: .hello, payloads: [try codec.encode(hello)]).encodeFrames()
         default:
             return try Envelope(kind: .outputs, correlationID: 999, acknowledged: 5, payloads: [bytes(4), bytes(4)]).encodeFrames()
