@@ -47,6 +47,16 @@ import ZeroMQ
                 if let envelope = try? Envelope(frames: reply), envelope.kind == .error { errorReplies += 1 }
             }
         }
+        // Replies still on their way (on a loaded machine the parent answers after the last
+        // send): wait for them, bounded, before judging the ERROR count.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while errorReplies == 0 && ContinuousClock.now < deadline {
+            for socket in attackers {
+                while let reply = try socket.receiveMultipart(.timeout(.milliseconds(200))) {
+                    if let envelope = try? Envelope(frames: reply), envelope.kind == .error { errorReplies += 1 }
+                }
+            }
+        }
         try await rendering(of: host, "all \(events) honest events applied (seed \(seed))") { $0["c"]?.count == events }
         print("protocol fuzz: \(rounds) messages, \(errorReplies) error replies, seed \(seed)")
         #expect(parent.workerNames.contains("honest"))
