@@ -2,21 +2,11 @@ import Synchronization
 
 /// Something sent to a host from outside its loop: a sink event or new root props.
 enum Delivery: Sendable {
-    /// A value sent through a sink of node `node`, handled by its handler registered under `handler`.
-    case event(node: UInt64, handler: SinkHandlerKey, value: any Sendable)
+    /// A value sent through a sink, handled by the handler that sink carries (the one its own
+    /// render pass declared) on the node the handler names.
+    case event(handler: AnySinkHandler, value: any Sendable)
     /// New props for the root workflow.
     case updateRoot(any Sendable)
-}
-
-/// Identifies which `makeSink` call of a node a sink came from: the event and action types.
-struct SinkHandlerKey: Hashable, Sendable {
-    let event: ObjectIdentifier
-    let action: ObjectIdentifier
-    /// Which of the pass's `makeSink` calls with these same two types made the sink (0 for the
-    /// first). Without it, two sinks of one event and action type (`onPlus`/`onMinus`, both
-    /// `Void` → `Action`) shared a single handler: the last one declared. Sinks stay valid across
-    /// passes because a pass declares its sinks in the same order each time.
-    var ordinal: Int = 0
 }
 
 /// The queue between sinks (called from any thread) and the host's loop.

@@ -11,6 +11,12 @@ final class HostContext {
     private var nextNodeID: UInt64 = 1
     /// Set when an action changed state (or may have), cleared by the render pass.
     var needsRender = false
+    /// Counts the host's render passes; with `incarnation` it stamps the sinks each pass makes,
+    /// so an encoded sink names its own pass's handler rather than a position.
+    var renderPass: UInt64 = 0
+    /// Distinguishes this host from every other host of the same tree (in another process, or
+    /// restarted after a failover), so stamps of different hosts never collide.
+    let incarnation = UInt64.random(in: 1...UInt64.max)
 
     init(mailbox: ActionMailbox, options: RuntimeOptions, observers: [any WorkflowObserver], loop: any RuntimeLoop) {
         self.mailbox = mailbox
@@ -30,9 +36,9 @@ final class HostContext {
         nodes[id] = nil
     }
 
-    /// Routes a sink event to its node; events for torn-down nodes are dropped.
-    func deliver(node id: UInt64, handler: SinkHandlerKey, value: any Sendable) {
-        nodes[id]?.handleEvent(handler: handler, value: value)
+    /// Routes a sink event to the node its handler names; events for torn-down nodes are dropped.
+    func deliver(handler: AnySinkHandler, value: any Sendable) {
+        nodes[handler.node]?.handleEvent(handler: handler, value: value)
     }
 
     var liveNodeCount: Int { nodes.count }
@@ -40,5 +46,5 @@ final class HostContext {
 
 /// The type-erased face of a `WorkflowNode`, for routing and teardown.
 protocol AnyWorkflowNode: AnyObject {
-    func handleEvent(handler: SinkHandlerKey, value: any Sendable)
+    func handleEvent(handler: AnySinkHandler, value: any Sendable)
 }

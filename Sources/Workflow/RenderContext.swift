@@ -18,9 +18,10 @@ open class RenderContext<WorkflowType: Workflow> {
         fatalError("RenderContext is abstract; \(Self.self) must override render(workflow:key:outputMap:)")
     }
 
-    /// Makes a sink that turns each event into an action of this workflow. The sink stays valid
-    /// across render passes (it routes to the handler declared by the latest pass) and becomes a
-    /// no-op once the workflow is torn down.
+    /// Makes a sink that turns each event into an action of this workflow. The sink keeps this
+    /// pass's `onEvent`: sent to after later passes, it still applies the action *this* closure
+    /// makes, to the workflow's current state (never the closure a later pass declared in the same
+    /// place), and it becomes a no-op once the workflow is torn down. See `Sink`.
     open func makeSink<Event: Sendable, Action: WorkflowAction>(
         of eventType: Event.Type,
         onEvent: @escaping (Event) -> Action

@@ -2,12 +2,24 @@
 ///
 /// A sink is `Sendable` and may be called from any thread or task: values are queued and the
 /// runtime applies the resulting actions one at a time, in the order they were sent from a given
-/// thread. A sink whose workflow has been torn down silently drops what it is sent: renderings
-/// outlive the workflows that made them, and a late tap on a stale screen must not crash.
+/// thread.
+///
+/// **Which action a sink applies.** A sink made by `makeSink(of:onEvent:)` keeps the closure of
+/// the render pass that made it. A sink from an earlier rendering therefore applies the action
+/// *its own* closure makes, against the workflow's current state, and never the handler a later
+/// pass declared at the same position: when a list drops row a, a tap on row b of the screen
+/// still shown acts on b, not on c (workflow-swift's rule). Closures should therefore capture what
+/// identifies their target (a row's id, not its index) and read the rest from the state the action
+/// is applied to. The same holds across processes: an encoded sink names its own render pass's
+/// handler (see `SinkCoding.swift`).
+///
+/// A sink whose workflow has been torn down silently drops what it is sent: renderings outlive
+/// the workflows that made them, and a late tap on a stale screen must not crash.
 ///
 /// `send` reports whether the value was accepted: a sink of a remote child refuses values while
-/// the child already has as many unacknowledged events as its runtime allows (back-pressure), so
-/// a caller that floods learns it instead of the values being dropped silently.
+/// the child already has as many unacknowledged events as its runtime allows (back-pressure), and
+/// `Sink.inert` refuses everything, so a caller learns it instead of the values being dropped
+/// silently.
 public struct Sink<Value: Sendable>: Sendable {
     private let onValue: @Sendable (Value) -> Bool
     /// Names where the sink delivers, so it can be encoded and called back from another process:
@@ -28,8 +40,31 @@ public struct Sink<Value: Sendable>: Sendable {
         self.init(exportToken: .some(exportToken), accepting: onValue)
     }
 
-    /// Sends `value`. Returns `false` only when the value was refused for back-pressure (a remote
-    /// child with too many unacknowledged events); sinks of local workflows always accept.
+    /// A sink that queues its values for `handler`. Both closures capture only the handler, so
+    /// making a sink in a render pass costs the handler's allocation and nothing more.
+    init(handler: AnySinkHandler) {
+        self.init(
+            exportToken: { handler.exportToken() },
+            accepting: { value in
+                handler.mailbox.send(.event(handler: handler, value: value))
+                return true
+            })
+    }
+
+    /// A sink that accepts nothing: `send` returns `false` and the value goes nowhere.
+    ///
+    /// For renderings that stand in for a workflow that is not running, above all a remote
+    /// child's `placeholderRendering()`: a button on a placeholder screen must not claim that its
+    /// tap was taken. Unlike `Sink { _ in }`, it is `Codable` without a runtime (it encodes as a
+    /// reserved token that decodes to an inert sink again), so a worker whose own remote child is
+    /// not placed yet can still send its rendering, placeholder included, to its parent.
+    public static var inert: Sink<Value> {
+        Sink(exportToken: { SinkRoute.inertToken }, accepting: { _ in false })
+    }
+
+    /// Sends `value`. Returns `false` when the value was refused: for back-pressure (a remote child
+    /// with too many unacknowledged events), or because the sink is `Sink.inert`. Sinks of local
+    /// workflows always accept (a torn-down workflow's sink accepts and drops, see above).
     @discardableResult
     public func send(_ value: Value) -> Bool {
         onValue(value)

@@ -6,7 +6,8 @@
 /// remote runtime puts in the encoder's `userInfo`; decoding turns the token back into a sink,
 /// through a `SinkImporter` in the decoder's `userInfo`, that sends each value over the wire. A
 /// child workflow therefore puts plain `Sink`s in its rendering and runs unchanged locally or
-/// remotely. Without an exporter or importer (plain JSON), coding a sink fails with a clear error.
+/// remotely. Without an exporter or importer (plain JSON), coding a sink fails with a clear error,
+/// except for `Sink.inert`, which routes nowhere and encodes anywhere.
 extension CodingUserInfoKey {
     /// The `SinkExporter` an encoder uses to encode sinks.
     public static let workflowSinkExporter = CodingUserInfoKey(rawValue: "workflow.sinkExporter")!
@@ -17,7 +18,9 @@ extension CodingUserInfoKey {
 /// Registers sinks being encoded, so the events later sent to their tokens reach them.
 public protocol SinkExporter: Sendable {
     /// Records that `token` delivers to `deliver`, which decodes an event and sends it to the
-    /// sink. The same sink always gets the same token, so re-registration replaces.
+    /// sink. The same sink always gets the same token, so re-registration replaces; each render
+    /// pass makes new sinks with new tokens, so an exporter keeps the tokens of recent renderings
+    /// (a screen still shown may send through them) and may forget older ones.
     func export(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void)
 }
 
@@ -50,33 +53,50 @@ public enum SinkCodingError: Error, CustomStringConvertible {
 }
 
 /// Names a runtime-made sink within its host.
+///
+/// A token is `<node>:<slot>:<event type>@<host incarnation>.<render pass>`: it names the handler
+/// of one render pass, not a position, so an event sent through a sink decoded from an earlier
+/// rendering applies that rendering's closure (the rule `Sink` documents), and can never reach
+/// the handler a later pass declared at the same position for another row. The part before `@`
+/// (node, slot, event type) is the sink's *slot*: stable across hosts running the same build,
+/// it is what a child restarted on another worker after a failover answers to for the tokens its
+/// parent still holds from the lost worker (see `SinkTable`). Computed only when a sink is
+/// encoded.
 enum SinkRoute {
-    /// The node's id, the sink's event type name and its position among the node's sinks of
-    /// that event type in the pass: stable across processes running the same build (unlike
-    /// type identities), so a child restarted on another worker after a failover still answers
-    /// to the tokens its parent holds. Computed only when a sink is encoded.
-    static func token<Event>(node: UInt64, event: Event.Type, ordinal: Int) -> String {
-        "\(node):\(_typeName(event, qualified: true)):\(ordinal)"
+    static func token<Event>(node: UInt64, slot: Int, event: Event.Type, incarnation: UInt64, pass: UInt64) -> String {
+        "\(node):\(slot):\(_typeName(event, qualified: true))@\(String(incarnation, radix: 36)).\(pass)"
     }
+
+    /// What `Sink.inert` encodes as: no runtime token is empty.
+    static let inertToken = ""
 }
 
 extension Sink: Codable where Value: Codable {
     public func encode(to encoder: any Encoder) throws {
         guard let token = exportToken?() else { throw SinkCodingError.unroutableSink }
+        var container = encoder.singleValueContainer()
+        if token == SinkRoute.inertToken {
+            // Routes nowhere, so it needs no exporter: any encoder can write it.
+            try container.encode(token)
+            return
+        }
         guard let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter else {
             throw SinkCodingError.noTransport
         }
         let sink = self
         exporter.export(token: token) { decoder in sink.send(try Value(from: decoder)) }
-        var container = encoder.singleValueContainer()
         try container.encode(token)
     }
 
     public init(from decoder: any Decoder) throws {
+        let token = try decoder.singleValueContainer().decode(String.self)
+        if token == SinkRoute.inertToken {
+            self = .inert
+            return
+        }
         guard let importer = decoder.userInfo[.workflowSinkImporter] as? any SinkImporter else {
             throw SinkCodingError.noTransport
         }
-        let token = try decoder.singleValueContainer().decode(String.self)
         let send = importer.importSink(token: token)
         let localToken = importer.localToken(for: token)
         self.init(exportToken: { localToken }, accepting: { send($0) })

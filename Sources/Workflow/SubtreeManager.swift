@@ -1,17 +1,17 @@
-/// Owns what a node's render pass declares: child nodes, sink handlers and side effects.
+/// Owns what a node's render pass declares: child nodes and side effects; and numbers its sinks.
 ///
 /// Each pass starts with everything "unclaimed"; whatever the pass does not declare again is torn
 /// down when it ends. That single rule gives children, side effects and workers their automatic
-/// lifecycle.
+/// lifecycle. Sinks are not part of it: each sink carries its own handler (`SinkHandler`), valid
+/// for as long as the node lives.
 final class SubtreeManager<W: Workflow> {
     private var children: [ChildKey: any AnyChildNode] = [:]
     private var childOrder: [ChildKey] = []
     private var previousChildren: [ChildKey: any AnyChildNode] = [:]
     private var sideEffects: [AnyHashable: Lifetime] = [:]
     private var previousSideEffects: [AnyHashable: Lifetime] = [:]
-    private var handlers: [SinkHandlerKey: (any Sendable) -> AnyWorkflowAction<W>?] = [:]
-    /// How many sinks of each event type this pass made, for stable export tokens.
-    private var sinksPerEventType: [ObjectIdentifier: Int] = [:]
+    /// How many sinks this pass made so far: each sink's slot, for its export token.
+    private var sinkCount = 0
     private var pendingChildSnapshots: [TreeSnapshot.Child]
 
     init(childSnapshots: [TreeSnapshot.Child]) {
@@ -24,8 +24,7 @@ final class SubtreeManager<W: Workflow> {
         swap(&previousChildren, &children)
         childOrder.removeAll(keepingCapacity: true)
         swap(&previousSideEffects, &sideEffects)
-        handlers.removeAll(keepingCapacity: true)
-        sinksPerEventType.removeAll(keepingCapacity: true)
+        sinkCount = 0
     }
 
     func endPass() {
@@ -76,22 +75,12 @@ final class SubtreeManager<W: Workflow> {
         onEvent: @escaping (Event) -> Action,
         node: WorkflowNode<W>
     ) -> Sink<Event> where Action.WorkflowType == W {
-        var slot = SinkHandlerKey(event: ObjectIdentifier(Event.self), action: ObjectIdentifier(Action.self))
-        // Another sink of the same types this pass: give this one its own handler slot.
-        while handlers[slot] != nil { slot.ordinal += 1 }
-        let key = slot
-        handlers[key] = { value in
-            guard let event = value as? Event else { return nil }
-            return AnyWorkflowAction(onEvent(event))
-        }
-        let mailbox = node.host.mailbox
-        let nodeID = node.id
-        let ordinal = sinksPerEventType[ObjectIdentifier(Event.self), default: 0]
-        sinksPerEventType[ObjectIdentifier(Event.self)] = ordinal + 1
-        return Sink(exportToken: { SinkRoute.token(node: nodeID, event: Event.self, ordinal: ordinal) }, accepting: { event in
-            mailbox.send(.event(node: nodeID, handler: key, value: event))
-            return true
-        })
+        let host = node.host
+        let handler = TypedSinkHandler(
+            node: node.id, mailbox: host.mailbox, incarnation: host.incarnation, pass: host.renderPass, slot: sinkCount,
+            onEvent: onEvent)
+        sinkCount += 1
+        return Sink(handler: handler)
     }
 
     func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {
@@ -107,19 +96,12 @@ final class SubtreeManager<W: Workflow> {
         }
     }
 
-    func handleEvent(handler: SinkHandlerKey, value: any Sendable, node: WorkflowNode<W>) {
-        // A sink whose handler the latest render pass did not declare again is stale: drop it.
-        guard let action = handlers[handler]?(value) else { return }
-        node.apply(action)
-    }
-
     func tearDown() {
         for key in childOrder { children[key]?.tearDown() }
         children = [:]
         childOrder = []
         for (_, lifetime) in sideEffects { lifetime.end() }
         sideEffects = [:]
-        handlers = [:]
     }
 
     func childSnapshots() -> [TreeSnapshot.Child] {

@@ -183,8 +183,8 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
             for delivery in deliveries {
                 guard let root else { continue }
                 switch delivery {
-                case .event(let node, let handler, let value):
-                    context.deliver(node: node, handler: handler, value: value)
+                case .event(let handler, let value):
+                    context.deliver(handler: handler, value: value)
                 case .updateRoot(let value):
                     guard let workflow = value as? W else { continue }
                     root.update(workflow: workflow)
@@ -219,6 +219,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     private func renderRoot(_ root: WorkflowNode<W>) -> W.Rendering {
         context.mailbox.isRendering.store(true, ordering: .relaxed)
+        context.renderPass &+= 1
         defer { context.mailbox.isRendering.store(false, ordering: .relaxed) }
         return root.render()
     }

@@ -69,7 +69,10 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
     func apply<A: WorkflowAction>(_ action: A) where A.WorkflowType == W {
         let context = ApplyContext(workflow: workflow)
         let output: W.Output?
-        if host.options.renderOnlyIfStateChanged, let before = state as? any Equatable {
+        if host.options.renderOnlyIfStateChanged, W.State.self == Void.self {
+            // A `Void` state cannot change (workflow-swift treats it as unchanged).
+            output = action.apply(toState: &state, context: context)
+        } else if host.options.renderOnlyIfStateChanged, let before = state as? any Equatable {
             output = action.apply(toState: &state, context: context)
             if !isEqual(before, state) { host.needsRender = true }
         } else {
@@ -84,8 +87,14 @@ final class WorkflowNode<W: Workflow>: AnyWorkflowNode {
         if let output { onOutput(output) }
     }
 
-    func handleEvent(handler: SinkHandlerKey, value: any Sendable) {
-        subtree.handleEvent(handler: handler, value: value, node: self)
+    /// Applies the action the sink's own handler makes for `value`, whichever pass made it.
+    func handleEvent(handler: AnySinkHandler, value: any Sendable) {
+        // The registry found this node by the handler's node id, and only this node makes
+        // handlers with that id: they are `SinkHandler<W>`s. A checked cast would look the
+        // generic type up on every event.
+        let handler = unsafeDowncast(handler, to: SinkHandler<W>.self)
+        guard let action = handler.action(for: value) else { return }
+        apply(action)
     }
 
     /// Ends the subtree's side effects and workers and makes the node's sinks no-ops.

@@ -24,7 +24,7 @@ public struct InboxWorkflow: RemotableWorkflow, Equatable {
     }
 
     public func placeholderRendering() -> InboxScreen {
-        InboxScreen(messages: [], onMessageSelected: Sink { _ in }, renderedBy: "(unavailable)")
+        InboxScreen(messages: [], onMessageSelected: .inert, renderedBy: "(unavailable)")
     }
 }
 

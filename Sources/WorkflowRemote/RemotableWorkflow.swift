@@ -13,6 +13,11 @@ where Rendering: Codable & Sendable, Output: Codable & Sendable {
     /// type). It lets a render pass start every new remote child at once instead of waiting a
     /// round trip per child, and gives screens something honest to show when a worker is gone.
     /// Renderings that contain a placeholder for a pending child are never published.
+    ///
+    /// Put `Sink.inert` where the rendering has sinks: it refuses what it is sent (`send` returns
+    /// `false`, so a tap on a placeholder screen does not claim it was taken) and, unlike
+    /// `Sink { _ in }`, it encodes, so a worker can forward a rendering that holds the
+    /// placeholder of its own not-yet-placed remote child.
     func placeholderRendering() -> Rendering
 }
 
@@ -20,6 +25,10 @@ extension RemotableWorkflow {
     /// Marks this child to run where `placement` says. The parent renders the result exactly like
     /// the child itself (`.rendered(in:key:)`, with or without an output map) and gets the child's
     /// rendering back.
+    ///
+    /// A placement other than `.local` needs the host to run on a `RemoteRuntime`; on any other
+    /// loop the child renders in the parent's process and a warning is logged once per child
+    /// (see `RemoteWorkflow.render(state:context:)` for why that is a fallback, not a crash).
     public func remote(on placement: RemotePlacement) -> RemoteChild<Self> {
         RemoteChild(child: self, placement: placement)
     }

@@ -1,3 +1,4 @@
+import Logging
 @_spi(WorkflowRuntime) import Workflow
 
 /// The parent-side stand-in for a child that runs in another process.
@@ -30,6 +31,8 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
         var proxy: RemoteChildProxy<Child>?
         /// The child's snapshot this state was restored with, until a proxy takes it over.
         var restoredSnapshot: TreeSnapshot?
+        /// Set once this node has warned that its host cannot run it remotely.
+        var warnedRunningLocally = false
 
         init() {}
 
@@ -45,10 +48,27 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
 
     public func makeInitialState() -> State { State() }
 
+    /// Renders the child through its proxy on the host's `RemoteRuntime`.
+    ///
+    /// On a host whose loop is not a `RemoteRuntime` (a plain `WorkflowHost`, a test, a preview)
+    /// the child renders in this process instead, as a local child of this node, and the node
+    /// logs a warning the first time (once per child, not once per pass). A fallback rather than
+    /// a crash because the child's behaviour is the same either way (that is the point of a
+    /// remote child): only process isolation is lost, so tests and previews can render a tree
+    /// that names worker placements without a runtime. The warning keeps the misconfiguration
+    /// from going unnoticed in production. `.configured` is local by definition when no
+    /// placement table (none without a runtime) has an entry for the child, and does not warn.
     public func render(state: State, context: RenderContext<RemoteWorkflow<Child>>) -> Child.Rendering {
-        guard let runtime = context.loop as? RemoteRuntime,
-            let placement = runtime.engine.resolve(placement, typeName: Child.workflowTypeName, path: context.nodePath)
-        else {
+        guard let runtime = context.loop as? RemoteRuntime else {
+            if !state.warnedRunningLocally, placement != .configured {
+                state.warnedRunningLocally = true
+                Logger(label: "workflow.remote").warning(
+                    "a remote child renders in this process: its host does not run on a RemoteRuntime",
+                    metadata: ["path": "\(context.nodePath)", "type": "\(Child.workflowTypeName)", "placement": "\(placement)"])
+            }
+            return child.rendered(in: context, key: "")
+        }
+        guard let placement = runtime.engine.resolve(placement, typeName: Child.workflowTypeName, path: context.nodePath) else {
             return child.rendered(in: context, key: "")
         }
         let proxy: RemoteChildProxy<Child>

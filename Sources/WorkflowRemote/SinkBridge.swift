@@ -5,23 +5,112 @@ import Workflow
 /// The worker side of sinks that crossed the wire: token → how to deliver an event to the sink.
 ///
 /// Filled while a hosted child's rendering is encoded (`SinkExporter`), read when an EVENT
-/// arrives. Tokens are stable per sink, so each rendering replaces rather than grows the table.
+/// arrives. A token names the handler of one render pass (`SinkRoute`), so an event sent through
+/// a sink the parent decoded from an older rendering reaches that rendering's handler, which
+/// applies its own closure, exactly like a stale sink in one process; it never reaches the
+/// handler a later pass declared at the same position for another row.
+///
+/// Every rendering exports new tokens, so the table keeps the most recent `capacity` exported
+/// sinks and forgets the oldest beyond that; an event for a forgotten token is dropped (never
+/// re-routed by position). The one exception is a token of another *incarnation* of the child
+/// (a sink the parent decoded from a worker it has since lost, or an event replayed after a
+/// failover): this host never made it, so it goes to this host's latest sink in the same slot
+/// (node, position, event type), the handler the restored child declares for it.
 final class SinkTable: SinkExporter {
-    private let deliveries = Mutex<[String: @Sendable (any Decoder) throws -> Void]>([:])
+    /// How many exported sinks stay deliverable by default: room for thousands of renderings of a
+    /// small screen (a parent may keep sending through a sink it decoded long ago), bounded so a
+    /// long-lived child does not grow without end.
+    static let defaultCapacity = 32_768
+
+    private let table: Mutex<Table>
+
+    init(capacity: Int = SinkTable.defaultCapacity) {
+        table = Mutex(Table(capacity: capacity))
+    }
 
     func export(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void) {
-        deliveries.withLock { $0[token] = deliver }
+        table.withLock { $0.insert(token: token, deliver: deliver) }
     }
 
     /// Decodes `bytes` as the event of the sink named `token` and sends it. Returns `false` for
-    /// an unknown token (a stale handler), which the caller drops.
+    /// a token this table does not (or no longer) know, which the caller drops.
     func deliver(token: String, bytes: UnsafeRawBufferPointer, codec: any WireCodec) -> Bool {
-        guard let deliver = deliveries.withLock({ $0[token] }) else { return false }
+        guard let deliver = table.withLock({ $0.resolve(token) }) else { return false }
         do {
             _ = try codec.decode(EventDelivery.self, from: bytes, userInfo: [EventDelivery.key: DeliveryBox(deliver: deliver)])
             return true
         } catch {
             return false
+        }
+    }
+
+    /// The table behind the lock: entries, their export order (for forgetting the oldest) and the
+    /// latest token of each slot (for tokens of another incarnation).
+    private struct Table {
+        struct Entry {
+            let serial: UInt64
+            let deliver: @Sendable (any Decoder) throws -> Void
+        }
+
+        let capacity: Int
+        var entries: [String: Entry] = [:]
+        /// Export records, oldest first from `head`; a record whose serial is no longer its
+        /// token's (the token was exported again since) is garbage.
+        var order: [(token: String, serial: UInt64)] = []
+        var head = 0
+        var latestBySlot: [Substring: String] = [:]
+        var serial: UInt64 = 0
+
+        init(capacity: Int) {
+            self.capacity = max(1, capacity)
+        }
+
+        mutating func insert(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void) {
+            serial += 1
+            entries[token] = Entry(serial: serial, deliver: deliver)
+            order.append((token, serial))
+            if let stamp = Stamp(token) { latestBySlot[stamp.slot] = token }
+            while entries.count > capacity, head < order.count {
+                let record = order[head]
+                head += 1
+                if entries[record.token]?.serial == record.serial { forget(record.token) }
+            }
+            if order.count - head > 2 * capacity {
+                // Mostly re-exports of the same tokens: keep only the live records.
+                order = order[head...].filter { entries[$0.token]?.serial == $0.serial }
+                head = 0
+            } else if head > 1024, head * 2 > order.count {
+                order.removeFirst(head)
+                head = 0
+            }
+        }
+
+        private mutating func forget(_ token: String) {
+            entries[token] = nil
+            if let stamp = Stamp(token), latestBySlot[stamp.slot] == token { latestBySlot[stamp.slot] = nil }
+        }
+
+        func resolve(_ token: String) -> (@Sendable (any Decoder) throws -> Void)? {
+            if let entry = entries[token] { return entry.deliver }
+            guard let stamp = Stamp(token), let latest = latestBySlot[stamp.slot], let current = Stamp(latest),
+                current.incarnation != stamp.incarnation
+            else { return nil }
+            return entries[latest]?.deliver
+        }
+    }
+
+    /// The parts of a runtime token (`<slot>@<incarnation>.<pass>`, see `SinkRoute`) the table
+    /// reads. A middle process's tokens (`c<child>~<token>`) parse the same way: their slot and
+    /// incarnation are those of the token they carry.
+    private struct Stamp {
+        let slot: Substring
+        let incarnation: Substring
+
+        init?(_ token: String) {
+            guard let at = token.lastIndex(of: "@") else { return nil }
+            slot = token[..<at]
+            let rest = token[token.index(after: at)...]
+            incarnation = rest.prefix { $0 != "." }
         }
     }
 }

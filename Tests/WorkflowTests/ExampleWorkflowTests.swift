@@ -54,4 +54,9 @@ import WorkflowExamples
         #expect(host.rendering.cells[8] == " ")
         await host.stop()
     }
+
+    @Test func placeholderPanesRefuseEventsInsteadOfDroppingThem() throws {
+        let inbox = InboxWorkflow(messageIDs: [1, 2]).placeholderRendering()
+        #expect(inbox.onMessageSelected.send(1) == false, "a tap on a placeholder must not claim it was taken")
+    }
 }

@@ -31,7 +31,7 @@ public struct CounterWorkflow: RemotableWorkflow, Equatable {
     }
 
     public func placeholderRendering() -> CounterScreen {
-        CounterScreen(label: label, count: -1, step: step, onIncrement: Sink { _ in })
+        CounterScreen(label: label, count: -1, step: step, onIncrement: .inert)
     }
 }
 

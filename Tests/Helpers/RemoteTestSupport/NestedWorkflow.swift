@@ -35,3 +35,4 @@ public struct NestedScreen: Codable, Sendable {
 public let remoteTestRegistry = RemotableRegistry()
     .registering(CounterWorkflow.self)
     .registering(NestedWorkflow.self)
+    .registering(RowListWorkflow.self)
