@@ -45,7 +45,7 @@ struct RoomWorkflow: RemotableWorkflow {
 
     /// What a parent shows for this room while its worker has not rendered it yet.
     func placeholderRendering() -> Rendering {
-        Rendering(name: name, messages: [], onPost: Sink { _ in })
+        Rendering(name: name, messages: [], onPost: .inert)
     }
 }
 // GUIDE-END
