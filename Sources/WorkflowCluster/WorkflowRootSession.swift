@@ -32,6 +32,10 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     ///
     /// - Parameters:
     ///   - name: the name it is registered under (shown in generic frames).
+    ///   - workflow: the root workflow.
+    ///   - snapshot: a tree snapshot to restore the root and its children from (`--restore`).
+    ///   - loop: the loop to run on: the coordinator's `RemoteRuntime`, so the root can have
+    ///     remote children; by default the host starts its own thread.
     ///   - frames: how to print a rendering; default `RenderedFrame.generic`.
     ///   - logger: where a rendering that cannot be encoded is reported.
     ///   - retainedTokens: how many tokens of earlier renderings stay usable (a client may act on
