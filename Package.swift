@@ -116,6 +116,8 @@ let package = Package(
             path: "Benchmarks/WorkflowBenchmarks"),
         .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
         .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
+        // docs/GUIDE.md's code, compiled and run.
+        .testTarget(name: "GuideTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowRemote"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "zmq-test-peer"]),
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
         .testTarget(

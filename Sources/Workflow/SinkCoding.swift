@@ -104,8 +104,8 @@ extension Sink: Codable where Value: Codable {
             return
         }
         if token == SinkRoute.inertToken {
-            // Routes nowhere, so it needs no exporter: any encoder can write it. An exporter that
-            // only shows a rendering to a client writes `null` (nothing to send to).
+            // Routes nowhere, so it needs no exporter: any encoder can write it. A rendering
+            // shown to a client writes it as `null`, like any sink nothing can be sent to.
             if exporter?.encodesUnroutableSinksAsNull == true {
                 try container.encodeNil()
             } else {

@@ -152,6 +152,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     private var initialWorkflow: W?
     private var restoreSnapshot: TreeSnapshot?
     private var root: WorkflowNode<W>?
+    /// Deliveries taken from the mailbox, applied in order from `nextTaken`.
+    private var taken: [Delivery] = []
+    private var nextTaken = 0
 
     init(
         workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
@@ -177,22 +180,55 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     /// Applies everything queued, rendering after each delivery (or once, when conflating).
     func drain() {
-        while true {
-            let deliveries = context.mailbox.takeAll()
-            if deliveries.isEmpty { return }
-            for delivery in deliveries {
-                guard let root else { continue }
-                switch delivery {
-                case .event(let handler, let value):
-                    context.deliver(handler: handler, value: value)
-                case .updateRoot(let value):
-                    guard let workflow = value as? W else { continue }
-                    root.update(workflow: workflow)
-                    context.needsRender = true
-                }
-                if !context.options.conflateStaleRenderings { renderIfNeeded() }
-            }
-            renderIfNeeded()
+        while let delivery = nextDelivery() {
+            apply(delivery)
+            if !context.options.conflateStaleRenderings || nextTaken == taken.count { renderIfNeeded() }
+        }
+    }
+
+    /// The oldest delivery not yet applied: first what an earlier `takeAll` took, then the
+    /// mailbox's next batch. `nil` when both are empty (the mailbox is then idle again).
+    private func nextDelivery() -> Delivery? {
+        if nextTaken == taken.count {
+            taken.removeAll(keepingCapacity: true)
+            nextTaken = 0
+            taken = context.mailbox.takeAll()
+            if taken.isEmpty { return nil }
+        }
+        defer { nextTaken += 1 }
+        return taken[nextTaken]
+    }
+
+    private func apply(_ delivery: Delivery) {
+        guard let root else { return }
+        switch delivery {
+        case .event(let handler, let value):
+            context.deliver(handler: handler, value: value)
+        case .updateRoot(let value):
+            guard let workflow = value as? W else { return }
+            root.update(workflow: workflow)
+            context.needsRender = true
+        }
+    }
+
+    /// Applies, without rendering in between, every delivery already taken and the ones queued
+    /// now, in order: results a loop's settle delivered as actions (a remote child's outputs and
+    /// the rendering that goes with them) must be applied before the pass that shows them.
+    private func applyQueuedInOrder() {
+        while nextTaken < taken.count {
+            let delivery = taken[nextTaken]
+            nextTaken += 1
+            apply(delivery)
+        }
+        taken.removeAll(keepingCapacity: true)
+        nextTaken = 0
+        // The mailbox stays marked busy while this batch is applied: a drain job it scheduled
+        // finds nothing and marks it idle.
+        taken = context.mailbox.takeAll()
+        while nextTaken < taken.count {
+            let delivery = taken[nextTaken]
+            nextTaken += 1
+            apply(delivery)
         }
     }
 
@@ -210,7 +246,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         var rendering = renderRoot(root)
         // A loop that carries remote work started by the pass waits for it here; if that changed
         // what the tree would render, render again, so only settled renderings are published.
+        // What the wait delivered as actions is applied first, in order with what was queued.
         while context.loop.settleRenderPass() {
+            applyQueuedInOrder()
             rendering = renderRoot(root)
         }
         context.needsRender = false

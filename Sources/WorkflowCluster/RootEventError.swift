@@ -8,8 +8,10 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
     /// No rendering of this root ever carried the token (a typo, or a token from another
     /// coordinator process).
     case unknownToken(String)
-    /// The token was in an earlier rendering, but the current one no longer carries it (the
-    /// pane or row it belonged to is gone): read the current rendering and use its tokens.
+    /// The token was in an earlier rendering, and the current one has no sink at its place any
+    /// more (the pane or row it belonged to is gone), or it is too old to act on: read the
+    /// current rendering and use its tokens. Tokens of recent renderings whose place is still
+    /// rendered deliver, as a sink kept from an earlier render does in process.
     case staleToken(String)
     /// The body is not JSON the sink's event type decodes from; `reason` says what was wrong.
     case undecodableEvent(token: String, reason: String)
@@ -21,7 +23,7 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .unknownToken(let token): "unknown sink token \"\(token)\""
-        case .staleToken(let token): "stale sink token \"\(token)\": the current rendering no longer has it"
+        case .staleToken(let token): "stale sink token \"\(token)\": the current rendering no longer has its pane or row; read the current rendering"
         case .undecodableEvent(let token, let reason): "the event for sink token \"\(token)\" cannot be decoded: \(reason)"
         case .refused(let token): "the sink \"\(token)\" refused the event (back-pressure); retry later"
         }

@@ -2,50 +2,67 @@ import Foundation
 import Synchronization
 import Workflow
 
-/// The sinks of a root's latest JSON rendering, by token, and the tokens earlier renderings had.
+/// The sinks of a root's recent JSON renderings, by token.
 ///
-/// Filled by encoding a rendering with a `RenderingSinkExporter`; each rendering's set replaces
-/// the previous one whole, so a token is current exactly while the latest rendering carries it.
-/// Tokens that left are remembered (up to `retiredLimit`, oldest forgotten first) so a client
-/// sending to one learns it is stale rather than unknown.
+/// Filled by encoding each rendering with a `RenderingSinkExporter`. A sink keeps the action of
+/// the render pass that made it (see `Sink`), and each pass gives its sinks new tokens, so a
+/// token from an earlier rendering still delivers — to its own handler, against the current
+/// state — as a sink held from an earlier rendering does in process, *while the current
+/// rendering still has a sink at the same place*. A client that clicks on a screen one
+/// rendering old is served; a click on a pane or row the tree no longer renders is *stale*
+/// (its node may be gone, and an event sent there would be dropped without a word).
+///
+/// "The same place" is the token's route: a runtime token is `ROUTE@INCARNATION.PASS` (see
+/// `SinkRoute` in the core), and the route names the node and the sink's position in it.
+///
+/// Memory stays bounded: the tokens of the latest rendering plus the `retainedLimit` most
+/// recently retired ones keep their deliveries; older ones are forgotten but remembered by
+/// name (up to `forgottenLimit`), so a client sending to one learns it is *stale* rather than
+/// *unknown*.
 final class SinkTokenTable: Sendable {
     /// Decodes an event from a decoder and sends it to a sink; `false` when refused.
     typealias Delivery = @Sendable (any Decoder) throws -> Bool
 
     private struct State {
         var current: [String: Delivery] = [:]
-        var retired: Set<String> = []
-        var retiredOrder: [String] = []
+        var currentRoutes: Set<Substring> = []
+        var retained: [String: Delivery] = [:]
+        var retainedOrder: [String] = []
+        var forgotten: Set<String> = []
+        var forgottenOrder: [String] = []
     }
 
-    /// How many retired tokens are remembered (bounded memory over a long-running root).
-    let retiredLimit: Int
+    /// How many retired tokens keep their deliveries.
+    let retainedLimit: Int
+    /// How many forgotten tokens are still recognised as stale.
+    let forgottenLimit: Int
     private let state = Mutex(State())
 
-    init(retiredLimit: Int = 4096) {
-        self.retiredLimit = retiredLimit
+    init(retainedLimit: Int = 4096, forgottenLimit: Int = 65_536) {
+        self.retainedLimit = retainedLimit
+        self.forgottenLimit = forgottenLimit
     }
 
     /// Makes `deliveries` the current tokens; the previous tokens not among them retire.
     func install(_ deliveries: [String: Delivery]) {
         state.withLock { state in
-            for token in state.current.keys where deliveries[token] == nil && !state.retired.contains(token) {
-                state.retired.insert(token)
-                state.retiredOrder.append(token)
-            }
-            for token in deliveries.keys where state.retired.contains(token) {
-                state.retired.remove(token)
-            }
-            if state.retiredOrder.count > retiredLimit * 2 || state.retired.count > retiredLimit {
-                // Drop tokens that came back, then the oldest beyond the limit.
-                state.retiredOrder.removeAll { !state.retired.contains($0) }
-                let excess = state.retiredOrder.count - retiredLimit
-                if excess > 0 {
-                    for token in state.retiredOrder.prefix(excess) { state.retired.remove(token) }
-                    state.retiredOrder.removeFirst(excess)
-                }
+            for (token, delivery) in state.current where deliveries[token] == nil && state.retained[token] == nil {
+                state.retained[token] = delivery
+                state.retainedOrder.append(token)
             }
             state.current = deliveries
+            state.currentRoutes = Set(deliveries.keys.map(Self.route(of:)))
+            let excess = state.retainedOrder.count - retainedLimit
+            guard excess > 0 else { return }
+            for token in state.retainedOrder.prefix(excess) where state.retained.removeValue(forKey: token) != nil {
+                if state.forgotten.insert(token).inserted { state.forgottenOrder.append(token) }
+            }
+            state.retainedOrder.removeFirst(excess)
+            let forgottenExcess = state.forgottenOrder.count - forgottenLimit
+            if forgottenExcess > 0 {
+                for token in state.forgottenOrder.prefix(forgottenExcess) { state.forgotten.remove(token) }
+                state.forgottenOrder.removeFirst(forgottenExcess)
+            }
         }
     }
 
@@ -53,8 +70,18 @@ final class SinkTokenTable: Sendable {
     func delivery(for token: String) -> Result<Delivery, RootEventError> {
         state.withLock { state in
             if let delivery = state.current[token] { return .success(delivery) }
-            return .failure(state.retired.contains(token) ? .staleToken(token) : .unknownToken(token))
+            if let delivery = state.retained[token] {
+                return state.currentRoutes.contains(Self.route(of: token)) ? .success(delivery) : .failure(.staleToken(token))
+            }
+            return .failure(state.forgotten.contains(token) ? .staleToken(token) : .unknownToken(token))
         }
+    }
+
+    /// The part of a token that names where its sink sits (the node and its position there),
+    /// without the render pass: everything before the last `@`, or the whole token.
+    static func route(of token: String) -> Substring {
+        guard let at = token.lastIndex(of: "@") else { return token[...] }
+        return token[..<at]
     }
 }
 

@@ -32,18 +32,24 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     ///
     /// - Parameters:
     ///   - name: the name it is registered under (shown in generic frames).
+    ///   - workflow: the root workflow.
+    ///   - snapshot: a tree snapshot to restore the root and its children from (`--restore`).
+    ///   - loop: the loop to run on: the coordinator's `RemoteRuntime`, so the root can have
+    ///     remote children; by default the host starts its own thread.
     ///   - frames: how to print a rendering; default `RenderedFrame.generic`.
     ///   - logger: where a rendering that cannot be encoded is reported.
+    ///   - retainedTokens: how many tokens of earlier renderings stay usable (a client may act on
+    ///     a screen a few renderings old); older ones answer `RootEventError.staleToken`.
     public init(
         name: String, workflow: Root, snapshot: TreeSnapshot? = nil, loop: (any RuntimeLoop)? = nil,
         frames: (@Sendable (Root.Rendering, RootRenderingJSON) -> RenderedFrame)? = nil,
-        logger: Logger = Logger(label: "workflow.cluster.root")
+        logger: Logger = Logger(label: "workflow.cluster.root"), retainedTokens: Int = 4096
     ) {
         self.name = name
         self.frames = frames ?? { _, json in RenderedFrame.generic(root: name, rendering: json) }
         let published = LatestValueBroadcast<Encoded>()
         let publishedJSON = LatestValueBroadcast<RootRenderingJSON>()
-        let tokens = SinkTokenTable()
+        let tokens = SinkTokenTable(retainedLimit: retainedTokens)
         self.published = published
         self.publishedJSON = publishedJSON
         self.tokens = tokens

@@ -69,6 +69,8 @@ struct WorkerCommand: ParsableCommand {
         }
         do {
             try await ClusterDaemon.run(service, logger: logger)
+        } catch where WorkerService.isNameTaken(error) {
+            throw ExitCode(WorkerService.nameTakenExitCode)
         } catch {
             logger.critical("worker failed: \(error)")
             throw ExitCode.failure

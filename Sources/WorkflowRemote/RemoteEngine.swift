@@ -49,6 +49,8 @@ final class RemoteEngine {
     /// Reconnection attempts since the parent last answered (for exponential backoff).
     var reconnectAttempts = 0
     var shuttingDown = false
+    /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
+    let instance = UUID().uuidString
 
     init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
         self.configuration = configuration
@@ -66,6 +68,9 @@ final class RemoteEngine {
         if sockets.hasUpstream { sendHello() }
         while true {
             let ready = sockets.poll(timeout: nextTimeout())
+            // First, before any queued input is touched (this thread may just have woken from
+            // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
+            fenceIfCutOffFromParent()
             let (batch, stopRequested) = jobs.takeAll()
             for job in batch { job() }
             if ready.security { serviceSecurity() }
@@ -94,6 +99,11 @@ final class RemoteEngine {
                     guard let proxy = proxies[id] else { continue }
                     let worker = proxy.worker?.name ?? "?"
                     logger.warning("no rendering within the request deadline", metadata: ["path": "\(proxy.path)", "worker": "\(worker)"])
+                    // The child will be placed again: its copy on this worker must not live on.
+                    if let peer = proxy.worker {
+                        peer.children.remove(id)
+                        sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+                    }
                     proxy.fail(.workerUnavailable(worker: worker, reason: "no answer within \(configuration.requestTimeout)"))
                 }
                 awaiting.removeAll()
@@ -120,7 +130,9 @@ final class RemoteEngine {
         flushHosted()
         if sockets.hasUpstream { sendUpstream(kind: .goodbye, correlationID: 0, nodePath: "", payloads: []) }
         for (id, peer) in workers {
-            for proxyID in peer.children { proxies[proxyID].map { sendToWorker(id, kind: .stop, correlationID: proxyID, nodePath: $0.path, payloads: []) } }
+            for proxyID in peer.children {
+                proxies[proxyID].map { sendToWorker(id, kind: .stop, correlationID: proxyID, epoch: $0.epoch, nodePath: $0.path, payloads: []) }
+            }
         }
     }
 
@@ -205,14 +217,17 @@ final class WorkerPeer {
     let pool: String
     let hostedTypes: Set<String>
     let capacity: Int
+    /// The HELLO's instance: a HELLO under this name from another instance is another process.
+    let instance: String
     var children: Set<UInt64> = []
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
     /// When it joined (wall clock, for the inspector).
     let joinedAt = Date()
 
-    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int) {
+    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, instance: String) {
         self.id = id
+        self.instance = instance
         self.name = name
         self.pool = pool
         self.hostedTypes = hostedTypes

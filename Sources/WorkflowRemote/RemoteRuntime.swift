@@ -87,6 +87,15 @@ public final class RemoteRuntime: RuntimeLoop {
         }
     }
 
+    /// Waits until the parent refuses this worker's HELLO (now or later) and returns why; `nil`
+    /// when the runtime stops or the waiting task is cancelled first. The runtime itself keeps
+    /// asking again with back-off; a daemon that would rather exit (so a supervisor or operator
+    /// sees a name conflict) waits on this.
+    public func refusal() async -> JoinRefusal? {
+        for await refusal in shared.subscribeRefusals() { return refusal }
+        return nil
+    }
+
     /// Counters of what the worker side has done, for tests and operations.
     public var workerCounters: WorkerCounters { shared.counters }
 

@@ -231,3 +231,28 @@ struct ClusterLogTests {
         }
     }
 }
+
+/// One live worker per name: a second `workflow-worker` started under the name of a live worker
+/// (a leftover process, a replacement started during a partition) is refused by the coordinator
+/// and exits 75 saying why, and the first keeps its place and its child.
+@Suite("Duplicate worker names")
+struct DuplicateWorkerNameTests {
+    @Test("a second live worker of the same name is refused and exits 75; the first keeps its child")
+    func secondLiveWorkerOfTheSameNameExits() async throws {
+        try await ClusterFixture.with("twin") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            let first = try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("the inbox running on worker-1", where: StatusLine.matching("InboxWorkflow", "running"))
+            let joinedBefore = coordinator.stderr.lines.filter { $0.contains("worker joined") }.count
+
+            let twin = try cluster.start("workflow-worker", ["--config", cluster.configPath, "--name", "worker-1"], label: "twin")
+            #expect(try await twin.waitForExit() == 75)
+            #expect(twin.stderr.lines.contains { $0.contains("a live worker named worker-1 is already connected") })
+            try await coordinator.stderr.first("the coordinator to log the refusal") { $0.contains("HELLO refused: name taken") }
+            #expect(!coordinator.stderr.lines.contains { $0.contains("worker left") }, "the first worker was evicted")
+            #expect(coordinator.stderr.lines.filter { $0.contains("worker joined") }.count == joinedBefore)
+            #expect(first.isRunning, "the first worker still runs")
+        }
+    }
+}

@@ -43,17 +43,37 @@ struct RootSessionTests {
         let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
         try session.send(event: Data("3".utf8), to: first.add)
         let three = try await Self.rendering(of: session, as: TallyJSON.self, "count 3") { $0.count == 3 }
-        #expect(three.add == first.add, "a sink keeps its token while it is rendered")
+        #expect(three.add != first.add, "each render pass gives its sinks new tokens")
         #expect(session.latestRendering.sequence > 1)
+        // A token of an earlier rendering still delivers, as a sink kept from an earlier render does.
+        try session.send(event: Data("2".utf8), to: first.add)
+        try await Self.rendering(of: session, as: TallyJSON.self, "count 5") { $0.count == 5 }
         let undo = try #require(three.undo)
         try session.send(event: Data("{}".utf8), to: undo)
+        try await Self.rendering(of: session, as: TallyJSON.self, "count 4") { $0.count == 4 }
+        await session.stop()
+    }
+
+    @Test("a token whose sink the current rendering no longer renders is stale, and nothing is applied")
+    func goneSinkIsStale() async throws {
+        let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
+        try session.send(event: Data("1".utf8), to: first.add)
+        let one = try await Self.rendering(of: session, as: TallyJSON.self, "count 1") { $0.count == 1 }
+        let undo = try #require(one.undo)
+        try session.send(event: Data("{}".utf8), to: undo)
+        let zero = try await Self.rendering(of: session, as: TallyJSON.self, "count 0") { $0.count == 0 && $0.undo == nil }
+        // The undo button is gone from the screen: its token no longer acts.
+        #expect(throws: RootEventError.staleToken(undo)) { try session.send(event: Data("{}".utf8), to: undo) }
+        try session.send(event: Data("2".utf8), to: zero.add)
         try await Self.rendering(of: session, as: TallyJSON.self, "count 2") { $0.count == 2 }
         await session.stop()
     }
 
     @Test("unknown, stale and undecodable sends are distinct typed errors; nothing is applied")
     func typedErrors() async throws {
-        let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        // Keeps one retired token usable, so a token two renderings old is stale.
+        let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow(), retainedTokens: 1)
         let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
 
         #expect(throws: RootEventError.unknownToken("no-such-token")) { try session.send(event: Data("1".utf8), to: "no-such-token") }
@@ -69,17 +89,20 @@ struct RootSessionTests {
             if case .undecodableEvent = error as? RootEventError { true } else { false }
         }
 
-        // The undo sink exists only while the count is positive: once back at 0 its token is stale.
+        // Renderings move on: the first rendering's token is soon too old to act on.
         try session.send(event: Data("1".utf8), to: first.add)
         let one = try await Self.rendering(of: session, as: TallyJSON.self, "count 1") { $0.count == 1 }
-        let undo = try #require(one.undo)
+        try session.send(event: Data("1".utf8), to: one.add)
+        let two = try await Self.rendering(of: session, as: TallyJSON.self, "count 2") { $0.count == 2 }
+        let undo = try #require(two.undo)
         try session.send(event: Data("{}".utf8), to: undo)
-        try await Self.rendering(of: session, as: TallyJSON.self, "count 0") { $0.count == 0 && $0.undo == nil }
-        #expect(throws: RootEventError.staleToken(undo)) { try session.send(event: Data("{}".utf8), to: undo) }
+        try await Self.rendering(of: session, as: TallyJSON.self, "count 1 again") { $0.count == 1 }
+        #expect(throws: RootEventError.staleToken(first.add)) { try session.send(event: Data("1".utf8), to: first.add) }
 
-        // None of the failed sends was applied: one more add shows exactly 5.
-        try session.send(event: Data("5".utf8), to: first.add)
-        try await Self.rendering(of: session, as: TallyJSON.self, "count 5") { $0.count == 5 }
+        // None of the failed sends was applied: one more add of 5 shows exactly 6.
+        let latest = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
+        try session.send(event: Data("5".utf8), to: latest.add)
+        try await Self.rendering(of: session, as: TallyJSON.self, "count 6") { $0.count == 6 }
         await session.stop()
     }
 
