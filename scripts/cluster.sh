@@ -184,7 +184,7 @@ for name in tree["missingWorkers"]:
     print(f"  {name}: NOT connected")
 print("remote children:")
 for n in tree["nodes"]:
-    where = n["runsOn"]["process"] if n["runsOn"] else "nowhere"
+    where = n["runsOn"]["process"] if n.get("runsOn") else "nowhere"
     detail = f" ({n['detail']})" if n["detail"] and n["status"] != "running" else ""
     print(f"  {n['path']}: {n['status']} on {where}{detail}; events {n['events']['sent']} sent, {n['events']['outstanding']} outstanding")
 sys.exit(1 if tree["missingWorkers"] else 0)
