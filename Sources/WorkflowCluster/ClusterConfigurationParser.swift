@@ -175,13 +175,7 @@ public struct ClusterConfigurationParser: Sendable {
     /// Parses a gateway address for the file and for overrides: `host:port`, or `off` (no
     /// gateway, `nil`).
     static func gatewayAddress(_ text: String, file: String) throws(ClusterConfigurationError) -> GatewayAddress? {
-        if text == "off" { return nil }
-        guard let address = GatewayAddress(parsing: text) else {
-            throw ClusterConfigurationError(
-                file: file, key: "gateway.listen", expected: "host:port (e.g. 127.0.0.1:8570; port 0 picks a free one) or \"off\"",
-                found: "\"\(text)\"")
-        }
-        return address
+        try GatewayAddress.parsing(text, key: "gateway.listen", source: file)
     }
 
     private func parseLog(_ value: Any) throws -> LogSettings {

@@ -93,6 +93,17 @@ public struct GatewayAddress: Sendable, Equatable, CustomStringConvertible {
         self.init(host: String(hostPart), port: port)
     }
 
+    /// Parses `text` as `host:port` (or `off`: `nil`) for the setting `key`; a bad value is a
+    /// configuration error naming `source` (a file, or the command line/environment).
+    public static func parsing(_ text: String, key: String, source: String) throws(ClusterConfigurationError) -> GatewayAddress? {
+        if text == "off" { return nil }
+        guard let address = GatewayAddress(parsing: text) else {
+            throw ClusterConfigurationError(
+                file: source, key: key, expected: "host:port (e.g. 127.0.0.1:8570; port 0 picks a free one) or \"off\"", found: "\"\(text)\"")
+        }
+        return address
+    }
+
     /// Whether only this machine can connect (127.0.0.0/8, `localhost`, `::1`).
     public var isLoopback: Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")

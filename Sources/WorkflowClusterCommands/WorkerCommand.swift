@@ -1,7 +1,11 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
 import WorkflowCluster
+import WorkflowGateway
 import WorkflowRemote
 
 /// `WORKER`: hosts the children the coordinator places on it.
@@ -37,6 +41,9 @@ struct WorkerCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The coordinator endpoint to connect to. Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
     var endpoint: String?
 
+    @Option(name: .long, help: ArgumentHelp("Serve this worker's metrics (GET /metrics) and liveness (GET /health/live) at host:port. Overrides WORKFLOW_WORKER_ADMIN_LISTEN. Off by default.", valueName: "host:port"))
+    var adminListen: String?
+
     func run(hosting registry: RemotableRegistry) async throws {
         let program = ExecutableName.current(or: "workflow-worker")
         let settings: ClusterSettings
@@ -53,6 +60,16 @@ struct WorkerCommand: ParsableCommand {
             ClusterDaemon.reportFatal(program, ValidationError("a worker name is required: --name NAME or WORKFLOW_WORKER_NAME"))
             throw ExitCode(64)
         }
+        let adminAddress: GatewayAddress?
+        do {
+            let text = adminListen ?? ProcessInfo.processInfo.environment["WORKFLOW_WORKER_ADMIN_LISTEN"]
+            adminAddress = try text.flatMap { text throws(ClusterConfigurationError) in
+                try GatewayAddress.parsing(text, key: "admin_listen", source: "command line/environment")
+            }
+        } catch {
+            ClusterDaemon.reportFatal(program, error)
+            throw ExitCode(78)
+        }
         var entry = settings.configuration.worker(named: workerName) ?? WorkerEntry(name: workerName)
         if let pool = settings.workerPool { entry.pool = pool }
         ClusterDaemon.setProcessLabel(workerName)
@@ -67,8 +84,19 @@ struct WorkerCommand: ParsableCommand {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
+        var beside: [any Service] = []
+        if let adminAddress {
+            // The daemon's entry point is the one place that bootstraps the process-global
+            // metrics system; the worker's runtime records into it.
+            let registry = PrometheusCollectorRegistry()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+            beside.append(
+                WorkerAdminEndpoint.service(address: adminAddress, registry: registry, logger: logger) { address in
+                    logger.info("admin listening", metadata: ["url": "http://\(address)"])
+                })
+        }
         do {
-            try await ClusterDaemon.run(service, logger: logger)
+            try await ClusterDaemon.run(service, beside: beside, logger: logger)
         } catch where WorkerService.isNameTaken(error) {
             throw ExitCode(WorkerService.nameTakenExitCode)
         } catch {

@@ -52,6 +52,7 @@ extension RemoteEngine {
     func updateGauges() {
         metrics.eventsOutstanding.set(proxies.values.reduce(0) { $0 + $1.unacknowledged.count })
         metrics.workersConnected.set(workers.count)
+        metrics.childrenHosted.set(hosted.count)
     }
 
     /// The parent role's children and workers as they are now.

@@ -22,6 +22,7 @@ extension RemoteEngine {
     func drainUpstream() {
         handleSlice(of: { fenceIfCutOffFromParent() ? nil : sockets.receiveFromUpstream() }) { frames in
             lastHeardUpstream = .now
+            metrics.bytesIn.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
             handleFromParent(frames)
         }
     }
@@ -85,6 +86,7 @@ extension RemoteEngine {
                 markDirty(childID)
             }
             shared.count { delivered ? ($0.events += 1) : ($0.droppedEvents += 1) }
+            if delivered { metrics.eventsApplied.increment() }
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
@@ -255,7 +257,9 @@ extension RemoteEngine {
             kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: acknowledged, epoch: epoch,
             nodePath: nodePath, payloads: payloads)
         do {
-            try sockets.sendUpstream(frames: envelope.encodeFrames())
+            let frames = try envelope.encodeFrames()
+            metrics.bytesOut.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
+            try sockets.sendUpstream(frames: frames)
             lastSentUpstream = .now
         } catch {
             logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])

@@ -8,6 +8,8 @@ import Metrics
 /// more than once per message.
 struct RemoteRuntimeMetrics {
     let eventsSent: Counter
+    let eventsApplied: Counter
+    let childrenHosted: Meter
     let eventsReplayed: Counter
     let outputsReceived: Counter
     let renderingsReceived: Counter
@@ -27,6 +29,8 @@ struct RemoteRuntimeMetrics {
         func counter(_ label: String) -> Counter { Counter(label: label, dimensions: dimensions, factory: factory) }
         eventsSent = counter("workflow_remote_events_sent_total")
         eventsReplayed = counter("workflow_remote_events_replayed_total")
+        eventsApplied = counter("workflow_remote_events_applied_total")
+        childrenHosted = Meter(label: "workflow_remote_children_hosted", dimensions: dimensions, factory: factory)
         outputsReceived = counter("workflow_remote_outputs_received_total")
         renderingsReceived = counter("workflow_remote_renderings_received_total")
         bytesIn = counter("workflow_remote_received_bytes_total")

@@ -144,4 +144,36 @@ struct GatewayProcessTests {
             #expect(open.stderr.lines.joined().contains("gateway.bearer_token_file"), "\(open.stderr.lines)")
         }
     }
+
+    @Test("a worker's admin endpoint: its own metrics and liveness; a bad address exits 78")
+    func workerAdminEndpoint() async throws {
+        try await ClusterFixture.with("worker-admin") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            let gateway = try await GatewayClient.of(coordinator)
+            let worker1 = try await cluster.startWorker("worker-1", ["--admin-listen", "127.0.0.1:0"])
+            try await cluster.startWorker("worker-2")
+            let line = try await worker1.stderr.first("the admin endpoint") { $0.contains("admin listening") }
+            let url = try #require(line.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression).map { String(line[$0]) })
+            let admin = GatewayClient(baseURL: url)
+            #expect(try await admin.get("/health/live").status == 200)
+
+            // One event applied on worker-1 (the inbox's selection), seen in worker-1's own metrics.
+            try await coordinator.stdout.first("both panes running") { BrowserFrame.rendered(inbox: "worker-1", message: "worker-2")($0) }
+            let current = try JSONDecoder().decode(StreamedRendering<BrowserRendering>.self, from: try await gateway.get("/api/rendering").body)
+            let token = try #require(current.rendering.inbox.onMessageSelected)
+            #expect(try await gateway.post("/api/events/\(token)", json: "2").status == 202)
+            try await coordinator.stdout.first("message 2 shown") { line in
+                BrowserFrame.parse(line)?.message.messageID == 2
+            }
+            let metrics = try await admin.get("/metrics").text
+            for name in [#"workflow_remote_events_applied_total{node="worker-1"} 1"#, #"workflow_remote_children_hosted{node="worker-1"}"#,
+                         #"workflow_remote_sent_bytes_total{node="worker-1"}"#] {
+                #expect(metrics.contains(name), "\(name) in:\n\(metrics)")
+            }
+
+            let bad = try cluster.start(
+                "workflow-worker", ["--config", cluster.configPath, "--name", "worker-3", "--admin-listen", "nowhere"], label: "bad admin")
+            #expect(try await bad.waitForExit() == 78)
+        }
+    }
 }
