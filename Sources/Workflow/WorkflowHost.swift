@@ -243,6 +243,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     private func renderAndPublish() {
         guard let root else { return }
+        let started = context.observers == nil ? nil : ContinuousClock.now
         var rendering = renderRoot(root)
         // A loop that carries remote work started by the pass waits for it here; if that changed
         // what the tree would render, render again, so only settled renderings are published.
@@ -252,6 +253,11 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
             rendering = renderRoot(root)
         }
         context.needsRender = false
+        // Reported just before publishing, so whoever sees the rendering sees it counted.
+        if let started {
+            let duration = ContinuousClock.now - started
+            context.observers?.forEach { $0.renderingWasPublished(after: duration) }
+        }
         publication.publish(rendering: rendering)
     }
 

@@ -1,3 +1,4 @@
+import Metrics
 import Workflow
 
 /// How the coordinator runs, beyond the cluster configuration.
@@ -8,6 +9,9 @@ public struct CoordinatorOptions: Sendable {
     public var restoredSnapshot: TreeSnapshot?
     /// What runs beside the root (a scripted demo, the stdin event reader, a gateway).
     public var companions: [any RootCompanion]
+    /// Where the runtime and the root's host record metrics; `nil`: the process's bootstrapped
+    /// `MetricsSystem` (a no-op unless the daemon bootstrapped one). Tests pass their own.
+    public var metricsFactory: (any MetricsFactory)?
 
     /// Creates options.
     public init(printMode: RenderingPrintMode = .none, restoredSnapshot: TreeSnapshot? = nil, companions: [any RootCompanion] = []) {

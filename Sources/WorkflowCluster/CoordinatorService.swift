@@ -59,6 +59,7 @@ public struct CoordinatorService: Service {
         runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
         runtimeConfiguration.listenSecurity = security
         runtimeConfiguration.allowPlaintextOnNetwork = configuration.security.allowPlaintextOnNetwork
+        runtimeConfiguration.metricsFactory = options.metricsFactory
         let runtime = try RemoteRuntime(configuration: runtimeConfiguration)
         let endpoint = runtime.listenEndpoint ?? configuration.coordinatorEndpoint
         logger.info(
@@ -80,7 +81,10 @@ public struct CoordinatorService: Service {
         // Subscribe before the root starts so its children's first statuses are reported too.
         let statusChanges = runtime.statusChanges
         if options.restoredSnapshot != nil { logger.notice("restoring the root from a snapshot") }
-        let session = factory(RootStart(runtime: runtime, snapshot: options.restoredSnapshot, logger: logger))
+        let session = factory(
+            RootStart(
+                runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
+                observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)]))
 
         let failure = await serve(session, statusChanges: statusChanges, context: context)
         logger.info("coordinator stopping")

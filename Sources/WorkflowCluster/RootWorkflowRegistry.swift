@@ -31,7 +31,8 @@ public struct RootWorkflowRegistry: Sendable {
     ) where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         factories[name] = { start in
             WorkflowRootSession(
-                name: name, workflow: root(), snapshot: start.snapshot, loop: start.runtime, frames: frames, logger: start.logger)
+                name: name, workflow: root(), snapshot: start.snapshot, loop: start.runtime, observers: start.observers, frames: frames,
+                logger: start.logger)
         }
     }
 
@@ -92,11 +93,14 @@ public struct RootStart: Sendable {
     public var snapshot: TreeSnapshot?
     /// Where the session logs (e.g. a rendering that cannot be encoded).
     public var logger: Logger
+    /// Hooks the root's host reports to (the coordinator's metrics).
+    public var observers: [any WorkflowObserver]
 
     /// Creates a value.
-    public init(runtime: RemoteRuntime, snapshot: TreeSnapshot?, logger: Logger) {
+    public init(runtime: RemoteRuntime, snapshot: TreeSnapshot?, logger: Logger, observers: [any WorkflowObserver] = []) {
         self.runtime = runtime
         self.snapshot = snapshot
         self.logger = logger
+        self.observers = observers
     }
 }

@@ -36,13 +36,14 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     ///   - snapshot: a tree snapshot to restore the root and its children from (`--restore`).
     ///   - loop: the loop to run on: the coordinator's `RemoteRuntime`, so the root can have
     ///     remote children; by default the host starts its own thread.
+    ///   - observers: hooks the host reports to (e.g. `WorkflowMetricsObserver`).
     ///   - frames: how to print a rendering; default `RenderedFrame.generic`.
     ///   - logger: where a rendering that cannot be encoded is reported.
     ///   - retainedTokens: how many tokens of earlier renderings stay usable (a client may act on
     ///     a screen a few renderings old); older ones answer `RootEventError.staleToken`.
     public init(
         name: String, workflow: Root, snapshot: TreeSnapshot? = nil, loop: (any RuntimeLoop)? = nil,
-        frames: (@Sendable (Root.Rendering, RootRenderingJSON) -> RenderedFrame)? = nil,
+        observers: [any WorkflowObserver] = [], frames: (@Sendable (Root.Rendering, RootRenderingJSON) -> RenderedFrame)? = nil,
         logger: Logger = Logger(label: "workflow.cluster.root"), retainedTokens: Int = 4096
     ) {
         self.name = name
@@ -55,7 +56,7 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         self.tokens = tokens
         let encoder = RenderingEncoder(root: name, logger: logger)
         host = WorkflowHost(
-            workflow: workflow, snapshot: snapshot, loop: loop,
+            workflow: workflow, observers: observers, snapshot: snapshot, loop: loop,
             listener: HostListener(
                 onRendering: { rendering in
                     guard let (json, deliveries) = encoder.encode(rendering) else { return }

@@ -97,6 +97,8 @@ struct GatewayProcessTests {
             for name in [
                 #"workflow_remote_workers_joined_total{node="coordinator"} 2"#, #"workflow_gateway_events_total{result="sent"} 1"#,
                 "workflow_remote_events_sent_total", "workflow_remote_round_trip_seconds", "workflow_remote_received_bytes_total",
+                #"workflow_renders_total{root="email-browser"}"#, #"workflow_render_seconds_count{root="email-browser"}"#,
+                #"workflow_action_outputs_total{root="email-browser"}"#,
             ] {
                 #expect(metrics.contains(name), "\(name) in /metrics")
             }

@@ -77,7 +77,8 @@ struct GatewayInspectionTests {
         let worker = try GatewayTesting.worker(named: "gw-tree-worker", joining: parent)
         await parent.waitForWorkers(count: 1)
         let session = WorkflowRootSession(
-            name: "board", workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .configured), loop: parent)
+            name: "board", workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .configured), loop: parent,
+            observers: [WorkflowMetricsObserver(root: "board", factory: factory)])
         try await GatewayRouteTests.rendering(of: session, as: BoardJSON.self, "the worker's rendering") { $0.c.onIncrement != nil }
         let configuration = Self.configuration(workers: ["gw-tree-worker", "gw-tree-absent"], placement: .worker("gw-tree-worker"))
         let options = GatewayTesting.options(registry: registry)
@@ -113,6 +114,14 @@ struct GatewayInspectionTests {
                 "workflow_remote_sent_bytes_total", "workflow_remote_received_bytes_total", "workflow_gateway_requests_total",
             ] {
                 #expect(metrics.contains(line), "\(line) in:\n\(metrics)")
+            }
+            // The root host's observer: renders, actions and the time to a settled rendering.
+            for series in [
+                #"workflow_renders_total{root="board"}"#, #"workflow_actions_applied_total{root="board"}"#,
+                #"workflow_render_seconds_count{root="board"}"#,
+            ] {
+                let value = metrics.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+                #expect((value ?? 0) > 0, "\(series) counted: \(value.map { "\($0)" } ?? "absent")")
             }
         }
         await session.stop()
