@@ -132,6 +132,27 @@ struct GatewayProcessTests {
         }
     }
 
+    @Test("SIGTERM while a client streams renderings: the stream ends and the coordinator exits 0")
+    func shutdownWithAnOpenStream() async throws {
+        try await ClusterFixture.with("gateway-shutdown") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            let gateway = try await GatewayClient.of(coordinator)
+            let streaming = AsyncStream<Void>.makeStream()
+            let client = Task {
+                try await gateway.stream { _ in
+                    streaming.continuation.yield()
+                    return false
+                }
+            }
+            try await withSafetyTimeout("the first streamed rendering") {
+                for await _ in streaming.stream { return }
+            }
+            #expect(try await coordinator.terminate() == 0)
+            // The server closed the stream: the client's read ends (with or without an error).
+            try await withSafetyTimeout("the client's stream to end") { _ = await client.result }
+        }
+    }
+
     @Test("a bad gateway address, or a network address without a token, stops the coordinator with exit 78")
     func badGatewayConfiguration() async throws {
         try await ClusterFixture.with("gateway-config") { cluster in
