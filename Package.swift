@@ -7,7 +7,11 @@ import PackageDescription
 //   CZeroMQ / ZeroMQ    the system libzmq and the project's thin, safe binding
 //   WireProtocol        envelope + Codable wire codecs (no sockets)
 //   WorkflowRemote      remote children: proxies, worker hosting, the socket-owning loop
+//   WorkflowCluster     the daemons' logic: configuration, coordinator, worker, generic JSON root
+//   WorkflowGateway     the coordinator's HTTP side: renderings, events, inspector, metrics, health
+//   WorkflowClusterCommands  the daemons' command lines as entry points an application's @main calls
 //   WorkflowExamples    the seeds' example workflows
+//   EmailBrowserCluster the email browser as a cluster application (the shipped daemons)
 let package = Package(
     name: "DistributedWorkflow",
     platforms: [.macOS(.v15)],
@@ -18,6 +22,8 @@ let package = Package(
         .library(name: "WireProtocol", targets: ["WireProtocol"]),
         .library(name: "WorkflowRemote", targets: ["WorkflowRemote"]),
         .library(name: "WorkflowCluster", targets: ["WorkflowCluster"]),
+        .library(name: "WorkflowGateway", targets: ["WorkflowGateway"]),
+        .library(name: "WorkflowClusterCommands", targets: ["WorkflowClusterCommands"]),
         .executable(name: "workflow-coordinator", targets: ["workflow-coordinator"]),
         .executable(name: "workflow-worker", targets: ["workflow-worker"]),
     ],
@@ -28,6 +34,10 @@ let package = Package(
         .package(
             url: "https://github.com/apple/swift-configuration", from: "1.4.0",
             traits: [.defaults, "CommandLineArguments", "Logging"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -48,23 +58,55 @@ let package = Package(
         .target(name: "WireProtocol"),
         .target(
             name: "WorkflowRemote",
-            dependencies: ["Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]),
         .target(name: "WorkflowExamples", dependencies: ["Workflow", "WorkflowRemote"]),
-        // The cluster daemons' logic (configuration, coordinator, worker, logging), testable.
+        // The cluster daemons' logic (configuration, coordinator, worker, logging, the generic
+        // JSON root), testable; knows no example.
         .target(
             name: "WorkflowCluster",
             dependencies: [
-                "Workflow", "WorkflowRemote", "WorkflowExamples", "ZeroMQ",
+                "Workflow", "WorkflowRemote", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]),
-        .executableTarget(
-            name: "workflow-coordinator",
-            dependencies: ["WorkflowCluster", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
-        .executableTarget(
-            name: "workflow-worker",
-            dependencies: ["WorkflowCluster", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // The coordinator's HTTP side (Hummingbird): the root's renderings and events for clients,
+        // the tree inspector, Prometheus metrics and health probes; generic over the root.
+        .target(
+            name: "WorkflowGateway",
+            dependencies: [
+                "WorkflowCluster", "WorkflowRemote",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        // The daemons' command lines, as entry points an application's executables call.
+        .target(
+            name: "WorkflowClusterCommands",
+            dependencies: [
+                "WorkflowCluster", "WorkflowGateway", "WorkflowRemote",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        // The email browser as a cluster application: its root, worker types, screens and demo.
+        .target(
+            name: "EmailBrowserCluster",
+            dependencies: [
+                "WorkflowCluster", "WorkflowClusterCommands", "WorkflowExamples", "WorkflowRemote",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(name: "workflow-coordinator", dependencies: ["EmailBrowserCluster", "WorkflowClusterCommands"]),
+        .executableTarget(name: "workflow-worker", dependencies: ["EmailBrowserCluster", "WorkflowClusterCommands"]),
         // Workflows and a worker process used by the remote-runtime tests.
         .target(name: "RemoteTestSupport", dependencies: ["Workflow", "WorkflowRemote"], path: "Tests/Helpers/RemoteTestSupport"),
         .executableTarget(
@@ -77,6 +119,8 @@ let package = Package(
             path: "Benchmarks/WorkflowBenchmarks"),
         .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
         .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
+        // docs/GUIDE.md's code, compiled and run.
+        .testTarget(name: "GuideTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowRemote"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "zmq-test-peer"]),
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
         .testTarget(
@@ -86,10 +130,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
+            name: "WorkflowGatewayTests",
+            dependencies: [
+                "WorkflowGateway", "WorkflowCluster", "WorkflowRemote", "Workflow", "RemoteTestSupport", "EmailBrowserCluster",
+                "WorkflowExamples", "workflow-coordinator", "workflow-worker",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
+        .testTarget(
             name: "WorkflowClusterTests",
             dependencies: [
                 "WorkflowCluster", "WorkflowExamples", "Workflow", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator",
                 "workflow-worker", "zmq-test-peer",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]),
     ],
     swiftLanguageModes: [.v6]

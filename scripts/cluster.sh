@@ -3,8 +3,9 @@
 #
 #   scripts/cluster.sh up     [CONFIG]   build if needed, start everything, wait until every worker joined
 #   scripts/cluster.sh down   [CONFIG]   SIGTERM every daemon (workers first), SIGKILL after a bound
-#   scripts/cluster.sh status [CONFIG]   which daemons run, which workers joined, the children's statuses,
-#                                        the latest screen
+#   scripts/cluster.sh status [CONFIG]   which daemons run, then the tree from the gateway's /api/tree (the
+#                                        workers, each remote child's status), the latest screen; exits 1
+#                                        when a daemon or a listed worker is not running
 #   scripts/cluster.sh logs   [CONFIG]   the end of every daemon's log
 #
 # CONFIG defaults to Config/local-cluster.json (CURVE on loopback tcp; `up` creates the missing
@@ -136,28 +137,65 @@ down() {
   stop_daemon coordinator
 }
 
+# The gateway's address, from the coordinator's log line `gateway listening url=…` (a port of 0
+# in the config is resolved there), and its bearer token file from the config, if any.
+gateway_url() {
+  grep -o 'gateway listening url=[^ ]*' "$RUN_DIR/coordinator.log" 2>/dev/null | tail -n 1 | sed 's/.*url=//'
+}
+
 status() {
-  local pidfile name any=""
+  local pidfile name any="" failed=0
   for pidfile in "$RUN_DIR"/*.pid; do
     [[ -e $pidfile ]] || continue
     any=yes
     name=$(basename "$pidfile" .pid)
-    if alive "$pidfile"; then echo "$name: running (pid $(cat "$pidfile"))"; else echo "$name: NOT running (stale pid file)"; fi
+    if alive "$pidfile"; then echo "$name: running (pid $(cat "$pidfile"))"; else echo "$name: NOT running (stale pid file)"; failed=1; fi
   done
   [[ -n $any ]] || { echo "no daemons (the cluster is down)"; return 0; }
-  if [[ -f "$RUN_DIR/coordinator.log" ]]; then
-    echo "workers (joins and departures, as the coordinator saw them):"
-    grep -E "worker joined|worker left" "$RUN_DIR/coordinator.log" | tail -n 10 | sed 's/^/  /' || true
-    echo "remote children (latest status per node path):"
-    grep "child status" "$RUN_DIR/coordinator.log" | sed -E 's/.*child status: (.*) path=([^ ]*).*/\2 \1/' |
-      awk '{ path=$1; $1=""; last[path]=$0 } END { for (p in last) print "  " p ":" last[p] }' || true
+  local url
+  url=$(gateway_url)
+  if [[ -z $url ]]; then
+    echo "no gateway in the coordinator's log (is gateway.listen set in $CONFIG?): cannot read the tree" >&2
+    return 1
   fi
+  # The tree as the coordinator sees it now (GET /api/tree); exits 1 when a listed worker is not
+  # connected or the gateway does not answer.
+  python3 - "$url" "$CONFIG" <<'PY' || failed=1
+import json, os, sys, urllib.request
+url, config_path = sys.argv[1], sys.argv[2]
+config = json.load(open(config_path))
+request = urllib.request.Request(url + "/api/tree")
+token_file = config.get("gateway", {}).get("bearer_token_file")
+if token_file:
+    path = token_file if token_file.startswith("/") else os.path.join(os.path.dirname(config_path), token_file)
+    request.add_header("Authorization", "Bearer " + open(path).readline().strip())
+try:
+    tree = json.load(urllib.request.urlopen(request, timeout=10))
+except Exception as error:
+    print(f"the gateway at {url} does not answer: {error}", file=sys.stderr)
+    sys.exit(1)
+root = tree["root"]
+print(f"gateway: {url}/ (inspector: {url}/inspector)")
+print(f"root {root['name']} on the coordinator (pid {root['runsOn']['pid']}), rendering #{root['renderingSequence']}")
+print("workers:")
+for w in tree["workers"]:
+    print(f"  {w['name']}: pool {w['pool']}, load {w['load']}/{w['capacity']}, heard {w['lastHeardMillisecondsAgo']:.0f} ms ago, joined {w['joinedAt']}")
+for name in tree["missingWorkers"]:
+    print(f"  {name}: NOT connected")
+print("remote children:")
+for n in tree["nodes"]:
+    where = n["runsOn"]["process"] if n.get("runsOn") else "nowhere"
+    detail = f" ({n['detail']})" if n["detail"] and n["status"] != "running" else ""
+    print(f"  {n['path']}: {n['status']} on {where}{detail}; events {n['events']['sent']} sent, {n['events']['outstanding']} outstanding")
+sys.exit(1 if tree["missingWorkers"] else 0)
+PY
   if [[ -s "$RUN_DIR/coordinator.out" ]]; then
     echo "latest screen (each pane names the process that rendered it):"
     # A text frame runs from a line starting "+-- " to a line that is exactly "+--".
     awk '!grab && /^\+-- / { buf = ""; grab = 1 } grab { buf = buf "  " $0 "\n" } grab && /^\+--$/ { grab = 0; last = buf }
          END { printf "%s", last }' "$RUN_DIR/coordinator.out"
   fi
+  return $failed
 }
 
 logs() {

@@ -4,6 +4,10 @@
 # hosts the browser, selects messages 3, 1 and 4 through the inbox, printing every screen.
 # Then failover: worker-2 (the message pane) is SIGKILLed, the pane shows unavailable, worker-2
 # is restarted and the pane comes back with its state (the selected message).
+# The coordinator serves the gateway at http://127.0.0.1:8570/ (GATEWAY_LISTEN overrides): the
+# email browser's page, its inspector at /inspector, /metrics and the probes. With chromium
+# installed, a screenshot of the page is kept in docs/email-browser.png (for the README).
+# KEEP_SERVING=1 keeps the cluster up at the end until Ctrl-C.
 # Installs what is missing, builds, and stops every process it started on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +17,7 @@ SELECTIONS=${SELECTIONS:-3,1,4}
 SCRATCH_PATH=${SCRATCH_PATH:-.build}
 BIN="$SCRATCH_PATH/debug"
 RUN_DIR=${RUN_DIR:-run}/demo
+GATEWAY_LISTEN=${GATEWAY_LISTEN:-127.0.0.1:8570}
 
 scripts/install-deps.sh
 if ! command -v swift >/dev/null 2>&1; then
@@ -74,7 +79,7 @@ start_worker worker-2
 WORKER2=$WORKER_PID
 echo "workers started (logs in $RUN_DIR); the coordinator selects $SELECTIONS:" >&2
 "$BIN/workflow-coordinator" --config "$CONFIG" --endpoint "$ENDPOINT" --demo-selections "$SELECTIONS" \
-  --serve-after-demo --print-renderings text >"$OUT" 2>"$RUN_DIR/coordinator.log" &
+  --serve-after-demo --print-renderings text --gateway-listen "$GATEWAY_LISTEN" >"$OUT" 2>"$RUN_DIR/coordinator.log" &
 PIDS+=($!)
 # Show the coordinator's screens as they come (stops by itself when the coordinator exits).
 tail -n +1 -f --pid="${PIDS[-1]}" "$OUT" &
@@ -105,3 +110,18 @@ if ! grep -q "^+-- message (rendered by worker-2)" <<<"$SCREEN" || ! grep -Eq "^
   exit 1
 fi
 echo "=== the message pane is back on worker-2 with its state (message $LAST); stopping ===" >&2
+
+URL=$(grep -o 'gateway listening url=[^ ]*' "$RUN_DIR/coordinator.log" | tail -n 1 | sed 's/.*url=//')
+echo "=== the email browser's page: $URL/ (inspector: $URL/inspector) ===" >&2
+if command -v chromium >/dev/null 2>&1; then
+  # The page as a browser shows it now (it reads the rendering stream once loaded).
+  chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,420 \
+    --virtual-time-budget=5000 --screenshot="docs/email-browser.png" "$URL/" >/dev/null 2>&1 &&
+    echo "screenshot of the page: docs/email-browser.png" >&2 || echo "chromium could not take the screenshot" >&2
+else
+  echo "(install chromium to keep a screenshot of the page in docs/email-browser.png)" >&2
+fi
+if [[ ${KEEP_SERVING:-} == 1 ]]; then
+  echo "serving until Ctrl-C..." >&2
+  wait "${PIDS[2]}" || true
+fi

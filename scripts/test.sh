@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
-# Runs every unit and integration test. Works on a fresh machine: installs libzmq first.
+# Runs every unit and integration test, then the Examples/OrderFulfilment package's. Works on a
+# fresh machine: installs libzmq (and chromium, for the browser test) first. Arguments (e.g. --filter X) apply to the main package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The browser test drives headless Chromium (Debian's `chromium`); without it that test is
+# skipped, saying why.
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  echo "installing chromium for the browser test..." >&2
+  if ! ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null); then
+    echo "chromium could not be installed here: the browser test will be skipped" >&2
+  fi
+fi
 swift build --build-tests "$@"
 swift test --skip-build "$@"
+# The second application, a package of its own that depends on this one by path, as a user's
+# app does: its coordinator and workers run as real processes in its test.
+swift build --build-tests --package-path Examples/OrderFulfilment
+swift test --skip-build --package-path Examples/OrderFulfilment

@@ -23,13 +23,14 @@ public struct Envelope: Sendable, Equatable {
         correlationID: UInt64 = 0,
         sequence: UInt64 = 0,
         acknowledged: UInt64 = 0,
+        epoch: UInt64 = 0,
         nodePath: String = "",
         payloads: [[UInt8]] = []
     ) {
         self.init(
             header: EnvelopeHeader(
                 kind: kind, codec: codec, correlationID: correlationID, sequence: sequence,
-                acknowledged: acknowledged, nodePath: nodePath),
+                acknowledged: acknowledged, epoch: epoch, nodePath: nodePath),
             payloads: payloads)
     }
 
@@ -57,6 +58,11 @@ public struct Envelope: Sendable, Equatable {
     public var acknowledged: UInt64 {
         get { header.acknowledged }
         set { header.acknowledged = newValue }
+    }
+    /// The fencing token of the addressed node's placement (0 = none).
+    public var epoch: UInt64 {
+        get { header.epoch }
+        set { header.epoch = newValue }
     }
     /// The addressed node's path from the root.
     public var nodePath: String {

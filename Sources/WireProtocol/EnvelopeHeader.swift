@@ -2,17 +2,17 @@
 ///
 /// The header is fixed-layout big-endian so it can be parsed without the codec and before any
 /// payload is touched: a receiver can route, order and acknowledge a message (or reject it)
-/// from 32 bytes plus the node path. Layout (docs/WIRE-PROTOCOL.md §3):
+/// from 40 bytes plus the node path. Layout (docs/WIRE-PROTOCOL.md §3):
 ///
 ///     magic "WF" (2) | version (1) | kind (1) | codec (1) | flags (1)
-///     correlation id (8) | sequence (8) | acknowledged (8) | path length (2) | path (n)
+///     correlation id (8) | sequence (8) | acknowledged (8) | epoch (8) | path length (2) | path (n)
 public struct EnvelopeHeader: Sendable, Equatable {
     /// The two magic bytes `0x57 0x46` ("WF"), as a big-endian `UInt16`; rejects stray traffic.
     public static let magic: UInt16 = 0x5746
     /// The protocol version this build writes and the only one it reads.
-    public static let protocolVersion: UInt8 = 1
+    public static let protocolVersion: UInt8 = 2
     /// Bytes before the node path: everything but the path is fixed-size.
-    public static let fixedSize = 32
+    public static let fixedSize = 40
 
     /// What the message means.
     public var kind: MessageKind
@@ -24,6 +24,10 @@ public struct EnvelopeHeader: Sendable, Equatable {
     public var sequence: UInt64
     /// Cumulative ack: every message from the peer up to this sequence arrived (0 = none yet).
     public var acknowledged: UInt64
+    /// The fencing token of the addressed node's current placement (0 = none): raised by the
+    /// sender of a placement each time it places the node again, so messages about an earlier
+    /// placement are recognisably stale and can be dropped before any of their payload is read.
+    public var epoch: UInt64
     /// The addressed node's path from the root (e.g. `EmailBrowser:/InboxWorkflow:inbox`); opaque
     /// text to this layer, bounded by `WireLimits.maxNodePathBytes`.
     public var nodePath: String
@@ -35,6 +39,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
         correlationID: UInt64 = 0,
         sequence: UInt64 = 0,
         acknowledged: UInt64 = 0,
+        epoch: UInt64 = 0,
         nodePath: String = ""
     ) {
         self.kind = kind
@@ -42,6 +47,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
         self.correlationID = correlationID
         self.sequence = sequence
         self.acknowledged = acknowledged
+        self.epoch = epoch
         self.nodePath = nodePath
     }
 
@@ -62,6 +68,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
         writer.write(bigEndian: correlationID)
         writer.write(bigEndian: sequence)
         writer.write(bigEndian: acknowledged)
+        writer.write(bigEndian: epoch)
         writer.write(bigEndian: UInt16(truncatingIfNeeded: pathLength))
         writer.write(contentsOf: Array(nodePath.utf8))
         return writer.bytes
@@ -87,6 +94,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
         let correlationID = try reader.readBigEndian(UInt64.self, "header correlation id")
         let sequence = try reader.readBigEndian(UInt64.self, "header sequence")
         let acknowledged = try reader.readBigEndian(UInt64.self, "header acknowledged")
+        let epoch = try reader.readBigEndian(UInt64.self, "header epoch")
         let pathLength = Int(try reader.readBigEndian(UInt16.self, "header node path length"))
         if pathLength > limits.maxNodePathBytes {
             throw .lengthTooLarge(
@@ -98,6 +106,6 @@ public struct EnvelopeHeader: Sendable, Equatable {
         }
         self.init(
             kind: kind, codec: codec, correlationID: correlationID, sequence: sequence,
-            acknowledged: acknowledged, nodePath: nodePath)
+            acknowledged: acknowledged, epoch: epoch, nodePath: nodePath)
     }
 }

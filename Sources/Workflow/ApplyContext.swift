@@ -5,6 +5,8 @@
 /// gives the current ones. The context is only valid during `apply`.
 public final class ApplyContext<WorkflowType: Workflow> {
     private var workflow: WorkflowType?
+    /// Outputs reported with `emitOutput(_:)`, in order, before the one `apply` returns.
+    private(set) var emittedOutputs: [WorkflowType.Output] = []
 
     init(workflow: WorkflowType) {
         self.workflow = workflow
@@ -22,6 +24,19 @@ public final class ApplyContext<WorkflowType: Workflow> {
     /// Builds a context for applying actions outside a runtime (tests, tools).
     public static func make(for workflow: WorkflowType) -> ApplyContext<WorkflowType> {
         ApplyContext(workflow: workflow)
+    }
+
+    /// Reports `output` in addition to the one `apply` returns; for runtimes only.
+    ///
+    /// An action of a runtime's own workflow may stand for several outputs of a child at once:
+    /// a remote child's worker reports every output of a batch of events together with the
+    /// rendering after them, and the parent must apply them all, each with its own output
+    /// cascade, before one render pass shows that rendering (otherwise a pass in between shows
+    /// the child's new rendering next to a parent state that has not seen its outputs yet).
+    /// Emitted outputs cascade in the order emitted, before the returned output.
+    @_spi(WorkflowRuntime) public func emitOutput(_ output: WorkflowType.Output) {
+        precondition(workflow != nil, "ApplyContext<\(WorkflowType.self)>.emitOutput used after apply returned")
+        emittedOutputs.append(output)
     }
 
     /// Ends the context's validity.

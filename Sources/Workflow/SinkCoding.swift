@@ -22,6 +22,29 @@ public protocol SinkExporter: Sendable {
     /// pass makes new sinks with new tokens, so an exporter keeps the tokens of recent renderings
     /// (a screen still shown may send through them) and may forget older ones.
     func export(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void)
+
+    /// Like `export(token:deliver:)`, but `deliver` also says whether the sink accepted the event
+    /// (`false`: refused for back-pressure), for an exporter that must report refusals to its
+    /// caller (the cluster's event-by-token API). The default forwards to
+    /// `export(token:deliver:)`, dropping the answer.
+    func export(token: String, deliverReportingAcceptance deliver: @escaping @Sendable (any Decoder) throws -> Bool)
+
+    /// Whether a sink nothing can route to (made from a closure, as placeholder renderings do)
+    /// encodes as `null` instead of failing the whole encoding. `false` by default: a rendering
+    /// sent to another process must not silently lose a handler; an exporter that only shows a
+    /// rendering (JSON for a client) says `true`.
+    var encodesUnroutableSinksAsNull: Bool { get }
+}
+
+extension SinkExporter {
+    /// Forwards to `export(token:deliver:)`: an exporter that does not report refusals drops the
+    /// sink's answer.
+    public func export(token: String, deliverReportingAcceptance deliver: @escaping @Sendable (any Decoder) throws -> Bool) {
+        export(token: token) { decoder in _ = try deliver(decoder) }
+    }
+
+    /// `false`: by default an unroutable sink fails the encoding.
+    public var encodesUnroutableSinksAsNull: Bool { false }
 }
 
 /// Makes the sending side of sinks decoded from another process.
@@ -73,18 +96,26 @@ enum SinkRoute {
 
 extension Sink: Codable where Value: Codable {
     public func encode(to encoder: any Encoder) throws {
-        guard let token = exportToken?() else { throw SinkCodingError.unroutableSink }
+        let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter
         var container = encoder.singleValueContainer()
-        if token == SinkRoute.inertToken {
-            // Routes nowhere, so it needs no exporter: any encoder can write it.
-            try container.encode(token)
+        guard let token = exportToken?() else {
+            guard exporter?.encodesUnroutableSinksAsNull == true else { throw SinkCodingError.unroutableSink }
+            try container.encodeNil()
             return
         }
-        guard let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter else {
-            throw SinkCodingError.noTransport
+        if token == SinkRoute.inertToken {
+            // Routes nowhere, so it needs no exporter: any encoder can write it. A rendering
+            // shown to a client writes it as `null`, like any sink nothing can be sent to.
+            if exporter?.encodesUnroutableSinksAsNull == true {
+                try container.encodeNil()
+            } else {
+                try container.encode(token)
+            }
+            return
         }
+        guard let exporter else { throw SinkCodingError.noTransport }
         let sink = self
-        exporter.export(token: token) { decoder in sink.send(try Value(from: decoder)) }
+        exporter.export(token: token, deliverReportingAcceptance: { decoder in sink.send(try Value(from: decoder)) })
         try container.encode(token)
     }
 

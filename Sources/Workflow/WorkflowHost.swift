@@ -142,7 +142,7 @@ final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: S
     func drain() { state.withLock { $0.drain() } }
     /// One batch on a sender's thread, which holds the loop's role (`RuntimeLoop.runIfIdle`).
     func drainInline() {
-        state.withLock { $0.apply(mailbox.takeBatch()) }
+        state.withLock { $0.drainInline() }
         mailbox.endInlineDrain()
     }
     func stop() { state.withLock { $0.stop() } }
@@ -157,6 +157,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     private var initialWorkflow: W?
     private var restoreSnapshot: TreeSnapshot?
     private var root: WorkflowNode<W>?
+    /// Deliveries taken from the mailbox, applied in order from `nextTaken`.
+    private var taken: [Delivery] = []
+    private var nextTaken = 0
 
     init(
         workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
@@ -182,28 +185,74 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     /// Applies everything queued, rendering after each delivery (or once, when conflating).
     func drain() {
-        while true {
-            let deliveries = context.mailbox.takeAll()
-            if deliveries.isEmpty { return }
-            apply(deliveries)
+        while let delivery = nextDelivery() {
+            apply(delivery)
+            if !context.options.conflateStaleRenderings || nextTaken == taken.count { renderIfNeeded() }
         }
     }
 
-    /// Applies `deliveries` in order, rendering after each (or once, when conflating).
-    func apply(_ deliveries: [Delivery]) {
-        for delivery in deliveries {
-            guard let root else { continue }
-            switch delivery {
-            case .event(let handler, let value):
-                context.deliver(handler: handler, value: value)
-            case .updateRoot(let value):
-                guard let workflow = value as? W else { continue }
-                root.update(workflow: workflow)
-                context.needsRender = true
-            }
-            if !context.options.conflateStaleRenderings { renderIfNeeded() }
+    /// Applies one batch, what is queued now, on a sender's thread that holds the loop's role
+    /// (`RuntimeOptions.applySendsInline`), rendering after each delivery (or once, when
+    /// conflating). The mailbox stays marked busy until `ActionMailbox.endInlineDrain`, which
+    /// hands anything queued meanwhile to the loop's thread. No drain is in progress (the sender
+    /// found the mailbox idle), so nothing earlier is left in `taken`.
+    func drainInline() {
+        taken = context.mailbox.takeBatch()
+        nextTaken = 0
+        while nextTaken < taken.count {
+            let delivery = taken[nextTaken]
+            nextTaken += 1
+            apply(delivery)
+            if !context.options.conflateStaleRenderings || nextTaken == taken.count { renderIfNeeded() }
         }
-        renderIfNeeded()
+        taken.removeAll(keepingCapacity: true)
+        nextTaken = 0
+    }
+
+    /// The oldest delivery not yet applied: first what an earlier `takeAll` took, then the
+    /// mailbox's next batch. `nil` when both are empty (the mailbox is then idle again).
+    private func nextDelivery() -> Delivery? {
+        if nextTaken == taken.count {
+            taken.removeAll(keepingCapacity: true)
+            nextTaken = 0
+            taken = context.mailbox.takeAll()
+            if taken.isEmpty { return nil }
+        }
+        defer { nextTaken += 1 }
+        return taken[nextTaken]
+    }
+
+    private func apply(_ delivery: Delivery) {
+        guard let root else { return }
+        switch delivery {
+        case .event(let handler, let value):
+            context.deliver(handler: handler, value: value)
+        case .updateRoot(let value):
+            guard let workflow = value as? W else { return }
+            root.update(workflow: workflow)
+            context.needsRender = true
+        }
+    }
+
+    /// Applies, without rendering in between, every delivery already taken and the ones queued
+    /// now, in order: results a loop's settle delivered as actions (a remote child's outputs and
+    /// the rendering that goes with them) must be applied before the pass that shows them.
+    private func applyQueuedInOrder() {
+        while nextTaken < taken.count {
+            let delivery = taken[nextTaken]
+            nextTaken += 1
+            apply(delivery)
+        }
+        taken.removeAll(keepingCapacity: true)
+        nextTaken = 0
+        // The mailbox stays marked busy while this batch is applied: a drain job it scheduled
+        // finds nothing and marks it idle.
+        taken = context.mailbox.takeAll()
+        while nextTaken < taken.count {
+            let delivery = taken[nextTaken]
+            nextTaken += 1
+            apply(delivery)
+        }
     }
 
     private func renderIfNeeded() {
@@ -217,13 +266,21 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     private func renderAndPublish() {
         guard let root else { return }
+        let started = context.observers == nil ? nil : ContinuousClock.now
         var rendering = renderRoot(root)
         // A loop that carries remote work started by the pass waits for it here; if that changed
         // what the tree would render, render again, so only settled renderings are published.
+        // What the wait delivered as actions is applied first, in order with what was queued.
         while context.loop.settleRenderPass() {
+            applyQueuedInOrder()
             rendering = renderRoot(root)
         }
         context.needsRender = false
+        // Reported just before publishing, so whoever sees the rendering sees it counted.
+        if let started {
+            let duration = ContinuousClock.now - started
+            context.observers?.forEach { $0.renderingWasPublished(after: duration) }
+        }
         publication.publish(rendering: rendering)
     }
 

@@ -103,8 +103,9 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         context.invalidate()
         if let observers = host.observers {
             let name = (action as? AnyWorkflowAction<W>).map { String(describing: $0.actionType) } ?? String(describing: A.self)
-            observers.forEach { $0.actionWasApplied(action: name, path: path, producedOutput: output != nil) }
+            observers.forEach { $0.actionWasApplied(action: name, path: path, producedOutput: output != nil || !context.emittedOutputs.isEmpty) }
         }
+        for emitted in context.emittedOutputs { emit(emitted) }
         if let output { emit(output) }
     }
 

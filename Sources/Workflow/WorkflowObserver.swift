@@ -14,6 +14,9 @@ public protocol WorkflowObserver: Sendable {
     func actionWasApplied(action: String, path: String, producedOutput: Bool)
     /// A snapshot could not be used to restore the workflow at `path`; it started fresh.
     func snapshotWasRejected(path: String, reason: String)
+    /// A rendering was published, `duration` after its render pass began (including the passes
+    /// and the waits for remote children it took to settle): the render time a user sees.
+    func renderingWasPublished(after duration: Duration)
 }
 
 extension WorkflowObserver {
@@ -22,4 +25,5 @@ extension WorkflowObserver {
     public func workflowDidRender(path: String) {}
     public func actionWasApplied(action: String, path: String, producedOutput: Bool) {}
     public func snapshotWasRejected(path: String, reason: String) {}
+    public func renderingWasPublished(after duration: Duration) {}
 }

@@ -11,7 +11,8 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// The coordinator's endpoint: it binds it, workers connect to it (`tcp://host:port`,
     /// `ipc://path`).
     public var coordinatorEndpoint: String
-    /// The name of the root workflow the coordinator hosts (a key of `RootWorkflowRegistry`).
+    /// The name of the root workflow the coordinator hosts (a key of `RootWorkflowRegistry`);
+    /// empty: the registry's only root.
     public var root: String
     /// The workers the cluster is made of (what `scripts/cluster.sh` starts).
     public var workers: [WorkerEntry]
@@ -34,10 +35,12 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// How often the snapshot is written (it is also written on SIGTERM); a coordinator crash
     /// loses at most this much state.
     public var snapshotInterval: Duration = .seconds(1)
+    /// The coordinator's HTTP gateway (off unless `gateway.listen` is set).
+    public var gateway = GatewaySettings()
 
     /// Creates a configuration; the defaults are those of a single-machine development cluster.
     public init(
-        coordinatorEndpoint: String, root: String = "email-browser", workers: [WorkerEntry] = [],
+        coordinatorEndpoint: String, root: String = "", workers: [WorkerEntry] = [],
         heartbeatInterval: Duration = .milliseconds(250), heartbeatLiveness: Int = 4,
         requestDeadline: Duration = .seconds(5), security: SecuritySettings = SecuritySettings(),
         log: LogSettings = LogSettings(), placement: PlacementTable = PlacementTable()

@@ -37,7 +37,7 @@ public struct ClusterConfigurationParser: Sendable {
             throw fail("", "a JSON object", found: "text that is not JSON")
         }
         let root = try object(document, "")
-        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot"])
+        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
         try allowOnly(coordinator, "coordinator", ["endpoint", "root"])
@@ -78,6 +78,7 @@ public struct ClusterConfigurationParser: Sendable {
                 configuration.snapshotInterval = .milliseconds(try positiveInt(interval, "snapshot.interval_ms"))
             }
         }
+        if let gateway = root["gateway"] { configuration.gateway = try parseGateway(gateway) }
         configuration.security = try parseSecurity(root["security"] ?? [String: Any]())
         if let log = root["log"] { configuration.log = try parseLog(log) }
         if let placement = root["placement"] {
@@ -153,6 +154,28 @@ public struct ClusterConfigurationParser: Sendable {
     private func besideFile(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
         return URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(path).path
+    }
+
+    private func parseGateway(_ value: Any) throws -> GatewaySettings {
+        let object = try object(value, "gateway")
+        try allowOnly(object, "gateway", ["listen", "bearer_token_file"])
+        var settings = GatewaySettings()
+        if let listen = object["listen"], !(listen is NSNull) {
+            settings.listen = try Self.gatewayAddress(try string(listen, "gateway.listen"), file: file)
+        }
+        if let tokenFile = object["bearer_token_file"], !(tokenFile is NSNull) {
+            let text = try string(tokenFile, "gateway.bearer_token_file")
+            guard !text.isEmpty else { throw fail("gateway.bearer_token_file", "a file path", found: "\"\"") }
+            settings.bearerTokenFile = besideFile(text)
+        }
+        try settings.validate(file: file)
+        return settings
+    }
+
+    /// Parses a gateway address for the file and for overrides: `host:port`, or `off` (no
+    /// gateway, `nil`).
+    static func gatewayAddress(_ text: String, file: String) throws(ClusterConfigurationError) -> GatewayAddress? {
+        try GatewayAddress.parsing(text, key: "gateway.listen", source: file)
     }
 
     private func parseLog(_ value: Any) throws -> LogSettings {

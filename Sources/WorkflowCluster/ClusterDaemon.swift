@@ -6,18 +6,24 @@ import ServiceLifecycle
 /// shutdown, which must finish within a bound (else the service is cancelled), and the service
 /// finishing ends the process's group.
 ///
-/// The executables are thin: they parse flags, load `ClusterSettings`, build a service and call
-/// this; everything testable lives in this library.
+/// The command lines (`WorkflowClusterCommands`) are thin: they parse flags, load
+/// `ClusterSettings`, build a service and call this; everything testable lives in this library.
 public enum ClusterDaemon {
     /// How long a graceful shutdown may take before the service is cancelled.
     public static let shutdownBound: Duration = .seconds(10)
 
     /// Runs `service` until it finishes or a signal stops it. Returns normally on a clean stop.
     public static func run(_ service: some Service, logger: Logger) async throws {
+        try await run(service, beside: [], logger: logger)
+    }
+
+    /// Runs `service` with `companions` (e.g. a worker's admin HTTP endpoint) until `service`
+    /// finishes, one of them fails, or a signal stops them all.
+    public static func run(_ service: some Service, beside companions: [any Service], logger: Logger) async throws {
         var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
-            ],
+            ] + companions.map { .init(service: $0, failureTerminationBehavior: .gracefullyShutdownGroup) },
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = shutdownBound
         configuration.maximumCancellationDuration = .seconds(2)

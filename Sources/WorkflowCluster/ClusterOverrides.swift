@@ -15,12 +15,15 @@ public struct ClusterOverrides: Sendable, Equatable {
     public var workerName: String?
     /// `--pool` (a worker's pool).
     public var workerPool: String?
+    /// `--gateway-listen` (the coordinator's HTTP gateway: `host:port` or `off`).
+    public var gatewayListen: String?
 
     /// Creates overrides; all absent unless given.
     public init(
         logLevel: String? = nil, logFormat: String? = nil, coordinatorEndpoint: String? = nil, root: String? = nil,
-        workerName: String? = nil, workerPool: String? = nil
+        workerName: String? = nil, workerPool: String? = nil, gatewayListen: String? = nil
     ) {
+        self.gatewayListen = gatewayListen
         self.logLevel = logLevel
         self.logFormat = logFormat
         self.coordinatorEndpoint = coordinatorEndpoint
@@ -35,6 +38,7 @@ public struct ClusterOverrides: Sendable, Equatable {
         let pairs: [(String, String?)] = [
             ("--log-level", logLevel), ("--log-format", logFormat), ("--coordinator-endpoint", coordinatorEndpoint),
             ("--coordinator-root", root), ("--worker-name", workerName), ("--worker-pool", workerPool),
+            ("--gateway-listen", gatewayListen),
         ]
         return ["daemon"] + pairs.flatMap { flag, value in value.map { [flag, $0] } ?? [] }
     }

@@ -1,54 +1,39 @@
+import Foundation
 import Workflow
-import WorkflowRemote
 
-/// A root workflow hosted by the coordinator, seen through what the daemon needs of it.
+/// A root workflow hosted by the coordinator, seen without its Swift types.
 ///
 /// The coordinator chooses its root by name from configuration, so it cannot know the root's
-/// rendering type; a session turns renderings into printable frames and exposes the one
-/// interaction the scripted demo drives (selecting an item).
+/// rendering type. A session is the seam through which everything outside the tree reaches the
+/// root: the latest settled rendering as JSON and a stream of them (sinks appear as token
+/// strings), an event sent to such a token, the printed frames, the tree snapshot and the stop.
+/// `WorkflowRootSession` is the implementation for any root whose rendering is `Encodable`.
 public protocol ClusterRootSession: Sendable {
-    /// Calls `body` with each settled rendering, in order, until `body` returns `false`, the host
-    /// stops, or the task is cancelled.
+    /// The name the root is registered under (`coordinator.root`).
+    var name: String { get }
+
+    /// The latest settled rendering as JSON (sequence 0 and `null` while no rendering could be
+    /// encoded yet).
+    var latestRendering: RootRenderingJSON { get }
+
+    /// Each settled rendering as JSON, starting with the latest. A slow reader skips
+    /// renderings (the stream buffers only the newest) rather than queueing them; the stream ends
+    /// when the session stops.
+    func renderings() -> AsyncStream<RootRenderingJSON>
+
+    /// Decodes `json` as the event type of the sink named `token` in the latest rendering and
+    /// sends it to that sink, as a user of the rendering would. Returns once the event is queued
+    /// on the root's runtime (its effect appears in a later rendering).
+    func send(event json: Data, to token: String) throws(RootEventError)
+
+    /// Calls `body` with each settled rendering as a printable frame, in order, until `body`
+    /// returns `false`, the session stops, or the task is cancelled.
     func forEachFrame(_ body: (RenderedFrame) async -> Bool) async
-    /// Selects item `id` through the latest rendering's sink, as a user would. Returns `false`
-    /// when the root has nothing to select.
-    func select(_ id: Int) -> Bool
+
     /// The root host's tree snapshot (the root's state and each remote child's last
     /// acknowledged state), for `--snapshot-file`.
     func snapshot() async -> TreeSnapshot
+
     /// Stops the root's host (its remote children are stopped on their workers).
     func stop() async
-}
-
-/// The root workflows a coordinator can host, by name.
-///
-/// Configuration names the root (`coordinator.root`); each factory starts the root on the
-/// coordinator's runtime with its remote children placed `.configured`, so the file's placement
-/// table decides where they run.
-public struct RootWorkflowRegistry: Sendable {
-    /// Starts a root on a runtime, from a snapshot when restoring (`--restore`).
-    public typealias Factory = @Sendable (RemoteRuntime, TreeSnapshot?) -> any ClusterRootSession
-
-    private var factories: [String: Factory] = [:]
-
-    /// An empty registry.
-    public init() {}
-
-    /// The roots shipped with the package: `email-browser`.
-    public static var standard: RootWorkflowRegistry {
-        var registry = RootWorkflowRegistry()
-        registry.register("email-browser") { EmailBrowserSession(runtime: $0, snapshot: $1) }
-        return registry
-    }
-
-    /// Makes `factory` available under `name`.
-    public mutating func register(_ name: String, _ factory: @escaping Factory) {
-        factories[name] = factory
-    }
-
-    /// The registered names, sorted.
-    public var names: [String] { factories.keys.sorted() }
-
-    /// The factory for `name`, if registered.
-    public func factory(named name: String) -> Factory? { factories[name] }
 }

@@ -20,6 +20,7 @@ import Logging
 /// | coordinator.root     | --root (coordinator)         | WORKFLOW_COORDINATOR_ROOT      |
 /// | worker.name          | --name (worker)              | WORKFLOW_WORKER_NAME           |
 /// | worker.pool          | --pool (worker)              | WORKFLOW_WORKER_POOL           |
+/// | gateway.listen       | --gateway-listen (coord.)    | WORKFLOW_GATEWAY_LISTEN        |
 public struct ClusterSettings: Sendable {
     /// The cluster's configuration with overrides applied.
     public var configuration: ClusterConfiguration
@@ -58,6 +59,10 @@ public struct ClusterSettings: Sendable {
             }
             configuration.log.format = format
         }
+        if let listen = reader.string(forKey: "gateway.listen"), listen != configuration.gateway.listen?.description {
+            configuration.gateway.listen = try ClusterConfigurationParser.gatewayAddress(listen, file: layer)
+            try configuration.gateway.validate(file: layer)
+        }
         return ClusterSettings(
             configuration: configuration, workerName: reader.string(forKey: "worker.name"),
             workerPool: reader.string(forKey: "worker.pool"))
@@ -70,6 +75,7 @@ public struct ClusterSettings: Sendable {
             "coordinator.root": ConfigValue(.string(configuration.root), isSecret: false),
             "log.level": ConfigValue(.string(configuration.log.level.rawValue), isSecret: false),
             "log.format": ConfigValue(.string(configuration.log.format.rawValue), isSecret: false),
+            "gateway.listen": ConfigValue(.string(configuration.gateway.listen?.description ?? "off"), isSecret: false),
         ]
     }
 }

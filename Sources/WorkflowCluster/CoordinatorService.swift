@@ -4,7 +4,8 @@ import ServiceLifecycle
 import WorkflowRemote
 
 /// The coordinator daemon: hosts the configured root workflow on a runtime that listens for
-/// workers, until graceful shutdown (SIGTERM/SIGINT) or the end of a scripted demo.
+/// workers, with its companions beside it, until graceful shutdown (SIGTERM/SIGINT) or until a
+/// companion says the run is over.
 ///
 /// A `Service` so that swift-service-lifecycle owns signals and shutdown ordering: on a signal it
 /// stops the root (remote children get STOP), shuts the runtime down (closing its sockets) and
@@ -12,7 +13,7 @@ import WorkflowRemote
 public struct CoordinatorService: Service {
     /// The effective configuration.
     public let configuration: ClusterConfiguration
-    /// Printing and demo options.
+    /// Printing options and companions.
     public let options: CoordinatorOptions
     /// The roots it can host.
     public let roots: RootWorkflowRegistry
@@ -23,7 +24,7 @@ public struct CoordinatorService: Service {
 
     /// Creates the service; nothing starts until `run()`.
     public init(
-        configuration: ClusterConfiguration, options: CoordinatorOptions, roots: RootWorkflowRegistry = .standard,
+        configuration: ClusterConfiguration, options: CoordinatorOptions, roots: RootWorkflowRegistry,
         security: ServerSecurity = .plaintext, logger: Logger
     ) {
         self.security = security
@@ -33,29 +34,23 @@ public struct CoordinatorService: Service {
         self.logger = logger
     }
 
-    /// Why the coordinator could not do its job.
-    public enum Failure: Error, CustomStringConvertible {
-        /// `coordinator.root` names no registered root.
-        case unknownRoot(String, known: [String])
-        /// A demo step did not complete within its timeout.
-        case demoStalled(String)
-
-        /// A one-line explanation for the log.
-        public var description: String {
-            switch self {
-            case .unknownRoot(let name, let known): "unknown root workflow \"\(name)\" (known: \(known.joined(separator: ", ")))"
-            case .demoStalled(let step): "the demo stalled: \(step)"
-            }
-        }
+    /// What ended one task of the serving group.
+    private enum Outcome: Sendable {
+        /// A background task (statuses, snapshots, frames) ended: nothing to decide.
+        case background
+        /// A signal asked for a graceful shutdown.
+        case shutdown
+        /// A companion returned.
+        case companionEnded(RootCompanionEnd, printedFrames: Bool)
+        /// A companion failed.
+        case companionFailed(String)
     }
 
-    /// Binds, hosts the root and serves until graceful shutdown or the demo's end; then stops
-    /// the root and the runtime. Throws if the endpoint cannot be bound, the root is unknown or
-    /// the demo stalled.
+    /// Binds, prepares the companions, hosts the root and serves until graceful shutdown or a
+    /// companion's end; then stops the root and the runtime. Throws if the endpoint cannot be
+    /// bound, the root is unknown (`RootWorkflowRegistry.SelectionError`) or a companion failed.
     public func run() async throws {
-        guard let factory = roots.factory(named: configuration.root) else {
-            throw Failure.unknownRoot(configuration.root, known: roots.names)
-        }
+        let (rootName, factory) = try roots.root(configured: configuration.root)
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: "coordinator", logger: logger)
         runtimeConfiguration.listenEndpoint = configuration.coordinatorEndpoint
         runtimeConfiguration.placementTable = configuration.placement
@@ -64,81 +59,130 @@ public struct CoordinatorService: Service {
         runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
         runtimeConfiguration.listenSecurity = security
         runtimeConfiguration.allowPlaintextOnNetwork = configuration.security.allowPlaintextOnNetwork
+        runtimeConfiguration.metricsFactory = options.metricsFactory
         let runtime = try RemoteRuntime(configuration: runtimeConfiguration)
         let endpoint = runtime.listenEndpoint ?? configuration.coordinatorEndpoint
         logger.info(
             "coordinator listening",
-            metadata: ["endpoint": "\(endpoint)", "root": "\(configuration.root)", "security": security == .plaintext ? "plaintext" : "curve"])
-        if options.printMode == .json { StandardOutput.json(["event": "listening", "endpoint": endpoint]) }
-        if !options.demoSelections.isEmpty, !configuration.workers.isEmpty {
-            // The demo shows the tree across processes: start the root once the workers are in,
-            // so its first screen is already the split one (bounded: a missing worker is a stall).
-            let count = configuration.workers.count
-            logger.info("demo: waiting for \(count) workers")
-            let timeout = options.demoStepTimeout
-            let joined = await withTaskGroup(of: Bool?.self) { group in
-                group.addTask {
-                    await runtime.waitForWorkers(count: count)
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return false
-                }
-                group.addTask {
-                    // A signal while waiting: stop cleanly (nil).
-                    do { try await gracefulShutdown() } catch { return false }
-                    return nil
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
-            switch joined {
-            case true?: break
-            case false?:
-                await runtime.shutdown()
-                throw Failure.demoStalled("fewer than \(count) workers joined in time")
-            case nil:
-                logger.notice("demo interrupted by a signal")
+            metadata: ["endpoint": "\(endpoint)", "root": "\(rootName)", "security": security == .plaintext ? "plaintext" : "curve"])
+        let context = CoordinatorContext(configuration: configuration, logger: logger, console: CoordinatorConsole(printMode: options.printMode))
+        context.console.event(["event": "listening", "endpoint": endpoint])
+
+        do {
+            guard try await prepareCompanions(runtime: runtime, context: context) else {
+                logger.notice("stopped by a signal before the root started")
                 await runtime.shutdown()
                 return
             }
+        } catch {
+            await runtime.shutdown()
+            throw error
         }
         // Subscribe before the root starts so its children's first statuses are reported too.
         let statusChanges = runtime.statusChanges
         if options.restoredSnapshot != nil { logger.notice("restoring the root from a snapshot") }
-        let session = factory(runtime, options.restoredSnapshot)
+        let session = factory(
+            RootStart(
+                runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
+                observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)]))
 
-        let demoResult = await withTaskGroup(of: Void.self) { group -> Result<Void, Failure>? in
-            group.addTask { await reportStatuses(statusChanges) }
-            if let file = configuration.snapshotFile {
-                let interval = configuration.snapshotInterval
-                group.addTask {
-                    while (try? await Task.sleep(for: interval)) != nil {
-                        await writeSnapshot(of: session, to: file, level: .debug)
-                    }
-                }
-            }
-            defer { group.cancelAll() }
-            if !options.demoSelections.isEmpty {
-                // The demo prints its own frames and ends the service when done (unless asked to
-                // keep serving).
-                let result = await runDemo(session)
-                guard case .success = result, options.serveAfterDemo else { return result }
-            }
-            group.addTask { await printFrames(of: session) }
-            // Serve until SIGTERM/SIGINT (the service group's graceful shutdown).
-            try? await gracefulShutdown()
-            return nil
-        }
+        let failure = await serve(session, statusChanges: statusChanges, context: context)
         logger.info("coordinator stopping")
         // The last state before the tree stops: a SIGTERMed coordinator loses nothing.
         if let file = configuration.snapshotFile { await writeSnapshot(of: session, to: file, level: .info) }
         await session.stop()
         await runtime.shutdown()
         logger.info("coordinator stopped")
-        if case .failure(let failure) = demoResult { throw failure }
+        if let failure { throw CompanionFailure(description: failure) }
+    }
+
+    /// A companion's failure, as the coordinator reports it.
+    public struct CompanionFailure: Error, CustomStringConvertible {
+        /// What the companion said.
+        public var description: String
+    }
+
+    /// Prepares every companion, racing a signal. Returns `false` if a signal came first.
+    private func prepareCompanions(runtime: RemoteRuntime, context: CoordinatorContext) async throws -> Bool {
+        guard !options.companions.isEmpty else { return true }
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for companion in options.companions { try await companion.prepare(runtime: runtime, context: context) }
+                return true
+            }
+            group.addTask {
+                // Task-local: the service group's graceful shutdown reaches child tasks too.
+                try await gracefulShutdown()
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+    }
+
+    /// Runs statuses, snapshots, frames and companions until a signal or a companion's end.
+    /// Returns a companion's failure, if one failed.
+    private func serve(
+        _ session: any ClusterRootSession, statusChanges: AsyncStream<RemoteChildStatusChange>, context: CoordinatorContext
+    ) async -> String? {
+        await withTaskGroup(of: Outcome.self) { group -> String? in
+            group.addTask {
+                await reportStatuses(statusChanges)
+                return .background
+            }
+            if let file = configuration.snapshotFile {
+                let interval = configuration.snapshotInterval
+                group.addTask {
+                    while (try? await Task.sleep(for: interval)) != nil {
+                        await writeSnapshot(of: session, to: file, level: .debug)
+                    }
+                    return .background
+                }
+            }
+            var framePrinters = 0
+            for companion in options.companions {
+                if companion.printsFrames { framePrinters += 1 }
+                group.addTask {
+                    do {
+                        return .companionEnded(try await companion.run(session: session, context: context), printedFrames: companion.printsFrames)
+                    } catch {
+                        return .companionFailed("\(error)")
+                    }
+                }
+            }
+            if framePrinters == 0 {
+                group.addTask {
+                    await printFrames(of: session, console: context.console)
+                    return .background
+                }
+            }
+            group.addTask {
+                // Serve until SIGTERM/SIGINT (the service group's graceful shutdown).
+                try? await gracefulShutdown()
+                return .shutdown
+            }
+            defer { group.cancelAll() }
+            while let outcome = await group.next() {
+                switch outcome {
+                case .background: continue
+                case .shutdown: return nil
+                case .companionFailed(let failure):
+                    logger.error("a companion of the root failed: \(failure)")
+                    return failure
+                case .companionEnded(.stopCoordinator, _): return nil
+                case .companionEnded(.keepServing, let printedFrames):
+                    guard printedFrames else { continue }
+                    framePrinters -= 1
+                    if framePrinters == 0 {
+                        group.addTask {
+                            await printFrames(of: session, console: context.console)
+                            return .background
+                        }
+                    }
+                }
+            }
+            return nil
+        }
     }
 
     /// Writes the root's tree snapshot to `file` atomically; a failure is logged (serving goes
@@ -155,21 +199,13 @@ public struct CoordinatorService: Service {
 
     /// Prints frames as the print mode says; text mode skips a frame equal to the previous one
     /// (JSON mode prints every settled rendering: readers may wait for one after an event).
-    private func printFrames(of session: any ClusterRootSession) async {
-        guard options.printMode != .none else { return }
+    private func printFrames(of session: any ClusterRootSession, console: CoordinatorConsole) async {
+        guard console.printMode != .none else { return }
         var previous: RenderedFrame?
         await session.forEachFrame { frame in
-            if frame != previous || options.printMode == .json { print(frame) }
+            if frame != previous || console.printMode == .json { console.print(frame) }
             previous = frame
             return !Task.isCancelled
-        }
-    }
-
-    private func print(_ frame: RenderedFrame) {
-        switch options.printMode {
-        case .none: break
-        case .text: StandardOutput.line(frame.text)
-        case .json: StandardOutput.line(frame.json)
         }
     }
 
@@ -189,69 +225,6 @@ public struct CoordinatorService: Service {
             case .text: StandardOutput.line("status \(change.path): \(change.status)")
             case .json: StandardOutput.json(["event": "status", "path": change.path, "status": state, "detail": detail])
             }
-        }
-    }
-
-    /// How a scripted demo ended.
-    private enum DemoEnd: Sendable {
-        /// Every selection was rendered.
-        case finished
-        /// A step outlasted its timeout (or the root stopped rendering).
-        case stalled
-        /// A signal asked the coordinator to stop first (a clean stop, not a failure).
-        case interrupted
-    }
-
-    /// Waits for a complete frame, then selects each id in turn, waiting for the frame that
-    /// shows it, printing every step; fails if the demo outlasts its step timeouts. A signal
-    /// ends it early, cleanly.
-    private func runDemo(_ session: any ClusterRootSession) async -> Result<Void, Failure> {
-        let timeout = options.demoStepTimeout
-        let end = await withTaskGroup(of: DemoEnd.self) { group in
-            group.addTask {
-                var pending = options.demoSelections[...]
-                var awaited: Int?
-                var previous: RenderedFrame?
-                var finished = false
-                await session.forEachFrame { frame in
-                    if frame != previous || options.printMode == .json { print(frame) }
-                    previous = frame
-                    guard frame.isComplete, awaited == nil || frame.selection == awaited else { return true }
-                    guard let next = pending.popFirst() else {
-                        finished = true
-                        return false
-                    }
-                    awaited = next
-                    if options.printMode == .text { StandardOutput.line("demo: selecting message \(next)") }
-                    logger.info("demo: selecting message \(next)")
-                    if !session.select(next) { logger.error("demo: message \(next) is not in the inbox") }
-                    return true
-                }
-                return finished ? .finished : .stalled
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout * max(1, options.demoSelections.count + 1))
-                return .stalled
-            }
-            group.addTask {
-                // Task-local: the service group's graceful shutdown reaches child tasks too.
-                do {
-                    try await gracefulShutdown()
-                    return .interrupted
-                } catch {
-                    return .stalled
-                }
-            }
-            let first = await group.next() ?? .stalled
-            group.cancelAll()
-            return first
-        }
-        switch end {
-        case .finished: return .success(())
-        case .interrupted:
-            logger.notice("demo interrupted by a signal")
-            return .success(())
-        case .stalled: return .failure(.demoStalled("not every selection was rendered by the workers in time"))
         }
     }
 }

@@ -8,6 +8,6 @@ public enum RenderingPrintMode: String, Sendable, CaseIterable {
     /// Each settled rendering as a small text screen, and status changes as text lines.
     case text
     /// One JSON object per line: `{"event":"rendering",…}`, `{"event":"status",…}`,
-    /// `{"event":"listening",…}`.
+    /// `{"event":"listening",…}`, and `{"event":"event",…}` answering `--events-from-stdin`.
     case json
 }

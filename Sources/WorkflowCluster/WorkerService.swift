@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import ServiceLifecycle
-import WorkflowExamples
 import WorkflowRemote
 
 /// The worker daemon: connects to the coordinator, announces itself (name, pool, hostable types,
@@ -19,14 +18,9 @@ public struct WorkerService: Service {
     /// Its transport security, resolved from the key files at start (`CurveKeyFiles`).
     public let security: ClientSecurity
 
-    /// The types the shipped workers host: the email browser's panes.
-    public static var standardRegistry: RemotableRegistry {
-        RemotableRegistry().registering(InboxWorkflow.self).registering(MessageWorkflow.self)
-    }
-
     /// Creates the service; nothing connects until `run()`.
     public init(
-        configuration: ClusterConfiguration, worker: WorkerEntry, registry: RemotableRegistry = standardRegistry,
+        configuration: ClusterConfiguration, worker: WorkerEntry, registry: RemotableRegistry,
         security: ClientSecurity = .plaintext, logger: Logger
     ) {
         self.security = security
@@ -56,9 +50,33 @@ public struct WorkerService: Service {
                 "worker": "\(worker.name)", "pool": "\(worker.pool)", "coordinator": "\(configuration.coordinatorEndpoint)",
                 "types": "\(registry.typeNames.joined(separator: ","))", "security": security == .plaintext ? "plaintext" : "curve",
             ])
-        try? await gracefulShutdown()
+        // Until graceful shutdown, or until the coordinator refuses this worker's name because
+        // another live worker holds it: then it leaves and says why, rather than asking forever.
+        let refusal = await withTaskGroup(of: JoinRefusal?.self) { group in
+            group.addTask { await runtime.refusal().flatMap { if case .nameTaken = $0 { $0 } else { nil } } }
+            group.addTask {
+                try? await gracefulShutdown()
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
         logger.info("worker leaving", metadata: ["worker": "\(worker.name)"])
         await runtime.shutdown()
+        if let refusal {
+            logger.critical("worker refused by the coordinator: \(refusal)", metadata: ["worker": "\(worker.name)"])
+            throw refusal
+        }
         logger.info("worker stopped", metadata: ["worker": "\(worker.name)"])
+    }
+
+    /// The exit status of a worker daemon whose name another live worker holds
+    /// (`JoinRefusal.nameTaken`): EX_TEMPFAIL, since the name is free again once that worker
+    /// has left or its liveness window has passed (docs/OPERATIONS.md).
+    public static let nameTakenExitCode: Int32 = 75
+
+    /// Whether `error` (from `run()`) is the coordinator refusing this worker's name.
+    public static func isNameTaken(_ error: any Error) -> Bool {
+        if case .nameTaken? = error as? JoinRefusal { true } else { false }
     }
 }

@@ -30,6 +30,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     let childID: UInt64
     let path: String
     let exporter: SinkTable
+    var epoch: UInt64 = 0
     private var host: WorkflowHost<HostedRoot<W>>?
     unowned let engine: RemoteEngine
 
@@ -81,6 +82,9 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
 protocol AnyHostedChild: AnyObject {
     var childID: UInt64 { get }
     var path: String { get }
+    /// The fencing token of the placement this copy belongs to (from its START): messages about
+    /// the child carry it both ways, and one for another placement is dropped.
+    var epoch: UInt64 { get set }
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
     func deliver(event bytes: UnsafeRawBufferPointer, token: String) -> Bool
     /// Applies queued actions now (the event just delivered) and renders.

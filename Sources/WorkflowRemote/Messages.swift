@@ -7,6 +7,9 @@ struct HelloPayload: Codable, Sendable {
     var hostedTypes: [String]
     var capacity: Int
     var protocolVersion: Int
+    /// Random per runtime (process): tells a worker reconnecting on a fresh socket, which may take
+    /// its own place, from another live worker using the same name, which may not.
+    var instance: String
 }
 
 /// Payload of WELCOME (parent → worker).
@@ -21,16 +24,27 @@ struct StartPayload: Codable, Sendable {
     var snapshot: TreeSnapshot?
 }
 
-/// First payload of OUTPUTS (worker → parent); the outputs follow, one frame each.
+/// First payload of OUTPUTS (worker → parent): one flush of a child, or a share of it.
+///
+/// The outputs follow, one frame each, then (when `renderingSequence` is set) the rendering
+/// after exactly those outputs as the last frame. A flush with more outputs than one message
+/// carries is split over consecutive messages; all but the last say `continues`, and only the
+/// last carries the rendering and the acknowledgement. The parent applies the whole flush as
+/// one step (docs/ARCHITECTURE.md, "One flush, one step").
 ///
 /// `causes[i]` is the sequence of the event whose action emitted output `i` (0 when no event
 /// caused it) and `ordinals[i]` its position among that event's outputs, so a parent replaying
-/// events after a failover drops outputs it has already seen. The header's `acknowledged` field is the cumulative ack: every event up to it has been
-/// applied, and `snapshot` (when present) is the child's state right after that event.
+/// events after a failover drops outputs it has already seen. The header's `acknowledged` field
+/// is the cumulative ack: every event up to it has been applied, and `snapshot` (when present)
+/// is the child's state right after that event.
 struct OutputsPayload: Codable, Sendable {
     var causes: [UInt64]
     var ordinals: [UInt32]
     var snapshot: TreeSnapshot?
+    /// More messages of this flush follow.
+    var continues: Bool
+    /// The props sequence of the rendering in the last frame; `nil` when there is none.
+    var renderingSequence: UInt64?
 }
 
 /// First payload of EVENT (parent → worker); the second payload is the encoded event.
@@ -46,6 +60,8 @@ struct ErrorPayload: Codable, Sendable {
         case malformedMessage
         case unknownChild
         case refused
+        /// A HELLO under the name of another live worker (a different `instance`).
+        case nameTaken
     }
 
     var code: Code
@@ -54,4 +70,4 @@ struct ErrorPayload: Codable, Sendable {
 }
 
 /// The protocol version this build speaks; HELLO carries it, a mismatch is refused.
-let remoteProtocolVersion = 1
+let remoteProtocolVersion = 2

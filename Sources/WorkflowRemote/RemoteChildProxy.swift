@@ -9,21 +9,33 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     let path: String
     let placement: RemotePlacement
     unowned let engine: RemoteEngine
-    var sink: Sink<ProxyEvent<Child.Output>>?
+    var sink: Sink<ProxyEvent<Child.Rendering, Child.Output>>?
 
     private var lastProps: [UInt8]?
     private var props: Child?
     /// Sequence number of the props last sent (START = 1, each UPDATE + 1).
     private(set) var propsSequence: UInt64 = 0
+    /// The rendering the node shows: installed together with the outputs that came with it.
     private var rendering: Child.Rendering?
     /// The props sequence `rendering` was computed for.
     private var renderingSequence: UInt64 = 0
+    /// The props sequence of the latest rendering received, installed or still staged: what
+    /// answers a START/UPDATE.
+    private var receivedSequence: UInt64 = 0
+    /// Flushes handed to the node (`ProxyEvent.flush`) and not yet applied by it. While any is
+    /// pending, a later flush queues behind it, even one with a rendering only.
+    private var stagedFlushes = 0
+    /// Outputs of a flush whose remaining chunks are still on the wire.
+    private var partialOutputs: [Child.Output] = []
     private var refreshPending = false
     private(set) var status: RemoteChildStatus = .starting {
         didSet { if status != oldValue { engine.statusChanged(path: path, status: status) } }
     }
     /// The worker currently hosting the child (its routing id), if any.
     var worker: WorkerPeer?
+    /// The fencing token of the child's current placement: raised by every START, carried by
+    /// every message about the child both ways; a message with another epoch is stale.
+    var epoch: UInt64 = 0
     private var isStopped = false
     /// Set when a worker refused the last props; cleared by new props or a joining worker.
     private var refusedProps = false
@@ -91,7 +103,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// Whether the parent still waits for a rendering of the current props.
     var isAwaitingRendering: Bool {
-        worker != nil && renderingSequence < propsSequence
+        worker != nil && receivedSequence < propsSequence
     }
 
     func stop() {
@@ -122,38 +134,78 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     // MARK: From the engine
 
-    /// A rendering arrived from the worker. Returns whether the parent must render again.
-    func receive(rendering bytes: UnsafeRawBufferPointer, propsSequence sequence: UInt64, workerName: String) -> Bool {
-        guard !isStopped, sequence <= propsSequence, sequence >= renderingSequence else { return false }
-        do {
-            let decoded = try engine.codec.decode(Child.Rendering.self, from: bytes, userInfo: engine.importerUserInfo(for: self))
-            let wasAwaiting = isAwaitingRendering
-            rendering = decoded
-            renderingSequence = sequence
-            status = .running(worker: workerName)
-            if !wasAwaiting { requestRefresh() }
-            return true
-        } catch {
-            status = .unavailable(.undecodableRendering(typeName: typeName, reason: "\(error)"))
-            engine.log(error: "rendering of \(path) does not decode: \(error)")
-            return false
+    /// What the worker sent for one flush (one loop iteration of the worker): its outputs in
+    /// emission order, then optionally the rendering after exactly those outputs. Returns
+    /// whether the parent must render again.
+    ///
+    /// The flush is applied by the node as one step: its outputs (each with its own cascade)
+    /// and its rendering become visible in the same render pass, never with a pass in between,
+    /// as a local child's action, output cascade and render would. A flush with outputs is
+    /// therefore handed to the node as a single `ProxyEvent.flush` action; one with only a
+    /// rendering is installed at once unless an earlier flush is still waiting to be applied.
+    func receive(flush: WorkerFlush, workerName: String) -> Bool {
+        guard !isStopped else { return false }
+        for (index, frame) in flush.outputs.enumerated() {
+            let (cause, ordinal) = (flush.causes[index], flush.ordinals[index])
+            // An output caused by an event whose outputs were already delivered is a replay's
+            // duplicate and is dropped.
+            if cause > 0 {
+                guard (cause, ordinal) > lastOutput else { continue }
+                lastOutput = (cause, ordinal)
+            }
+            do {
+                let output = try frame.withUnsafeBytes {
+                    try engine.codec.decode(Child.Output.self, from: $0, userInfo: engine.importerUserInfo(for: self))
+                }
+                partialOutputs.append(output)
+            } catch {
+                engine.log(error: "an output of \(path) does not decode and was dropped: \(error)")
+            }
         }
+        guard !flush.continues else { return false }
+        let outputs = partialOutputs
+        partialOutputs = []
+        var newRendering: (rendering: Child.Rendering, sequence: UInt64)?
+        if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
+            do {
+                let decoded = try bytes.withUnsafeBytes {
+                    try engine.codec.decode(Child.Rendering.self, from: $0, userInfo: engine.importerUserInfo(for: self))
+                }
+                newRendering = (decoded, flush.renderingSequence)
+                receivedSequence = flush.renderingSequence
+                status = .running(worker: workerName)
+            } catch {
+                status = .unavailable(.undecodableRendering(typeName: typeName, reason: "\(error)"))
+                engine.log(error: "rendering of \(path) does not decode: \(error)")
+            }
+        }
+        guard !outputs.isEmpty || newRendering != nil else { return false }
+        guard let sink, !outputs.isEmpty || stagedFlushes > 0 else {
+            // Only a rendering, and nothing ahead of it: visible at once, as one step.
+            if let newRendering { install(newRendering, refresh: true) }
+            return true
+        }
+        stagedFlushes += 1
+        sink.send(.flush(ProxyFlush(childID: childID, outputs: outputs, rendering: newRendering)))
+        return true
     }
 
-    /// Outputs arrived from the worker, in the order the child emitted them. An output caused by
-    /// an event whose outputs were already delivered is a replay's duplicate and is dropped.
-    func receive(output bytes: UnsafeRawBufferPointer, cause: UInt64, ordinal: UInt32) {
-        guard !isStopped else { return }
-        if cause > 0 {
-            guard (cause, ordinal) > lastOutput else { return }
-            lastOutput = (cause, ordinal)
-        }
-        do {
-            let output = try engine.codec.decode(Child.Output.self, from: bytes, userInfo: engine.importerUserInfo(for: self))
-            sink?.send(.output(output))
-        } catch {
-            engine.log(error: "an output of \(path) does not decode and was dropped: \(error)")
-        }
+    /// The node applies a flush handed to it: installs its rendering (its outputs cascade in
+    /// the same action, so the next pass shows both).
+    func apply(_ flush: ProxyFlush<Child.Rendering, Child.Output>) {
+        stagedFlushes = max(0, stagedFlushes - 1)
+        // Applying the action already makes the node render again: no refresh.
+        if let rendering = flush.rendering { install(rendering, refresh: false) }
+    }
+
+    private func install(_ new: (rendering: Child.Rendering, sequence: UInt64), refresh: Bool) {
+        guard new.sequence >= renderingSequence else { return }
+        let wasAwaited = renderingSequence < propsSequence && worker != nil
+        rendering = new.rendering
+        renderingSequence = new.sequence
+        // A rendering the settle waits for is shown by the pass that settles; any other needs
+        // the node to render again.
+        if refresh && !wasAwaited { requestRefresh() }
     }
 
     /// The child cannot run. Keeps the last rendering (or the placeholder) and reports why.
@@ -164,7 +216,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         default: break
         }
         worker = nil
-        renderingSequence = propsSequence
+        partialOutputs = []
         status = .unavailable(error)
         requestRefresh()
     }
@@ -190,12 +242,12 @@ protocol AnyRemoteChildProxy: AnyObject {
     var typeName: String { get }
     var placement: RemotePlacement { get }
     var worker: WorkerPeer? { get set }
+    var epoch: UInt64 { get set }
     var propsSequence: UInt64 { get }
     var encodedProps: [UInt8]? { get }
     var isAwaitingRendering: Bool { get }
     var status: RemoteChildStatus { get }
-    func receive(rendering bytes: UnsafeRawBufferPointer, propsSequence: UInt64, workerName: String) -> Bool
-    func receive(output bytes: UnsafeRawBufferPointer, cause: UInt64, ordinal: UInt32)
+    func receive(flush: WorkerFlush, workerName: String) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
     func acknowledge(upTo sequence: UInt64, snapshot: TreeSnapshot?)
     var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
@@ -203,4 +255,18 @@ protocol AnyRemoteChildProxy: AnyObject {
     var outstanding: OutstandingEvents { get }
     func fail(_ error: RemoteChildError)
     func retryIfUnplaced()
+}
+
+/// One message's share of a worker's flush, as the engine hands it to a proxy: output frames
+/// with their (event sequence, ordinal) tags and, in the last message of the flush, the
+/// rendering after them.
+struct WorkerFlush {
+    var outputs: ArraySlice<[UInt8]>
+    var causes: [UInt64]
+    var ordinals: [UInt32]
+    /// More messages of the same flush follow (more outputs than one message carries).
+    var continues: Bool
+    var rendering: [UInt8]?
+    /// The props sequence `rendering` was computed for.
+    var renderingSequence: UInt64
 }

@@ -19,6 +19,7 @@ extension RemoteEngine {
         }
         if !refused.isEmpty || failedHandshakes > 0 {
             shared.count { $0.refusedPeers += refused.count + failedHandshakes }
+            metrics.refusedPeers.increment(by: Int64(refused.count + failedHandshakes))
         }
     }
 
@@ -30,11 +31,14 @@ extension RemoteEngine {
     /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
     func runTimers() {
         reportSuppressedWarnings()
+        updateGauges()
         let now = ContinuousClock.now
         let interval = configuration.heartbeatInterval
         let deadAfter = interval * configuration.heartbeatLiveness
         if sockets.hasUpstream, !shuttingDown {
-            if now - lastSentUpstream >= interval {
+            // Not while a HELLO is unanswered or refused: the parent would only answer RECONNECT,
+            // and that answer would keep the silence rule (the back-off retry) from firing.
+            if shared.isWelcomed, now - lastSentUpstream >= interval {
                 sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
             }
             let backoff = interval * (1 << min(reconnectAttempts, 5))
@@ -49,6 +53,27 @@ extension RemoteEngine {
                 sendToWorker(id, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
             }
         }
+    }
+
+    /// Fencing, the worker's half: a worker that hosts children and has neither heard from nor
+    /// sent to its parent for `interval × liveness` may have been declared dead (the parent
+    /// declares a worker dead when it has heard nothing from it that long, and it cannot have
+    /// heard anything more recent than this worker's last send). Its children may then run on
+    /// another worker already, replaying the events still queued here. So before it reads any
+    /// of that input, it stops its children and rejoins on a fresh socket: the old socket, and
+    /// every event queued on it, is closed unread. Returns whether it did.
+    @discardableResult
+    func fenceIfCutOffFromParent() -> Bool {
+        guard sockets.hasUpstream, !shuttingDown, !hosted.isEmpty else { return false }
+        let now = ContinuousClock.now
+        let deadAfter = configuration.heartbeatInterval * configuration.heartbeatLiveness
+        let silence = max(now - lastHeardUpstream, now - lastSentUpstream)
+        guard silence > deadAfter else { return false }
+        logger.warning(
+            "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
+            metadata: ["silent": "\(silence)", "children": "\(hosted.count)"])
+        reconnectToParent(silentFor: silence)
+        return true
     }
 
     /// Stops every hosted child and drops what was queued for the parent: a parent that lost

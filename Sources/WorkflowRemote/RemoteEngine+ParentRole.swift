@@ -38,15 +38,23 @@ extension RemoteEngine {
         }
         do {
             let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: proxy.snapshot))
+            // A new placement: a new fencing token, so anything still on the way from or to an
+            // earlier placement of this child is recognisably stale.
+            proxy.epoch += 1
             proxy.worker = peer
             peer.children.insert(proxy.childID)
             awaiting.insert(proxy.childID)
-            sendToWorker(id, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [start, props])
+            noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
+            sendToWorker(
+                id, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
+                payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
             // Events the previous worker never acknowledged are replayed, in order, on top of
             // the snapshot they were not yet part of.
             let replay = proxy.unacknowledged
             if !replay.isEmpty {
+                metrics.failovers.increment()
+                metrics.eventsReplayed.increment(by: Int64(replay.count))
                 logger.info("replaying \(replay.count) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
             }
             for event in replay {
@@ -60,17 +68,21 @@ extension RemoteEngine {
     func update(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
         guard let peer = proxy.worker else { return }
         awaiting.insert(proxy.childID)
-        sendToWorker(peer.id, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, nodePath: proxy.path, payloads: [props])
+        noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
+        sendToWorker(
+            peer.id, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
+            payloads: [props])
     }
 
     func stop(proxy: any AnyRemoteChildProxy) {
         proxies[proxy.childID] = nil
         awaiting.remove(proxy.childID)
+        inspection.forget(childID: proxy.childID)
         shared.setStatus(nil, path: proxy.path)
         guard let peer = proxy.worker else { return }
         peer.children.remove(proxy.childID)
         proxy.worker = nil
-        sendToWorker(peer.id, kind: .stop, correlationID: proxy.childID, nodePath: proxy.path, payloads: [])
+        sendToWorker(peer.id, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
     }
 
     func statusChanged(path: String, status: RemoteChildStatus) {
@@ -108,13 +120,17 @@ extension RemoteEngine {
         }
         // Kept until acknowledged, so a child whose worker is gone gets it after failover.
         let sequence = proxy.record(event: token, bytes: event)
+        inspection.eventsSent[childID, default: 0] += 1
+        metrics.eventsSent.increment()
         guard let peer = proxy.worker else { return }
         sendEventMessage(to: peer.id, proxy: proxy, sequence: sequence, token: token, bytes: event)
     }
 
     func sendEventMessage(to peer: WorkerID, proxy: any AnyRemoteChildProxy, sequence: UInt64, token: String, bytes: [UInt8]) {
         guard let header = try? codec.encode(EventPayload(token: token)) else { return }
-        sendToWorker(peer, kind: .event, correlationID: proxy.childID, sequence: sequence, nodePath: proxy.path, payloads: [header, bytes])
+        sendToWorker(
+            peer, kind: .event, correlationID: proxy.childID, sequence: sequence, epoch: proxy.epoch, nodePath: proxy.path,
+            payloads: [header, bytes])
     }
 
     func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {
@@ -142,6 +158,7 @@ extension RemoteEngine {
         // A header and the most payload frames a valid message has; more make it invalid.
         let maxFrames = 1 + WireLimits.default.maxPayloadFrames
         handleSlice(of: { sockets.receiveFromListener(copyingAtMost: maxFrames) }) { peerID, frames in
+            metrics.bytesIn.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
             handleFromWorker(peerID, frames: frames)
         }
     }
@@ -213,12 +230,32 @@ extension RemoteEngine {
             sendWelcome(to: peerID)
             return
         }
-        // A worker that rejoins under the same name replaces its old connection.
-        if let (oldID, _) = workers.first(where: { $0.value.name == hello.name && $0.key != peerID }) {
+        if let (oldID, old) = workers.first(where: { $0.value.name == hello.name && $0.key != peerID }) {
+            if old.instance != hello.instance {
+                // Another process under a live worker's name (a leftover, or a replacement started
+                // during a partition). Is the old one still connected? A send to a peer that has
+                // gone fails at once and removes it.
+                sendToWorker(oldID, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+            }
+            if let old = workers[oldID], old.instance != hello.instance {
+                // Refused while the old one is alive: letting each evict the other would swap them
+                // over and over, restarting their children every time. The old one's liveness
+                // window decides; a refused worker asks again with back-off.
+                let reason = "a live worker named \(hello.name) is already connected"
+                if warnLimited("HELLO refused: name taken", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
+                    replyError(to: peerID, code: .nameTaken, message: reason, correlationID: 0)
+                }
+                return
+            }
+            // The same worker on a fresh connection (it reconnected), or the old one is gone:
+            // the new connection takes its place and its children are placed again.
             removeWorker(oldID, reason: "it rejoined")
         }
-        let peer = WorkerPeer(id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity)
+        let peer = WorkerPeer(
+            id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
+            instance: hello.instance)
         workers[peerID] = peer
+        metrics.workersJoined.increment()
         logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": "\(hello.hostedTypes.count)"])
         sendWelcome(to: peerID)
         shared.setWorkers(workers.values.map(\.name))
@@ -234,28 +271,35 @@ extension RemoteEngine {
     }
 
     func routeToProxy(_ peerID: WorkerID, _ envelope: Envelope) {
-        guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID else {
-            logger.debug("\(envelope.kind) for an unknown or moved child dropped", metadata: ["path": "\(envelope.nodePath)"])
+        // Fencing: only the child's current placement speaks for it. A message from another
+        // worker, or from this worker about an earlier placement (an older epoch), is stale.
+        guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID, envelope.epoch == proxy.epoch else {
+            logger.debug(
+                "\(envelope.kind) for an unknown or moved child dropped",
+                metadata: ["path": "\(envelope.nodePath)", "epoch": "\(envelope.epoch)"])
             return
         }
         switch envelope.kind {
         case .rendering:
             guard let payload = envelope.payloads.first else { return }
-            let workerName = proxy.worker?.name ?? "?"
-            let changed = payload.withUnsafeBytes { proxy.receive(rendering: $0, propsSequence: envelope.sequence, workerName: workerName) }
-            if changed { settleChanged = true }
-            if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
+            let flush = WorkerFlush(
+                outputs: [], causes: [], ordinals: [], continues: false, rendering: payload, renderingSequence: envelope.sequence)
+            receive(flush, for: proxy)
         case .outputs:
             guard let first = envelope.payloads.first,
                 let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
-                info.causes.count == envelope.payloads.count - 1, info.ordinals.count == info.causes.count
+                info.ordinals.count == info.causes.count,
+                envelope.payloads.count == 1 + info.causes.count + (info.renderingSequence == nil ? 0 : 1),
+                !(info.continues && info.renderingSequence != nil)
             else {
                 warnLimited("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
                 return
             }
-            for (index, payload) in envelope.payloads.dropFirst().enumerated() {
-                payload.withUnsafeBytes { proxy.receive(output: $0, cause: info.causes[index], ordinal: info.ordinals[index]) }
-            }
+            let flush = WorkerFlush(
+                outputs: envelope.payloads[1..<(1 + info.causes.count)], causes: info.causes, ordinals: info.ordinals,
+                continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
+                renderingSequence: info.renderingSequence ?? 0)
+            receive(flush, for: proxy)
             proxy.acknowledge(upTo: envelope.acknowledged, snapshot: info.snapshot)
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
@@ -276,11 +320,22 @@ extension RemoteEngine {
         }
     }
 
+    /// Hands a worker's flush to its proxy, and ends the settle's wait for it if it answers the
+    /// child's current props.
+    func receive(_ flush: WorkerFlush, for proxy: any AnyRemoteChildProxy) {
+        let workerName = proxy.worker?.name ?? "?"
+        if !flush.outputs.isEmpty { metrics.outputsReceived.increment(by: Int64(flush.outputs.count)) }
+        if let rendering = flush.rendering { noteRendering(childID: proxy.childID, bytes: rendering.count) }
+        if proxy.receive(flush: flush, workerName: workerName) { settleChanged = true }
+        if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
+    }
+
     func removeWorker(_ peerID: WorkerID, reason: String) {
         guard let peer = workers.removeValue(forKey: peerID) else { return }
         logger.warning("worker left: \(reason)", metadata: ["worker": "\(peer.name)"])
+        metrics.workersLeft.increment()
         for id in peer.children {
-            guard let proxy = proxies[id] else { continue }
+            guard let proxy = proxies[id], proxy.worker === peer else { continue }
             proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
             awaiting.remove(id)
         }
@@ -294,12 +349,17 @@ extension RemoteEngine {
     }
 
     func sendToWorker(
-        _ peerID: WorkerID, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, nodePath: String, payloads: [[UInt8]]
+        _ peerID: WorkerID, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, epoch: UInt64 = 0, nodePath: String,
+        payloads: [[UInt8]]
     ) {
-        let envelope = Envelope(kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, nodePath: nodePath, payloads: payloads)
+        let envelope = Envelope(
+            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, epoch: epoch, nodePath: nodePath,
+            payloads: payloads)
         workers[peerID]?.lastSent = .now
         do {
-            try sockets.sendToListenerPeer(peerID, frames: envelope.encodeFrames())
+            let frames = try envelope.encodeFrames()
+            metrics.bytesOut.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
+            try sockets.sendToListenerPeer(peerID, frames: frames)
         } catch {
             // A reply to a peer that is not a worker (an answer to garbage) is simply dropped:
             // nothing is queued for it in this process, whatever it sends.

@@ -11,7 +11,7 @@ extension RemoteEngine {
     func sendHello() {
         let hello = HelloPayload(
             name: configuration.name, pool: configuration.pool, hostedTypes: configuration.registry.typeNames,
-            capacity: configuration.capacity, protocolVersion: remoteProtocolVersion)
+            capacity: configuration.capacity, protocolVersion: remoteProtocolVersion, instance: instance)
         guard let payload = try? codec.encode(hello) else { return }
         sendUpstream(kind: .hello, correlationID: 0, nodePath: "", payloads: [payload])
     }
@@ -20,8 +20,9 @@ extension RemoteEngine {
     /// events (each applied and rendered here) never keeps the loop from flushing outputs and
     /// sending heartbeats for so long that the parent takes this worker for dead.
     func drainUpstream() {
-        handleSlice(of: { sockets.receiveFromUpstream() }) { frames in
+        handleSlice(of: { fenceIfCutOffFromParent() ? nil : sockets.receiveFromUpstream() }) { frames in
             lastHeardUpstream = .now
+            metrics.bytesIn.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
             handleFromParent(frames)
         }
     }
@@ -43,7 +44,7 @@ extension RemoteEngine {
         case .start:
             handleStart(envelope)
         case .update:
-            guard let child = hosted[childID], let props = envelope.payloads.first else {
+            guard let child = hosted[childID], child.epoch == envelope.epoch, let props = envelope.payloads.first else {
                 replyUpstreamError(.unknownChild, "UPDATE for an unknown child", envelope)
                 return
             }
@@ -58,17 +59,14 @@ extension RemoteEngine {
                 replyUpstreamError(.undecodableProps, "\(error)", envelope)
             }
         case .stop:
-            if let child = hosted.removeValue(forKey: childID) {
-                child.stop()
-                pendingRenderings[childID] = nil
-                pendingOutputs[childID] = nil
-                appliedEvents[childID] = nil
-                acknowledgedEvents[childID] = nil
+            // A STOP for an earlier placement must not stop the current one.
+            if let child = hosted[childID], child.epoch == envelope.epoch {
+                discardHosted(childID)
                 shared.count { $0.stopped += 1 }
                 logger.debug("stopped", metadata: ["path": "\(envelope.nodePath)"])
             }
         case .event:
-            guard envelope.payloads.count == 2, let child = hosted[childID],
+            guard envelope.payloads.count == 2, let child = hosted[childID], child.epoch == envelope.epoch,
                 let info = try? envelope.payloads[0].withUnsafeBytes({ try codec.decode(EventPayload.self, from: $0, userInfo: [:]) })
             else {
                 shared.count { $0.droppedEvents += 1 }
@@ -88,8 +86,20 @@ extension RemoteEngine {
                 markDirty(childID)
             }
             shared.count { delivered ? ($0.events += 1) : ($0.droppedEvents += 1) }
+            if delivered { metrics.eventsApplied.increment() }
         case .error:
-            logger.warning("the parent reported an error", metadata: ["path": "\(envelope.nodePath)"])
+            let error = envelope.payloads.first.flatMap { payload in
+                try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
+            }
+            guard envelope.correlationID == 0, !shared.isWelcomed, let error, error.code == .nameTaken || error.code == .refused else {
+                logger.warning("the parent reported an error", metadata: ["path": "\(envelope.nodePath)", "error": "\(error?.message ?? "?")"])
+                break
+            }
+            // The answer to this worker's HELLO. It keeps asking with back-off (the silence rule);
+            // a daemon may rather exit (`RemoteRuntime.refusal()`).
+            let refusal: JoinRefusal = error.code == .nameTaken ? .nameTaken(name: configuration.name) : .refused(error.message)
+            logger.error("the parent refused this worker: \(refusal)")
+            shared.refuse(refusal)
         case .reconnect:
             // Not welcomed yet: the HELLO already sent is still to be answered (or was refused,
             // and the silence rule retries with back-off); a HELLO per RECONNECT would only
@@ -125,11 +135,14 @@ extension RemoteEngine {
             replyUpstreamError(.refused, "worker \(configuration.name) is at capacity (\(configuration.capacity))", envelope)
             return
         }
-        if let existing = hosted.removeValue(forKey: childID) { existing.stop() }
+        // A new placement of a child this worker already hosts: the old copy ends here, with
+        // everything it had queued for the parent (stale under the new epoch).
+        discardHosted(childID)
         do {
             let child = try envelope.payloads[1].withUnsafeBytes { bytes in
                 try factory.start(childID: childID, path: envelope.nodePath, props: bytes, propsSequence: envelope.sequence, snapshot: start.snapshot, engine: self)
             }
+            child.epoch = envelope.epoch
             hosted[childID] = child
             shared.count { $0.started += 1 }
             logger.debug("started", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
@@ -140,9 +153,18 @@ extension RemoteEngine {
         }
     }
 
+    /// Stops a hosted child and drops what it had queued for the parent.
+    func discardHosted(_ childID: UInt64) {
+        hosted.removeValue(forKey: childID)?.stop()
+        pendingRenderings[childID] = nil
+        pendingOutputs[childID] = nil
+        appliedEvents[childID] = nil
+        acknowledgedEvents[childID] = nil
+    }
+
     func replyUpstreamError(_ code: ErrorPayload.Code, _ message: String, _ envelope: Envelope, typeName: String? = nil) {
         guard let payload = try? codec.encode(ErrorPayload(code: code, message: message, typeName: typeName)) else { return }
-        sendUpstream(kind: .error, correlationID: envelope.correlationID, nodePath: envelope.nodePath, payloads: [payload])
+        sendUpstream(kind: .error, correlationID: envelope.correlationID, epoch: envelope.epoch, nodePath: envelope.nodePath, payloads: [payload])
     }
 
     /// How a hosted child's renderings and outputs leave: queued here, flushed once per loop
@@ -176,52 +198,68 @@ extension RemoteEngine {
         guard !flushOrder.isEmpty else { return }
         let order = flushOrder
         flushOrder = []
-        for childID in order {
-            flushOutputsAndAcknowledgement(childID)
-            if let rendering = pendingRenderings.removeValue(forKey: childID) {
-                sendUpstream(kind: .rendering, correlationID: childID, sequence: rendering.sequence, nodePath: rendering.path, payloads: [rendering.bytes])
-            }
-        }
+        for childID in order { flush(childID) }
     }
 
-    /// Sends a child's queued outputs and, in the same multipart message as the last of them,
-    /// the cumulative acknowledgement of the events applied so far with a snapshot taken right
-    /// after them: the parent never sees an acknowledgement without the matching state.
-    func flushOutputsAndAcknowledgement(_ childID: UInt64) {
+    /// Sends what a child produced since the last flush as one step for its parent: its outputs
+    /// in emission order, the rendering after exactly those outputs, and the cumulative
+    /// acknowledgement of the events applied so far with a snapshot taken right after them, all
+    /// in one multipart message (split over consecutive messages, marked `continues`, only when
+    /// there are more outputs than one message carries). The parent never sees an
+    /// acknowledgement without the matching state, nor a rendering without the outputs before it.
+    func flush(_ childID: UInt64) {
         let outputs = pendingOutputs.removeValue(forKey: childID)
+        let rendering = pendingRenderings.removeValue(forKey: childID)
         let applied = appliedEvents[childID, default: 0]
         let acknowledge = applied > acknowledgedEvents[childID, default: 0]
-        guard outputs != nil || acknowledge, let child = hosted[childID] else { return }
+        guard let child = hosted[childID] else { return }
+        guard outputs != nil || acknowledge else {
+            // A rendering alone is one step by itself.
+            if let rendering {
+                sendUpstream(
+                    kind: .rendering, correlationID: childID, sequence: rendering.sequence, epoch: child.epoch, nodePath: rendering.path,
+                    payloads: [rendering.bytes])
+            }
+            return
+        }
         let path = outputs?.path ?? child.path
         let frames = outputs?.frames ?? []
-        let chunk = WireLimits.default.maxPayloadFrames - 1
+        let room = WireLimits.default.maxPayloadFrames - 1
         var start = 0
-        repeat {
-            let end = min(start + chunk, frames.count)
-            let isLast = end == frames.count
+        while true {
+            // The last message holds the remaining outputs and the rendering after them.
+            let isLast = frames.count - start <= room - (rendering == nil ? 0 : 1)
+            let end = isLast ? frames.count : start + room
             let snapshot = isLast && acknowledge ? child.snapshot() : nil
             let info = OutputsPayload(
-                causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []), snapshot: snapshot)
+                causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []),
+                snapshot: snapshot, continues: !isLast, renderingSequence: isLast ? rendering?.sequence : nil)
             guard let header = try? codec.encode(info) else {
                 logger.error("an outputs header does not encode", metadata: ["path": "\(path)"])
                 return
             }
+            var payloads = [header] + frames[start..<end]
+            if isLast, let rendering { payloads.append(rendering.bytes) }
             sendUpstream(
-                kind: .outputs, correlationID: childID, acknowledged: isLast && acknowledge ? applied : 0, nodePath: path,
-                payloads: [header] + frames[start..<end])
+                kind: .outputs, correlationID: childID, acknowledged: isLast && acknowledge ? applied : 0, epoch: child.epoch,
+                nodePath: path, payloads: payloads)
+            if isLast { break }
             start = end
-        } while start < frames.count
+        }
         if acknowledge { acknowledgedEvents[childID] = applied }
     }
 
     func sendUpstream(
-        kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, acknowledged: UInt64 = 0, nodePath: String, payloads: [[UInt8]]
+        kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, acknowledged: UInt64 = 0, epoch: UInt64 = 0, nodePath: String,
+        payloads: [[UInt8]]
     ) {
         let envelope = Envelope(
-            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: acknowledged, nodePath: nodePath,
-            payloads: payloads)
+            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: acknowledged, epoch: epoch,
+            nodePath: nodePath, payloads: payloads)
         do {
-            try sockets.sendUpstream(frames: envelope.encodeFrames())
+            let frames = try envelope.encodeFrames()
+            metrics.bytesOut.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
+            try sockets.sendUpstream(frames: frames)
             lastSentUpstream = .now
         } catch {
             logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])

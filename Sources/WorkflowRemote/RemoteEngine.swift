@@ -29,6 +29,9 @@ final class RemoteEngine {
     var isDrainingAfterSendFailure = false
     /// Bounds the warnings peers' traffic causes (and the ERROR replies that go with them).
     var peerWarnings = LogRateLimiter()
+    /// What the inspector and the metrics see (`RemoteEngine+Inspection.swift`).
+    let metrics: RemoteRuntimeMetrics
+    var inspection = InspectionCounters()
 
     // Worker role.
     var hosted: [UInt64: any AnyHostedChild] = [:]
@@ -46,6 +49,8 @@ final class RemoteEngine {
     /// Reconnection attempts since the parent last answered (for exponential backoff).
     var reconnectAttempts = 0
     var shuttingDown = false
+    /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
+    let instance = UUID().uuidString
 
     init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
         self.configuration = configuration
@@ -54,6 +59,7 @@ final class RemoteEngine {
         self.sockets = sockets
         self.jobs = jobs
         self.shared = shared
+        self.metrics = RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory)
     }
 
     // MARK: The loop
@@ -62,6 +68,9 @@ final class RemoteEngine {
         if sockets.hasUpstream { sendHello() }
         while true {
             let ready = sockets.poll(timeout: nextTimeout())
+            // First, before any queued input is touched (this thread may just have woken from
+            // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
+            fenceIfCutOffFromParent()
             let (batch, stopRequested) = jobs.takeAll()
             for job in batch { job() }
             if ready.security { serviceSecurity() }
@@ -90,6 +99,11 @@ final class RemoteEngine {
                     guard let proxy = proxies[id] else { continue }
                     let worker = proxy.worker?.name ?? "?"
                     logger.warning("no rendering within the request deadline", metadata: ["path": "\(proxy.path)", "worker": "\(worker)"])
+                    // The child will be placed again: its copy on this worker must not live on.
+                    if let peer = proxy.worker {
+                        peer.children.remove(id)
+                        sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+                    }
                     proxy.fail(.workerUnavailable(worker: worker, reason: "no answer within \(configuration.requestTimeout)"))
                 }
                 awaiting.removeAll()
@@ -97,7 +111,10 @@ final class RemoteEngine {
             }
             let ready = sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
             if ready.security { serviceSecurity() }
-            if ready.listener { drainListener() }
+            if ready.listener {
+                drainListener()
+                noteRoundTrips()
+            }
             runTimers()
         }
         // Hosted children's renderings are flushed by the loop once this pass is over: taking
@@ -113,7 +130,9 @@ final class RemoteEngine {
         flushHosted()
         if sockets.hasUpstream { sendUpstream(kind: .goodbye, correlationID: 0, nodePath: "", payloads: []) }
         for (id, peer) in workers {
-            for proxyID in peer.children { proxies[proxyID].map { sendToWorker(id, kind: .stop, correlationID: proxyID, nodePath: $0.path, payloads: []) } }
+            for proxyID in peer.children {
+                proxies[proxyID].map { sendToWorker(id, kind: .stop, correlationID: proxyID, epoch: $0.epoch, nodePath: $0.path, payloads: []) }
+            }
         }
     }
 
@@ -198,12 +217,17 @@ final class WorkerPeer {
     let pool: String
     let hostedTypes: Set<String>
     let capacity: Int
+    /// The HELLO's instance: a HELLO under this name from another instance is another process.
+    let instance: String
     var children: Set<UInt64> = []
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
+    /// When it joined (wall clock, for the inspector).
+    let joinedAt = Date()
 
-    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int) {
+    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, instance: String) {
         self.id = id
+        self.instance = instance
         self.name = name
         self.pool = pool
         self.hostedTypes = hostedTypes

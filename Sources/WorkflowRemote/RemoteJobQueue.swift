@@ -39,6 +39,20 @@ final class RemoteJobQueue: Sendable {
         if signal { wakeup.wake() }
     }
 
+    /// Appends `job` unless a stop was requested, and says whether it did: a job appended after
+    /// the stop may never run, so a caller awaiting its answer must not queue it then. (Jobs
+    /// appended before the stop run: the loop runs its last batch before it ends.)
+    func appendUnlessStopping(_ job: @escaping @Sendable () -> Void) -> Bool {
+        let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopRequested else { return (false, false) }
+            state.jobs.append(job)
+            defer { state.wakePending = true }
+            return (true, !state.wakePending)
+        }
+        if signal { wakeup.wake() }
+        return accepted
+    }
+
     /// Everything queued; re-arms the wakeup.
     func takeAll() -> (jobs: [@Sendable () -> Void], stopRequested: Bool) {
         state.withLock { state in

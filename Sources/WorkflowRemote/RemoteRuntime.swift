@@ -77,6 +77,25 @@ public final class RemoteRuntime: RuntimeLoop {
     /// Whether this process (as a worker) has been welcomed by its parent.
     public var isWelcomed: Bool { shared.isWelcomed }
 
+    /// The remote children and workers of this process's parent role as they are now, read on
+    /// the loop thread; empty once the runtime has stopped. (A render pass waiting for workers
+    /// delays the answer by at most the request deadline.)
+    public func inspect() async -> RemoteRuntimeInspection {
+        await withCheckedContinuation { (continuation: CheckedContinuation<RemoteRuntimeInspection, Never>) in
+            let queued = jobs.appendUnlessStopping { [bound] in continuation.resume(returning: bound.value.inspect()) }
+            if !queued { continuation.resume(returning: RemoteRuntimeInspection(name: name, children: [], workers: [])) }
+        }
+    }
+
+    /// Waits until the parent refuses this worker's HELLO (now or later) and returns why; `nil`
+    /// when the runtime stops or the waiting task is cancelled first. The runtime itself keeps
+    /// asking again with back-off; a daemon that would rather exit (so a supervisor or operator
+    /// sees a name conflict) waits on this.
+    public func refusal() async -> JoinRefusal? {
+        for await refusal in shared.subscribeRefusals() { return refusal }
+        return nil
+    }
+
     /// Counters of what the worker side has done, for tests and operations.
     public var workerCounters: WorkerCounters { shared.counters }
 

@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 
 /// How a `RemoteRuntime` takes part in a distributed tree.
 ///
@@ -42,6 +43,10 @@ public struct RemoteRuntimeConfiguration: Sendable {
     public var maxMessageSize: Int = 16 << 20
     /// Where the runtime logs (one line per event, with the node path and peer as metadata).
     public var logger: Logger
+    /// Where the runtime's metrics go (`RemoteRuntimeMetrics` lists them); `nil`: the process's
+    /// bootstrapped `MetricsSystem` (a no-op unless the daemon bootstrapped one). Tests pass a
+    /// factory over a registry of their own, so parallel tests never share global state.
+    public var metricsFactory: (any MetricsFactory)?
 
     public init(name: String, logger: Logger? = nil) {
         self.name = name

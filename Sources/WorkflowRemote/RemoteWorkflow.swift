@@ -5,8 +5,9 @@ import Logging
 ///
 /// Rendered like any child, it keeps the child's lifecycle by its keyed identity: the first pass
 /// that renders it sends START with the props, a pass with different props sends UPDATE, and the
-/// first pass that no longer renders it ends its side effect, which sends STOP. Its rendering is
-/// the latest one the worker sent; its outputs arrive as actions that forward them to the parent.
+/// first pass that no longer renders it ends its side effect, which sends STOP. Each flush of the
+/// worker (outputs, then the rendering after them) arrives as one action that installs the
+/// rendering and forwards every output to the parent, so one render pass shows both.
 public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
     public typealias Rendering = Child.Rendering
     public typealias Output = Child.Output
@@ -81,9 +82,16 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
                 snapshot: state.proxy?.snapshot ?? state.restoredSnapshot)
             state.proxy = proxy
         }
-        proxy.sink = context.makeSink(of: ProxyEvent<Child.Output>.self) { event in
+        proxy.sink = context.makeSink(of: ProxyEvent<Child.Rendering, Child.Output>.self) { event in
             switch event {
-            case .output(let output): AnyWorkflowAction<RemoteWorkflow<Child>>(sendingOutput: output)
+            case .flush(let flush):
+                // One action for the worker's whole flush: the rendering is installed and every
+                // output cascades through the parent before the next render pass.
+                AnyWorkflowAction<RemoteWorkflow<Child>> { state, context in
+                    if let proxy = state.proxy, proxy.childID == flush.childID { proxy.apply(flush) }
+                    for output in flush.outputs { context.emitOutput(output) }
+                    return nil
+                }
             case .refresh: AnyWorkflowAction<RemoteWorkflow<Child>>.noAction
             }
         }
@@ -98,8 +106,18 @@ extension RemoteWorkflow: StablyNamedWorkflow {
     public static var stableTypeName: String { "Remote<\(Child.workflowTypeName)>" }
 }
 
-/// What a proxy feeds back into its node: a child output, or "the worker sent a new rendering".
-enum ProxyEvent<Output: Sendable>: Sendable {
-    case output(Output)
+/// What a proxy feeds back into its node: a worker's flush to apply as one step, or "render
+/// again" (a rendering installed directly, a failure, a worker that joined).
+enum ProxyEvent<Rendering: Sendable, Output: Sendable>: Sendable {
+    case flush(ProxyFlush<Rendering, Output>)
     case refresh
+}
+
+/// A worker's flush, decoded: the outputs in emission order and the rendering after them.
+struct ProxyFlush<Rendering: Sendable, Output: Sendable>: Sendable {
+    /// The proxy that received it: a node that has since replaced its proxy (a new placement)
+    /// still forwards the outputs but does not install an old placement's rendering.
+    let childID: UInt64
+    let outputs: [Output]
+    let rendering: (rendering: Rendering, sequence: UInt64)?
 }

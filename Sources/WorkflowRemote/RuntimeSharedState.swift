@@ -9,6 +9,8 @@ final class RuntimeSharedState: Sendable {
         var counters = WorkerCounters()
         var statusSubscribers: [UInt64: AsyncStream<RemoteChildStatusChange>.Continuation] = [:]
         var workerSubscribers: [UInt64: AsyncStream<Void>.Continuation] = [:]
+        var refusalSubscribers: [UInt64: AsyncStream<JoinRefusal>.Continuation] = [:]
+        var refusal: JoinRefusal?
         var stoppedWaiters: [CheckedContinuation<Void, Never>] = []
         var stopped = false
         var nextID: UInt64 = 0
@@ -40,7 +42,35 @@ final class RuntimeSharedState: Sendable {
     }
 
     func setWelcomed(_ welcomed: Bool) {
-        state.withLock { $0.isWelcomed = welcomed }
+        state.withLock { state in
+            state.isWelcomed = welcomed
+            if welcomed { state.refusal = nil }
+        }
+    }
+
+    /// The parent refused the HELLO: remembered until a later one is welcomed.
+    func refuse(_ refusal: JoinRefusal) {
+        let subscribers = state.withLock { state in
+            state.refusal = refusal
+            return Array(state.refusalSubscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(refusal) }
+    }
+
+    /// The current refusal, if any, then each new one.
+    func subscribeRefusals() -> AsyncStream<JoinRefusal> {
+        let (stream, continuation) = AsyncStream<JoinRefusal>.makeStream()
+        let (id, current, stopped) = state.withLock { state in
+            state.nextID += 1
+            state.refusalSubscribers[state.nextID] = continuation
+            return (state.nextID, state.refusal, state.stopped)
+        }
+        if let current { continuation.yield(current) }
+        if stopped { continuation.finish() }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.refusalSubscribers.removeValue(forKey: id) }
+        }
+        return stream
     }
 
     func count(_ update: (inout WorkerCounters) -> Void) {
@@ -76,15 +106,20 @@ final class RuntimeSharedState: Sendable {
     }
 
     func markStopped() {
-        let (waiters, statusSubs, workerSubs) = state.withLock { state in
+        let (waiters, statusSubs, workerSubs, refusalSubs) = state.withLock { state in
             state.stopped = true
             defer {
                 state.stoppedWaiters = []
                 state.statusSubscribers = [:]
                 state.workerSubscribers = [:]
+                state.refusalSubscribers = [:]
             }
-            return (state.stoppedWaiters, Array(state.statusSubscribers.values), Array(state.workerSubscribers.values))
+            return (
+                state.stoppedWaiters, Array(state.statusSubscribers.values), Array(state.workerSubscribers.values),
+                Array(state.refusalSubscribers.values)
+            )
         }
+        refusalSubs.forEach { $0.finish() }
         waiters.forEach { $0.resume() }
         statusSubs.forEach { $0.finish() }
         workerSubs.forEach { $0.finish() }

@@ -8,7 +8,7 @@ struct EnvelopeTests {
     func roundTrip(kind: MessageKind, codec: CodecID) throws {
         let payload = try WireCodecs.codec(for: codec).encode(sampleMessage)
         let envelope = Envelope(
-            kind: kind, codec: codec, correlationID: .max, sequence: 17, acknowledged: 16,
+            kind: kind, codec: codec, correlationID: .max, sequence: 17, acknowledged: 16, epoch: 3,
             nodePath: "EmailBrowser:/InboxWorkflow:inbox 🙂", payloads: [payload, [], [1, 2, 3]])
         let frames = try envelope.encodeFrames()
         #expect(frames.count == 4)
@@ -20,17 +20,18 @@ struct EnvelopeTests {
         #expect(message == sampleMessage)
     }
 
-    @Test("Header layout is 32 fixed big-endian bytes plus the path")
+    @Test("Header layout is 40 fixed big-endian bytes plus the path")
     func layout() throws {
         let header = EnvelopeHeader(
             kind: .outputs, codec: .json, correlationID: 0x0102_0304_0506_0708, sequence: 9, acknowledged: 0x0A,
-            nodePath: "A")
+            epoch: 0x0B0C, nodePath: "A")
         let bytes = try header.encode()
         #expect(bytes == [
-            0x57, 0x46, 1, 7, 1, 0,
+            0x57, 0x46, 2, 7, 1, 0,
             1, 2, 3, 4, 5, 6, 7, 8,
             0, 0, 0, 0, 0, 0, 0, 9,
             0, 0, 0, 0, 0, 0, 0, 0x0A,
+            0, 0, 0, 0, 0, 0, 0x0B, 0x0C,
             0, 1, 0x41,
         ])
         #expect(EnvelopeHeader.fixedSize + 1 == bytes.count)

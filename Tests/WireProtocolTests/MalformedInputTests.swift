@@ -52,11 +52,11 @@ struct MalformedInputTests {
         #expect(decodeEnvelope([bytes]) == .badMagic(0x5846))
     }
 
-    @Test("Unknown version → unsupportedVersion")
-    func version() throws {
+    @Test("Unknown version → unsupportedVersion", arguments: [UInt8(1), 3])
+    func version(byte: UInt8) throws {
         var bytes = try header()
-        bytes[2] = 2
-        #expect(decodeEnvelope([bytes]) == .unsupportedVersion(2))
+        bytes[2] = byte
+        #expect(decodeEnvelope([bytes]) == .unsupportedVersion(byte))
     }
 
     @Test("Unknown kind → unknownKind", arguments: [UInt8(0), 13, 200, 255])
@@ -99,7 +99,7 @@ struct MalformedInputTests {
     @Test("Node path length past the frame → truncated")
     func pathPastFrame() throws {
         var bytes = try header()
-        bytes[31] = 200
+        bytes[EnvelopeHeader.fixedSize - 1] = 200
         guard case .truncated = decodeEnvelope([bytes]) else { Issue.record("expected truncated"); return }
     }
 

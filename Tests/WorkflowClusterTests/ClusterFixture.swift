@@ -59,6 +59,9 @@ final class ClusterFixture: Sendable {
             "request": ["deadline_ms": 10_000],
             "log": ["level": "info", "format": "text"],
             "placement": placement,
+            // Every test cluster serves its gateway on a free loopback port (printed by the
+            // coordinator), as the shipped configuration does on 8570.
+            "gateway": ["listen": "127.0.0.1:0"],
         ]
         if let security { document["security"] = security }
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
@@ -111,6 +114,11 @@ final class ClusterFixture: Sendable {
         }
         try? FileManager.default.removeItem(at: directory)
         try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
+    }
+
+    /// The latest daemon started under `label`.
+    func daemon(labelled label: String) -> DaemonProcess? {
+        daemons.withLock { $0 }.last { $0.label == label }
     }
 
     /// Everything every daemon wrote so far, standard output and standard error.

@@ -2,6 +2,7 @@ import RemoteTestSupport
 import Foundation
 import Testing
 import WireProtocol
+import WorkflowCluster
 import ZeroMQ
 
 /// The real daemons, as separate processes: a coordinator and two workers on a unique endpoint.
@@ -171,9 +172,29 @@ struct ClusterProcessTests {
         }
     }
 
+    @Test("a root the coordinator does not register is a configuration error (exit 78) naming the known roots")
+    func unknownRootRejected() async throws {
+        try await ClusterFixture.with("unknown-root") { cluster in
+            let coordinator = try cluster.start(
+                "workflow-coordinator", ["--config", cluster.configPath, "--root", "my-app"], label: "coordinator")
+            #expect(try await coordinator.waitForExit() == 78)
+            #expect(coordinator.stderr.lines.contains { $0.contains(#"unknown root workflow "my-app" (known: email-browser)"#) })
+        }
+    }
+
+    @Test("--version prints the library's version and exits 0, needing no configuration", arguments: ["workflow-coordinator", "workflow-worker"])
+    func version(executable: String) async throws {
+        try await ClusterFixture.with("version") { cluster in
+            let daemon = try cluster.start(executable, ["--version"], label: executable)
+            #expect(try await daemon.waitForExit() == 0)
+            #expect(daemon.stdout.lines == [WorkflowClusterVersion.current])
+        }
+    }
+
     @Test("--help explains every flag", arguments: [
         ("workflow-coordinator", ["serve", "--help"], [
             "--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--demo-selections", "--list-workers",
+            "--events-from-stdin", "--version",
         ]),
         ("workflow-coordinator", ["--help"], ["serve", "keygen"]),
         ("workflow-coordinator", ["keygen", "--help"], ["--config", "--dir", "--workers"]),
@@ -207,6 +228,31 @@ struct ClusterLogTests {
             let startObject = try #require(try JSONSerialization.jsonObject(with: Data(start.utf8)) as? [String: String])
             #expect(startObject["path"]?.contains("EmailBrowserWorkflow") == true)
             #expect(coordinator.stderr.lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
+        }
+    }
+}
+
+/// One live worker per name: a second `workflow-worker` started under the name of a live worker
+/// (a leftover process, a replacement started during a partition) is refused by the coordinator
+/// and exits 75 saying why, and the first keeps its place and its child.
+@Suite("Duplicate worker names")
+struct DuplicateWorkerNameTests {
+    @Test("a second live worker of the same name is refused and exits 75; the first keeps its child")
+    func secondLiveWorkerOfTheSameNameExits() async throws {
+        try await ClusterFixture.with("twin") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            let first = try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("the inbox running on worker-1", where: StatusLine.matching("InboxWorkflow", "running"))
+            let joinedBefore = coordinator.stderr.lines.filter { $0.contains("worker joined") }.count
+
+            let twin = try cluster.start("workflow-worker", ["--config", cluster.configPath, "--name", "worker-1"], label: "twin")
+            #expect(try await twin.waitForExit() == 75)
+            #expect(twin.stderr.lines.contains { $0.contains("a live worker named worker-1 is already connected") })
+            try await coordinator.stderr.first("the coordinator to log the refusal") { $0.contains("HELLO refused: name taken") }
+            #expect(!coordinator.stderr.lines.contains { $0.contains("worker left") }, "the first worker was evicted")
+            #expect(coordinator.stderr.lines.filter { $0.contains("worker joined") }.count == joinedBefore)
+            #expect(first.isRunning, "the first worker still runs")
         }
     }
 }

@@ -60,6 +60,15 @@ struct ClusterScriptTests {
                 #expect(status.contains("coordinator: running"))
                 #expect(status.contains("running on worker-1") && status.contains("running on worker-2"), "\(status)")
                 #expect(status.contains("latest screen"), "\(status)")
+                #expect(status.contains("gateway: http://127.0.0.1:"), "status reads the gateway's /api/tree: \(status)")
+
+                // A listed worker that is not running makes status fail (and say which).
+                let worker2 = try String(contentsOfFile: runDirectory.appendingPathComponent("worker-2.pid").path, encoding: .utf8)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                kill(try #require(Int32(worker2)), SIGKILL)
+                let (failedStatus, failed) = try await Self.cluster("status", cluster, runDirectory: runDirectory)
+                #expect(failedStatus != 0, "\(failed)")
+                #expect(failed.contains("worker-2: NOT running"), "\(failed)")
             } catch {
                 _ = try? await Self.cluster("down", cluster, runDirectory: runDirectory)
                 throw error

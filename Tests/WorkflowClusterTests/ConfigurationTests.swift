@@ -23,7 +23,7 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("the shipped local-cluster.json parses into the demo placement")
+    @Test("the shipped local-cluster.json parses into the demo placement, with the gateway on loopback port 8570")
     func shippedConfig() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let configuration = try ClusterConfigurationParser(file: root.appendingPathComponent("Config/local-cluster.json").path).load()
@@ -31,6 +31,8 @@ struct ConfigurationTests {
         #expect(configuration.placement.placement(typeName: "WorkflowExamples.InboxWorkflow", path: "/x") == .worker("worker-1"))
         #expect(configuration.placement.placement(typeName: "WorkflowExamples.MessageWorkflow", path: "/x") == .worker("worker-2"))
         #expect(configuration.securityMode == .curve)
+        #expect(configuration.gateway.listen == GatewayAddress(host: "127.0.0.1", port: 8570), "the demo's page at http://127.0.0.1:8570/")
+        #expect(configuration.gateway.bearerTokenFile == nil)
     }
 
     @Test("without a security mode a tcp endpoint runs CURVE and an ipc endpoint plaintext; an explicit mode wins")

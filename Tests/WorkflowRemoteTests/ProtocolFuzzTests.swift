@@ -47,6 +47,16 @@ import ZeroMQ
                 if let envelope = try? Envelope(frames: reply), envelope.kind == .error { errorReplies += 1 }
             }
         }
+        // Replies still on their way (on a loaded machine the parent answers after the last
+        // send): wait for them, bounded, before judging the ERROR count.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while errorReplies == 0 && ContinuousClock.now < deadline {
+            for socket in attackers {
+                while let reply = try socket.receiveMultipart(.timeout(.milliseconds(200))) {
+                    if let envelope = try? Envelope(frames: reply), envelope.kind == .error { errorReplies += 1 }
+                }
+            }
+        }
         try await rendering(of: host, "all \(events) honest events applied (seed \(seed))") { $0["c"]?.count == events }
         print("protocol fuzz: \(rounds) messages, \(errorReplies) error replies, seed \(seed)")
         #expect(parent.workerNames.contains("honest"))
@@ -73,10 +83,12 @@ import ZeroMQ
             header[Int.random(in: 0..<header.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
             return [header, bytes(8)]
         case 3:
-            struct Hello: Codable { var name: String; var pool: String; var hostedTypes: [String]; var capacity: Int; var protocolVersion: Int }
+            struct Hello: Codable {
+                var name: String; var pool: String; var hostedTypes: [String]; var capacity: Int; var protocolVersion: Int; var instance: String
+            }
             let hello = Hello(
                 name: "intruder-\(Int.random(in: 0..<3, using: &generator))", pool: "default", hostedTypes: [],
-                capacity: 1, protocolVersion: Int.random(in: 0...2, using: &generator))
+                capacity: 1, protocolVersion: Int.random(in: 1...3, using: &generator), instance: "i\(Int.random(in: 0..<2, using: &generator))")
             return try Envelope(kind: .hello, payloads: [try codec.encode(hello)]).encodeFrames()
         default:
             return try Envelope(kind: .outputs, correlationID: 999, acknowledged: 5, payloads: [bytes(4), bytes(4)]).encodeFrames()

@@ -91,6 +91,25 @@ final class WorkerProcess: Sendable {
         process.waitUntilExit()
     }
 
+    /// SIGSTOPs the worker: it stays connected but runs nothing (a stall, a paused VM).
+    func suspend() {
+        Foundation.kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// SIGCONTs a suspended worker.
+    func resume() {
+        Foundation.kill(process.processIdentifier, SIGCONT)
+    }
+
+    /// Whether the kernel reports the worker stopped (state `T` in /proc/PID/stat): a SIGSTOP
+    /// takes effect asynchronously.
+    var isSuspended: Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first == "T"
+    }
+
     /// SIGKILLs the worker and reaps it.
     func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)

@@ -60,7 +60,7 @@ struct KeygenCommand: ParsableCommand {
             let (directory, names) = try target()
             generated = try CurveKeyFiles.generate(in: directory, workers: names)
         } catch {
-            ClusterDaemon.reportFatal("workflow-coordinator keygen", error)
+            ClusterDaemon.reportFatal(ExecutableName.current(or: "workflow-coordinator") + " keygen", error)
             throw ExitCode.failure
         }
         for file in generated.files { print("wrote \(file)") }

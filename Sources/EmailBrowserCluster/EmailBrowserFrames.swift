@@ -1,37 +1,12 @@
 import Foundation
-import Workflow
+import WorkflowCluster
 import WorkflowExamples
-import WorkflowRemote
 
-/// The `email-browser` root: the split email browser with both panes placed `.configured`.
-struct EmailBrowserSession: ClusterRootSession {
-    let host: WorkflowHost<EmailBrowserWorkflow>
-
-    init(runtime: RemoteRuntime, snapshot: TreeSnapshot? = nil) {
-        host = WorkflowHost(
-            workflow: EmailBrowserWorkflow(inboxPlacement: .configured, messagePlacement: .configured), snapshot: snapshot, loop: runtime)
-    }
-
-    func snapshot() async -> TreeSnapshot {
-        await host.snapshot()
-    }
-
-    func forEachFrame(_ body: (RenderedFrame) async -> Bool) async {
-        for await screen in host.renderings {
-            guard await body(Self.frame(of: screen)) else { return }
-        }
-    }
-
-    func select(_ id: Int) -> Bool {
-        let inbox = host.rendering.inbox
-        guard inbox.messages.contains(where: { $0.id == id }) else { return false }
-        inbox.onMessageSelected.send(id)
-        return true
-    }
-
-    func stop() async {
-        await host.stop()
-    }
+/// How the email browser's screens are printed: a text screen naming the process that rendered
+/// each pane, and a compact JSON summary (what the cluster tests and `cluster.sh status` read).
+public enum EmailBrowserFrames {
+    /// The label a placeholder pane shows (its child has no worker yet).
+    static let placeholder = "(unavailable)"
 
     /// What a frame of the browser shows, also its JSON form.
     struct Summary: Encodable {
@@ -50,19 +25,21 @@ struct EmailBrowserSession: ClusterRootSession {
         var message: Message
     }
 
-    static func frame(of screen: SplitScreen) -> RenderedFrame {
+    /// The printed frame of `screen`.
+    public static func frame(of screen: SplitScreen) -> RenderedFrame {
         let summary = Summary(
             inbox: .init(renderedBy: screen.inbox.renderedBy, messageIDs: screen.inbox.messages.map(\.id)),
             message: .init(renderedBy: screen.message.renderedBy, messageID: screen.message.messageID, subject: screen.message.subject))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let json = (try? encoder.encode(summary)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        let placeholder = "(unavailable)"
-        return RenderedFrame(
-            text: text(of: screen), json: json,
-            isComplete: screen.inbox.renderedBy != placeholder && screen.message.renderedBy != placeholder
-                && !screen.inbox.messages.isEmpty,
-            selection: screen.message.messageID)
+        return RenderedFrame(text: text(of: screen), json: json)
+    }
+
+    /// Whether both panes were rendered by a real process (neither is a placeholder) and the
+    /// inbox lists messages: the demo selects only on such a screen.
+    static func isComplete(_ screen: SplitScreen) -> Bool {
+        screen.inbox.renderedBy != placeholder && screen.message.renderedBy != placeholder && !screen.inbox.messages.isEmpty
     }
 
     static func text(of screen: SplitScreen) -> String {

@@ -1,0 +1,151 @@
+import WorkflowCluster
+
+/// The email browser's web client: the page the coordinator's gateway serves at `/`.
+///
+/// Plain HTML and JavaScript (no build step) that reads the generic gateway API: it draws the
+/// inbox and the message pane from each rendering of the `/api/renderings` stream, labels each
+/// pane with the process that rendered it, sends a click as an event to the inbox's
+/// `onMessageSelected` token, and reads `/api/tree` to show a pane whose worker is gone as
+/// unavailable until it comes back. It belongs to the email browser, not to the gateway, which
+/// serves any application's assets.
+public enum EmailBrowserWebPage {
+    /// The page, served at `/`.
+    public static var assets: [WebAsset] {
+        [WebAsset(path: "/", contentType: "text/html; charset=utf-8", text: html)]
+    }
+
+    static let html = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>Email browser — distributed workflow</title>
+        <style>
+          body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #1d2330; background: #eef1f5; }
+          header { background: #1f2a44; color: #fff; padding: 12px 20px; display: flex; justify-content: space-between; align-items: baseline; }
+          header h1 { font-size: 18px; margin: 0; } header a { color: #bcd0ff; } header span { font-size: 13px; color: #c7cfdd; }
+          main { display: grid; grid-template-columns: 340px 1fr; gap: 16px; padding: 16px 20px; }
+          section { background: #fff; border: 1px solid #d3d9e2; border-radius: 10px; overflow: hidden; }
+          section h2 { margin: 0; padding: 10px 14px; font-size: 14px; background: #f5f7fa; border-bottom: 1px solid #d3d9e2;
+                       display: flex; justify-content: space-between; }
+          .by { font-weight: 500; color: #2563eb; } .by.unavailable { color: #b91c1c; }
+          ul { list-style: none; margin: 0; padding: 0; }
+          li button { width: 100%; text-align: left; border: 0; border-bottom: 1px solid #edf0f4; background: none; padding: 10px 14px;
+                      font: inherit; cursor: pointer; } li button:hover { background: #f2f6ff; }
+          li button.selected { background: #dbe7ff; font-weight: 600; }
+          #message-body { padding: 14px 18px; white-space: pre-wrap; } #message-subject { font-size: 20px; margin: 0 0 8px; }
+          .note { color: #6b7280; } .banner { padding: 8px 14px; background: #fee2e2; color: #991b1b; display: none; }
+          section.down .banner { display: block; } section.down { border-color: #f87171; }
+        </style>
+        </head>
+        <body>
+        <header><h1>Email browser</h1><span id="connection">connecting…</span><a href="/inspector" id="inspector-link">inspector</a></header>
+        <main>
+          <section id="inbox-pane">
+            <h2>Inbox <span class="by" id="inbox-by">–</span></h2>
+            <div class="banner" id="inbox-banner"></div>
+            <ul id="inbox-list"></ul>
+          </section>
+          <section id="message-pane">
+            <h2>Message <span class="by" id="message-by">–</span></h2>
+            <div class="banner" id="message-banner"></div>
+            <div id="message-body"><p class="note">Select a message.</p></div>
+          </section>
+        </main>
+        <script>
+        "use strict";
+        const token = new URLSearchParams(location.hash.slice(1)).get("token");
+        const headers = token ? { Authorization: "Bearer " + token } : {};
+        let latest = null;            // the newest rendering message
+        let statuses = {};            // pane -> {status, detail}
+        const $ = id => document.getElementById(id);
+
+        function paneStatus(pane) { return statuses[pane] || { status: "running", detail: "" }; }
+
+        function draw() {
+          if (!latest) return;
+          const screen = latest.rendering;
+          for (const [pane, by] of [["inbox", screen.inbox.renderedBy], ["message", screen.message.renderedBy]]) {
+            const status = paneStatus(pane);
+            const down = status.status !== "running" || by === "(unavailable)";
+            $(pane + "-pane").classList.toggle("down", down);
+            $(pane + "-by").textContent = down ? "unavailable" : "rendered by " + by;
+            $(pane + "-by").classList.toggle("unavailable", down);
+            $(pane + "-banner").textContent = down
+              ? "unavailable" + (status.detail ? ": " + status.detail : "") + " — it comes back by itself when its worker does" : "";
+          }
+          const list = $("inbox-list");
+          list.replaceChildren(...screen.inbox.messages.map(row => {
+            const button = document.createElement("button");
+            button.textContent = row.subject;
+            button.dataset.id = row.id;
+            button.className = row.id === screen.message.messageID ? "selected" : "";
+            button.addEventListener("click", () => select(row.id));
+            const item = document.createElement("li");
+            item.append(button);
+            return item;
+          }));
+          const body = $("message-body");
+          if (screen.message.messageID == null) {
+            body.innerHTML = '<p class="note">Select a message.</p>';
+          } else {
+            const subject = document.createElement("h3");
+            subject.id = "message-subject";
+            subject.textContent = screen.message.subject;
+            const text = document.createElement("div");
+            text.id = "message-text";
+            text.textContent = screen.message.body;
+            body.replaceChildren(subject, text);
+            body.dataset.messageId = screen.message.messageID;
+          }
+        }
+
+        // An event goes to the sink token of the rendering on screen; a token the tree no longer
+        // has (410: a newer rendering replaced it) is retried once with the latest rendering's.
+        async function select(id, retried) {
+          const sink = latest && latest.rendering.inbox.onMessageSelected;
+          if (!sink) return;
+          const response = await fetch("/api/events/" + encodeURIComponent(sink), {
+            method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(id) });
+          if ((response.status === 410 || response.status === 404) && !retried) {
+            latest = await (await fetch("/api/rendering", { headers })).json();
+            draw();
+            return select(id, true);
+          }
+          if (!response.ok) $("connection").textContent = "event refused: " + (await response.json()).message;
+        }
+
+        async function readStatuses() {
+          try {
+            const tree = await (await fetch("/api/tree", { headers })).json();
+            const next = {};
+            for (const node of tree.nodes) {
+              const pane = node.type.endsWith("InboxWorkflow") ? "inbox" : node.type.endsWith("MessageWorkflow") ? "message" : null;
+              if (pane) next[pane] = { status: node.status, detail: node.detail };
+            }
+            statuses = next;
+            draw();
+          } catch (error) { /* the stream reports the connection */ }
+        }
+
+        function connect() {
+          const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+          const query = token ? "?access_token=" + encodeURIComponent(token) : "";
+          const socket = new WebSocket(scheme + "//" + location.host + "/api/renderings" + query);
+          socket.onopen = () => { $("connection").textContent = "live"; };
+          socket.onmessage = event => {
+            latest = JSON.parse(event.data);
+            document.body.dataset.sequence = latest.sequence;
+            draw();
+            readStatuses();
+          };
+          socket.onclose = () => { $("connection").textContent = "reconnecting…"; setTimeout(connect, 1000); };
+        }
+        if (token) $("inspector-link").href = "/inspector#token=" + encodeURIComponent(token);
+        connect();
+        setInterval(readStatuses, 1000);
+        </script>
+        </body>
+        </html>
+        """#
+}

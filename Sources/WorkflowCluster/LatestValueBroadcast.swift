@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Hands the latest value to any number of readers, each through a buffer of one (newest wins).
+///
+/// A new reader starts with the current value; a slow reader skips values instead of queueing
+/// them (renderings of a screen: only the latest matters). `finish()` ends every stream.
+final class LatestValueBroadcast<Value: Sendable>: Sendable {
+    private struct State {
+        var latest: Value?
+        var subscribers: [UInt64: AsyncStream<Value>.Continuation] = [:]
+        var nextID: UInt64 = 0
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// The latest value published, if any.
+    var latest: Value? { state.withLock { $0.latest } }
+
+    /// Makes `value` the latest and hands it to every reader.
+    func publish(_ value: Value) {
+        let subscribers = state.withLock { state in
+            state.latest = value
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(value) }
+    }
+
+    /// A stream of the values, starting with the latest; ends at once after `finish()`.
+    func subscribe() -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id: UInt64? = state.withLock { state in
+            if let latest = state.latest { continuation.yield(latest) }
+            guard !state.finished else { return nil }
+            state.nextID += 1
+            state.subscribers[state.nextID] = continuation
+            return state.nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Ends every stream, present and future.
+    func finish() {
+        let subscribers = state.withLock { state in
+            state.finished = true
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        subscribers.forEach { $0.finish() }
+    }
+}

@@ -1,0 +1,42 @@
+/// Why an event sent to a sink token of the root's rendering was not delivered.
+///
+/// An outside client (the coordinator's `--events-from-stdin`, later an HTTP gateway) holds
+/// tokens it read from a JSON rendering; each way a send can fail is a distinct case so the
+/// client can react (fetch the current rendering, fix its request, retry later) and a gateway
+/// can map it to a status code.
+public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No rendering of this root ever carried the token (a typo, or a token from another
+    /// coordinator process).
+    case unknownToken(String)
+    /// The token was in an earlier rendering, and the current one has no sink at its place any
+    /// more (the pane or row it belonged to is gone), or it is too old to act on: read the
+    /// current rendering and use its tokens. Tokens of recent renderings whose place is still
+    /// rendered deliver, as a sink kept from an earlier render does in process.
+    case staleToken(String)
+    /// The body is not JSON the sink's event type decodes from; `reason` says what was wrong.
+    case undecodableEvent(token: String, reason: String)
+    /// The sink refused the event for back-pressure (its remote child has too many
+    /// unacknowledged events): nothing was applied; retry later.
+    case refused(token: String)
+
+    /// A one-line explanation for logs and client errors.
+    public var description: String {
+        switch self {
+        case .unknownToken(let token): "unknown sink token \"\(token)\""
+        case .staleToken(let token): "stale sink token \"\(token)\": the current rendering no longer has its pane or row; read the current rendering"
+        case .undecodableEvent(let token, let reason): "the event for sink token \"\(token)\" cannot be decoded: \(reason)"
+        case .refused(let token): "the sink \"\(token)\" refused the event (back-pressure); retry later"
+        }
+    }
+
+    /// A stable machine-readable name for the case (`unknown-token`, `stale-token`,
+    /// `undecodable-event`, `refused`), for JSON answers.
+    public var code: String {
+        switch self {
+        case .unknownToken: "unknown-token"
+        case .staleToken: "stale-token"
+        case .undecodableEvent: "undecodable-event"
+        case .refused: "refused"
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Synchronization
+import Workflow
+
+/// The sinks of a root's recent JSON renderings, by token.
+///
+/// Filled by encoding each rendering with a `RenderingSinkExporter`. A sink keeps the action of
+/// the render pass that made it (see `Sink`), and each pass gives its sinks new tokens, so a
+/// token from an earlier rendering still delivers — to its own handler, against the current
+/// state — as a sink held from an earlier rendering does in process, *while the current
+/// rendering still has a sink at the same place*. A client that clicks on a screen one
+/// rendering old is served; a click on a pane or row the tree no longer renders is *stale*
+/// (its node may be gone, and an event sent there would be dropped without a word).
+///
+/// "The same place" is the token's route: a runtime token is `ROUTE@INCARNATION.PASS` (see
+/// `SinkRoute` in the core), and the route names the node and the sink's position in it.
+///
+/// Memory stays bounded: the tokens of the latest rendering plus the `retainedLimit` most
+/// recently retired ones keep their deliveries; older ones are forgotten but remembered by
+/// name (up to `forgottenLimit`), so a client sending to one learns it is *stale* rather than
+/// *unknown*.
+final class SinkTokenTable: Sendable {
+    /// Decodes an event from a decoder and sends it to a sink; `false` when refused.
+    typealias Delivery = @Sendable (any Decoder) throws -> Bool
+
+    private struct State {
+        var current: [String: Delivery] = [:]
+        var currentRoutes: Set<Substring> = []
+        var retained: [String: Delivery] = [:]
+        var retainedOrder: [String] = []
+        var forgotten: Set<String> = []
+        var forgottenOrder: [String] = []
+    }
+
+    /// How many retired tokens keep their deliveries.
+    let retainedLimit: Int
+    /// How many forgotten tokens are still recognised as stale.
+    let forgottenLimit: Int
+    private let state = Mutex(State())
+
+    init(retainedLimit: Int = 4096, forgottenLimit: Int = 65_536) {
+        self.retainedLimit = retainedLimit
+        self.forgottenLimit = forgottenLimit
+    }
+
+    /// Makes `deliveries` the current tokens; the previous tokens not among them retire.
+    func install(_ deliveries: [String: Delivery]) {
+        state.withLock { state in
+            for (token, delivery) in state.current where deliveries[token] == nil && state.retained[token] == nil {
+                state.retained[token] = delivery
+                state.retainedOrder.append(token)
+            }
+            state.current = deliveries
+            state.currentRoutes = Set(deliveries.keys.map(Self.route(of:)))
+            let excess = state.retainedOrder.count - retainedLimit
+            guard excess > 0 else { return }
+            for token in state.retainedOrder.prefix(excess) where state.retained.removeValue(forKey: token) != nil {
+                if state.forgotten.insert(token).inserted { state.forgottenOrder.append(token) }
+            }
+            state.retainedOrder.removeFirst(excess)
+            let forgottenExcess = state.forgottenOrder.count - forgottenLimit
+            if forgottenExcess > 0 {
+                for token in state.forgottenOrder.prefix(forgottenExcess) { state.forgotten.remove(token) }
+                state.forgottenOrder.removeFirst(forgottenExcess)
+            }
+        }
+    }
+
+    /// The delivery for `token`, or why there is none.
+    func delivery(for token: String) -> Result<Delivery, RootEventError> {
+        state.withLock { state in
+            if let delivery = state.current[token] { return .success(delivery) }
+            if let delivery = state.retained[token] {
+                return state.currentRoutes.contains(Self.route(of: token)) ? .success(delivery) : .failure(.staleToken(token))
+            }
+            return .failure(state.forgotten.contains(token) ? .staleToken(token) : .unknownToken(token))
+        }
+    }
+
+    /// The part of a token that names where its sink sits (the node and its position there),
+    /// without the render pass: everything before the last `@`, or the whole token.
+    static func route(of token: String) -> Substring {
+        guard let at = token.lastIndex(of: "@") else { return token[...] }
+        return token[..<at]
+    }
+}
+
+/// Collects the sinks met while one rendering is encoded to JSON.
+///
+/// Sinks nothing can route to (a placeholder's closure sink) encode as `null`: a client sees
+/// there is nothing to send to, and the rest of the rendering is still served.
+final class RenderingSinkExporter: SinkExporter {
+    private let collected = Mutex<[String: SinkTokenTable.Delivery]>([:])
+
+    var encodesUnroutableSinksAsNull: Bool { true }
+
+    func export(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void) {
+        collected.withLock { $0[token] = { decoder in
+            try deliver(decoder)
+            return true
+        } }
+    }
+
+    func export(token: String, deliverReportingAcceptance deliver: @escaping @Sendable (any Decoder) throws -> Bool) {
+        collected.withLock { $0[token] = deliver }
+    }
+
+    /// Everything collected so far.
+    var deliveries: [String: SinkTokenTable.Delivery] { collected.withLock { $0 } }
+}
+
+/// Hands a `JSONDecoder`'s decoder to a sink's delivery: decoding this type *is* delivering.
+struct JSONEventDelivery: Decodable {
+    static let key = CodingUserInfoKey(rawValue: "workflow.cluster.eventDelivery")!
+
+    /// The delivery to run and, after decoding, whether the sink accepted.
+    final class Box: Sendable {
+        let delivery: SinkTokenTable.Delivery
+        let accepted = Mutex(false)
+        init(_ delivery: @escaping SinkTokenTable.Delivery) { self.delivery = delivery }
+    }
+
+    init(from decoder: any Decoder) throws {
+        guard let box = decoder.userInfo[Self.key] as? Box else { throw SinkCodingError.noTransport }
+        let accepted = try box.delivery(decoder)
+        box.accepted.withLock { $0 = accepted }
+    }
+
+    /// Decodes `json` into the delivery's event and sends it; returns whether it was accepted.
+    static func deliver(_ json: Data, through delivery: @escaping SinkTokenTable.Delivery) throws -> Bool {
+        let box = Box(delivery)
+        let decoder = JSONDecoder()
+        decoder.userInfo[key] = box
+        _ = try decoder.decode(JSONEventDelivery.self, from: json)
+        return box.accepted.withLock { $0 }
+    }
+}

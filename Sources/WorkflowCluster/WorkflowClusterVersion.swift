@@ -1,0 +1,8 @@
+/// The version of the cluster library and its daemons, in one place.
+///
+/// `--version` on every daemon built with `WorkflowCoordinatorCommand` or `WorkflowWorkerCommand`
+/// prints it, and the CHANGELOG names releases by it, so an operator can tell which build runs.
+public enum WorkflowClusterVersion {
+    /// The current version (semantic versioning).
+    public static let current = "0.3.0"
+}

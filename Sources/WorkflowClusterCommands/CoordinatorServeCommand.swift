@@ -1,0 +1,132 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+import WorkflowCluster
+import WorkflowGateway
+
+/// `COORDINATOR [serve]`: hosts the cluster's root workflow and places its children on workers,
+/// with the application's own flags (`Extension`) added.
+struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "serve",
+            abstract: "Hosts a root workflow whose children run on worker processes (the default).",
+            discussion: """
+                Binds the cluster endpoint from the configuration file, hosts the root workflow named by \
+                coordinator.root and places its remote children as the file's placement table says. Serves \
+                until SIGTERM or SIGINT, then stops the tree and exits 0. Settings are taken from the command \
+                line, then WORKFLOW_* environment variables, then the file. Logs go to standard error; \
+                renderings (--print-renderings) to standard output.
+                """)
+    }
+
+    @Option(name: .long, help: ArgumentHelp("The cluster configuration file (JSON).", valueName: "file"))
+    var config: String
+
+    @Option(name: .long, help: ArgumentHelp("The lowest log level: trace, debug, info, notice, warning, error, critical. Overrides log.level and WORKFLOW_LOG_LEVEL.", valueName: "level"))
+    var logLevel: String?
+
+    @Option(name: .long, help: ArgumentHelp("Log line format: text (default) or json. Overrides log.format and WORKFLOW_LOG_FORMAT.", valueName: "format"))
+    var logFormat: String?
+
+    @Option(name: .long, help: ArgumentHelp("The endpoint to bind (tcp://host:port or ipc://path). Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
+    var endpoint: String?
+
+    @Option(name: .long, help: ArgumentHelp("The root workflow to host, by its registered name. Overrides coordinator.root and WORKFLOW_COORDINATOR_ROOT.", valueName: "name"))
+    var root: String?
+
+    @Option(name: .long, help: ArgumentHelp("Print each settled rendering of the root on standard output: none (default), text (a small screen) or json (one line per rendering or status change).", valueName: "mode"))
+    var printRenderings: String = "none"
+
+    @Option(name: .long, help: ArgumentHelp("Write the root's tree snapshot to this file (atomically) every --snapshot-interval-ms and on SIGTERM. Overrides snapshot.file.", valueName: "file"))
+    var snapshotFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("How often to write the snapshot, in milliseconds (default 1000). Overrides snapshot.interval_ms.", valueName: "ms"))
+    var snapshotIntervalMs: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Start the root from this snapshot file (written by --snapshot-file). A missing or corrupt file stops the coordinator (exit 78); omit --restore to start fresh.", valueName: "file"))
+    var restore: String?
+
+    @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
+    var eventsFromStdin = false
+
+    @Option(name: .long, help: ArgumentHelp("Serve the HTTP gateway (renderings, events, inspector, metrics, health) at host:port, or 'off'. Overrides gateway.listen and WORKFLOW_GATEWAY_LISTEN.", valueName: "host:port"))
+    var gatewayListen: String?
+
+    @Flag(name: .long, help: "Print the names of the workers the configuration lists, one per line, and exit (used by scripts/cluster.sh).")
+    var listWorkers = false
+
+    @OptionGroup var application: Extension
+
+    func validate() throws {
+        guard RenderingPrintMode(rawValue: printRenderings) != nil else {
+            throw ValidationError("--print-renderings must be one of none, text, json (got \(printRenderings))")
+        }
+        if let snapshotIntervalMs, snapshotIntervalMs <= 0 {
+            throw ValidationError("--snapshot-interval-ms must be a positive integer (got \(snapshotIntervalMs))")
+        }
+    }
+
+    func run(roots: RootWorkflowRegistry, webAssets: [WebAsset]) async throws {
+        let program = ExecutableName.current(or: "workflow-coordinator")
+        let settings: ClusterSettings
+        do {
+            settings = try await ClusterSettings.load(
+                file: config,
+                overrides: ClusterOverrides(
+                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen))
+        } catch {
+            ClusterDaemon.reportFatal(program, error)
+            throw ExitCode(78)
+        }
+        if listWorkers {
+            for worker in settings.configuration.workers { print(worker.name) }
+            return
+        }
+        do {
+            _ = try roots.root(configured: settings.configuration.root)
+        } catch {
+            ClusterDaemon.reportFatal(program, error)
+            throw ExitCode(78)
+        }
+        ClusterDaemon.setProcessLabel("coordinator")
+        let logger = Logger.cluster(label: "coordinator", node: "coordinator", settings: settings.configuration.log)
+        var configuration = settings.configuration
+        if let snapshotFile { configuration.snapshotFile = snapshotFile }
+        if let snapshotIntervalMs { configuration.snapshotInterval = .milliseconds(snapshotIntervalMs) }
+        let service: CoordinatorService
+        do {
+            // Read before any socket: a bad snapshot stops the coordinator at start.
+            let restored = try restore.map(SnapshotFile.load)
+            // Key files are read now, before any socket: a bad key stops the coordinator at start.
+            var options = CoordinatorOptions(printMode: RenderingPrintMode(rawValue: printRenderings) ?? .none, restoredSnapshot: restored)
+            if eventsFromStdin { options.companions.append(StandardInputEvents()) }
+            if let address = configuration.gateway.listen {
+                // The daemon's entry point is the one place that bootstraps the process-global
+                // metrics system; the runtime and the gateway record into it, /metrics reads it.
+                let registry = PrometheusCollectorRegistry()
+                MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+                options.companions.append(
+                    ClusterGateway(
+                        options: GatewayOptions(
+                            address: address, bearerToken: try configuration.gateway.loadBearerToken(), assets: webAssets,
+                            metricsRegistry: registry)))
+            }
+            application.configure(&options)
+            service = CoordinatorService(
+                configuration: configuration, options: options, roots: roots,
+                security: try CurveKeyFiles.serverSecurity(settings.configuration), logger: logger)
+        } catch {
+            ClusterDaemon.reportFatal(program, error)
+            throw ExitCode(78)
+        }
+        do {
+            try await ClusterDaemon.run(service, logger: logger)
+        } catch {
+            logger.critical("coordinator failed: \(error)")
+            throw ExitCode.failure
+        }
+    }
+}

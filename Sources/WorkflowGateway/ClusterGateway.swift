@@ -1,0 +1,74 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import Synchronization
+import WorkflowCluster
+import WorkflowRemote
+
+/// The coordinator's HTTP gateway as a companion of its root: it serves the routes of
+/// `GatewayRoutes` from the moment the root starts until the coordinator stops.
+///
+/// A companion, so every application's coordinator gets it from configuration alone (the daemon
+/// adds it when `gateway.listen` is set), and it sees the root only through its session, as any
+/// other client does. It prints `{"event":"gateway","url":…}` (JSON mode) or a note (text mode)
+/// with the address it bound, which matters when the port was 0.
+public struct ClusterGateway: RootCompanion {
+    /// How it serves.
+    public let options: GatewayOptions
+    private let runtime = RuntimeSlot()
+
+    /// Creates the gateway; nothing listens until the coordinator runs it.
+    public init(options: GatewayOptions) {
+        self.options = options
+    }
+
+    /// Keeps the runtime for the tree inspector and the readiness probe.
+    public func prepare(runtime: RemoteRuntime, context: CoordinatorContext) async throws {
+        self.runtime.set(runtime)
+    }
+
+    /// Serves until cancelled (the coordinator stopping) or until the coordinator's graceful
+    /// shutdown; a port that cannot be bound fails the coordinator (exit 1).
+    public func run(session: any ClusterRootSession, context: CoordinatorContext) async throws -> RootCompanionEnd {
+        let application = Self.application(
+            session: session, runtime: runtime.get(), configuration: context.configuration, options: options, logger: context.logger
+        ) { address in
+            let url = "http://\(address)"
+            context.logger.info("gateway listening", metadata: ["url": "\(url)"])
+            context.console.event(["event": "gateway", "url": url])
+            context.console.note("gateway: \(url)/")
+        }
+        try await application.run()
+        return .keepServing
+    }
+
+    /// The gateway as a Hummingbird application (what `run` serves; tests drive it with
+    /// HummingbirdTesting). `onListening` gets the bound address once the server runs.
+    public static func application(
+        session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
+        logger: Logger, onListening: @escaping @Sendable (GatewayAddress) -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let router = GatewayRoutes.router(session: session, runtime: runtime, configuration: configuration, options: options, logger: logger)
+        var serverLogger = logger
+        // Hummingbird logs every request at debug/info; the coordinator's log keeps its own lines.
+        serverLogger.logLevel = max(logger.logLevel, .notice)
+        let host = options.address.host
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: options.address.port), serverName: nil),
+            onServerRunning: { channel in
+                onListening(GatewayAddress(host: host, port: channel.localAddress?.port ?? options.address.port))
+            },
+            logger: serverLogger)
+    }
+}
+
+/// The runtime handed to `prepare`, read by `run` (a companion is a value; this is its one slot).
+final class RuntimeSlot: Sendable {
+    private let runtime = Mutex<RemoteRuntime?>(nil)
+    func set(_ value: RemoteRuntime) { runtime.withLock { $0 = value } }
+    func get() -> RemoteRuntime? { runtime.withLock { $0 } }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import Prometheus
+import WorkflowCluster
+import WorkflowRemote
+
+/// The gateway's routes, over a root session and (when the root runs on a `RemoteRuntime`) the
+/// runtime that places its children.
+///
+/// | route | answers |
+/// |---|---|
+/// | `GET /api/rendering` | the latest settled rendering: `{"rendering": …, "root": …, "sequence": N}` |
+/// | `GET /api/renderings` (WebSocket) | that message for every settled rendering; newest wins for a slow client |
+/// | `POST /api/events/{token}` | the JSON body sent to the sink the token names: 202, or 400/404/410/413/429/503 |
+/// | `GET /api/tree` | the distributed tree and the workers (`ClusterTreeInspection`) |
+/// | `GET /health/live`, `GET /health/ready` | probes: 200 or 503 with a JSON report |
+/// | `GET /metrics` | Prometheus text, when a registry is configured |
+/// | `GET /inspector` | a page drawing `/api/tree`, live |
+/// | the application's assets | e.g. the email browser's page at `/` |
+public enum GatewayRoutes {
+    /// The path of the rendering stream (the only route that also takes the token as a query
+    /// parameter, since a browser's WebSocket cannot send headers).
+    public static let renderingsPath = "/api/renderings"
+
+    /// The request context of every route (WebSocket upgrades need their own kind).
+    public typealias Context = BasicWebSocketRequestContext
+
+    /// Builds the router. `runtime` is `nil` for a root that has no remote runtime (tests);
+    /// then the tree has no remote children and readiness needs only a rendering.
+    public static func router(
+        session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
+        logger: Logger
+    ) -> Router<Context> {
+        let router = Router(context: Context.self)
+        let metrics = GatewayMetrics(factory: options.metricsFactory)
+        let assetPaths = Set(options.assets.map(\.path) + ["/inspector"])
+        router.add(middleware: RequestCountingMiddleware(metrics: metrics))
+        if let token = options.bearerToken {
+            router.add(middleware: BearerTokenMiddleware(token: token, openPaths: assetPaths))
+        }
+
+        router.get("/api/rendering") { _, _ in
+            let latest = session.latestRendering
+            return JSONResponses.bytes(RenderingMessage.bytes(root: session.name, sequence: latest.sequence, json: latest.json))
+        }
+
+        router.ws(RouterPath(renderingsPath)) { _, _ in
+            .upgrade([:])
+        } onUpgrade: { inbound, outbound, _ in
+            metrics.streamClients.increment()
+            defer { metrics.streamClients.decrement() }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // The client's side: read (and ignore) until it closes.
+                    var iterator = inbound.makeAsyncIterator()
+                    while (try? await iterator.next()) != nil {}
+                }
+                group.addTask {
+                    // One buffer of one per client: a slow client skips renderings.
+                    for await rendering in session.renderings() {
+                        let bytes = RenderingMessage.bytes(root: session.name, sequence: rendering.sequence, json: rendering.json)
+                        do {
+                            try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
+                        } catch {
+                            return
+                        }
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+
+        router.post("/api/events/{token}") { request, context -> Response in
+            // Tokens hold characters a path must escape (`:`, `@`, `~`): clients percent-encode.
+            guard let raw = context.parameters.get("token"), let token = raw.removingPercentEncoding, !token.isEmpty else {
+                return JSONResponses.error(.notFound, code: "unknown-token", message: "no sink token in the path")
+            }
+            var request = request
+            let body: ByteBuffer
+            do {
+                body = try await request.collectBody(upTo: options.maxEventBytes)
+            } catch {
+                metrics.event(result: "too-large")
+                return JSONResponses.error(
+                    .contentTooLarge, code: "too-large", message: "an event body is at most \(options.maxEventBytes) bytes")
+            }
+            let json = Data(body.readableBytesView)
+            do throws(RootEventError) {
+                try session.send(event: json, to: token)
+            } catch {
+                metrics.event(result: error.code)
+                logger.notice("gateway: event not delivered: \(error)")
+                return response(for: error)
+            }
+            metrics.event(result: "sent")
+            return JSONResponses.encoded(EventAccepted(result: "sent", token: token), status: .accepted)
+        }
+
+        router.get("/api/tree") { _, _ -> Response in
+            let inspection = await runtime?.inspect()
+            return JSONResponses.encoded(ClusterTreeInspection(session: session, runtime: inspection, configuration: configuration))
+        }
+
+        router.get("/health/live") { _, _ in
+            JSONResponses.encoded(["live": true])
+        }
+
+        let readiness = ReadinessCheck(configuration: configuration)
+        router.get("/health/ready") { _, _ -> Response in
+            let children = await runtime?.inspect().children ?? []
+            let report = readiness.report(session: session, children: children)
+            return JSONResponses.encoded(report, status: report.ready ? .ok : .serviceUnavailable)
+        }
+
+        if let registry = options.metricsRegistry {
+            router.get("/metrics") { _, _ -> Response in
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            }
+        }
+
+        for asset in options.assets + [InspectorPage.asset] {
+            router.get(RouterPath(asset.path)) { _, _ in
+                Response(
+                    status: .ok, headers: [.contentType: asset.contentType, .cacheControl: "no-cache"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: asset.body)))
+            }
+        }
+        return router
+    }
+
+    /// The status and JSON error for an event that was not delivered.
+    static func response(for error: RootEventError) -> Response {
+        switch error {
+        case .unknownToken: JSONResponses.error(.notFound, code: error.code, message: error.description)
+        case .staleToken: JSONResponses.error(.gone, code: error.code, message: error.description)
+        case .undecodableEvent: JSONResponses.error(.badRequest, code: error.code, message: error.description)
+        case .refused: JSONResponses.error(.tooManyRequests, code: error.code, message: error.description, headers: [.retryAfter: "1"])
+        }
+    }
+
+    struct EventAccepted: Codable, Sendable {
+        var result: String
+        var token: String
+    }
+}
+
+/// Counts every answered request by route pattern and status (`workflow_gateway_requests_total`).
+struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: GatewayMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            let response = try await next(request, context)
+            metrics.request(route: context.endpointPath ?? "unmatched", status: response.status.code)
+            return response
+        } catch let error as HTTPResponseError {
+            metrics.request(route: context.endpointPath ?? "unmatched", status: error.status.code)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Builds the gateway's JSON answers: bodies are bytes already encoded (renderings) or small
+/// objects encoded with sorted keys, so equal answers are equal bytes.
+enum JSONResponses {
+    static let contentType = "application/json; charset=utf-8"
+
+    /// A response whose body is `bytes`, as JSON.
+    static func bytes(_ bytes: some Sequence<UInt8>, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = contentType
+        fields[.cacheControl] = "no-store"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: Array(bytes))))
+    }
+
+    /// A response whose body is `value` encoded as JSON (keys sorted).
+    static func encoded(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let data = (try? encoder.encode(value)) ?? Data(#"{"error":"internal","message":"the answer does not encode"}"#.utf8)
+        return bytes(data, status: status, headers: headers)
+    }
+
+    /// The JSON error every failing API route answers with: `{"error": CODE, "message": WORDS}`.
+    static func error(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) -> Response {
+        encoded(ErrorBody(error: code, message: message), status: status, headers: headers)
+    }
+
+    struct ErrorBody: Codable, Sendable {
+        var error: String
+        var message: String
+    }
+}
+
+/// One settled rendering as a client receives it, from `GET /api/rendering` and from each
+/// message of the `/api/renderings` stream: `{"rendering": …, "root": NAME, "sequence": N}`.
+///
+/// Built by splicing the session's bytes (already JSON, tokens included) into a small envelope,
+/// so a rendering is encoded once however many clients read it.
+enum RenderingMessage {
+    static func bytes(root: String, sequence: UInt64, json: Data) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count + root.utf8.count + 64)
+        out += Array(#"{"rendering":"#.utf8)
+        out += json.isEmpty ? Array("null".utf8) : Array(json)
+        out += Array(#","root":"#.utf8)
+        out += Array((try? JSONEncoder().encode(root)) ?? Data("\"\"".utf8))
+        out += Array(#","sequence":\#(sequence)}"#.utf8)
+        return out
+    }
+}

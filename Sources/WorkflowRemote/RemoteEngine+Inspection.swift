@@ -1,0 +1,92 @@
+import Foundation
+
+/// What the parent role remembers only for the inspector and the metrics: per child, events sent,
+/// the size of its last rendering and when its pending request left.
+struct InspectionCounters {
+    var eventsSent: [UInt64: UInt64] = [:]
+    var renderingBytes: [UInt64: Int] = [:]
+    var requestSent: [UInt64: (sequence: UInt64, at: ContinuousClock.Instant)] = [:]
+    var lastRoundTrip: [UInt64: Duration] = [:]
+
+    mutating func forget(childID: UInt64) {
+        eventsSent[childID] = nil
+        renderingBytes[childID] = nil
+        requestSent[childID] = nil
+        lastRoundTrip[childID] = nil
+    }
+}
+
+extension RemoteEngine {
+    /// A START or UPDATE left for `childID`: its round trip ends when the worker's rendering of
+    /// that props sequence arrives.
+    func noteRequestSent(childID: UInt64, sequence: UInt64) {
+        inspection.requestSent[childID] = (sequence, .now)
+    }
+
+    /// A rendering of `childID` arrived (`bytes` long).
+    func noteRendering(childID: UInt64, bytes: Int) {
+        inspection.renderingBytes[childID] = bytes
+        metrics.renderingsReceived.increment()
+    }
+
+    /// Ends the round trips whose rendering has arrived (called after each drain while settling).
+    func noteRoundTrips() {
+        guard !inspection.requestSent.isEmpty else { return }
+        let now = ContinuousClock.now
+        for (childID, request) in inspection.requestSent {
+            guard let proxy = proxies[childID] else {
+                inspection.requestSent[childID] = nil
+                continue
+            }
+            guard !proxy.isAwaitingRendering else { continue }
+            inspection.requestSent[childID] = nil
+            // A child that failed instead of answering has no round trip to report.
+            guard case .running = proxy.status, proxy.propsSequence >= request.sequence else { continue }
+            let elapsed = now - request.at
+            inspection.lastRoundTrip[childID] = elapsed
+            metrics.roundTrip.recordNanoseconds(elapsed.nanoseconds)
+        }
+    }
+
+    /// Sets the gauges that are sums over the tables (once per heartbeat interval at most).
+    func updateGauges() {
+        metrics.eventsOutstanding.set(proxies.values.reduce(0) { $0 + $1.unacknowledged.count })
+        metrics.workersConnected.set(workers.count)
+        metrics.childrenHosted.set(hosted.count)
+    }
+
+    /// The parent role's children and workers as they are now.
+    func inspect() -> RemoteRuntimeInspection {
+        updateGauges()
+        let now = ContinuousClock.now
+        let children = proxies.values.map { proxy -> RemoteRuntimeInspection.Child in
+            let sent = inspection.eventsSent[proxy.childID] ?? 0
+            let outstanding = proxy.unacknowledged.count
+            return RemoteRuntimeInspection.Child(
+                path: proxy.path, typeName: proxy.typeName, placement: "\(proxy.placement)", status: proxy.status,
+                worker: proxy.worker?.name, propsSequence: proxy.propsSequence, propsBytes: proxy.encodedProps?.count ?? 0,
+                renderingBytes: inspection.renderingBytes[proxy.childID], eventsSent: sent,
+                eventsAcknowledged: sent - UInt64(min(outstanding, Int(sent))), eventsOutstanding: outstanding,
+                lastRoundTripSeconds: inspection.lastRoundTrip[proxy.childID].map(\.seconds))
+        }
+        let peers = workers.values.map { peer in
+            RemoteRuntimeInspection.Worker(
+                name: peer.name, pool: peer.pool, capacity: peer.capacity, load: peer.children.count,
+                hostedTypes: peer.hostedTypes.sorted(), secondsSinceHeard: (now - peer.lastHeard).seconds, joinedAt: peer.joinedAt)
+        }
+        return RemoteRuntimeInspection(
+            name: configuration.name, children: children.sorted { $0.path < $1.path }, workers: peers.sorted { $0.name < $1.name })
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
