@@ -9,8 +9,10 @@
 ///
 /// `@unchecked Sendable` is sound because the closure (not `Sendable`: it may capture whatever
 /// the render saw) is only ever called by `WorkflowNode.handleEvent`, which runs inside the
-/// host's drain, on the host's loop and under the host's lock. Other threads only move the
-/// reference around (a sink is `Sendable`) and read the immutable routing fields. The same idea
+/// host's drain, in the host's loop's role (the loop's thread, or a sender's thread the idle
+/// loop is lent to with `RuntimeOptions.applySendsInline`) and under the host's lock. Other
+/// threads only move the reference around (a sink is `Sendable`) and read the immutable routing
+/// fields. The same idea
 /// as SwiftNIO's `NIOLoopBound`, without a per-call check: the only call site is loop-confined.
 ///
 /// The base class is neither generic nor a protocol so that a sink's closures capture a single
