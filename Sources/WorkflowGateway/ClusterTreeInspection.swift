@@ -12,7 +12,7 @@ struct ClusterTreeInspection: Codable, Sendable {
     struct Location: Codable, Sendable, Equatable {
         /// `coordinator` or the worker's name.
         var process: String
-        /// The process id, when known (the coordinator's own; workers do not announce theirs).
+        /// The process id, when known (the coordinator's own; a worker's from its HELLO).
         var pid: Int32?
         /// The host name, when known (as for `pid`).
         var host: String?
@@ -71,6 +71,7 @@ struct ClusterTreeInspection: Codable, Sendable {
         let latest = session.latestRendering
         let coordinator = Location(process: "coordinator", pid: getpid(), host: ProcessInfo.processInfo.hostName)
         root = Root(name: session.name, runsOn: coordinator, renderingSequence: latest.sequence, renderingBytes: latest.json.count)
+        let workersByName = Dictionary((runtime?.workers ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         nodes = (runtime?.children ?? []).map { child in
             let (state, detail): (String, String) =
                 switch child.status {
@@ -80,7 +81,7 @@ struct ClusterTreeInspection: Codable, Sendable {
                 }
             let (type, key) = Self.typeAndKey(path: child.path, typeName: child.typeName)
             return Node(
-                path: child.path, type: type, key: key, runsOn: child.worker.map { Location(process: $0) }, status: state, detail: detail,
+                path: child.path, type: type, key: key, runsOn: child.worker.map { Location(process: $0, pid: workersByName[$0]?.processID, host: workersByName[$0]?.hostName) }, status: state, detail: detail,
                 placement: child.placement, propsBytes: child.propsBytes, renderingBytes: child.renderingBytes,
                 propsSequence: child.propsSequence,
                 events: Events(sent: child.eventsSent, acknowledged: child.eventsAcknowledged, outstanding: child.eventsOutstanding),
@@ -90,8 +91,8 @@ struct ClusterTreeInspection: Codable, Sendable {
         workers = (runtime?.workers ?? []).map { worker in
             Worker(
                 name: worker.name, pool: worker.pool, capacity: worker.capacity, load: worker.load, hostedTypes: worker.hostedTypes,
-                lastHeardMillisecondsAgo: (worker.secondsSinceHeard * 1e6).rounded() / 1e3, joinedAt: worker.joinedAt, pid: nil,
-                host: nil, configured: configured.contains(worker.name))
+                lastHeardMillisecondsAgo: (worker.secondsSinceHeard * 1e6).rounded() / 1e3, joinedAt: worker.joinedAt, pid: worker.processID,
+                host: worker.hostName, configured: configured.contains(worker.name))
         }
         let connected = Set(workers.map(\.name))
         missingWorkers = configuration.workers.map(\.name).filter { !connected.contains($0) }

@@ -34,7 +34,7 @@ enum InspectorPage {
         <h2>Tree</h2>
         <ul class="tree" id="tree"></ul>
         <h2>Workers</h2>
-        <table id="workers"><thead><tr><th>name</th><th>pool</th><th>load / capacity</th><th>last heard</th><th>joined at</th><th>hosts</th></tr></thead><tbody></tbody></table>
+        <table id="workers"><thead><tr><th>name</th><th>pid @ host</th><th>pool</th><th>load / capacity</th><th>last heard</th><th>joined at</th><th>hosts</th></tr></thead><tbody></tbody></table>
         <div id="missing" class="error"></div>
         <script>
         "use strict";
@@ -61,7 +61,9 @@ enum InspectorPage {
             ["root workflow and its local children"]));
           const children = el("ul", {});
           for (const node of tree.nodes) {
-            const where = node.runsOn ? node.runsOn.process : "nowhere";
+            const where = !node.runsOn ? "nowhere"
+              : node.runsOn.pid == null ? node.runsOn.process
+              : `${node.runsOn.process} (pid ${node.runsOn.pid}, ${node.runsOn.host})`;
             const rt = node.lastRoundTripMilliseconds == null ? "–" : node.lastRoundTripMilliseconds.toFixed(2) + " ms";
             const shortType = node.type.split(".").pop();
             children.append(el("li", {}, drawNode(shortType + (node.key ? ` [${node.key}]` : ""), where, "status-" + node.status, [
@@ -76,7 +78,7 @@ enum InspectorPage {
           document.getElementById("tree").replaceChildren(rootItem);
           const body = document.querySelector("#workers tbody");
           body.replaceChildren(...tree.workers.map(w => el("tr", { "data-worker": w.name },
-            el("td", {}, w.name), el("td", {}, w.pool), el("td", { class: "num" }, `${w.load} / ${w.capacity}`),
+            el("td", {}, w.name), el("td", {}, w.pid == null ? "–" : `${w.pid} @ ${w.host}`), el("td", {}, w.pool), el("td", { class: "num" }, `${w.load} / ${w.capacity}`),
             el("td", { class: "num" }, `${w.lastHeardMillisecondsAgo.toFixed(0)} ms ago`), el("td", {}, w.joinedAt),
             el("td", {}, el("code", {}, w.hostedTypes.join(", "))))));
           document.getElementById("missing").textContent =

@@ -10,6 +10,10 @@ struct HelloPayload: Codable, Sendable {
     /// Random per runtime (process): tells a worker reconnecting on a fresh socket, which may take
     /// its own place, from another live worker using the same name, which may not.
     var instance: String
+    /// The worker's process id and host name, for operators (the inspector shows where each
+    /// child runs). Optional: a peer may leave them out, and nothing depends on them.
+    var processID: Int32?
+    var hostName: String?
 }
 
 /// Payload of WELCOME (parent → worker).

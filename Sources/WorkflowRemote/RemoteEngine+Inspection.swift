@@ -72,7 +72,8 @@ extension RemoteEngine {
         let peers = workers.values.map { peer in
             RemoteRuntimeInspection.Worker(
                 name: peer.name, pool: peer.pool, capacity: peer.capacity, load: peer.children.count,
-                hostedTypes: peer.hostedTypes.sorted(), secondsSinceHeard: (now - peer.lastHeard).seconds, joinedAt: peer.joinedAt)
+                hostedTypes: peer.hostedTypes.sorted(), secondsSinceHeard: (now - peer.lastHeard).seconds, joinedAt: peer.joinedAt,
+                processID: peer.processID, hostName: peer.hostName)
         }
         return RemoteRuntimeInspection(
             name: configuration.name, children: children.sorted { $0.path < $1.path }, workers: peers.sorted { $0.name < $1.name })

@@ -253,7 +253,7 @@ extension RemoteEngine {
         }
         let peer = WorkerPeer(
             id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
-            instance: hello.instance)
+            instance: hello.instance, processID: hello.processID, hostName: hello.hostName)
         workers[peerID] = peer
         metrics.workersJoined.increment()
         logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": "\(hello.hostedTypes.count)"])

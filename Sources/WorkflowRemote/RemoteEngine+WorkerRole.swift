@@ -11,7 +11,8 @@ extension RemoteEngine {
     func sendHello() {
         let hello = HelloPayload(
             name: configuration.name, pool: configuration.pool, hostedTypes: configuration.registry.typeNames,
-            capacity: configuration.capacity, protocolVersion: remoteProtocolVersion, instance: instance)
+            capacity: configuration.capacity, protocolVersion: remoteProtocolVersion, instance: instance,
+            processID: getpid(), hostName: ProcessInfo.processInfo.hostName)
         guard let payload = try? codec.encode(hello) else { return }
         sendUpstream(kind: .hello, correlationID: 0, nodePath: "", payloads: [payload])
     }

@@ -219,15 +219,23 @@ final class WorkerPeer {
     let capacity: Int
     /// The HELLO's instance: a HELLO under this name from another instance is another process.
     let instance: String
+    /// Where it runs, as its HELLO says (for the inspector; `nil` when it did not say).
+    let processID: Int32?
+    let hostName: String?
     var children: Set<UInt64> = []
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
     /// When it joined (wall clock, for the inspector).
     let joinedAt = Date()
 
-    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, instance: String) {
+    init(
+        id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, instance: String,
+        processID: Int32? = nil, hostName: String? = nil
+    ) {
         self.id = id
         self.instance = instance
+        self.processID = processID
+        self.hostName = hostName.map { String($0.prefix(Self.maxNameBytes)) }
         self.name = name
         self.pool = pool
         self.hostedTypes = hostedTypes

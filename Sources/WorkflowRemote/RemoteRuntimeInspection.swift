@@ -50,6 +50,10 @@ public struct RemoteRuntimeInspection: Sendable {
         public var secondsSinceHeard: Double
         /// When it joined (this connection).
         public var joinedAt: Date
+        /// Its process id, as it announced it (`nil` if it did not).
+        public var processID: Int32?
+        /// The host it runs on, as it announced it (`nil` if it did not).
+        public var hostName: String?
     }
 
     /// The runtime's name (`coordinator`).

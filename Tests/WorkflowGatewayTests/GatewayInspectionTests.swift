@@ -17,6 +17,7 @@ struct GatewayInspectionTests {
         struct Location: Decodable {
             var process: String
             var pid: Int32?
+            var host: String?
         }
         struct Events: Decodable {
             var sent: UInt64
@@ -97,6 +98,8 @@ struct GatewayInspectionTests {
             #expect(tree.nodes.count == 1)
             #expect(node.type == Self.counterType && node.key == "c" && node.path.hasSuffix("[c]"))
             #expect(node.runsOn?.process == "gw-tree-worker" && node.status == "running")
+            // The worker announced where it runs (here: this test process, on this host).
+            #expect(node.runsOn?.pid == getpid() && node.runsOn?.host == ProcessInfo.processInfo.hostName)
             #expect(node.propsBytes > 0 && (node.renderingBytes ?? 0) > 0)
             #expect(node.events.sent == 1 && node.events.acknowledged == 1 && node.events.outstanding == 0)
             #expect(node.lastRoundTripMilliseconds != nil)
