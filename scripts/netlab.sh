@@ -23,14 +23,16 @@
 #                                              to TARGET:TPORT, delaying each direction by
 #                                              MEAN ± JITTER ms (in the foreground; the kernel
 #                                              here has no netem)
-#   scripts/netlab.sh list                     the labs that exist (names of their bridge netns)
+#   scripts/netlab.sh list                     the labs that exist
 #   scripts/netlab.sh check                    exit 0 if a lab can be made here (root, ip, nft,
 #                                              namespaces, veth, bridge, bridge filtering), else
 #                                              print why and exit 1 (NETLAB=off: always exit 1)
 #   scripts/netlab.sh install                  install iproute2 and nftables if missing (apt-get)
 #
 # LAB is a short unique name ([a-z0-9-], at most 20 characters) that prefixes every namespace
-# the lab makes: LAB-br (the bridge) and LAB-HOST per host; two labs never share anything. Hosts
+# the lab makes: LAB-br (the bridge) and LAB-HOST per host; two labs never share anything. Each
+# namespace is recorded in /run/netlab/LAB ($NETLAB_STATE_DIR) before it is made, and `down`
+# removes exactly those. Hosts
 # get 198.18.0.1, .2, … in order (198.18.0.0/15 is reserved for network tests, RFC 2544); the
 # lab has no default route and no link to the root namespace, so its traffic cannot leave it.
 # Faults are nftables rules in the bridge's namespace (`table bridge netlab`): a chain per host
@@ -39,6 +41,8 @@ set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
 SUBNET_PREFIX=198.18.0
+# Each lab's namespaces, one per line, written before each is made: what `down` removes.
+STATE_DIR=${NETLAB_STATE_DIR:-/run/netlab}
 DEFAULT_HOSTS=(coordinator worker-1 worker-2 worker-3)
 
 die() {
@@ -60,6 +64,14 @@ valid_host() {
 bridge_ns() { echo "$1-br"; }
 host_ns() { echo "$1-$2"; }
 ns_exists() { [[ -e /run/netns/$1 ]]; }
+state_file() { echo "$STATE_DIR/$LAB"; }
+
+# Makes namespace $1, recording it first so that `down` removes it whatever happens next.
+add_ns() {
+  echo "$1" >>"$(state_file)"
+  ip netns add "$1"
+  ip -n "$1" link set lo up
+}
 in_bridge() { ip netns exec "$(bridge_ns "$LAB")" "$@"; }
 
 # The lab's hosts (the bridge's ports are named p-HOST).
@@ -85,13 +97,13 @@ up() {
   ((${#names[@]} <= 200)) || die "at most 200 hosts"
   local host
   for host in "${names[@]}"; do valid_host "$host"; done
-  ns_exists "$(bridge_ns "$LAB")" && die "lab $LAB exists already (run: $0 down $LAB)"
+  [[ -e $(state_file) ]] || ns_exists "$(bridge_ns "$LAB")" && die "lab $LAB exists already (run: $0 down $LAB)"
+  mkdir -p "$STATE_DIR"
   # Whatever fails half-way, leave nothing behind.
   trap 'down >/dev/null 2>&1 || true' ERR
   local bridge
   bridge=$(bridge_ns "$LAB")
-  ip netns add "$bridge"
-  ip -n "$bridge" link set lo up
+  add_ns "$bridge"
   ip -n "$bridge" link add br0 type bridge
   ip -n "$bridge" link set br0 up
   # Nothing is routed here: the bridge only switches frames between the lab's hosts.
@@ -104,8 +116,7 @@ EOF
   for host in "${names[@]}"; do
     index=$((index + 1))
     namespace=$(host_ns "$LAB" "$host")
-    ip netns add "$namespace"
-    ip -n "$namespace" link set lo up
+    add_ns "$namespace"
     # The veth pair is made inside the host's namespace with its peer sent straight to the
     # bridge's: no interface of the lab ever exists in the root namespace.
     ip -n "$namespace" link add eth0 type veth peer name "p-$host" netns "$bridge"
@@ -127,10 +138,8 @@ down() {
   need_root
   local namespace pids deadline
   local -a namespaces=()
-  for namespace in /run/netns/"$LAB"-*; do
-    [[ -e $namespace ]] || continue
-    namespaces+=("${namespace##*/}")
-  done
+  [[ -e $(state_file) ]] || return 0
+  mapfile -t namespaces < <(sort -u "$(state_file)")
   ((${#namespaces[@]})) || return 0
   for namespace in "${namespaces[@]}"; do
     pids=$(ip netns pids "$namespace" 2>/dev/null || true)
@@ -149,7 +158,7 @@ down() {
   for namespace in "${namespaces[@]}"; do
     ns_exists "$namespace" && die "could not delete namespace $namespace"
   done
-  return 0
+  rm -f "$(state_file)"
 }
 
 cut_host() {
@@ -270,7 +279,7 @@ shift || true
 case $COMMAND in
   check) check; exit ;;
   install) install; exit ;;
-  list) for n in /run/netns/*-br; do [[ -e $n ]] && basename "$n" -br; done; exit 0 ;;
+  list) for f in "$STATE_DIR"/*; do [[ -e $f ]] && basename "$f"; done; exit 0 ;;
 esac
 [[ $# -ge 1 ]] || die "usage: $0 up|down|addr|exec|cut|loss|dropped|heal|move|delay|list|check|install LAB ..."
 LAB=$1
