@@ -75,6 +75,17 @@ struct NetworkLabTests {
             && !frame.inbox.messageIDs.isEmpty
     }
 
+    /// Checks that `worker` never took the coordinator for dead (quoting the log line if it did).
+    static func expectNeverSilent(_ worker: DaemonProcess) {
+        let silent = worker.stderr.lines.filter { $0.contains("the parent is silent") }
+        #expect(silent.isEmpty, "\(worker.label) took the coordinator for dead: \(silent)")
+    }
+
+    /// The coordinator's log lines reporting a departure, for a failure message.
+    static func departures(_ coordinator: DaemonProcess) -> [String] {
+        coordinator.stderr.lines.filter { $0.contains("worker left") }
+    }
+
     /// SIGTERM the coordinator (it ends the demo cleanly and exits 0), then the workers.
     static func stop(_ coordinator: DaemonProcess, _ workers: [String: DaemonProcess]) async throws {
         #expect(try await coordinator.terminate() == 0)
@@ -98,10 +109,10 @@ struct NetworkLabTests {
             try await Self.stop(coordinator, workers)
 
             #expect(dropped > 0, "the cut dropped nothing")
-            #expect(!coordinator.stderr.lines.contains { $0.contains("worker left") })
+            #expect(Self.departures(coordinator).isEmpty, "\(Self.departures(coordinator))")
             #expect(!coordinator.stdout.lines.contains(where: StatusLine.matching("", "unavailable")))
             for (name, worker) in workers {
-                #expect(!worker.stderr.lines.contains { $0.contains("the parent is silent") }, "\(name) took the coordinator for dead")
+                Self.expectNeverSilent(worker)
             }
             let frames = coordinator.stdout.lines.compactMap(BrowserFrame.parse).filter { !$0.inbox.messageIDs.isEmpty }
             #expect(frames.allSatisfy { $0.inbox.renderedBy == victim }, "the inbox moved")
@@ -240,10 +251,10 @@ struct NetworkLabTests {
             let elapsed = ContinuousClock.now - startedAt
             for worker in workers { #expect(try await worker.terminate() == 0) }
 
-            #expect(!coordinator.stderr.lines.contains { $0.contains("worker left") })
+            #expect(Self.departures(coordinator).isEmpty, "\(Self.departures(coordinator))")
             #expect(!coordinator.stdout.lines.contains(where: StatusLine.matching("", "unavailable")))
             for worker in workers {
-                #expect(!worker.stderr.lines.contains { $0.contains("the parent is silent") }, "\(worker.label) took the coordinator for dead")
+                Self.expectNeverSilent(worker)
             }
             #expect(SelectionScript.shown(in: coordinator.stdout.lines) == SelectionScript.selections(selections))
             labFigure(
@@ -254,7 +265,7 @@ struct NetworkLabTests {
 
     @Test("5% of the coordinator's frames lost each way: the cluster stays up, every event once")
     func loss() async throws {
-        let heartbeat = LabCluster.Heartbeat.tolerant
+        let heartbeat = LabCluster.Heartbeat.lossy
         try await LabCluster.with("loss", heartbeat: heartbeat) { cluster in
             try await cluster.keygen()
             try await cluster.lab.loss("coordinator", percent: 5)
@@ -268,10 +279,10 @@ struct NetworkLabTests {
             for worker in workers { #expect(try await worker.terminate() == 0) }
 
             #expect(dropped > 0, "the loss rule dropped nothing")
-            #expect(!coordinator.stderr.lines.contains { $0.contains("worker left") })
+            #expect(Self.departures(coordinator).isEmpty, "\(Self.departures(coordinator))")
             #expect(!coordinator.stdout.lines.contains(where: StatusLine.matching("", "unavailable")))
             for worker in workers {
-                #expect(!worker.stderr.lines.contains { $0.contains("the parent is silent") }, "\(worker.label) took the coordinator for dead")
+                Self.expectNeverSilent(worker)
             }
             #expect(SelectionScript.shown(in: coordinator.stdout.lines) == SelectionScript.selections(selections))
             labFigure(
