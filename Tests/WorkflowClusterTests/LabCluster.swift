@@ -39,10 +39,11 @@ final class LabCluster: Sendable {
         /// Tolerant: 2 s of silence, so that TCP's retransmission back-off (200 ms, 400 ms, …)
         /// after a short outage or lost segments is not taken for death.
         static let tolerant = Heartbeat(intervalMilliseconds: 250, liveness: 8)
-        /// For a lossy link: 4 s of silence. With 5% of the frames lost, TCP now and then
-        /// retransmits one segment three or four times (200 + 400 + 800 + 1600 ms): a 2 s window
-        /// was seen to take the coordinator for dead (docs/OPERATIONS.md, Network lab).
-        static let lossy = Heartbeat(intervalMilliseconds: 500, liveness: 8)
+        /// For a lossy link: 8 s of silence. With frames lost at random, TCP resends a segment
+        /// after 200 ms, then 400, 800, 1600, 3200 ms, and a lost ACK counts like a lost segment:
+        /// windows of 2 s and 4 s were each seen to take the coordinator for dead under 5% loss
+        /// (docs/OPERATIONS.md, Network lab).
+        static let lossy = Heartbeat(intervalMilliseconds: 1000, liveness: 8)
     }
 
     private init(lab: NetLab, fixture: ClusterFixture, coordinatorAddress: String) {

@@ -111,9 +111,7 @@ struct NetworkLabTests {
             #expect(dropped > 0, "the cut dropped nothing")
             #expect(Self.departures(coordinator).isEmpty, "\(Self.departures(coordinator))")
             #expect(!coordinator.stdout.lines.contains(where: StatusLine.matching("", "unavailable")))
-            for (name, worker) in workers {
-                Self.expectNeverSilent(worker)
-            }
+            for worker in workers.values { Self.expectNeverSilent(worker) }
             let frames = coordinator.stdout.lines.compactMap(BrowserFrame.parse).filter { !$0.inbox.messageIDs.isEmpty }
             #expect(frames.allSatisfy { $0.inbox.renderedBy == victim }, "the inbox moved")
             let count = Self.expectEveryEventOnce(coordinator, "0.5 s partition")
@@ -253,9 +251,7 @@ struct NetworkLabTests {
 
             #expect(Self.departures(coordinator).isEmpty, "\(Self.departures(coordinator))")
             #expect(!coordinator.stdout.lines.contains(where: StatusLine.matching("", "unavailable")))
-            for worker in workers {
-                Self.expectNeverSilent(worker)
-            }
+            for worker in workers { Self.expectNeverSilent(worker) }
             #expect(SelectionScript.shown(in: coordinator.stdout.lines) == SelectionScript.selections(selections))
             labFigure(
                 "latency 50 ms ± 10 ms round trip (heartbeat \(heartbeat)): no false detection; \(selections) selections in "
@@ -281,9 +277,7 @@ struct NetworkLabTests {
             #expect(dropped > 0, "the loss rule dropped nothing")
             #expect(Self.departures(coordinator).isEmpty, "\(Self.departures(coordinator))")
             #expect(!coordinator.stdout.lines.contains(where: StatusLine.matching("", "unavailable")))
-            for worker in workers {
-                Self.expectNeverSilent(worker)
-            }
+            for worker in workers { Self.expectNeverSilent(worker) }
             #expect(SelectionScript.shown(in: coordinator.stdout.lines) == SelectionScript.selections(selections))
             labFigure(
                 "loss 5% each way at the coordinator (heartbeat \(heartbeat)): \(dropped) frames dropped, stayed up; \(selections) selections in \(seconds(elapsed)), "
