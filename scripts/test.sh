@@ -14,6 +14,14 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "chromium could not be installed here: the browser test will be skipped" >&2
   fi
 fi
+# The network lab's tools; its tests (suite "Network lab") skip themselves, saying why, when a lab
+# cannot be made here (not root, no nftables, NETLAB=off).
+scripts/netlab.sh install || echo "network lab: iproute2/nftables could not be installed" >&2
+if reason=$(scripts/netlab.sh check); then
+  echo "network lab: available; its tests run"
+else
+  echo "network lab: unavailable ($reason); its tests will be skipped"
+fi
 swift build --build-tests "$@"
 swift test --skip-build "$@"
 # The second application, a package of its own that depends on this one by path, as a user's
