@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import WorkflowRemote
 
 /// Runs one daemon service under swift-service-lifecycle: SIGTERM and SIGINT start a graceful
 /// shutdown, which must finish within a bound (else the service is cancelled), and the service
@@ -28,6 +29,14 @@ public enum ClusterDaemon {
         configuration.maximumGracefulShutdownDuration = shutdownBound
         configuration.maximumCancellationDuration = .seconds(2)
         try await ServiceGroup(configuration: configuration).run()
+    }
+
+    /// The exit status for an error that stopped a running daemon: 78 (EX_CONFIG) when only a
+    /// change of configuration can fix it — plaintext on a network address — so a supervisor
+    /// does not restart into the same refusal; 1 for anything else (see the log).
+    public static func exitStatus(for error: any Error) -> Int32 {
+        if case .insecureEndpoint? = error as? RemoteRuntimeError { return 78 }
+        return 1
     }
 
     /// Sets the label screens show for this process's renderings (`ProcessLabel.current`).

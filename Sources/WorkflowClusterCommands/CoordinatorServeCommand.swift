@@ -126,7 +126,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             try await ClusterDaemon.run(service, logger: logger)
         } catch {
             logger.critical("coordinator failed: \(error)")
-            throw ExitCode.failure
+            throw ExitCode(ClusterDaemon.exitStatus(for: error))
         }
     }
 }

@@ -101,7 +101,7 @@ struct WorkerCommand: ParsableCommand {
             throw ExitCode(WorkerService.nameTakenExitCode)
         } catch {
             logger.critical("worker failed: \(error)")
-            throw ExitCode.failure
+            throw ExitCode(ClusterDaemon.exitStatus(for: error))
         }
     }
 }

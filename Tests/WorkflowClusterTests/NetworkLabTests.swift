@@ -339,9 +339,10 @@ struct NetworkLabTests {
         try await LabCluster.with("plaintext", heartbeat: .quick) { cluster in
             try cluster.writeConfig(heartbeat: .quick, security: ["mode": "plaintext"])
             let coordinator = try cluster.start("workflow-coordinator", on: "coordinator", ["--config", cluster.fixture.configPath], label: "coordinator")
-            #expect(try await coordinator.waitForExit() != 0)
+            // A configuration error (78): a supervisor must not restart into the same refusal.
+            #expect(try await coordinator.waitForExit() == 78)
             let worker = try cluster.startWorker("worker-1")
-            #expect(try await worker.waitForExit() != 0)
+            #expect(try await worker.waitForExit() == 78)
             for daemon in [coordinator, worker] {
                 let log = daemon.stderr.lines.joined(separator: "\n")
                 #expect(log.contains("refusing plaintext on the network address \(cluster.endpoint)"), "\(daemon.label): \(log)")
