@@ -4,6 +4,7 @@ import Foundation
 ///
 ///     swift run -c release workflow-bench            (or scripts/bench.sh)
 ///     swift run -c release workflow-bench local      figures 1–2 only (the in-process runtime)
+///     swift run -c release workflow-bench remote     figures 3–5 only (round trip, events, fan-out)
 ///
 /// Internal modes (the benchmark spawns itself): `worker ENDPOINT NAME`, `raw-echo ENDPOINT`.
 @main
@@ -16,6 +17,17 @@ struct WorkflowBench {
         default: break
         }
         var figures: [Figure] = []
+        if arguments.first == "remote" {
+            // Figures 3–5 only (the remote paths), e.g. three times in a row for before/after.
+            let bench = try await RemoteBench()
+            let roundTrip = try await roundTripFigures(bench)
+            figures += roundTrip
+            figures.append(try await throughputFigure(bench))
+            figures += try await fanOutFigures(bench, rawRoundTrip: roundTrip[0].baseline ?? 0)
+            await bench.stop()
+            printTable(figures)
+            return
+        }
         figures += await localRenderFigures()
         figures.append(await cascadeFigure())
         for (options, label) in tapModes {
@@ -27,10 +39,10 @@ struct WorkflowBench {
             return
         }
         let bench = try await RemoteBench()
-        let roundTrip = try await roundTripFigure(bench)
-        figures.append(roundTrip)
+        let roundTrip = try await roundTripFigures(bench)
+        figures += roundTrip
         figures.append(try await throughputFigure(bench))
-        figures += try await fanOutFigures(bench, rawRoundTrip: roundTrip.baseline ?? 0)
+        figures += try await fanOutFigures(bench, rawRoundTrip: roundTrip[0].baseline ?? 0)
         figures += try codecFigures()
         figures += try await memoryFigures(bench)
         await bench.stop()

@@ -32,6 +32,13 @@ func nanoseconds(_ duration: Duration) -> Double {
     return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
 }
 
+/// The value below which `fraction` of `values` lie (nearest rank).
+func percentile(_ values: [Double], _ fraction: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
+}
+
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
@@ -119,6 +126,9 @@ enum AllocationCounter {
     }
 
     static var isAvailable: Bool { current() != nil }
+
+    /// The count now, for a helper process reporting its own.
+    static var currentCount: UInt? { current() }
 
     /// Allocations made (by every thread) while `body` ran.
     static func count(_ body: () throws -> Void) rethrows -> Double {

@@ -101,6 +101,22 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
         core.drain()
     }
 
+    /// Applies every queued action now without rendering; only callable on the host's loop,
+    /// outside this host's own render. With `renderOnLoop()` after a run of these, a runtime
+    /// layered on the host applies a burst of events one at a time (knowing which event caused
+    /// each output) and renders once for all of them, as a conflating host would.
+    @_spi(WorkflowRuntime) public func applyOnLoop() {
+        precondition(loop.inLoop, "applyOnLoop() must be called on the host's loop")
+        core.applyQueued()
+    }
+
+    /// Renders and publishes if anything was applied since the last pass (see `applyOnLoop()`);
+    /// only callable on the host's loop.
+    @_spi(WorkflowRuntime) public func renderOnLoop() {
+        precondition(loop.inLoop, "renderOnLoop() must be called on the host's loop")
+        core.renderIfNeeded()
+    }
+
     /// The tree's snapshot, taken now; only callable on the host's loop.
     @_spi(WorkflowRuntime) public func snapshotOnLoop() -> TreeSnapshot {
         precondition(loop.inLoop, "snapshotOnLoop() must be called on the host's loop")
@@ -140,6 +156,8 @@ final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: S
 
     func start() { state.withLock { $0.start() } }
     func drain() { state.withLock { $0.drain() } }
+    func applyQueued() { state.withLock { $0.applyQueued() } }
+    func renderIfNeeded() { state.withLock { $0.renderIfNeeded() } }
     /// One batch on a sender's thread, which holds the loop's role (`RuntimeLoop.runIfIdle`).
     func drainInline() {
         state.withLock { $0.drainInline() }
@@ -189,6 +207,11 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
             apply(delivery)
             if !context.options.conflateStaleRenderings || nextTaken == taken.count { renderIfNeeded() }
         }
+    }
+
+    /// Applies everything queued without rendering (`WorkflowHost.applyOnLoop`).
+    func applyQueued() {
+        while let delivery = nextDelivery() { apply(delivery) }
     }
 
     /// Applies one batch, what is queued now, on a sender's thread that holds the loop's role
@@ -255,7 +278,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         }
     }
 
-    private func renderIfNeeded() {
+    func renderIfNeeded() {
         // Render only when something was applied since the last pass. (Without
         // `renderOnlyIfStateChanged` every applied action sets `needsRender`.) Ignoring the flag
         // in that mode rendered once more at the end of every drain, and once for each event a

@@ -60,12 +60,24 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         }
     }
 
-    func deliver(event bytes: UnsafeRawBufferPointer, token: String) -> Bool {
-        exporter.deliver(token: token, bytes: bytes, codec: engine.codec)
+    func route(for token: String) -> SinkTable.SinkRoute? {
+        exporter.route(for: token)
+    }
+
+    func deliver(event bytes: UnsafeRawBufferPointer, via route: SinkTable.SinkRoute) -> Bool {
+        exporter.deliver(bytes: bytes, via: route, codec: engine.codec)
     }
 
     func drain() {
         host?.drainOnLoop()
+    }
+
+    func apply() {
+        host?.applyOnLoop()
+    }
+
+    func render() {
+        host?.renderOnLoop()
     }
 
     func snapshot() -> TreeSnapshot? {
@@ -86,9 +98,18 @@ protocol AnyHostedChild: AnyObject {
     /// the child carry it both ways, and one for another placement is dropped.
     var epoch: UInt64 { get set }
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
-    func deliver(event bytes: UnsafeRawBufferPointer, token: String) -> Bool
-    /// Applies queued actions now (the event just delivered) and renders.
+    /// Where events for `token` go (`nil`: a token the child does not know), resolved once per
+    /// batch of events.
+    func route(for token: String) -> SinkTable.SinkRoute?
+    func deliver(event bytes: UnsafeRawBufferPointer, via route: SinkTable.SinkRoute) -> Bool
+    /// Applies queued actions now and renders.
     func drain()
+    /// Applies queued actions now (the event just delivered) without rendering: the engine
+    /// renders once per batch of events (`render()`), so only the rendering after the last one
+    /// is made and sent.
+    func apply()
+    /// Renders if anything was applied since the last render.
+    func render()
     /// The child's state snapshot, for acknowledgements.
     func snapshot() -> TreeSnapshot?
     func stop()

@@ -51,9 +51,19 @@ struct OutputsPayload: Codable, Sendable {
     var renderingSequence: UInt64?
 }
 
-/// First payload of EVENT (parent → worker); the second payload is the encoded event.
-struct EventPayload: Codable, Sendable {
-    var token: String
+/// First payload of EVENT (parent → worker): one or more events for one child, the encoded
+/// events following as one frame each.
+///
+/// The events of one message have consecutive sequence numbers from the header's `sequence`
+/// (the first event's). A parent sends all the events a child got in one loop iteration in as
+/// few messages as the frame limit allows (63 events each), and replays unacknowledged events
+/// the same way after a failover; where one message ends never changes what the worker applies
+/// (each event is applied on its own, and its outputs are tagged with its own sequence).
+struct EventsPayload: Codable, Sendable {
+    /// The distinct sink tokens of the batch, each once.
+    var tokens: [String]
+    /// For each event frame, in order, the index of its token in `tokens`.
+    var tokenIndexes: [UInt32]
 }
 
 /// Payload of ERROR (either direction).
@@ -74,4 +84,5 @@ struct ErrorPayload: Codable, Sendable {
 }
 
 /// The protocol version this build speaks; HELLO carries it, a mismatch is refused.
-let remoteProtocolVersion = 2
+/// 3: EVENT carries a batch of events (`EventsPayload`), and `batch` messages.
+let remoteProtocolVersion = 3

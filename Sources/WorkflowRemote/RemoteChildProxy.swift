@@ -44,14 +44,23 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     // Exactly-once events across failover.
     private var lastEventSequence: UInt64 = 0
-    /// Events sent and not yet acknowledged, oldest first: replayed on a new worker.
+    /// Events recorded and not yet acknowledged, oldest first: sent (in batches) at the end of the
+    /// loop iteration, and replayed on a new worker.
     private(set) var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] = []
+    /// The last event sent to the current placement; later ones in `unacknowledged` are due.
+    var lastSentEvent: UInt64 = 0
+    /// Set while the engine has this child in its list of children with events due.
+    var eventsDue = false
     /// The (event sequence, ordinal) of the last event-caused output delivered.
     private var lastOutput: (cause: UInt64, ordinal: UInt32) = (0, 0)
     /// The child's state as of the last acknowledged event: where a new worker starts from.
     private(set) var snapshot: TreeSnapshot?
 
-    var typeName: String { Child.workflowTypeName }
+    /// Computed once: `workflowTypeName` reflects on the type every time.
+    let typeName = Child.workflowTypeName
+    /// The decoder context for this child's renderings and outputs (their sinks send EVENTs to
+    /// it), made once rather than for every decode.
+    private lazy var importerUserInfo = engine.importerUserInfo(for: self)
 
     /// Back-pressure: events sent and not yet acknowledged, against the runtime's limit.
     let outstanding: OutstandingEvents
@@ -73,6 +82,11 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         refreshPending = false
         isRendering = true
         defer { isRendering = false }
+        // The same props as last time (the settled pass after an UPDATE renders the child again
+        // with them): nothing to encode or send.
+        if worker != nil, let props, lastProps != nil, !refusedProps, sameProps(props, newProps) {
+            return rendering ?? newProps.placeholderRendering()
+        }
         props = newProps
         let encoded: [UInt8]
         do {
@@ -155,7 +169,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             }
             do {
                 let output = try frame.withUnsafeBytes {
-                    try engine.codec.decode(Child.Output.self, from: $0, userInfo: engine.importerUserInfo(for: self))
+                    try engine.codec.decode(Child.Output.self, from: $0, userInfo: importerUserInfo)
                 }
                 partialOutputs.append(output)
             } catch {
@@ -169,7 +183,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
                 let decoded = try bytes.withUnsafeBytes {
-                    try engine.codec.decode(Child.Rendering.self, from: $0, userInfo: engine.importerUserInfo(for: self))
+                    try engine.codec.decode(Child.Rendering.self, from: $0, userInfo: importerUserInfo)
                 }
                 newRendering = (decoded, flush.renderingSequence)
                 receivedSequence = flush.renderingSequence
@@ -251,6 +265,8 @@ protocol AnyRemoteChildProxy: AnyObject {
     func record(event token: String, bytes: [UInt8]) -> UInt64
     func acknowledge(upTo sequence: UInt64, snapshot: TreeSnapshot?)
     var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
+    var lastSentEvent: UInt64 { get set }
+    var eventsDue: Bool { get set }
     var snapshot: TreeSnapshot? { get }
     var outstanding: OutstandingEvents { get }
     func fail(_ error: RemoteChildError)
@@ -269,4 +285,18 @@ struct WorkerFlush {
     var rendering: [UInt8]?
     /// The props sequence `rendering` was computed for.
     var renderingSequence: UInt64
+}
+
+/// Whether two props are equal, when their type is `Equatable`; `false` (compare the encoded
+/// bytes instead) when it is not.
+func sameProps<Props>(_ old: Props, _ new: Props) -> Bool {
+    guard let old = old as? any Equatable else { return false }
+    return old.isEqual(to: new)
+}
+
+extension Equatable {
+    fileprivate func isEqual(to other: Any) -> Bool {
+        guard let other = other as? Self else { return false }
+        return self == other
+    }
 }

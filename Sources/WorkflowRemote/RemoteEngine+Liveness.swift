@@ -30,10 +30,14 @@ extension RemoteEngine {
     /// `interval × liveness` is dead to its parent; a parent silent that long makes the worker
     /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
     func runTimers() {
-        reportSuppressedWarnings()
-        updateGauges()
         let now = ContinuousClock.now
         let interval = configuration.heartbeatInterval
+        // At most ten times per interval: the checks below walk every worker and child, and a
+        // busy loop iterates far more often than that.
+        guard now >= nextTimerCheck else { return }
+        nextTimerCheck = now + interval / 10
+        reportSuppressedWarnings()
+        updateGauges()
         let deadAfter = interval * configuration.heartbeatLiveness
         if sockets.hasUpstream, !shuttingDown {
             // Not while a HELLO is unanswered or refused: the parent would only answer RECONNECT,
@@ -91,6 +95,7 @@ extension RemoteEngine {
         appliedEvents.removeAll()
         acknowledgedEvents.removeAll()
         flushOrder.removeAll()
+        needsRender.removeAll()
     }
 
     func reconnectToParent(silentFor silence: Duration) {

@@ -50,16 +50,15 @@ extension RemoteEngine {
                 payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
             // Events the previous worker never acknowledged are replayed, in order, on top of
-            // the snapshot they were not yet part of.
-            let replay = proxy.unacknowledged
-            if !replay.isEmpty {
+            // the snapshot they were not yet part of, batched as any events are.
+            let replay = proxy.unacknowledged.count
+            if replay > 0 {
                 metrics.failovers.increment()
-                metrics.eventsReplayed.increment(by: Int64(replay.count))
-                logger.info("replaying \(replay.count) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
+                metrics.eventsReplayed.increment(by: Int64(replay))
+                logger.info("replaying \(replay) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
             }
-            for event in replay {
-                sendEventMessage(to: id, proxy: proxy, sequence: event.sequence, token: event.token, bytes: event.bytes)
-            }
+            proxy.lastSentEvent = 0
+            sendDueEvents(of: proxy)
         } catch {
             proxy.fail(.refused("START does not encode: \(error)"))
         }
@@ -67,6 +66,8 @@ extension RemoteEngine {
 
     func update(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
         guard let peer = proxy.worker else { return }
+        // Events recorded before the new props go first, as they were sent first.
+        sendDueEvents(of: proxy)
         awaiting.insert(proxy.childID)
         noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(
@@ -80,6 +81,7 @@ extension RemoteEngine {
         inspection.forget(childID: proxy.childID)
         shared.setStatus(nil, path: proxy.path)
         guard let peer = proxy.worker else { return }
+        sendDueEvents(of: proxy)
         peer.children.remove(proxy.childID)
         proxy.worker = nil
         sendToWorker(peer.id, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
@@ -118,19 +120,67 @@ extension RemoteEngine {
             logger.debug("event for a stopped child dropped", metadata: ["path": "\(path)"])
             return
         }
-        // Kept until acknowledged, so a child whose worker is gone gets it after failover.
-        let sequence = proxy.record(event: token, bytes: event)
+        // Kept until acknowledged, so a child whose worker is gone gets it after failover. Sent
+        // at the end of this loop iteration, with every other event the child got in it.
+        _ = proxy.record(event: token, bytes: event)
         inspection.eventsSent[childID, default: 0] += 1
         metrics.eventsSent.increment()
-        guard let peer = proxy.worker else { return }
-        sendEventMessage(to: peer.id, proxy: proxy, sequence: sequence, token: token, bytes: event)
+        if !proxy.eventsDue {
+            proxy.eventsDue = true
+            childrenWithEventsDue.append(childID)
+        }
     }
 
-    func sendEventMessage(to peer: WorkerID, proxy: any AnyRemoteChildProxy, sequence: UInt64, token: String, bytes: [UInt8]) {
-        guard let header = try? codec.encode(EventPayload(token: token)) else { return }
-        sendToWorker(
-            peer, kind: .event, correlationID: proxy.childID, sequence: sequence, epoch: proxy.epoch, nodePath: proxy.path,
-            payloads: [header, bytes])
+    /// Sends every event recorded in this loop iteration and not sent yet, per child in as few
+    /// EVENT messages as the frame limit allows.
+    func sendDueEvents() {
+        guard !childrenWithEventsDue.isEmpty else { return }
+        let children = childrenWithEventsDue
+        childrenWithEventsDue.removeAll(keepingCapacity: true)
+        for childID in children {
+            guard let proxy = proxies[childID] else { continue }
+            sendDueEvents(of: proxy)
+        }
+    }
+
+    /// Sends `proxy`'s unacknowledged events after the last one sent to its current placement,
+    /// in order, up to 63 per EVENT message (one payload frame each, after the batch's header).
+    /// Where a message ends does not matter to the worker: it applies each event on its own.
+    func sendDueEvents(of proxy: any AnyRemoteChildProxy) {
+        proxy.eventsDue = false
+        guard let peer = proxy.worker else { return }
+        let events = proxy.unacknowledged
+        var start = events.count
+        while start > 0, events[start - 1].sequence > proxy.lastSentEvent { start -= 1 }
+        guard start < events.count else { return }
+        let room = WireLimits.default.maxPayloadFrames - 1
+        while start < events.count {
+            let end = min(events.count, start + room)
+            var tokens: [String] = []
+            var indexes: [UInt32] = []
+            indexes.reserveCapacity(end - start)
+            var payloads: [[UInt8]] = [[]]
+            payloads.reserveCapacity(end - start + 1)
+            for event in events[start..<end] {
+                // Usually one token (one sink) per batch: a linear search beats hashing.
+                if let index = tokens.lastIndex(of: event.token) {
+                    indexes.append(UInt32(index))
+                } else {
+                    indexes.append(UInt32(tokens.count))
+                    tokens.append(event.token)
+                }
+                payloads.append(event.bytes)
+            }
+            guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes)) else { return }
+            payloads[0] = header
+            proxy.lastSentEvent = events[end - 1].sequence
+            sendToWorker(
+                peer.id, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
+                nodePath: proxy.path, payloads: payloads)
+            // A failed send may have lost the worker (the events wait for the next placement).
+            guard proxy.worker === peer else { return }
+            start = end
+        }
     }
 
     func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {

@@ -67,27 +67,7 @@ extension RemoteEngine {
                 logger.debug("stopped", metadata: ["path": "\(envelope.nodePath)"])
             }
         case .event:
-            guard envelope.payloads.count == 2, let child = hosted[childID], child.epoch == envelope.epoch,
-                let info = try? envelope.payloads[0].withUnsafeBytes({ try codec.decode(EventPayload.self, from: $0, userInfo: [:]) })
-            else {
-                shared.count { $0.droppedEvents += 1 }
-                logger.debug("event for an unknown child dropped", metadata: ["path": "\(envelope.nodePath)"])
-                return
-            }
-            // Apply the event now, so the outputs it causes are tagged with its sequence and the
-            // next flush can acknowledge it together with a snapshot that includes it.
-            let delivered = envelope.payloads[1].withUnsafeBytes { child.deliver(event: $0, token: info.token) }
-            if delivered {
-                currentCause = (childID, envelope.sequence, 0)
-                child.drain()
-                currentCause = nil
-            }
-            if envelope.sequence > appliedEvents[childID, default: 0] {
-                appliedEvents[childID] = envelope.sequence
-                markDirty(childID)
-            }
-            shared.count { delivered ? ($0.events += 1) : ($0.droppedEvents += 1) }
-            if delivered { metrics.eventsApplied.increment() }
+            handleEvents(envelope)
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
@@ -116,6 +96,55 @@ extension RemoteEngine {
         default:
             logger.warning("unexpected \(envelope.kind) from the parent dropped")
         }
+    }
+
+    /// Applies a batch of events for one child, each on its own: the outputs an event's action
+    /// emits are tagged with that event's sequence, and the acknowledgement covers it. The child
+    /// renders once for the whole slice (`renderTouchedChildren`), not once per event: only the
+    /// rendering after the last event of a flush would be sent anyway.
+    func handleEvents(_ envelope: Envelope) {
+        let childID = envelope.correlationID
+        let count = max(1, envelope.payloads.count - 1)
+        guard let child = hosted[childID], child.epoch == envelope.epoch, envelope.sequence > 0, let first = envelope.payloads.first,
+            let info = try? first.withUnsafeBytes({ try codec.decode(EventsPayload.self, from: $0, userInfo: [:]) }),
+            info.tokenIndexes.count == envelope.payloads.count - 1, info.tokenIndexes.allSatisfy({ Int($0) < info.tokens.count })
+        else {
+            shared.count { $0.droppedEvents += count }
+            logger.debug("events for an unknown child dropped", metadata: ["path": "\(envelope.nodePath)"])
+            return
+        }
+        // Resolved once per batch: the sink table changes only when the child renders.
+        let routes = info.tokens.map { child.route(for: $0) }
+        var delivered = 0
+        for (index, tokenIndex) in info.tokenIndexes.enumerated() {
+            let sequence = envelope.sequence + UInt64(index)
+            // Apply the event now, so the outputs it causes are tagged with its sequence and the
+            // next flush can acknowledge it together with a snapshot that includes it.
+            if let route = routes[Int(tokenIndex)], envelope.payloads[1 + index].withUnsafeBytes({ child.deliver(event: $0, via: route) }) {
+                currentCause = (childID, sequence, 0)
+                child.apply()
+                currentCause = nil
+                delivered += 1
+            }
+            if sequence > appliedEvents[childID, default: 0] {
+                appliedEvents[childID] = sequence
+                markDirty(childID)
+            }
+        }
+        if delivered > 0, !needsRender.contains(childID) { needsRender.append(childID) }
+        shared.count {
+            $0.events += delivered
+            $0.droppedEvents += info.tokenIndexes.count - delivered
+        }
+        if delivered > 0 { metrics.eventsApplied.increment(by: Int64(delivered)) }
+    }
+
+    /// Renders each child that applied events since it last rendered (once per slice).
+    func renderTouchedChildren() {
+        guard !needsRender.isEmpty else { return }
+        let children = needsRender
+        needsRender.removeAll(keepingCapacity: true)
+        for childID in children { hosted[childID]?.render() }
     }
 
     func handleStart(_ envelope: Envelope) {
@@ -159,6 +188,7 @@ extension RemoteEngine {
         hosted.removeValue(forKey: childID)?.stop()
         pendingRenderings[childID] = nil
         pendingOutputs[childID] = nil
+        needsRender.removeAll { $0 == childID }
         appliedEvents[childID] = nil
         acknowledgedEvents[childID] = nil
     }
@@ -196,6 +226,7 @@ extension RemoteEngine {
     }
 
     func flushHosted() {
+        renderTouchedChildren()
         guard !flushOrder.isEmpty else { return }
         let order = flushOrder
         flushOrder = []

@@ -26,6 +26,8 @@ final class RemoteEngine {
     var awaiting: Set<UInt64> = []
     var nextChildID: UInt64 = 1
     var settleChanged = false
+    /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
+    var childrenWithEventsDue: [UInt64] = []
     var isDrainingAfterSendFailure = false
     /// Bounds the warnings peers' traffic causes (and the ERROR replies that go with them).
     var peerWarnings = LogRateLimiter()
@@ -44,10 +46,14 @@ final class RemoteEngine {
     var appliedEvents: [UInt64: UInt64] = [:]
     var acknowledgedEvents: [UInt64: UInt64] = [:]
     var flushOrder: [UInt64] = []
+    /// Hosted children that applied events without rendering yet (rendered once per slice).
+    var needsRender: [UInt64] = []
     var lastSentUpstream = ContinuousClock.now
     var lastHeardUpstream = ContinuousClock.now
     /// Reconnection attempts since the parent last answered (for exponential backoff).
     var reconnectAttempts = 0
+    /// When `runTimers` next looks at the heartbeats and gauges.
+    var nextTimerCheck = ContinuousClock.now
     var shuttingDown = false
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
@@ -67,12 +73,13 @@ final class RemoteEngine {
     func run() {
         if sockets.hasUpstream { sendHello() }
         while true {
-            let ready = sockets.poll(timeout: nextTimeout())
+            let ready = sockets.poll(timeout: jobs.hasJobs ? .zero : nextTimeout())
             // First, before any queued input is touched (this thread may just have woken from
             // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
             fenceIfCutOffFromParent()
             let (batch, stopRequested) = jobs.takeAll()
             for job in batch { job() }
+            sendDueEvents()
             if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             if ready.upstream { drainUpstream() }

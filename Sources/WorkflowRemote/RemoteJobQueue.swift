@@ -5,7 +5,9 @@ import ZeroMQ
 /// The jobs other threads hand the remote runtime's loop, and the signal that wakes it.
 ///
 /// The loop sleeps in `zmq_poll`; appending to an idle queue signals the wakeup socket once, so a
-/// burst of jobs costs one wakeup.
+/// burst of jobs costs one wakeup. A job the loop's own thread appends signals nothing (the loop
+/// is awake, and checks `hasJobs` before it sleeps): a worker's hosted child scheduling its own
+/// drain while an event is applied costs no pipe write and no extra wake-up.
 final class RemoteJobQueue: Sendable {
     private struct State {
         var jobs: [@Sendable () -> Void] = []
@@ -33,11 +35,16 @@ final class RemoteJobQueue: Sendable {
     func append(_ job: @escaping @Sendable () -> Void) {
         let signal = state.withLock { state in
             state.jobs.append(job)
+            if let owner = state.owner, pthread_equal(owner, pthread_self()) != 0 { return false }
             defer { state.wakePending = true }
             return !state.wakePending
         }
         if signal { wakeup.wake() }
     }
+
+    /// Whether jobs are queued: the loop polls without sleeping then (its own thread's appends
+    /// do not signal the wakeup).
+    var hasJobs: Bool { state.withLock { !$0.jobs.isEmpty } }
 
     /// Appends `job` unless a stop was requested, and says whether it did: a job appended after
     /// the stop may never run, so a caller awaiting its answer must not queue it then. (Jobs

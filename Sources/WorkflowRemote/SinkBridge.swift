@@ -35,13 +35,30 @@ final class SinkTable: SinkExporter {
     /// Decodes `bytes` as the event of the sink named `token` and sends it. Returns `false` for
     /// a token this table does not (or no longer) know, which the caller drops.
     func deliver(token: String, bytes: UnsafeRawBufferPointer, codec: any WireCodec) -> Bool {
-        guard let deliver = table.withLock({ $0.resolve(token) }) else { return false }
+        guard let route = route(for: token) else { return false }
+        return deliver(bytes: bytes, via: route, codec: codec)
+    }
+
+    /// Where events for `token` go, looked up once for a batch of events naming it (the table
+    /// changes only when the child renders, which it does not between the events of a batch);
+    /// `nil` for a token this table does not (or no longer) know.
+    func route(for token: String) -> SinkRoute? {
+        table.withLock { $0.resolve(token) }.map { SinkRoute(userInfo: [EventDelivery.key: DeliveryBox(deliver: $0)]) }
+    }
+
+    /// Decodes `bytes` as an event for `route`'s sink and sends it; `false` if it does not decode.
+    func deliver(bytes: UnsafeRawBufferPointer, via route: SinkRoute, codec: any WireCodec) -> Bool {
         do {
-            _ = try codec.decode(EventDelivery.self, from: bytes, userInfo: [EventDelivery.key: DeliveryBox(deliver: deliver)])
+            _ = try codec.decode(EventDelivery.self, from: bytes, userInfo: route.userInfo)
             return true
         } catch {
             return false
         }
+    }
+
+    /// A resolved token: the decoder context that hands an event to its sink.
+    struct SinkRoute {
+        fileprivate let userInfo: [CodingUserInfoKey: any Sendable]
     }
 
     /// The table behind the lock: entries, their export order (for forgetting the oldest) and the
