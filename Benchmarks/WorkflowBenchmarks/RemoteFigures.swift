@@ -137,7 +137,6 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
                 host.update(workflow: CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1")))
                 await awaitRendering(host) { $0["rt"]?.step == step }
             })
-            if ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil, step % 100 == 0 { FileHandle.standardError.write("rt \(step)\n".data(using: .utf8)!) }
         }
     }
     let workerAfter = await WorkerAllocations.count(of: workerPID)
@@ -192,7 +191,6 @@ func throughputFigure(_ bench: RemoteBench) async throws -> Figure {
             for _ in 0..<batch { _ = current.onIncrement.send(1) }
             sent += batch
             while applied < sent - window, let output = await iterator.next() { applied = output.count }
-            if ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil { FileHandle.standardError.write("tp sent \(sent) applied \(applied)\n".data(using: .utf8)!) }
         }
         while applied < events, let output = await iterator.next() { applied = output.count }
     }

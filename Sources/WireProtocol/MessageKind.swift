@@ -29,6 +29,10 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case goodbye = 11
     /// Coordinator → a peer it does not know (e.g. after a coordinator restart): say `hello` again.
     case reconnect = 12
+    /// Either direction: several messages for one peer in one atomic multipart message (a
+    /// frame-count layout, then each message's header and payload frames), so a render pass that
+    /// starts or updates many children on a worker costs one send, not one per child.
+    case batch = 13
 
     public var description: String {
         switch self {
@@ -44,6 +48,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .heartbeat: "heartbeat"
         case .goodbye: "goodbye"
         case .reconnect: "reconnect"
+        case .batch: "batch"
         }
     }
 }

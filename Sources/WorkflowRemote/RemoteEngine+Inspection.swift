@@ -29,23 +29,14 @@ extension RemoteEngine {
         metrics.renderingsReceived.increment()
     }
 
-    /// Ends the round trips whose rendering has arrived (called after each drain while settling).
-    func noteRoundTrips() {
-        guard !inspection.requestSent.isEmpty else { return }
-        let now = ContinuousClock.now
-        for (childID, request) in inspection.requestSent {
-            guard let proxy = proxies[childID] else {
-                inspection.requestSent[childID] = nil
-                continue
-            }
-            guard !proxy.isAwaitingRendering else { continue }
-            inspection.requestSent[childID] = nil
-            // A child that failed instead of answering has no round trip to report.
-            guard case .running = proxy.status, proxy.propsSequence >= request.sequence else { continue }
-            let elapsed = now - request.at
-            inspection.lastRoundTrip[childID] = elapsed
-            metrics.roundTrip.recordNanoseconds(elapsed.nanoseconds)
-        }
+    /// Ends `proxy`'s round trip: the rendering of its current props has arrived.
+    func noteRoundTrip(of proxy: any AnyRemoteChildProxy) {
+        guard let request = inspection.requestSent.removeValue(forKey: proxy.childID) else { return }
+        // A child that failed instead of answering has no round trip to report.
+        guard case .running = proxy.status, proxy.propsSequence >= request.sequence else { return }
+        let elapsed = ContinuousClock.now - request.at
+        inspection.lastRoundTrip[proxy.childID] = elapsed
+        metrics.roundTrip.recordNanoseconds(elapsed.nanoseconds)
     }
 
     /// Sets the gauges that are sums over the tables (once per heartbeat interval at most).

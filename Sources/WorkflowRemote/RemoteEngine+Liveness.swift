@@ -96,6 +96,7 @@ extension RemoteEngine {
         acknowledgedEvents.removeAll()
         flushOrder.removeAll()
         needsRender.removeAll()
+        upstreamOutbox = Outbox()
     }
 
     func reconnectToParent(silentFor silence: Duration) {

@@ -9,10 +9,10 @@ extension RemoteEngine {
     // MARK: Parent role: requests from proxies
 
     /// The concrete placement for a child, or `nil` to render it locally.
-    func resolve(_ placement: RemotePlacement, typeName: String, path: String) -> RemotePlacement? {
+    func resolve(_ placement: RemotePlacement, typeName: @autoclosure () -> String, path: @autoclosure () -> String) -> RemotePlacement? {
         switch placement {
         case .local: nil
-        case .configured: configuration.placementTable.placement(typeName: typeName, path: path)
+        case .configured: configuration.placementTable.placement(typeName: typeName(), path: path())
         default: placement
         }
     }
@@ -46,7 +46,7 @@ extension RemoteEngine {
             awaiting.insert(proxy.childID)
             noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
             sendToWorker(
-                id, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
+                id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
                 payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
             // Events the previous worker never acknowledged are replayed, in order, on top of
@@ -71,7 +71,7 @@ extension RemoteEngine {
         awaiting.insert(proxy.childID)
         noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(
-            peer.id, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
+            peer.id, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
             payloads: [props])
     }
 
@@ -84,7 +84,7 @@ extension RemoteEngine {
         sendDueEvents(of: proxy)
         peer.children.remove(proxy.childID)
         proxy.worker = nil
-        sendToWorker(peer.id, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+        sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
     }
 
     func statusChanged(path: String, status: RemoteChildStatus) {
@@ -175,7 +175,7 @@ extension RemoteEngine {
             payloads[0] = header
             proxy.lastSentEvent = events[end - 1].sequence
             sendToWorker(
-                peer.id, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
+                peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
                 nodePath: proxy.path, payloads: payloads)
             // A failed send may have lost the worker (the events wait for the next placement).
             guard proxy.worker === peer else { return }
@@ -225,6 +225,14 @@ extension RemoteEngine {
         }
         if let peer = workers[peerID] { peer.lastHeard = .now }
         switch envelope.kind {
+        case .batch:
+            guard let messages = Outbox.split(envelope) else {
+                if warnLimited("malformed message from a peer dropped", detail: "a batch's layout does not match its frames", metadata: ["peer": "\(peerID)"]) {
+                    replyError(to: peerID, code: .malformedMessage, message: "malformed batch", correlationID: 0)
+                }
+                return
+            }
+            for message in messages { handleFromWorker(peerID, frames: message) }
         case .hello: handleHello(peerID, envelope)
         case .rendering, .outputs, .error, .heartbeat:
             // A peer talking as a worker without having joined (this parent restarted, or took
@@ -377,11 +385,13 @@ extension RemoteEngine {
         if !flush.outputs.isEmpty { metrics.outputsReceived.increment(by: Int64(flush.outputs.count)) }
         if let rendering = flush.rendering { noteRendering(childID: proxy.childID, bytes: rendering.count) }
         if proxy.receive(flush: flush, workerName: workerName) { settleChanged = true }
-        if !proxy.isAwaitingRendering { awaiting.remove(proxy.childID) }
+        if !proxy.isAwaitingRendering, awaiting.remove(proxy.childID) != nil { noteRoundTrip(of: proxy) }
     }
 
     func removeWorker(_ peerID: WorkerID, reason: String) {
         guard let peer = workers.removeValue(forKey: peerID) else { return }
+        // Held messages for it are moot; its children's events wait for their next placement.
+        outboxes[peerID] = nil
         logger.warning("worker left: \(reason)", metadata: ["worker": "\(peer.name)"])
         metrics.workersLeft.increment()
         for id in peer.children {
@@ -398,16 +408,54 @@ extension RemoteEngine {
         sendToWorker(peerID, kind: .error, correlationID: correlationID, nodePath: "", payloads: [payload])
     }
 
+    /// Events recorded in this iteration, then every held message, one batch per worker.
+    func sendHeld() {
+        sendDueEvents()
+        guard !outboxes.isEmpty else { return }
+        let held = outboxes
+        outboxes.removeAll(keepingCapacity: true)
+        for (peerID, var outbox) in held {
+            for message in outbox.takeSends(codec: codec) {
+                transmit(message.frames, kind: message.kind, to: peerID, nodePath: "")
+                // A failed send removed the worker: its other messages are moot.
+                guard workers[peerID] != nil else { break }
+            }
+        }
+    }
+
+    /// Sends a message to a worker; with `hold`, at the end of the pass or loop iteration, in a
+    /// batch with the worker's other held messages (`sendHeld`). A message sent at once first
+    /// sends what is held for that worker, so the worker sees them in order.
     func sendToWorker(
-        _ peerID: WorkerID, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, epoch: UInt64 = 0, nodePath: String,
-        payloads: [[UInt8]]
+        _ peerID: WorkerID, hold: Bool = false, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, epoch: UInt64 = 0,
+        nodePath: String, payloads: [[UInt8]]
     ) {
         let envelope = Envelope(
             kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, epoch: epoch, nodePath: nodePath,
             payloads: payloads)
+        let frames: [[UInt8]]
+        do {
+            frames = try envelope.encodeFrames()
+        } catch {
+            warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
+            return
+        }
+        if hold, workers[peerID] != nil {
+            outboxes[peerID, default: Outbox()].append(frames)
+            return
+        }
+        if var outbox = outboxes.removeValue(forKey: peerID) {
+            for message in outbox.takeSends(codec: codec) {
+                transmit(message.frames, kind: message.kind, to: peerID, nodePath: "")
+                guard workers[peerID] != nil else { return }
+            }
+        }
+        transmit(frames, kind: kind, to: peerID, nodePath: nodePath)
+    }
+
+    private func transmit(_ frames: [[UInt8]], kind: MessageKind, to peerID: WorkerID, nodePath: String) {
         workers[peerID]?.lastSent = .now
         do {
-            let frames = try envelope.encodeFrames()
             metrics.bytesOut.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
             try sockets.sendToListenerPeer(peerID, frames: frames)
         } catch {
@@ -417,7 +465,7 @@ extension RemoteEngine {
             // Only a peer that is gone is a lost worker. A full send queue (EAGAIN) is a
             // transient overload: the message is dropped here, and an event in it stays in its
             // child's unacknowledged list (bounded below the queue by `maxOutstandingEvents`).
-            guard (error as? ZMQError)?.isHostUnreachable == true else {
+            guard error.isHostUnreachable else {
                 let worker = workers[peerID]?.name ?? "?"
                 warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["worker": "\(worker)", "path": "\(nodePath)"])
                 return

@@ -38,6 +38,12 @@ extension RemoteEngine {
         }
         let childID = envelope.correlationID
         switch envelope.kind {
+        case .batch:
+            guard let messages = Outbox.split(envelope) else {
+                logger.warning("malformed message from the parent dropped: a batch's layout does not match its frames")
+                return
+            }
+            for message in messages { handleFromParent(message) }
         case .welcome:
             reconnectAttempts = 0
             shared.setWelcomed(true)
@@ -230,7 +236,11 @@ extension RemoteEngine {
         guard !flushOrder.isEmpty else { return }
         let order = flushOrder
         flushOrder = []
+        holdingUpstream = true
         for childID in order { flush(childID) }
+        holdingUpstream = false
+        // One send per batch of children, not one per child.
+        for message in upstreamOutbox.takeSends(codec: codec) { transmitUpstream(message.frames, kind: message.kind, nodePath: "") }
     }
 
     /// Sends what a child produced since the last flush as one step for its parent: its outputs
@@ -288,8 +298,22 @@ extension RemoteEngine {
         let envelope = Envelope(
             kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: acknowledged, epoch: epoch,
             nodePath: nodePath, payloads: payloads)
+        let frames: [[UInt8]]
         do {
-            let frames = try envelope.encodeFrames()
+            frames = try envelope.encodeFrames()
+        } catch {
+            logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])
+            return
+        }
+        if holdingUpstream {
+            upstreamOutbox.append(frames)
+        } else {
+            transmitUpstream(frames, kind: kind, nodePath: nodePath)
+        }
+    }
+
+    private func transmitUpstream(_ frames: [[UInt8]], kind: MessageKind, nodePath: String) {
+        do {
             metrics.bytesOut.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
             try sockets.sendUpstream(frames: frames)
             lastSentUpstream = .now

@@ -28,6 +28,9 @@ final class RemoteEngine {
     var settleChanged = false
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
     var childrenWithEventsDue: [UInt64] = []
+    /// START, UPDATE, STOP and EVENT messages per worker, held until the pass settles or the
+    /// loop iteration ends, then sent batched (`sendHeld`).
+    var outboxes: [WorkerID: Outbox] = [:]
     var isDrainingAfterSendFailure = false
     /// Bounds the warnings peers' traffic causes (and the ERROR replies that go with them).
     var peerWarnings = LogRateLimiter()
@@ -48,6 +51,10 @@ final class RemoteEngine {
     var flushOrder: [UInt64] = []
     /// Hosted children that applied events without rendering yet (rendered once per slice).
     var needsRender: [UInt64] = []
+    /// What a flush of the hosted children sends the parent, batched (`flushHosted`).
+    var upstreamOutbox = Outbox()
+    /// Set while `flushHosted` runs: `sendUpstream` then appends to `upstreamOutbox`.
+    var holdingUpstream = false
     var lastSentUpstream = ContinuousClock.now
     var lastHeardUpstream = ContinuousClock.now
     /// Reconnection attempts since the parent last answered (for exponential backoff).
@@ -79,12 +86,12 @@ final class RemoteEngine {
             fenceIfCutOffFromParent()
             let (batch, stopRequested) = jobs.takeAll()
             for job in batch { job() }
-            sendDueEvents()
             if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             if ready.upstream { drainUpstream() }
             flushHosted()
             runTimers()
+            sendHeld()
             if stopRequested {
                 if !shuttingDown { beginShutdown() }
                 break
@@ -98,6 +105,8 @@ final class RemoteEngine {
     /// rendering, or the request deadline passes. Returns whether any arrived.
     func settle() -> Bool {
         settleChanged = false
+        // What the pass asked of the workers leaves now, one batch per worker.
+        sendHeld()
         let deadline = ContinuousClock.now + configuration.requestTimeout
         while !awaiting.isEmpty {
             let now = ContinuousClock.now
@@ -114,14 +123,12 @@ final class RemoteEngine {
                     proxy.fail(.workerUnavailable(worker: worker, reason: "no answer within \(configuration.requestTimeout)"))
                 }
                 awaiting.removeAll()
+                sendHeld()
                 return true
             }
             let ready = sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
             if ready.security { serviceSecurity() }
-            if ready.listener {
-                drainListener()
-                noteRoundTrips()
-            }
+            if ready.listener { drainListener() }
             runTimers()
         }
         // Hosted children's renderings are flushed by the loop once this pass is over: taking
@@ -141,6 +148,7 @@ final class RemoteEngine {
                 proxies[proxyID].map { sendToWorker(id, kind: .stop, correlationID: proxyID, epoch: $0.epoch, nodePath: $0.path, payloads: []) }
             }
         }
+        sendHeld()
     }
 
     /// Receives and handles messages until none is waiting, 10,000 were handled, or half a

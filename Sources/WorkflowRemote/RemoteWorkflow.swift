@@ -69,7 +69,11 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             }
             return child.rendered(in: context, key: "")
         }
-        guard let placement = runtime.engine.resolve(placement, typeName: Child.workflowTypeName, path: context.nodePath) else {
+        // The type name and path only matter for `.configured` (and `workflowTypeName` reflects
+        // on the type each time): an existing proxy already knows both.
+        guard let placement = runtime.engine.resolve(
+            placement, typeName: state.proxy?.typeName ?? Child.workflowTypeName, path: state.proxy?.path ?? context.nodePath)
+        else {
             return child.rendered(in: context, key: "")
         }
         let proxy: RemoteChildProxy<Child>
