@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import RemoteTestSupport
 import WorkflowExamples
@@ -22,18 +23,24 @@ if let pool = options["pool"] { configuration.pool = pool }
 configuration.registry = remoteTestRegistry.registering(InboxWorkflow.self).registering(MessageWorkflow.self)
 configuration.heartbeatInterval = .milliseconds(100)
 configuration.heartbeatLiveness = 5
+// SIGTERM is handled from before the runtime starts: a test may stop a worker it has just
+// started (and that already joined and served), and a signal between starting the runtime and
+// installing the handler would be lost.
+let started = Mutex<RemoteRuntime?>(nil)
+signal(SIGTERM, SIG_IGN)
+let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
+termination.setEventHandler {
+    guard let runtime = started.withLock({ $0 }) else { exit(0) }
+    Task {
+        await runtime.shutdown()
+        exit(0)
+    }
+}
+termination.resume()
 do {
     let runtime = try RemoteRuntime(configuration: configuration)
+    started.withLock { $0 = runtime }
     FileHandle.standardOutput.write(Data("ready \(runtime.listenEndpoint ?? "")\n".utf8))
-    signal(SIGTERM, SIG_IGN)
-    let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
-    termination.setEventHandler {
-        Task {
-            await runtime.shutdown()
-            exit(0)
-        }
-    }
-    termination.resume()
     // Die with the test process, even when it is killed before its cleanup runs.
     let parentProcess = getppid()
     let orphanCheck = DispatchSource.makeTimerSource(queue: .main)
