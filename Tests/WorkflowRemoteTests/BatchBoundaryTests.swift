@@ -52,7 +52,9 @@ import WireProtocol
                 worker = try WorkerProcess(name: "boundary", connect: endpoint)
             }
         }
-        defer { worker.stop() }
+        // SIGKILL, not SIGTERM: a worker SIGTERMed here was once seen never to exit (its loop kept
+        // reconnecting), which hung the cleanup; the test is about the events, not the leave.
+        defer { worker.kill() }
 
         let seen = try await withSafetyTimeout("\(total) outputs") { await collector.value }
         #expect(seen == Array(1...total), "seed \(seed): every output exactly once, in order")
