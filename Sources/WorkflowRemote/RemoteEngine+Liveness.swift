@@ -33,6 +33,7 @@ extension RemoteEngine {
         reportSuppressedWarnings()
         updateGauges()
         let now = ContinuousClock.now
+        checkDrainDeadline(now: now)
         let interval = configuration.heartbeatInterval
         let deadAfter = interval * configuration.heartbeatLiveness
         if sockets.hasUpstream, !shuttingDown {
@@ -81,6 +82,8 @@ extension RemoteEngine {
     /// replaying their events), so the copies here would only diverge, and their own workers
     /// and side effects would keep running for nobody.
     func forgetHostedChildren() {
+        // A drain cannot hand anything over now: the parent moves these children as after a failure.
+        finishDrain(.notConnected)
         shared.setWelcomed(false)
         for (_, child) in hosted { child.stop() }
         let stopped = hosted.count

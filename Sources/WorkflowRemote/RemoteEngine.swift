@@ -49,6 +49,10 @@ final class RemoteEngine {
     /// Reconnection attempts since the parent last answered (for exponential backoff).
     var reconnectAttempts = 0
     var shuttingDown = false
+    /// Whether the parent's WELCOME said it understands DRAIN (a parent that predates it does not).
+    var parentDrains = false
+    /// This worker's drain while one runs (`RemoteEngine+Drain.swift`).
+    var drain: WorkerDrain?
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
 
@@ -124,6 +128,7 @@ final class RemoteEngine {
 
     func beginShutdown() {
         guard !shuttingDown else { return }
+        finishDrain(.interrupted)
         shuttingDown = true
         for (_, child) in hosted { child.stop() }
         hosted.removeAll()
@@ -223,6 +228,13 @@ final class WorkerPeer {
     let processID: Int32?
     let hostName: String?
     var children: Set<UInt64> = []
+    /// Set once it asked to drain: nothing new is placed on it, its children are moving.
+    var isDraining = false
+    /// Its children sent RELEASE and not yet answered with their final flush.
+    var releasing: Set<UInt64> = []
+    /// Of its released children: how many another worker could take at once, and how many wait.
+    var drainMoved = 0
+    var drainWaiting = 0
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
     /// When it joined (wall clock, for the inspector).
