@@ -1,0 +1,221 @@
+import Foundation
+import RemoteTestSupport
+import Synchronization
+import Testing
+@_spi(WorkflowRuntime) import Workflow
+import WorkflowRemote
+import WireProtocol
+
+/// Draining: a worker stopped with SIGTERM hands its children back to the parent with their final
+/// state, the parent places them on another worker of their pool and delivers the events it kept
+/// meanwhile, and only then does the worker leave. Each event is applied once, each output
+/// reaches the parent once, no frame is torn, and the child is never reported unavailable.
+@Suite struct DrainTests {
+    @Test func drainedChildMovesToAnotherWorkerOfItsPoolWithEveryEventOnce() async throws {
+        let parent = try makeParent("drain-pool", requestTimeout: .seconds(30))
+        let endpoint = parent.listenEndpoint!
+        let workers = try ["drain-a", "drain-b"].map { try WorkerProcess(name: $0, connect: endpoint, pool: "p") }
+        defer { for worker in workers { worker.stop() } }
+        await parent.waitForWorkers(count: 2)
+
+        let statuses = StatusLog(parent, pathSuffix: "[counter]")
+        defer { statuses.stop() }
+        // Every frame the host publishes (the listener sees each one): the counter's count and the
+        // parent's count of its outputs in step, and never the placeholder.
+        let frames = FrameLog<CountedScreen>()
+        let host = WorkflowHost(
+            workflow: OutputCountingWorkflow(counterPlacement: .pool("p")), loop: parent,
+            listener: HostListener(onRendering: { frames.record($0, inStep: $0.isInStep && $0.counter.count >= 0) }, onOutput: { _ in }))
+        let outputs = host.outputs
+        let screen = try await rendering(of: host, "the counter") { $0.counter.count == 0 }
+        guard case .running(let first) = try await status(of: parent, pathSuffix: "[counter]", where: { if case .running = $0 { true } else { false } })
+        else { return }
+        let second = first == "drain-a" ? "drain-b" : "drain-a"
+        let progress = Progress()
+        let collector = Task { () -> [Int] in
+            var seen: [Int] = []
+            for await output in outputs {
+                seen.append(output)
+                progress.count.store(seen.count, ordering: .relaxed)
+                if seen.count == 2_000 { break }
+            }
+            return seen
+        }
+
+        for _ in 0..<1_000 { #expect(screen.counter.onIncrement.send(1)) }
+        // SIGTERM part-way: some events are applied, some in flight to the worker, some still to
+        // be sent; the second thousand is sent while the child moves.
+        try await eventually("progress to 300") { progress.count.load(ordering: .relaxed) >= 300 }
+        let draining = workers[first == "drain-a" ? 0 : 1]
+        draining.process.terminate()
+        for index in 0..<1_000 {
+            #expect(screen.counter.onIncrement.send(1))
+            if index % 50 == 0 { await Task.yield() }
+        }
+
+        let seen = try await withSafetyTimeout("2,000 outputs") { await collector.value }
+        #expect(seen == Array(1...2_000), "every output exactly once, in order, across the move to \(second)")
+        let final = try await rendering(of: host, "the final count") { $0.counter.count == 2_000 }
+        #expect(final.outputsSeen == 2_000, "the parent applied each output once")
+        draining.process.waitUntilExit()
+        #expect(draining.process.terminationReason == .exit && draining.process.terminationStatus == 0)
+        try await eventually("the status log to show \(second)") { statuses.contains(.running(worker: second)) }
+        let seenStatuses = statuses.all
+        #expect(!seenStatuses.contains { if case .unavailable = $0 { true } else { false } }, "reported unavailable: \(seenStatuses)")
+        let log = frames.snapshot()
+        #expect(log.tornCount == 0, "\(log.tornCount) of \(log.count) frames torn or showing the placeholder, e.g. \(log.torn)")
+
+        await host.stop()
+        await parent.shutdown()
+    }
+
+    @Test func drainedChildWithNowhereToGoWaitsWithItsStateAndComesBack() async throws {
+        let parent = try makeParent("drain-alone", requestTimeout: .seconds(30))
+        let endpoint = parent.listenEndpoint!
+        let solo = try WorkerProcess(name: "drain-solo", connect: endpoint, pool: "q")
+        defer { solo.stop() }
+        await parent.waitForWorkers(count: 1)
+
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("q")), loop: parent)
+        let outputs = host.outputs
+        let collector = Task { () -> [Int] in
+            var seen: [Int] = []
+            for await output in outputs {
+                seen.append(output.count)
+                if seen.count == 150 { break }
+            }
+            return seen
+        }
+        let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
+        for _ in 0..<100 { #expect(screen.onIncrement.send(1)) }
+        try await rendering(of: host, "100 events applied") { $0["c"]?.count == 100 }
+
+        solo.process.terminate()
+        let waiting = try await status(of: parent, pathSuffix: "[c]") { if case .unavailable = $0 { true } else { false } }
+        #expect(waiting == .unavailable(.workerDrained(worker: "drain-solo", waitingFor: "a worker of pool q")))
+        #expect(waiting.description == "unavailable: waiting for a worker of pool q after drain-solo drained; its state is kept")
+        solo.process.waitUntilExit()
+        #expect(solo.process.terminationReason == .exit && solo.process.terminationStatus == 0)
+        #expect(host.rendering["c"]?.count == 100, "the last rendering stays shown while the child waits")
+
+        // Events sent while it waits are kept and delivered once a worker of the pool joins.
+        for _ in 0..<50 { #expect(screen.onIncrement.send(1)) }
+        let next = try WorkerProcess(name: "drain-next", connect: endpoint, pool: "q")
+        defer { next.stop() }
+        _ = try await status(of: parent, pathSuffix: "[c]") { $0 == .running(worker: "drain-next") }
+        try await rendering(of: host, "the state kept and the waiting events applied") { $0["c"]?.count == 150 }
+        let seen = try await withSafetyTimeout("150 outputs") { await collector.value }
+        #expect(seen == Array(1...150), "every output exactly once, in order")
+
+        await host.stop()
+        await parent.shutdown()
+    }
+
+    /// A parent that never answers DRAIN (stalled, or gone without a word): the drain ends at its
+    /// deadline, saying how many children were not handed over, and the worker can leave.
+    @Test func drainEndsAtItsDeadlineWhenTheParentDoesNotAnswer() async throws {
+        let parent = try BadInputTests.RawParent("drain-deadline")
+        // A long liveness window: the parent's silence must not end the drain (by fencing) first.
+        let worker = try makeWorker("drain-stuck", parent: parent.endpoint, liveness: 600)
+        let codec = BinaryWireCodec()
+        #expect(try parent.receive().kind == .hello)
+        try parent.send(Envelope(
+            kind: .welcome, payloads: [try codec.encode(WelcomeWithDrain(parentName: "raw", heartbeatIntervalMilliseconds: 100, drains: true))]))
+        try await eventually("welcomed") { worker.isWelcomed }
+        try parent.send(Envelope(
+            kind: .start, correlationID: 1, sequence: 1, epoch: 1, nodePath: "/counter",
+            payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
+        #expect(try parent.receive().kind == .rendering)
+
+        let outcome = await worker.drain(deadline: .milliseconds(200))
+        #expect(outcome == DrainOutcome(ending: .deadlinePassed, children: 1, handedOver: 0))
+        #expect(outcome.notHandedOver == 1)
+        #expect(try parent.receive().kind == .drain)
+        await worker.shutdown()
+        #expect(try parent.receive().kind == .goodbye)
+    }
+
+    /// Backward safety: a parent whose WELCOME does not offer draining never gets a DRAIN (it
+    /// would be an unknown kind to it); the worker leaves as before.
+    @Test func workerDoesNotDrainIntoAParentThatPredatesDraining() async throws {
+        let parent = try BadInputTests.RawParent("drain-old-parent")
+        let worker = try makeWorker("drain-modern", parent: parent.endpoint, liveness: 600)
+        let codec = BinaryWireCodec()
+        #expect(try parent.receive().kind == .hello)
+        try parent.send(Envelope(
+            kind: .welcome, payloads: [try codec.encode(WelcomeWithDrain(parentName: "old", heartbeatIntervalMilliseconds: 100, drains: nil))]))
+        try await eventually("welcomed") { worker.isWelcomed }
+
+        let outcome = await worker.drain(deadline: .seconds(60))
+        #expect(outcome.ending == .unsupportedByParent)
+        await worker.shutdown()
+        #expect(try parent.receive().kind == .goodbye, "the first message after the HELLO is the GOODBYE: no DRAIN")
+    }
+
+    /// RELEASE answered by hand: the final flush says `released` and carries a snapshot with every
+    /// event the worker applied, and the copy on the worker is stopped.
+    @Test func releaseAnswersWithAFinalFlushAndStopsTheChild() async throws {
+        let parent = try BadInputTests.RawParent("drain-release")
+        let worker = try makeWorker("drain-released", parent: parent.endpoint, liveness: 600)
+        let codec = BinaryWireCodec()
+        #expect(try parent.receive().kind == .hello)
+        try parent.send(Envelope(
+            kind: .welcome, payloads: [try codec.encode(WelcomeWithDrain(parentName: "raw", heartbeatIntervalMilliseconds: 100, drains: true))]))
+        try await eventually("welcomed") { worker.isWelcomed }
+        try parent.send(Envelope(
+            kind: .start, correlationID: 7, sequence: 1, epoch: 3, nodePath: "/counter",
+            payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
+        #expect(try parent.receive().kind == .rendering)
+
+        try parent.send(Envelope(kind: .release, correlationID: 7, epoch: 3, nodePath: "/counter"))
+        let final = try parent.receive()
+        #expect(final.kind == .outputs && final.correlationID == 7 && final.epoch == 3)
+        let info = try codec.decode(ReleasedOutputsMirror.self, from: final.payloads[0])
+        #expect(info.released == true)
+        #expect(info.snapshot != nil, "the final flush carries the child's state")
+        try await eventually("the copy stopped") { worker.workerCounters.stopped == 1 }
+
+        // A RELEASE for a child the worker does not host is answered too, without a snapshot.
+        try parent.send(Envelope(kind: .release, correlationID: 8, epoch: 1, nodePath: "/gone"))
+        let unknown = try parent.receive()
+        #expect(unknown.kind == .outputs && unknown.correlationID == 8)
+        let unknownInfo = try codec.decode(ReleasedOutputsMirror.self, from: unknown.payloads[0])
+        #expect(unknownInfo.released == true && unknownInfo.snapshot == nil)
+        await worker.shutdown()
+    }
+}
+
+/// WELCOME as a parent sends it, with the optional `drains` flag.
+struct WelcomeWithDrain: Codable {
+    var parentName: String
+    var heartbeatIntervalMilliseconds: Int
+    var drains: Bool?
+}
+
+/// The first payload of OUTPUTS, as far as these tests read it.
+struct ReleasedOutputsMirror: Codable {
+    var snapshot: TreeSnapshot?
+    var released: Bool?
+}
+
+/// Every status a runtime reported for one child, in order, collected as they happen.
+final class StatusLog: Sendable {
+    private let statuses = Mutex<[RemoteChildStatus]>([])
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(_ runtime: RemoteRuntime, pathSuffix: String) {
+        let changes = runtime.statusChanges
+        let started = Task { [weak self] in
+            for await change in changes where change.path.hasSuffix(pathSuffix) {
+                self?.statuses.withLock { $0.append(change.status) }
+            }
+        }
+        task.withLock { $0 = started }
+    }
+
+    var all: [RemoteChildStatus] { statuses.withLock { $0 } }
+
+    func contains(_ status: RemoteChildStatus) -> Bool { all.contains(status) }
+
+    func stop() { task.withLock { $0?.cancel() } }
+}
