@@ -204,7 +204,7 @@ extension RemoteEngine {
             case .drain: if let peer = workers[peerID] { handleDrain(from: peer) }
             default: routeToProxy(peerID, envelope)
             }
-        case .goodbye: removeWorker(peerID, reason: "it left")
+        case .goodbye: removeWorker(peerID, reason: workers[peerID]?.isDraining == true ? "it left after draining" : "it left")
         default:
             if warnLimited("unexpected message from a worker dropped", detail: "\(envelope.kind)", metadata: ["peer": "\(peerID)"]) {
                 replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
