@@ -13,6 +13,9 @@ struct WorkerDrain {
     var handedOver = 0
     /// Who waits for the outcome (each `RemoteRuntime.drain` call).
     var completions: [(DrainOutcome) -> Void]
+    /// The parent answered while RELEASEs were held (`deferredReleases`): the drain ends when
+    /// they have been answered.
+    var answered = false
 }
 
 /// Draining: a worker that leaves in order hands its children back to its parent with their final
@@ -58,6 +61,14 @@ extension RemoteEngine {
             sendReleased(childID: childID, epoch: envelope.epoch, path: envelope.nodePath)
             return
         }
+        // A middle process: events the child forwarded to its own remote children and that
+        // their workers have not acknowledged are in no snapshot yet (the child's snapshot holds
+        // theirs as of their last acknowledgement). The answer waits until they are, so the
+        // grandchildren move with them too; the parent sends nothing new for the child meanwhile.
+        if hasUnacknowledgedForwardedEvents {
+            deferredReleases.append(envelope)
+            return
+        }
         // Actions already queued on the child (a worker's, a timer's) are applied first, so the
         // final state includes them.
         child.drain()
@@ -76,16 +87,37 @@ extension RemoteEngine {
     }
 
     /// The parent's answer to DRAIN. Every RELEASE it sent for this worker came before it, so the
-    /// handover is complete; a copy still hosted is one the parent no longer counts on here (it
-    /// stops with the shutdown that follows).
+    /// handover is complete once those are answered; a copy still hosted is one the parent no
+    /// longer counts on here (it stops with the shutdown that follows).
     func handleDrainAnswer() {
+        guard deferredReleases.isEmpty else {
+            drain?.answered = true
+            return
+        }
         finishDrain(.handedOver)
+    }
+
+    /// Whether this process, as a parent, has sent events to its own workers that they have not
+    /// acknowledged (children that have no worker now are not waited for: nothing can ack them).
+    var hasUnacknowledgedForwardedEvents: Bool {
+        proxies.values.contains { $0.worker != nil && !$0.unacknowledged.isEmpty }
+    }
+
+    /// Answers the held RELEASEs once nothing forwarded waits for an acknowledgement (each loop
+    /// iteration, before the flush).
+    func answerDeferredReleases() {
+        guard !deferredReleases.isEmpty, !hasUnacknowledgedForwardedEvents else { return }
+        let releases = deferredReleases
+        deferredReleases = []
+        for release in releases { handleRelease(release) }
+        if drain?.answered == true { finishDrain(.handedOver) }
     }
 
     /// Ends the drain (if one runs), logs how it went and reports the outcome.
     func finishDrain(_ ending: DrainOutcome.Ending) {
         guard let current = drain else { return }
         drain = nil
+        deferredReleases = []
         let outcome = DrainOutcome(ending: ending, children: max(current.children, current.handedOver), handedOver: current.handedOver)
         let metadata: Logger.Metadata = ["children": "\(outcome.children)", "handedOver": "\(outcome.handedOver)"]
         switch ending {

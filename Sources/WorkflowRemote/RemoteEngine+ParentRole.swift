@@ -333,7 +333,10 @@ extension RemoteEngine {
             case .undecodableProps: childError = .undecodableProps(typeName: proxy.typeName, reason: error?.message ?? "")
             default: childError = .refused(error?.message ?? "unreadable error")
             }
-            proxy.worker?.children.remove(proxy.childID)
+            if let peer = proxy.worker {
+                peer.children.remove(proxy.childID)
+                endRelease(of: proxy.childID, on: peer)
+            }
             proxy.fail(childError)
             awaiting.remove(proxy.childID)
             settleChanged = true

@@ -53,6 +53,9 @@ final class RemoteEngine {
     var parentDrains = false
     /// This worker's drain while one runs (`RemoteEngine+Drain.swift`).
     var drain: WorkerDrain?
+    /// RELEASEs held until the events this process forwarded to its own workers are acknowledged
+    /// (a middle process of a nested tree; `RemoteEngine+Drain.swift`).
+    var deferredReleases: [Envelope] = []
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
 
@@ -80,6 +83,7 @@ final class RemoteEngine {
             if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             if ready.upstream { drainUpstream() }
+            answerDeferredReleases()
             flushHosted()
             runTimers()
             if stopRequested {
@@ -106,6 +110,7 @@ final class RemoteEngine {
                     // The child will be placed again: its copy on this worker must not live on.
                     if let peer = proxy.worker {
                         peer.children.remove(id)
+                        endRelease(of: id, on: peer)
                         sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
                     }
                     proxy.fail(.workerUnavailable(worker: worker, reason: "no answer within \(configuration.requestTimeout)"))

@@ -75,6 +75,61 @@ import WireProtocol
         await parent.shutdown()
     }
 
+    /// Root (this process) → `OutputCountingWorkflow` on a middle worker of pool `mid` → its
+    /// counter on a leaf worker of that middle. SIGTERM on the middle while events flow: the
+    /// middle answers RELEASE once its leaf acknowledged what it forwarded, so the counter's state
+    /// moves inside the middle's snapshot; on the other middle the counter starts on that middle's
+    /// leaf. Every level ends with every event once, and no frame is torn.
+    @Test func drainedMiddleOfANestedTreeMovesWithItsGrandchild() async throws {
+        let parent = try makeParent("drain-nested", requestTimeout: .seconds(30))
+        let endpoint = parent.listenEndpoint!
+        let middleEndpoints = [uniqueEndpoint("drain-mid-a"), uniqueEndpoint("drain-mid-b")]
+        let middles = try zip(["drain-mid-a", "drain-mid-b"], middleEndpoints).map {
+            try WorkerProcess(name: $0, connect: endpoint, listen: $1, pool: "mid")
+        }
+        defer { for middle in middles { middle.stop() } }
+        let leaves = try zip(["drain-leaf-a", "drain-leaf-b"], middleEndpoints).map { try WorkerProcess(name: $0, connect: $1) }
+        defer { for leaf in leaves { leaf.stop() } }
+        await parent.waitForWorkers(count: 2)
+
+        let statuses = StatusLog(parent, pathSuffix: "[middle]")
+        defer { statuses.stop() }
+        let frames = FrameLog<NestedCountingRoot.Screen>()
+        let host = WorkflowHost(
+            workflow: NestedCountingRoot(middlePlacement: .pool("mid")), loop: parent,
+            listener: HostListener(onRendering: { frames.record($0, inStep: $0.isInStep) }, onOutput: { _ in }))
+        _ = try await rendering(of: host, "the leaf's counter") { $0.middle.counter.count == 0 }
+        guard case .running(let first) = try await status(of: parent, pathSuffix: "[middle]", where: { if case .running = $0 { true } else { false } })
+        else { return }
+        let second = first == "drain-mid-a" ? "drain-mid-b" : "drain-mid-a"
+        let draining = middles[first == "drain-mid-a" ? 0 : 1]
+
+        // Events flow all along (about 50 in flight at most), through the latest rendering's sink.
+        var sent = 0
+        var movedAt: Int?
+        while movedAt.map({ sent < $0 + 100 }) ?? true {
+            let sink = host.rendering.middle.counter.onIncrement
+            for _ in 0..<10 { #expect(sink.send(1)) }
+            sent += 10
+            if sent == 100 { draining.process.terminate() }
+            if movedAt == nil, sent > 100, statuses.contains(.running(worker: second)) { movedAt = sent }
+            let target = sent - 50
+            try await rendering(of: host, "progress to \(target)") { $0.rootSeen >= target }
+        }
+        let total = sent
+        let final = try await rendering(of: host, "every event applied at every level") { $0.rootSeen >= total }
+        #expect(final.middle.counter.count == total && final.middle.outputsSeen == total && final.rootSeen == total)
+        draining.process.waitUntilExit()
+        #expect(draining.process.terminationReason == .exit && draining.process.terminationStatus == 0)
+        let seenStatuses = statuses.all
+        #expect(!seenStatuses.contains { if case .unavailable = $0 { true } else { false } }, "reported unavailable: \(seenStatuses)")
+        let log = frames.snapshot()
+        #expect(log.tornCount == 0, "\(log.tornCount) of \(log.count) frames out of step, e.g. \(log.torn)")
+
+        await host.stop()
+        await parent.shutdown()
+    }
+
     @Test func drainedChildWithNowhereToGoWaitsWithItsStateAndComesBack() async throws {
         let parent = try makeParent("drain-alone", requestTimeout: .seconds(30))
         let endpoint = parent.listenEndpoint!
