@@ -97,10 +97,12 @@ extension RemoteEngine {
         finishDrain(.handedOver)
     }
 
-    /// Whether this process, as a parent, has sent events to its own workers that they have not
-    /// acknowledged (children that have no worker now are not waited for: nothing can ack them).
+    /// Whether this process, as a parent, has events for its own workers that they have not
+    /// acknowledged, counting those a sink took and whose send is still a queued job (the
+    /// back-pressure count is taken at once, on the sender's thread). Children that have no
+    /// worker now are not waited for: nothing can acknowledge them.
     var hasUnacknowledgedForwardedEvents: Bool {
-        proxies.values.contains { $0.worker != nil && !$0.unacknowledged.isEmpty }
+        proxies.values.contains { $0.worker != nil && $0.outstanding.current > 0 }
     }
 
     /// Answers the held RELEASEs once nothing forwarded waits for an acknowledgement (each loop

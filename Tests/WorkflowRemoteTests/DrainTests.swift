@@ -91,6 +91,11 @@ import WireProtocol
         let leaves = try zip(["drain-leaf-a", "drain-leaf-b"], middleEndpoints).map { try WorkerProcess(name: $0, connect: $1) }
         defer { for leaf in leaves { leaf.stop() } }
         await parent.waitForWorkers(count: 2)
+        // Each middle has its leaf: a probe renders a nested child on each and waits for their
+        // leaves' counters (so the move cannot find the other middle without a leaf yet).
+        let probe = WorkflowHost(workflow: MiddlesProbe(middles: ["drain-mid-a", "drain-mid-b"]), loop: parent)
+        try await rendering(of: probe, "a leaf under each middle") { $0 == [0, 0] }
+        await probe.stop()
 
         let statuses = StatusLog(parent, pathSuffix: "[middle]")
         defer { statuses.stop() }
@@ -243,6 +248,17 @@ import WireProtocol
         let unknownInfo = try codec.decode(ReleasedOutputsMirror.self, from: unknown.payloads[0])
         #expect(unknownInfo.released == true && unknownInfo.snapshot == nil)
         await worker.shutdown()
+    }
+}
+
+/// A root that renders a `NestedWorkflow` on each named middle worker: each rendering's inner
+/// count is 0 once that middle has a leaf worker hosting its counter (-1, the placeholder, before).
+struct MiddlesProbe: Workflow, Sendable {
+    var middles: [String]
+    typealias State = Void
+
+    func render(state: Void, context: RenderContext<MiddlesProbe>) -> [Int] {
+        middles.map { NestedWorkflow(step: 1).remote(on: .worker($0)).rendered(in: context, key: $0, onOutput: { _, _ in nil }).counter.count }
     }
 }
 
