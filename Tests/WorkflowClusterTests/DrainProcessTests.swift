@@ -57,6 +57,10 @@ struct DrainProcessTests {
             kill(coordinator.pid, SIGSTOP)
             let status: Int32
             do {
+                // SIGSTOP takes effect asynchronously: the coordinator must not read the DRAIN.
+                try await withSafetyTimeout("the coordinator to stop") {
+                    while !Self.isStopped(coordinator.pid) { try await Task.sleep(for: .milliseconds(5)) }
+                }
                 status = try await worker1.terminate()
             } catch {
                 kill(coordinator.pid, SIGCONT)
@@ -69,6 +73,14 @@ struct DrainProcessTests {
                 "\(worker1.stderr.lines)")
             #expect(worker1.stderr.lines.contains { $0.contains("worker stopped") })
         }
+    }
+
+    /// Whether the kernel reports `pid` stopped (state `T` in /proc/PID/stat).
+    static func isStopped(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else {
+            return false
+        }
+        return stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first == "T"
     }
 
     @Test("drain.deadline_ms: 5 s by default, 0 allowed (no drain), a negative value refused; the environment and the flag override it")
