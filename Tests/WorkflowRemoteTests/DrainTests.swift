@@ -5,6 +5,7 @@ import Testing
 @_spi(WorkflowRuntime) import Workflow
 import WorkflowRemote
 import WireProtocol
+import ZeroMQ
 
 /// Draining: a worker stopped with SIGTERM hands its children back to the parent with their final
 /// state, the parent places them on another worker of their pool and delivers the events it kept
@@ -249,6 +250,100 @@ import WireProtocol
         #expect(unknownInfo.released == true && unknownInfo.snapshot == nil)
         await worker.shutdown()
     }
+}
+
+/// The parent's side of the protocol, message by message, against a hand-driven worker: DRAIN
+/// is answered after a RELEASE for each child; meanwhile the worker shows as draining and gets
+/// nothing new; a released child with nowhere to go waits with a clear status.
+@Suite struct DrainProtocolTests {
+    @Test func parentReleasesEachChildThenAnswersAndShowsTheWorkerDraining() async throws {
+        // A long liveness window: the hand-driven worker sends no heartbeats.
+        var configuration = RemoteRuntimeConfiguration(name: "drain-protocol")
+        configuration.listenEndpoint = uniqueEndpoint("drain-protocol")
+        configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 600
+        configuration.requestTimeout = .seconds(30)
+        let parent = try RemoteRuntime(configuration: configuration)
+        let codec = BinaryWireCodec()
+        let context = try ZMQContext()
+        let worker = try ZMQSocket(.dealer, context: context)
+        try worker.set(.linger, 0)
+        try worker.connect(parent.listenEndpoint!)
+        defer { worker.close() }
+        func receive() throws -> Envelope {
+            while true {
+                guard let frames = try worker.receiveMultipart(.timeout(safetyTimeout)) else {
+                    throw WaitFailure(description: "nothing from the parent")
+                }
+                let envelope = try Envelope(frames: frames)
+                if envelope.kind != .heartbeat { return envelope }
+            }
+        }
+        struct Hello: Codable {
+            var name: String; var pool: String; var hostedTypes: [String]; var capacity: Int; var protocolVersion: Int; var instance: String
+        }
+        try worker.send(try Envelope(kind: .hello, payloads: [try codec.encode(Hello(
+            name: "by-hand", pool: "solo", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 2,
+            instance: "by-hand-1"))]).encodeFrames())
+        let welcome = try receive()
+        #expect(welcome.kind == .welcome)
+        #expect(try codec.decode(WelcomeWithDrain.self, from: welcome.payloads[0]).drains == true, "the parent offers draining")
+
+        // The host's first pass waits for the child's rendering, which this test sends: start it
+        // beside the test.
+        let starting = Task.detached {
+            WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("solo")), loop: parent)
+        }
+        let start = try receive()
+        #expect(start.kind == .start && start.epoch == 1)
+        // A counter's screen as the worker encodes it (the empty token is an inert sink).
+        struct Screen: Codable { var label: String; var count: Int; var step: Int; var onIncrement: String }
+        let screen = Screen(label: "c", count: 7, step: 1, onIncrement: "")
+        try worker.send(try Envelope(
+            kind: .rendering, correlationID: start.correlationID, sequence: start.sequence, epoch: start.epoch, nodePath: start.nodePath,
+            payloads: [try codec.encode(screen)]).encodeFrames())
+        let host = await starting.value
+        try await rendering(of: host, "the hand-made rendering") { $0["c"]?.count == 7 }
+
+        try worker.send(try Envelope(kind: .drain).encodeFrames())
+        let release = try receive()
+        #expect(release.kind == .release && release.correlationID == start.correlationID && release.epoch == start.epoch)
+        #expect(try receive().kind == .drain, "the answer comes after every RELEASE")
+        let inspection = await parent.inspect()
+        #expect(inspection.workers.map(\.isDraining) == [true])
+        #expect(inspection.children.first?.status == .running(worker: "by-hand"), "running until its final flush arrives")
+
+        // The final flush: the child's state, no event applied. Nowhere else to go: it waits.
+        let state = TreeSnapshot(workflowType: CounterWorkflow.workflowTypeName, state: Data(#"{"count":7}"#.utf8), children: [])
+        let final = ReleasedOutputsPayloadMirror(causes: [], ordinals: [], snapshot: state, continues: false, released: true)
+        try worker.send(try Envelope(
+            kind: .outputs, correlationID: start.correlationID, epoch: start.epoch, nodePath: start.nodePath,
+            payloads: [try codec.encode(final)]).encodeFrames())
+        let waiting = try await status(of: parent, pathSuffix: "[c]") { if case .unavailable = $0 { true } else { false } }
+        #expect(waiting == .unavailable(.workerDrained(worker: "by-hand", waitingFor: "a worker of pool solo")))
+        #expect(host.rendering["c"]?.count == 7, "the last rendering stays shown")
+        try worker.send(try Envelope(kind: .goodbye).encodeFrames())
+
+        // A worker of the pool joins: the child starts there from the released snapshot.
+        let next = try WorkerProcess(name: "by-hand-next", connect: parent.listenEndpoint!, pool: "solo")
+        defer { next.stop() }
+        _ = try await status(of: parent, pathSuffix: "[c]") { $0 == .running(worker: "by-hand-next") }
+        // The hand-made rendering's sink is inert; the new worker's rendering has a live one (sent
+        // to once: an inert sink accepts nothing).
+        try await eventually("a rendering from the new worker") { host.rendering["c"]?.onIncrement.send(1) == true }
+        try await rendering(of: host, "one more event on the released state") { $0["c"]?.count == 8 }
+        await host.stop()
+        await parent.shutdown()
+    }
+}
+
+/// OUTPUTS' first payload as a worker sends it in answer to RELEASE.
+struct ReleasedOutputsPayloadMirror: Codable {
+    var causes: [UInt64]
+    var ordinals: [UInt32]
+    var snapshot: TreeSnapshot?
+    var continues: Bool
+    var released: Bool?
 }
 
 /// A root that renders a `NestedWorkflow` on each named middle worker: each rendering's inner
