@@ -44,9 +44,17 @@ extension RemoteEngine {
             completion(DrainOutcome(ending: .unsupportedByParent, children: children, handedOver: 0))
             return
         }
+        guard children > 0 else {
+            // Nothing to hand over: leave at once. (A START still on its way is placed again when
+            // the parent reads the GOODBYE, as after any departure; and a worker whose parent has
+            // just stopped, which sent STOP for every child, does not wait for its silence.)
+            completion(DrainOutcome(ending: .handedOver, children: 0, handedOver: 0))
+            return
+        }
         logger.info("draining: asking the parent to move \(children) children", metadata: ["children": "\(children)"])
         // What the children produced so far leaves ahead of the DRAIN.
         flushHosted()
+        isLeaving = true
         drain = WorkerDrain(deadline: .now + deadline, children: children, completions: [completion])
         sendUpstream(kind: .drain, correlationID: 0, nodePath: "", payloads: [])
     }
@@ -135,6 +143,18 @@ extension RemoteEngine {
             }
         }
         for completion in current.completions { completion(outcome) }
+    }
+
+    /// The parent has been silent for the liveness window while this worker leaves: it may have
+    /// declared this worker dead (or be gone itself), so the children stop before anything else
+    /// queued for them is read (the fencing rule), and the drain ends. No reconnection: the worker
+    /// is on its way out.
+    func stopHostingWhileLeaving(silentFor silence: Duration) {
+        guard !hosted.isEmpty || drain != nil else { return }
+        logger.warning(
+            "no word from the parent for the liveness window while draining; stopping hosted children",
+            metadata: ["silent": "\(silence)", "children": "\(hosted.count)"])
+        forgetHostedChildren()
     }
 
     /// Ends a drain whose deadline has passed (from the timers).

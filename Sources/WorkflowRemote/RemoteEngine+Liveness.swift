@@ -44,7 +44,11 @@ extension RemoteEngine {
             }
             let backoff = interval * (1 << min(reconnectAttempts, 5))
             if now - lastHeardUpstream > deadAfter + backoff {
-                reconnectToParent(silentFor: now - lastHeardUpstream)
+                if isLeaving {
+                    stopHostingWhileLeaving(silentFor: now - lastHeardUpstream)
+                } else {
+                    reconnectToParent(silentFor: now - lastHeardUpstream)
+                }
             }
         }
         for (id, peer) in workers {
@@ -70,6 +74,10 @@ extension RemoteEngine {
         let deadAfter = configuration.heartbeatInterval * configuration.heartbeatLiveness
         let silence = max(now - lastHeardUpstream, now - lastSentUpstream)
         guard silence > deadAfter else { return false }
+        if isLeaving {
+            stopHostingWhileLeaving(silentFor: silence)
+            return true
+        }
         logger.warning(
             "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
             metadata: ["silent": "\(silence)", "children": "\(hosted.count)"])

@@ -53,6 +53,9 @@ final class RemoteEngine {
     var parentDrains = false
     /// This worker's drain while one runs (`RemoteEngine+Drain.swift`).
     var drain: WorkerDrain?
+    /// Set once a drain began: the worker is leaving, so a silent parent ends the drain instead
+    /// of making it reconnect.
+    var isLeaving = false
     /// RELEASEs held until the events this process forwarded to its own workers are acknowledged
     /// (a middle process of a nested tree; `RemoteEngine+Drain.swift`).
     var deferredReleases: [Envelope] = []
