@@ -106,7 +106,8 @@ public final class RemoteRuntime: RuntimeLoop {
     /// The worker sends DRAIN; the parent stops placing children here, asks each child for its
     /// final flush (RELEASE), places it again elsewhere and answers. The worker keeps serving
     /// meanwhile. Returns once the parent has answered, the `deadline` has passed, or there is no
-    /// parent to hand over to; then call `shutdown()`. Children not handed over move by the
+    /// parent to hand over to; then call `shutdown()` (a runtime that has begun to drain is
+    /// leaving: it no longer reconnects to a silent parent). Children not handed over move by the
     /// failover path (from their last acknowledged state, their unacknowledged events replayed).
     public func drain(deadline: Duration) async -> DrainOutcome {
         await withCheckedContinuation { (continuation: CheckedContinuation<DrainOutcome, Never>) in
