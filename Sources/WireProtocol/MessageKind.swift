@@ -29,10 +29,17 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case goodbye = 11
     /// Coordinator → a peer it does not know (e.g. after a coordinator restart): say `hello` again.
     case reconnect = 12
+    /// Worker → parent: the worker is leaving in order and asks for its children to be moved.
+    /// Parent → worker: the answer; every `release` for the worker's children was sent before it.
+    /// Sent only between peers whose `hello`/`welcome` agreed on draining. No payload.
+    case drain = 13
+    /// Parent → a draining worker: send the child's final flush (marked released) and stop it.
+    /// No payload.
+    case release = 14
     /// Either direction: several messages for one peer in one atomic multipart message (a
     /// frame-count layout, then each message's header and payload frames), so a render pass that
     /// starts or updates many children on a worker costs one send, not one per child.
-    case batch = 13
+    case batch = 15
 
     public var description: String {
         switch self {
@@ -48,6 +55,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .heartbeat: "heartbeat"
         case .goodbye: "goodbye"
         case .reconnect: "reconnect"
+        case .drain: "drain"
+        case .release: "release"
         case .batch: "batch"
         }
     }

@@ -31,6 +31,7 @@ extension RemoteEngine {
     /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
     func runTimers() {
         let now = ContinuousClock.now
+        checkDrainDeadline(now: now)
         let interval = configuration.heartbeatInterval
         // At most ten times per interval: the checks below walk every worker and child, and a
         // busy loop iterates far more often than that.
@@ -47,7 +48,11 @@ extension RemoteEngine {
             }
             let backoff = interval * (1 << min(reconnectAttempts, 5))
             if now - lastHeardUpstream > deadAfter + backoff {
-                reconnectToParent(silentFor: now - lastHeardUpstream)
+                if isLeaving {
+                    stopHostingWhileLeaving(silentFor: now - lastHeardUpstream)
+                } else {
+                    reconnectToParent(silentFor: now - lastHeardUpstream)
+                }
             }
         }
         for (id, peer) in workers {
@@ -73,6 +78,10 @@ extension RemoteEngine {
         let deadAfter = configuration.heartbeatInterval * configuration.heartbeatLiveness
         let silence = max(now - lastHeardUpstream, now - lastSentUpstream)
         guard silence > deadAfter else { return false }
+        if isLeaving {
+            stopHostingWhileLeaving(silentFor: silence)
+            return true
+        }
         logger.warning(
             "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
             metadata: ["silent": "\(silence)", "children": "\(hosted.count)"])
@@ -85,6 +94,8 @@ extension RemoteEngine {
     /// replaying their events), so the copies here would only diverge, and their own workers
     /// and side effects would keep running for nobody.
     func forgetHostedChildren() {
+        // A drain cannot hand anything over now: the parent moves these children as after a failure.
+        finishDrain(.notConnected)
         shared.setWelcomed(false)
         for (_, child) in hosted { child.stop() }
         let stopped = hosted.count

@@ -33,7 +33,11 @@ extension RemoteEngine {
 
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
         guard let (id, peer) = chooseWorker(typeName: proxy.typeName, placement: proxy.placement, path: proxy.path) else {
-            proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+            if let drained = proxy.drainedFrom {
+                proxy.fail(.workerDrained(worker: drained, waitingFor: waitingFor(proxy.placement, typeName: proxy.typeName)))
+            } else {
+                proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+            }
             return
         }
         do {
@@ -50,9 +54,16 @@ extension RemoteEngine {
                 payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
             // Events the previous worker never acknowledged are replayed, in order, on top of
-            // the snapshot they were not yet part of, batched as any events are.
+            // the snapshot they were not yet part of, batched as any events are. After a drain
+            // that is only the events kept here during the move: the old worker's final snapshot
+            // holds everything it applied.
             let replay = proxy.unacknowledged.count
-            if replay > 0 {
+            if let drained = proxy.drainedFrom {
+                proxy.placed()
+                metrics.handovers.increment()
+                logger.info(
+                    "moved after \(drained) drained", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "events": "\(replay)"])
+            } else if replay > 0 {
                 metrics.failovers.increment()
                 metrics.eventsReplayed.increment(by: Int64(replay))
                 logger.info("replaying \(replay) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
@@ -69,6 +80,9 @@ extension RemoteEngine {
         // Events recorded before the new props go first, as they were sent first.
         sendDueEvents(of: proxy)
         awaiting.insert(proxy.childID)
+        // Its worker is draining: the new props go with the START on the next worker, which the
+        // settle waits for (the release ends the wait, and the render after it starts the child).
+        guard !proxy.isReleasing else { return }
         noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(
             peer.id, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
@@ -83,6 +97,7 @@ extension RemoteEngine {
         guard let peer = proxy.worker else { return }
         sendDueEvents(of: proxy)
         peer.children.remove(proxy.childID)
+        endRelease(of: proxy.childID, on: peer)
         proxy.worker = nil
         sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
     }
@@ -125,6 +140,8 @@ extension RemoteEngine {
         _ = proxy.record(event: token, bytes: event)
         inspection.eventsSent[childID, default: 0] += 1
         metrics.eventsSent.increment()
+        // Sent at the end of this loop iteration; a child whose worker is draining gets it on its
+        // next worker (`sendDueEvents(of:)` holds it back meanwhile).
         if !proxy.eventsDue {
             proxy.eventsDue = true
             childrenWithEventsDue.append(childID)
@@ -148,7 +165,8 @@ extension RemoteEngine {
     /// Where a message ends does not matter to the worker: it applies each event on its own.
     func sendDueEvents(of proxy: any AnyRemoteChildProxy) {
         proxy.eventsDue = false
-        guard let peer = proxy.worker else { return }
+        // A child whose worker is draining: its events wait for the next placement.
+        guard let peer = proxy.worker, !proxy.isReleasing else { return }
         let events = proxy.unacknowledged
         var start = events.count
         while start > 0, events[start - 1].sequence > proxy.lastSentEvent { start -= 1 }
@@ -184,7 +202,8 @@ extension RemoteEngine {
     }
 
     func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {
-        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) }.map { ($0.key, $0.value) }
+        // A draining worker is leaving: nothing new goes there.
+        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) && !$0.value.isDraining }.map { ($0.key, $0.value) }
         let eligible: [(WorkerID, WorkerPeer)]
         switch placement {
         case .local, .configured: return nil
@@ -234,15 +253,19 @@ extension RemoteEngine {
             }
             for message in messages { handleFromWorker(peerID, frames: message) }
         case .hello: handleHello(peerID, envelope)
-        case .rendering, .outputs, .error, .heartbeat:
+        case .rendering, .outputs, .error, .heartbeat, .drain:
             // A peer talking as a worker without having joined (this parent restarted, or took
             // it for dead): tell it to join again rather than wait for it to notice the silence.
             guard workers[peerID] != nil else {
                 sendToWorker(peerID, kind: .reconnect, correlationID: 0, nodePath: "", payloads: [])
                 return
             }
-            if envelope.kind != .heartbeat { routeToProxy(peerID, envelope) }
-        case .goodbye: removeWorker(peerID, reason: "it left")
+            switch envelope.kind {
+            case .heartbeat: break
+            case .drain: if let peer = workers[peerID] { handleDrain(from: peer) }
+            default: routeToProxy(peerID, envelope)
+            }
+        case .goodbye: removeWorker(peerID, reason: workers[peerID]?.isDraining == true ? "it left after draining" : "it left")
         default:
             if warnLimited("unexpected message from a worker dropped", detail: "\(envelope.kind)", metadata: ["peer": "\(peerID)"]) {
                 replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
@@ -323,7 +346,8 @@ extension RemoteEngine {
     }
 
     func sendWelcome(to peerID: WorkerID) {
-        let welcome = WelcomePayload(parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds))
+        let welcome = WelcomePayload(
+            parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds), drains: true)
         guard let payload = try? codec.encode(welcome) else { return }
         sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [payload])
     }
@@ -359,6 +383,7 @@ extension RemoteEngine {
                 renderingSequence: info.renderingSequence ?? 0)
             receive(flush, for: proxy)
             proxy.acknowledge(upTo: envelope.acknowledged, snapshot: info.snapshot)
+            if info.released == true { completeRelease(of: proxy) }
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
@@ -369,7 +394,10 @@ extension RemoteEngine {
             case .undecodableProps: childError = .undecodableProps(typeName: proxy.typeName, reason: error?.message ?? "")
             default: childError = .refused(error?.message ?? "unreadable error")
             }
-            proxy.worker?.children.remove(proxy.childID)
+            if let peer = proxy.worker {
+                peer.children.remove(proxy.childID)
+                endRelease(of: proxy.childID, on: peer)
+            }
             proxy.fail(childError)
             awaiting.remove(proxy.childID)
             settleChanged = true
@@ -394,6 +422,11 @@ extension RemoteEngine {
         outboxes[peerID] = nil
         logger.warning("worker left: \(reason)", metadata: ["worker": "\(peer.name)"])
         metrics.workersLeft.increment()
+        if !peer.releasing.isEmpty {
+            logger.warning(
+                "\(peer.name) left before handing over \(peer.releasing.count) children; they move from their last acknowledged state",
+                metadata: ["worker": "\(peer.name)"])
+        }
         for id in peer.children {
             guard let proxy = proxies[id], proxy.worker === peer else { continue }
             proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
