@@ -283,7 +283,7 @@ import ZeroMQ
             var name: String; var pool: String; var hostedTypes: [String]; var capacity: Int; var protocolVersion: Int; var instance: String
         }
         try worker.send(try Envelope(kind: .hello, payloads: [try codec.encode(Hello(
-            name: "by-hand", pool: "solo", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 2,
+            name: "by-hand", pool: "solo", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 3,
             instance: "by-hand-1"))]).encodeFrames())
         let welcome = try receive()
         #expect(welcome.kind == .welcome)
