@@ -23,6 +23,8 @@ extension RemoteEngine {
     func drainUpstream() {
         handleSlice(of: { fenceIfCutOffFromParent() ? nil : sockets.receiveFromUpstream() }) { frames in
             lastHeardUpstream = .now
+            // A message proves the connection even if its handshake event is still unread.
+            if upstreamConnectedAt == nil { upstreamConnectedAt = lastHeardUpstream }
             metrics.bytesIn.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
             handleFromParent(frames)
         }
@@ -108,7 +110,7 @@ extension RemoteEngine {
             guard shared.isWelcomed else { break }
             // The parent does not know this connection (it restarted, or declared this worker
             // dead): join again, without the children it no longer counts on here.
-            logger.notice("the parent does not know this worker; joining again", metadata: ["children": "\(hosted.count)"])
+            logger.notice("the parent does not know this worker; joining again", metadata: ["children": .stringConvertible(hosted.count)])
             forgetHostedChildren()
             sendHello()
         case .heartbeat:
@@ -263,7 +265,11 @@ extension RemoteEngine {
             try sockets.sendUpstream(frames: frames)
             lastSentUpstream = .now
         } catch {
-            logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])
+            // Typically EAGAIN: no connection to take the message (the handshake has not
+            // succeeded, e.g. the parent refuses this worker's key, which the monitor reports).
+            // Rate limited: heartbeats would repeat it every interval.
+            let reason = (error as? ZMQError)?.isAgain == true ? "no connection to the parent takes it (not connected, or its queue is full)" : "\(error)"
+            warnLimited("cannot send to the parent", detail: "\(kind) dropped: \(reason)", metadata: ["path": "\(nodePath)"])
         }
     }
 }

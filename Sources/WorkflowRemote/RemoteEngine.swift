@@ -48,6 +48,11 @@ final class RemoteEngine {
     var lastHeardUpstream = ContinuousClock.now
     /// Reconnection attempts since the parent last answered (for exponential backoff).
     var reconnectAttempts = 0
+    /// When the current connection to the parent completed its handshake (`nil`: not yet).
+    var upstreamConnectedAt: ContinuousClock.Instant?
+    /// Whether the connection to the parent had trouble (a failed handshake, no connection yet)
+    /// that was logged, so its recovery is logged once too.
+    var upstreamTrouble = false
     var shuttingDown = false
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
@@ -104,7 +109,7 @@ final class RemoteEngine {
                         peer.children.remove(id)
                         sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
                     }
-                    proxy.fail(.workerUnavailable(worker: worker, reason: "no answer within \(configuration.requestTimeout)"))
+                    proxy.fail(.workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
                 }
                 awaiting.removeAll()
                 return true
@@ -161,9 +166,9 @@ final class RemoteEngine {
     /// of replies it never reads, and the warnings past the rate are still counted. `kind` is
     /// fixed text (it keys the limiter); anything the peer sent belongs in `detail`.
     @discardableResult
-    func warnLimited(_ kind: String, detail: String? = nil, metadata: Logger.Metadata = [:]) -> Bool {
+    func warnLimited(_ kind: String, detail: String? = nil, metadata: Logger.Metadata = [:], level: Logger.Level = .warning) -> Bool {
         guard peerWarnings.admit(kind) else { return false }
-        logger.warning("\(kind)\(detail.map { ": \($0)" } ?? "")", metadata: metadata)
+        logger.log(level: level, "\(kind)\(detail.map { ": \($0)" } ?? "")", metadata: metadata)
         return true
     }
 
@@ -172,7 +177,7 @@ final class RemoteEngine {
         for (kind, count) in peerWarnings.endedWindows() {
             logger.warning(
                 "\(count) more warnings suppressed (at most \(peerWarnings.burst) per \(peerWarnings.window)): \(kind)",
-                metadata: ["suppressed": "\(count)"])
+                metadata: ["suppressed": .stringConvertible(count)])
         }
     }
 }
