@@ -18,7 +18,7 @@ enum JSONSyntaxLocator {
     /// The first syntax error in `bytes`, or `nil` if the text is valid JSON.
     static func firstError(in bytes: [UInt8]) -> Position? {
         var scanner = Scanner(bytes: bytes)
-        do {
+        do throws(Failure) {
             scanner.skipWhitespace()
             try scanner.value(depth: 0)
             scanner.skipWhitespace()
@@ -64,7 +64,8 @@ enum JSONSyntaxLocator {
 
         mutating func value(depth: Int) throws(Failure) {
             guard depth < JSONSyntaxLocator.maxDepth else { throw fail("nested more than \(JSONSyntaxLocator.maxDepth) levels deep") }
-            switch current {
+            guard let byte = current else { throw fail("expected a value") }
+            switch byte {
             case UInt8(ascii: "{"): try object(depth: depth)
             case UInt8(ascii: "["): try array(depth: depth)
             case UInt8(ascii: "\""): try string()
@@ -94,9 +95,10 @@ enum JSONSyntaxLocator {
                 skipWhitespace()
                 switch current {
                 case UInt8(ascii: ","):
+                    let comma = index
                     index += 1
                     skipWhitespace()
-                    if current == UInt8(ascii: "}") { throw fail("a comma before '}' (no trailing commas in JSON)") }
+                    if current == UInt8(ascii: "}") { throw Failure(index: comma, problem: "a trailing comma before '}' (JSON allows none)") }
                 case UInt8(ascii: "}"):
                     index += 1
                     return
@@ -117,9 +119,10 @@ enum JSONSyntaxLocator {
                 skipWhitespace()
                 switch current {
                 case UInt8(ascii: ","):
+                    let comma = index
                     index += 1
                     skipWhitespace()
-                    if current == UInt8(ascii: "]") { throw fail("a comma before ']' (no trailing commas in JSON)") }
+                    if current == UInt8(ascii: "]") { throw Failure(index: comma, problem: "a trailing comma before ']' (JSON allows none)") }
                 case UInt8(ascii: "]"):
                     index += 1
                     return

@@ -47,15 +47,16 @@ final class ClusterFixture: Sendable {
     static let demoWorkers: [Rule] = [["name": "worker-1", "pool": "inbox"], ["name": "worker-2", "pool": "messages"]]
 
     /// Rewrites the configuration file with `placement`, `security` (`nil`: no `security`
-    /// section), `workers`, and `endpoint` (default: the fixture's private ipc endpoint).
+    /// section), `workers`, `endpoint` (default: the fixture's private ipc endpoint) and the
+    /// heartbeat (interval in ms × liveness).
     func writeConfig(
         placement: [Rule], security: [String: String]? = ["mode": "plaintext"], workers: [Rule] = demoWorkers,
-        endpoint: String? = nil
+        endpoint: String? = nil, heartbeat: (intervalMilliseconds: Int, liveness: Int) = (100, 5)
     ) throws {
         var document: [String: Any] = [
             "coordinator": ["endpoint": endpoint ?? self.endpoint, "root": "email-browser"],
             "workers": workers,
-            "heartbeat": ["interval_ms": 100, "liveness": 5],
+            "heartbeat": ["interval_ms": heartbeat.intervalMilliseconds, "liveness": heartbeat.liveness],
             "request": ["deadline_ms": 10_000],
             "log": ["level": "info", "format": "text"],
             "placement": placement,
