@@ -35,6 +35,7 @@ extension RemoteEngine {
         switch event.kind {
         case .handshakeSucceeded:
             upstreamConnectedAt = .now
+            upstreamHandshakeFailed = false
             // Silence is counted from the moment the parent can hear this worker.
             lastHeardUpstream = .now
             if upstreamTrouble {
@@ -43,6 +44,7 @@ extension RemoteEngine {
             }
         case .handshakeFailedAuthentication:
             upstreamTrouble = true
+            upstreamHandshakeFailed = true
             var metadata: Logger.Metadata = ["endpoint": "\(event.endpoint)", "status": .stringConvertible(event.value)]
             if case .curve(let keyPair, _) = configuration.parentSecurity { metadata["publicKey"] = "\(keyPair.publicKey.z85)" }
             warnLimited(
@@ -51,6 +53,7 @@ extension RemoteEngine {
                 metadata: metadata, level: .error)
         case .handshakeFailedNoDetail, .handshakeFailedProtocol:
             upstreamTrouble = true
+            upstreamHandshakeFailed = true
             let reason = event.kind == .handshakeFailedProtocol ? Self.protocolFailure(event.value) : "the parent closed the connection during it"
             warnLimited(
                 "the handshake with the parent failed",
@@ -95,10 +98,11 @@ extension RemoteEngine {
                 sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
             }
             let backoff = interval * (1 << min(reconnectAttempts, 5))
-            // Only once this socket's handshake has succeeded: until then there is no parent to
-            // be silent, and libzmq keeps retrying the connection itself. A fresh socket would
-            // only throw away a handshake in progress on a slow or lossy link.
-            if upstreamConnectedAt != nil, now - lastHeardUpstream > deadAfter + backoff {
+            // Only once this socket's handshake has succeeded, or failed: while it is in progress
+            // there is no parent to be silent, and libzmq keeps retrying the connection itself; a
+            // fresh socket would only throw away a handshake in progress on a slow or lossy link.
+            // After a failed one (a refused key) a fresh socket tries again, with the back-off.
+            if upstreamConnectedAt != nil || upstreamHandshakeFailed, now - lastHeardUpstream > deadAfter + backoff {
                 reconnectToParent(silentFor: now - lastHeardUpstream)
             }
         }
@@ -151,9 +155,17 @@ extension RemoteEngine {
 
     func reconnectToParent(silentFor silence: Duration) {
         reconnectAttempts += 1
-        logger.warning("the parent is silent; reconnecting", metadata: ["silentSeconds": .stringConvertible(silence.seconds), "attempt": .stringConvertible(reconnectAttempts)])
+        if upstreamHandshakeFailed {
+            // Said (rate limited) when the handshake failed; the retry itself is routine.
+            logger.info("connecting to the parent again after a failed handshake", metadata: ["attempt": .stringConvertible(reconnectAttempts)])
+        } else {
+            logger.warning(
+                "the parent is silent; reconnecting",
+                metadata: ["silentSeconds": .stringConvertible(silence.seconds), "attempt": .stringConvertible(reconnectAttempts)])
+        }
         forgetHostedChildren()
         upstreamConnectedAt = nil
+        upstreamHandshakeFailed = false
         do {
             try sockets.reconnectUpstream()
         } catch {

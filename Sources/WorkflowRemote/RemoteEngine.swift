@@ -50,6 +50,9 @@ final class RemoteEngine {
     var reconnectAttempts = 0
     /// When the current connection to the parent completed its handshake (`nil`: not yet).
     var upstreamConnectedAt: ContinuousClock.Instant?
+    /// Whether the current connection's handshake failed (libzmq may not try again by itself:
+    /// after the parent's authentication refused it, it does not).
+    var upstreamHandshakeFailed = false
     /// Whether the connection to the parent had trouble (a failed handshake, no connection yet)
     /// that was logged, so its recovery is logged once too.
     var upstreamTrouble = false
