@@ -45,7 +45,7 @@ extension RemoteEngine {
         case .handshakeFailedAuthentication:
             upstreamTrouble = true
             upstreamHandshakeFailed = true
-            var metadata: Logger.Metadata = ["endpoint": "\(event.endpoint)", "status": .stringConvertible(event.value)]
+            var metadata: Logger.Metadata = ["endpoint": "\(event.endpoint)", "zapStatus": .stringConvertible(event.value)]
             if case .curve(let keyPair, _) = configuration.parentSecurity { metadata["publicKey"] = "\(keyPair.publicKey.z85)" }
             warnLimited(
                 "the parent refused this worker at the CURVE handshake",
