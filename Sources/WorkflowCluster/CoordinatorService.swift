@@ -209,7 +209,7 @@ public struct CoordinatorService: Service {
         }
     }
 
-    /// Logs and prints every change of a remote child's status (typed: starting, running,
+    /// Prints every change of a remote child's status (typed: starting, running,
     /// unavailable with the reason).
     private func reportStatuses(_ changes: AsyncStream<RemoteChildStatusChange>) async {
         for await change in changes {

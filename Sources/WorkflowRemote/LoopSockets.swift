@@ -125,6 +125,14 @@ final class LoopSockets {
         try socket.set(.sendHighWaterMark, Self.sendHighWaterMark)
         try socket.set(.receiveHighWaterMark, Self.upstreamReceiveHighWaterMark)
         try socket.set(.routingID, Array("\(configuration.name)#\(UUID().uuidString.prefix(8))".utf8))
+        // The worker waits for a connection however long it takes (the silence rule starts with
+        // the handshake), so libzmq must keep trying promptly: a TCP connect that gets no answer
+        // for a heartbeat window is started afresh (the kernel alone would back off to minutes
+        // across a partition), and a handshake stalled for four windows (at least 2 s; several
+        // round trips on a lossy link) is dropped and retried.
+        let window = configuration.heartbeatInterval * configuration.heartbeatLiveness
+        try socket.set(.connectTimeout, Int32(clamping: max(window.milliseconds, 100)))
+        try socket.set(.handshakeInterval, Int32(clamping: max((window * 4).milliseconds, 2_000)))
         if case .curve(let keyPair, let serverKey) = configuration.parentSecurity {
             try socket.set(.curveServerKey, serverKey)
             try socket.set(.curvePublicKey, keyPair.publicKey)

@@ -38,6 +38,10 @@ extension RemoteEngine {
             upstreamHandshakeFailed = false
             // Silence is counted from the moment the parent can hear this worker.
             lastHeardUpstream = .now
+            // A HELLO queued before the connection leaves only now: that is this worker's last
+            // send as far as the parent (and fencing) can tell. Not once welcomed: then the
+            // parent may have heard this worker last before the connection was re-established.
+            if !shared.isWelcomed { lastSentUpstream = .now }
             if upstreamTrouble {
                 upstreamTrouble = false
                 logger.notice("connected to the parent", metadata: ["endpoint": "\(event.endpoint)"])

@@ -371,12 +371,13 @@ struct NetworkLabTests {
             let listed = try ["worker-1", "worker-2"].map { try cluster.startWorker($0) }
             try await coordinator.stdout.first("the tree on the listed workers", where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
             let worker3 = try cluster.startWorker("worker-3")
-            // Refused, it retries (a fresh connection after the coordinator's silence) and is
-            // refused again: wait for two refusals, then check it never got in.
+            // Refused (and told so: its own log says it), it retries on a fresh connection with
+            // back-off and is refused again: wait for two refusals, then check it never got in.
             let refusal: @Sendable (String) -> Bool = { $0.contains("refused a worker whose key is not allowed") && $0.contains(unlisted.z85) }
             let first = try await coordinator.stderr.first("worker-3's key refused", where: refusal)
             let firstIndex = coordinator.stderr.lines.firstIndex(of: first) ?? 0
-            try await worker3.stderr.first("worker-3 to try again") { $0.contains("the parent is silent; reconnecting") }
+            try await worker3.stderr.first("worker-3 to say it was refused") { $0.contains("the parent refused this worker at the CURVE handshake") }
+            try await worker3.stderr.first("worker-3 to try again") { $0.contains("connecting to the parent again after a failed handshake") }
             try await coordinator.stderr.first("worker-3's key refused again", from: firstIndex + 1, where: refusal)
 
             #expect(worker3.isRunning)
