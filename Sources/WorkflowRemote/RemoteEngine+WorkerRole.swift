@@ -35,7 +35,7 @@ extension RemoteEngine {
         do {
             envelope = try Envelope(frames: frames, limits: .default)
         } catch {
-            logger.warning("malformed message from the parent dropped: \(error)")
+            warnLimited("malformed message from the parent dropped", detail: "\(error)")
             return
         }
         let childID = envelope.correlationID
@@ -95,7 +95,7 @@ extension RemoteEngine {
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
             }
             guard envelope.correlationID == 0, !shared.isWelcomed, let error, error.code == .nameTaken || error.code == .refused else {
-                logger.warning("the parent reported an error", metadata: ["path": "\(envelope.nodePath)", "error": "\(error?.message ?? "?")"])
+                warnLimited("the parent reported an error", metadata: ["path": "\(envelope.nodePath)", "error": "\(error?.message ?? "?")"])
                 break
             }
             // The answer to this worker's HELLO. It keeps asking with back-off (the silence rule);
@@ -116,7 +116,7 @@ extension RemoteEngine {
         case .heartbeat:
             break
         default:
-            logger.warning("unexpected \(envelope.kind) from the parent dropped")
+            warnLimited("unexpected message from the parent dropped", detail: "\(envelope.kind)")
         }
     }
 
@@ -130,7 +130,7 @@ extension RemoteEngine {
         }
         guard let factory = configuration.registry.factory(for: start.typeName) else {
             shared.count { $0.errors += 1 }
-            logger.error("START for an unknown workflow type", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
+            warnLimited("START for an unknown workflow type", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"], level: .error)
             replyUpstreamError(.unknownType, "unknown workflow type \(start.typeName)", envelope, typeName: start.typeName)
             return
         }
