@@ -86,7 +86,12 @@ public struct ClusterSettings: Sendable {
             throw ClusterConfigurationError(
                 file: file, key: "workers", expected: "an entry named \"\(name)\" for this worker (\(listed))", found: "no such worker")
         }
-        if let workerPool { entry.pool = workerPool }
+        if let workerPool {
+            guard !workerPool.isEmpty else {
+                throw ClusterConfigurationError(file: "command line/environment", key: "worker.pool", expected: "a non-empty pool name", found: "\"\"")
+            }
+            entry.pool = workerPool
+        }
         return entry
     }
 

@@ -134,6 +134,24 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("a worker's entry: the file's, with the pool override; an unlisted name or an empty pool is rejected")
+    func workerEntry() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("wf-entry-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(#"{"coordinator":{"endpoint":"ipc:///file"},"workers":[{"name":"w1","pool":"p","capacity":3}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let settings = try await ClusterSettings.load(file: file, environment: [:])
+        #expect(try settings.workerEntry(named: "w1") == WorkerEntry(name: "w1", pool: "p", capacity: 3))
+        #expect(throws: ClusterConfigurationError.self) { try settings.workerEntry(named: "w2") }
+        let overridden = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_WORKER_POOL": "q"])
+        #expect(try overridden.workerEntry(named: "w1").pool == "q")
+        let empty = try await ClusterSettings.load(file: file, overrides: ClusterOverrides(workerPool: ""), environment: [:])
+        #expect(throws: ClusterConfigurationError.self) { try empty.workerEntry(named: "w1") }
+        await #expect(throws: ClusterConfigurationError.self) {
+            _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_COORDINATOR_ENDPOINT": "tcp://nowhere"])
+        }
+    }
+
     @Test("endpoints: tcp host:port (or *), bracketed IPv6, ipc paths are accepted")
     func validEndpoints() {
         for endpoint in ["tcp://127.0.0.1:5570", "tcp://*:5570", "tcp://0.0.0.0:*", "tcp://[::1]:5570", "tcp://coordinator.example:5570", "ipc:///run/wf.sock"] {
