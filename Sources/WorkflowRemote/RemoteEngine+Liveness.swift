@@ -135,7 +135,7 @@ extension RemoteEngine {
         guard silence > deadAfter else { return false }
         logger.warning(
             "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
-            metadata: ["silentSeconds": .stringConvertible(silence.seconds), "children": .stringConvertible(hosted.count)])
+            metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(hosted.count)])
         reconnectToParent(silentFor: silence)
         return true
     }
@@ -165,7 +165,7 @@ extension RemoteEngine {
         } else {
             logger.warning(
                 "the parent is silent; reconnecting",
-                metadata: ["silentSeconds": .stringConvertible(silence.seconds), "attempt": .stringConvertible(reconnectAttempts)])
+                metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "attempt": .stringConvertible(reconnectAttempts)])
         }
         forgetHostedChildren()
         upstreamConnectedAt = nil
