@@ -182,11 +182,15 @@ for w in tree["workers"]:
     print(f"  {w['name']}: pool {w['pool']}, load {w['load']}/{w['capacity']}, heard {w['lastHeardMillisecondsAgo']:.0f} ms ago, joined {w['joinedAt']}")
 for name in tree["missingWorkers"]:
     print(f"  {name}: NOT connected")
-print("remote children:")
+print("tree (below the root):")
 for n in tree["nodes"]:
+    indent = "  " * n["depth"]
+    if n["placement"] == "local":
+        print(f"{indent}{n['path']}: local, on the coordinator")
+        continue
     where = n["runsOn"]["process"] if n.get("runsOn") else "nowhere"
     detail = f" ({n['detail']})" if n["detail"] and n["status"] != "running" else ""
-    print(f"  {n['path']}: {n['status']} on {where}{detail}; events {n['events']['sent']} sent, {n['events']['outstanding']} outstanding")
+    print(f"{indent}{n['path']}: {n['status']} on {where}{detail}; events {n['events']['sent']} sent, {n['events']['outstanding']} outstanding")
 sys.exit(1 if tree["missingWorkers"] else 0)
 PY
   if [[ -s "$RUN_DIR/coordinator.out" ]]; then

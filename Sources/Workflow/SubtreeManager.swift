@@ -142,8 +142,8 @@ final class SubtreeManager<W: Workflow> {
         children.map { TreeSnapshot.Child(key: $0.key, snapshot: $0.node.snapshot()) }
     }
 
-    func describeChildren(into lines: inout [String], depth: Int) {
-        for entry in children { entry.node.describe(into: &lines, depth: depth) }
+    func collectChildren(into nodes: inout [WorkflowTreeNode], depth: Int) {
+        for entry in children { entry.node.collect(into: &nodes, depth: depth) }
     }
 }
 
@@ -167,7 +167,7 @@ struct ChildKey: Hashable {
 protocol AnyChildNode: AnyObject {
     func tearDown()
     func snapshot() -> TreeSnapshot
-    func describe(into lines: inout [String], depth: Int)
+    func collect(into nodes: inout [WorkflowTreeNode], depth: Int)
     /// The child's workflow type, for error messages.
     var workflowTypeDescription: String { get }
 }

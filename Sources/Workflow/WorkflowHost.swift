@@ -88,8 +88,17 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
 
     /// An indented listing of the live tree (type names and keys), for debugging.
     public func treeDescription() async -> String {
+        await liveTree().map { node in
+            let indent = String(repeating: "  ", count: node.depth)
+            return node.key.isEmpty ? indent + node.workflowType : "\(indent)\(node.workflowType) key=\"\(node.key)\""
+        }.joined(separator: "\n")
+    }
+
+    /// Every node of the live tree in pre-order (parents before their children, siblings in
+    /// render order), read on the host's loop between passes — what an inspector draws.
+    public func liveTree() async -> [WorkflowTreeNode] {
         let core = self.core
-        return await loop.run { core.treeDescription() }
+        return await loop.run { core.liveTree() }
     }
 
     /// Tears the tree down at once; only callable on the host's loop (runtimes layered on the host).
@@ -147,7 +156,7 @@ final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: S
     }
     func stop() { state.withLock { $0.stop() } }
     func snapshot() -> TreeSnapshot { state.withLock { $0.snapshot() } }
-    func treeDescription() -> String { state.withLock { $0.treeDescription() } }
+    func liveTree() -> [WorkflowTreeNode] { state.withLock { $0.liveTree() } }
 }
 
 /// The loop-confined part of a host.
@@ -303,9 +312,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         root?.snapshot() ?? TreeSnapshot(workflowType: stableIdentity(of: W.self).name, state: nil)
     }
 
-    func treeDescription() -> String {
-        var lines: [String] = []
-        root?.describe(into: &lines, depth: 0)
-        return lines.joined(separator: "\n")
+    func liveTree() -> [WorkflowTreeNode] {
+        var nodes: [WorkflowTreeNode] = []
+        root?.collect(into: &nodes, depth: 0)
+        return nodes
     }
 }

@@ -133,11 +133,10 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
             state: StateCoding.encode(state), children: subtree?.childSnapshots() ?? [])
     }
 
-    func describe(into lines: inout [String], depth: Int) {
-        let indent = String(repeating: "  ", count: depth)
-        let keyText = key.isEmpty ? "" : " key=\"\(key)\""
-        lines.append("\(indent)\(stableIdentity(of: W.self).name)\(keyText)")
-        subtree?.describeChildren(into: &lines, depth: depth + 1)
+    /// Appends this node and its subtree, in pre-order, to `nodes`.
+    func collect(into nodes: inout [WorkflowTreeNode], depth: Int) {
+        nodes.append(WorkflowTreeNode(path: path, workflowType: stableIdentity(of: W.self).name, key: key, depth: depth))
+        subtree?.collectChildren(into: &nodes, depth: depth + 1)
     }
 
     /// The snapshot to restore a child of type `Child` and `key` from, if this pass has one.

@@ -34,6 +34,10 @@ public protocol ClusterRootSession: Sendable {
     /// acknowledged state), for `--snapshot-file`.
     func snapshot() async -> TreeSnapshot
 
+    /// The root host's live tree in pre-order (the root first), for an inspector: local nodes
+    /// and the proxies of remote children, by the paths the remote runtime also reports.
+    func liveTree() async -> [WorkflowTreeNode]
+
     /// Stops the root's host (its remote children are stopped on their workers).
     func stop() async
 }

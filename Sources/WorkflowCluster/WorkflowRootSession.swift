@@ -103,6 +103,11 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         await host.snapshot()
     }
 
+    /// The root host's live tree.
+    public func liveTree() async -> [WorkflowTreeNode] {
+        await host.liveTree()
+    }
+
     /// Stops the root's host and ends every rendering stream.
     public func stop() async {
         await host.stop()

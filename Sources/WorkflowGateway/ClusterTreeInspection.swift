@@ -1,12 +1,15 @@
 import Foundation
+import Workflow
 import WorkflowCluster
 import WorkflowRemote
 
-/// What `GET /api/tree` answers: the root, every remote child with where it runs and its
-/// traffic, and the workers.
+/// What `GET /api/tree` answers: the root, every node below it with where it runs (remote
+/// children with their traffic), and the workers.
 ///
-/// Local children of the root render inside the coordinator and are not listed one by one (the
-/// runtime tracks remote children only); the root's entry stands for them.
+/// Nodes come from the root host's live tree in pre-order (`depth` 1 for the root's children), so
+/// local children appear where they render, on the coordinator; a node the remote runtime places
+/// carries its worker, status and traffic. Children of a remote child render on its worker and
+/// are not listed (the worker's own runtime tracks them).
 struct ClusterTreeInspection: Codable, Sendable {
     /// Where a node runs.
     struct Location: Codable, Sendable, Equatable {
@@ -28,15 +31,19 @@ struct ClusterTreeInspection: Codable, Sendable {
         var path: String
         var type: String
         var key: String
+        /// 1 for the root's children, 2 for theirs, and so on.
+        var depth: Int
         var runsOn: Location?
-        /// `running`, `starting` or `unavailable`.
+        /// `running`, `starting` or `unavailable` (a local node is always `running`).
         var status: String
         var detail: String
+        /// `local` for a node rendered in the coordinator, else its placement rule's value.
         var placement: String
-        var propsBytes: Int
+        /// The remaining fields describe a remote child's traffic; `nil` for a local node.
+        var propsBytes: Int?
         var renderingBytes: Int?
-        var propsSequence: UInt64
-        var events: Events
+        var propsSequence: UInt64?
+        var events: Events?
         var lastRoundTripMilliseconds: Double?
     }
 
@@ -67,12 +74,17 @@ struct ClusterTreeInspection: Codable, Sendable {
     /// Workers the configuration lists that are not connected now.
     var missingWorkers: [String]
 
-    init(session: any ClusterRootSession, runtime: RemoteRuntimeInspection?, configuration: ClusterConfiguration) {
+    /// - Parameters:
+    ///   - liveTree: the root host's live tree (`ClusterRootSession.liveTree()`), root first.
+    init(
+        session: any ClusterRootSession, liveTree: [WorkflowTreeNode], runtime: RemoteRuntimeInspection?, configuration: ClusterConfiguration
+    ) {
         let latest = session.latestRendering
         let coordinator = Location(process: "coordinator", pid: getpid(), host: ProcessInfo.processInfo.hostName)
         root = Root(name: session.name, runsOn: coordinator, renderingSequence: latest.sequence, renderingBytes: latest.json.count)
         let workersByName = Dictionary((runtime?.workers ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        nodes = (runtime?.children ?? []).map { child in
+        var remoteByPath = Dictionary((runtime?.children ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        func remoteNode(_ child: RemoteRuntimeInspection.Child, depth: Int) -> Node {
             let (state, detail): (String, String) =
                 switch child.status {
                 case .starting: ("starting", "")
@@ -81,12 +93,28 @@ struct ClusterTreeInspection: Codable, Sendable {
                 }
             let (type, key) = Self.typeAndKey(path: child.path, typeName: child.typeName)
             return Node(
-                path: child.path, type: type, key: key, runsOn: child.worker.map { Location(process: $0, pid: workersByName[$0]?.processID, host: workersByName[$0]?.hostName) }, status: state, detail: detail,
+                path: child.path, type: type, key: key, depth: depth, runsOn: child.worker.map { Location(process: $0, pid: workersByName[$0]?.processID, host: workersByName[$0]?.hostName) }, status: state, detail: detail,
                 placement: child.placement, propsBytes: child.propsBytes, renderingBytes: child.renderingBytes,
                 propsSequence: child.propsSequence,
                 events: Events(sent: child.eventsSent, acknowledged: child.eventsAcknowledged, outstanding: child.eventsOutstanding),
                 lastRoundTripMilliseconds: child.lastRoundTripSeconds.map { ($0 * 1e6).rounded() / 1e3 })
         }
+        var nodes: [Node] = []
+        for node in liveTree where node.depth > 0 {
+            if let child = remoteByPath.removeValue(forKey: node.path) {
+                nodes.append(remoteNode(child, depth: node.depth))
+            } else {
+                nodes.append(
+                    Node(
+                        path: node.path, type: node.workflowType, key: node.key, depth: node.depth, runsOn: coordinator, status: "running",
+                        detail: "", placement: "local"))
+            }
+        }
+        // A remote child the tree walk did not meet (placed between the walk and the
+        // inspection) is still listed, under the root.
+        let unmet = (runtime?.children ?? []).filter { remoteByPath[$0.path] != nil }
+        nodes += unmet.map { remoteNode($0, depth: 1) }
+        self.nodes = nodes
         let configured = Set(configuration.workers.map(\.name))
         workers = (runtime?.workers ?? []).map { worker in
             Worker(

@@ -14,7 +14,7 @@ import WorkflowRemote
 /// |---|---|
 /// | `GET /api/rendering` | the latest settled rendering: `{"rendering": …, "root": …, "sequence": N}` |
 /// | `GET /api/renderings` (WebSocket) | that message for every settled rendering; newest wins for a slow client |
-/// | `POST /api/events/{token}` | the JSON body sent to the sink the token names: 202, or 400/404/410/413/429/503 |
+/// | `POST /api/events/{token}` | the JSON body sent to the sink the token names: 202, or 400/404/410/413/429 |
 /// | `GET /api/tree` | the distributed tree and the workers (`ClusterTreeInspection`) |
 /// | `GET /health/live`, `GET /health/ready` | probes: 200 or 503 with a JSON report |
 /// | `GET /metrics` | Prometheus text, when a registry is configured |
@@ -93,7 +93,9 @@ public enum GatewayRoutes {
                 try session.send(event: json, to: token)
             } catch {
                 metrics.event(result: error.code)
-                logger.notice("gateway: event not delivered: \(error)")
+                // The client gets the reason in the answer and operators the count by result in
+                // `workflow_gateway_events_total`: a client sending bad events must not fill the log.
+                logger.debug("gateway: event not delivered: \(error)")
                 return response(for: error)
             }
             metrics.event(result: "sent")
@@ -101,8 +103,10 @@ public enum GatewayRoutes {
         }
 
         router.get("/api/tree") { _, _ -> Response in
+            let liveTree = await session.liveTree()
             let inspection = await runtime?.inspect()
-            return JSONResponses.encoded(ClusterTreeInspection(session: session, runtime: inspection, configuration: configuration))
+            return JSONResponses.encoded(
+                ClusterTreeInspection(session: session, liveTree: liveTree, runtime: inspection, configuration: configuration))
         }
 
         router.get("/health/live") { _, _ in

@@ -23,6 +23,7 @@ enum InspectorPage {
           .node .title { font-weight: 600; } .node .where { float: right; font-weight: 600; }
           .status-running { border-left: 6px solid #16a34a; } .status-starting { border-left: 6px solid #ca8a04; }
           .status-unavailable { border-left: 6px solid #dc2626; } .status-root { border-left: 6px solid #2563eb; }
+          .status-local { border-left: 6px solid #64748b; } .tree ul:empty { display: none; }
           table { border-collapse: collapse; background: #fff; } th, td { border: 1px solid #d1d5db; padding: 6px 10px; text-align: left; }
           th, td { white-space: nowrap; } th { background: #eef2f7; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
           code { font-size: 12px; }
@@ -55,26 +56,33 @@ enum InspectorPage {
         function draw(tree) {
           document.getElementById("summary").textContent =
             `root ${tree.root.name} · rendering #${tree.root.renderingSequence} (${tree.root.renderingBytes} B) · ` +
-            `${tree.nodes.length} remote children · ${tree.workers.length} workers · updated ${new Date().toLocaleTimeString()}`;
+            `${tree.nodes.filter(n => n.events).length} remote children, ${tree.nodes.filter(n => !n.events).length} local · ${tree.workers.length} workers · updated ${new Date().toLocaleTimeString()}`;
           const rootItem = el("li", {});
           rootItem.append(drawNode(tree.root.name, `coordinator (pid ${tree.root.runsOn.pid}, ${tree.root.runsOn.host})`, "status-root",
-            ["root workflow and its local children"]));
-          const children = el("ul", {});
+            ["root workflow"]));
+          // Nodes come in pre-order with their depth: each opens a list its children nest in.
+          const lists = [el("ul", {})];
           for (const node of tree.nodes) {
             const where = !node.runsOn ? "nowhere"
               : node.runsOn.pid == null ? node.runsOn.process
               : `${node.runsOn.process} (pid ${node.runsOn.pid}, ${node.runsOn.host})`;
-            const rt = node.lastRoundTripMilliseconds == null ? "–" : node.lastRoundTripMilliseconds.toFixed(2) + " ms";
             const shortType = node.type.split(".").pop();
-            children.append(el("li", {}, drawNode(shortType + (node.key ? ` [${node.key}]` : ""), where, "status-" + node.status, [
-              `${node.path}`,
-              `${node.type} · placement ${node.placement}`,
-              `${node.status}${node.detail ? ": " + node.detail : ""}`,
-              `props #${node.propsSequence} ${node.propsBytes} B · rendering ${node.renderingBytes ?? "–"} B · last round trip ${rt}`,
-              `events sent ${node.events.sent} · acknowledged ${node.events.acknowledged} · outstanding ${node.events.outstanding}`,
-            ])));
+            const lines = [`${node.path}`, `${node.type} · placement ${node.placement}`,
+              `${node.status}${node.detail ? ": " + node.detail : ""}`];
+            if (node.events) {
+              const rt = node.lastRoundTripMilliseconds == null ? "–" : node.lastRoundTripMilliseconds.toFixed(2) + " ms";
+              lines.push(`props #${node.propsSequence} ${node.propsBytes} B · rendering ${node.renderingBytes ?? "–"} B · last round trip ${rt}`,
+                `events sent ${node.events.sent} · acknowledged ${node.events.acknowledged} · outstanding ${node.events.outstanding}`);
+            }
+            const item = el("li", {}, drawNode(shortType + (node.key ? ` [${node.key}]` : ""), where,
+              node.placement === "local" ? "status-local" : "status-" + node.status, lines));
+            lists.length = Math.max(1, Math.min(node.depth, lists.length));
+            lists[lists.length - 1].append(item);
+            const nested = el("ul", {});
+            item.append(nested);
+            lists.push(nested);
           }
-          rootItem.append(children);
+          rootItem.append(lists[0]);
           document.getElementById("tree").replaceChildren(rootItem);
           const body = document.querySelector("#workers tbody");
           body.replaceChildren(...tree.workers.map(w => el("tr", { "data-worker": w.name },

@@ -49,7 +49,9 @@ public struct PlacementTable: Sendable, Equatable, Codable {
     /// The placement for a child of `typeName` at `path`, or `nil` (run locally).
     public func placement(typeName: String, path: String) -> RemotePlacement? {
         for rule in rules where Self.matches(rule.pattern, typeName) || Self.matches(rule.pattern, path) {
-            return rule.placement == .configured ? nil : rule.placement
+            // A rule may say "local" (e.g. to keep one path in process ahead of a broader
+            // rule): like `.configured` there, it means no remote placement at all.
+            return rule.placement == .configured || rule.placement == .local ? nil : rule.placement
         }
         return nil
     }

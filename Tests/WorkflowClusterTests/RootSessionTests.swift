@@ -54,6 +54,29 @@ struct RootSessionTests {
         await session.stop()
     }
 
+    @Test("a reader that does not keep up skips renderings (newest wins) instead of queueing them")
+    func slowReaderGetsTheNewest() async throws {
+        let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
+        var slow = session.renderings().makeAsyncIterator()
+        // 50 settled renderings while the slow reader reads nothing.
+        for count in 1...50 {
+            try session.send(event: Data("1".utf8), to: first.add)
+            try await Self.rendering(of: session, as: TallyJSON.self, "count \(count)") { $0.count == count }
+        }
+        let last = session.latestRendering.sequence
+        #expect(last > 50)
+        var received: [UInt64] = []
+        while let rendering = await slow.next() {
+            received.append(rendering.sequence)
+            if rendering.sequence == last { break }
+        }
+        // A queue would hold all 50; a buffer of one holds the newest (and at most one that was
+        // being handed over while the reader looked).
+        #expect(received.last == last && received.count <= 2, "\(received)")
+        await session.stop()
+    }
+
     @Test("a token whose sink the current rendering no longer renders is stale, and nothing is applied")
     func goneSinkIsStale() async throws {
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())

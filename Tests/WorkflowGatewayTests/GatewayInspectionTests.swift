@@ -28,11 +28,13 @@ struct GatewayInspectionTests {
             var path: String
             var type: String
             var key: String
+            var depth: Int
             var runsOn: Location?
             var status: String
-            var propsBytes: Int
+            var placement: String
+            var propsBytes: Int?
             var renderingBytes: Int?
-            var events: Events
+            var events: Events?
             var lastRoundTripMilliseconds: Double?
         }
         struct Worker: Decodable {
@@ -100,8 +102,9 @@ struct GatewayInspectionTests {
             #expect(node.runsOn?.process == "gw-tree-worker" && node.status == "running")
             // The worker announced where it runs (here: this test process, on this host).
             #expect(node.runsOn?.pid == getpid() && node.runsOn?.host == ProcessInfo.processInfo.hostName)
-            #expect(node.propsBytes > 0 && (node.renderingBytes ?? 0) > 0)
-            #expect(node.events.sent == 1 && node.events.acknowledged == 1 && node.events.outstanding == 0)
+            #expect((node.propsBytes ?? 0) > 0 && (node.renderingBytes ?? 0) > 0)
+            #expect(node.events?.sent == 1 && node.events?.acknowledged == 1 && node.events?.outstanding == 0)
+            #expect(node.depth == 1)
             #expect(node.lastRoundTripMilliseconds != nil)
             #expect(tree.workers.map(\.name) == ["gw-tree-worker"])
             #expect(tree.workers.first?.load == 1 && tree.workers.first?.configured == true)
@@ -126,6 +129,43 @@ struct GatewayInspectionTests {
                 let value = metrics.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
                 #expect((value ?? 0) > 0, "\(series) counted: \(value.map { "\($0)" } ?? "absent")")
             }
+        }
+        await session.stop()
+        await worker.shutdown()
+        await parent.shutdown()
+    }
+
+    @Test("GET /api/tree lists local children too, on the coordinator, in tree order beside the remote ones")
+    func treeWithLocalChildren() async throws {
+        // Counter "l" renders in the coordinator, counter "c" on the worker.
+        let placement = PlacementTable(rules: [
+            .init(pattern: "*[l]", placement: .local), .init(pattern: Self.counterType, placement: .worker("gw-local-worker")),
+        ])
+        let parent = try GatewayTesting.parentRuntime(name: "gw-local-parent", placement: placement)
+        let worker = try GatewayTesting.worker(named: "gw-local-worker", joining: parent)
+        await parent.waitForWorkers(count: 1)
+        let session = WorkflowRootSession(
+            name: "board", workflow: CounterBoardWorkflow(counters: [.init(key: "l", step: 1), .init(key: "c", step: 1)], placement: .configured),
+            loop: parent)
+        try await GatewayRouteTests.rendering(of: session, as: BoardJSON.self, "the worker's rendering") { $0.c.onIncrement != nil }
+        let configuration = Self.configuration(workers: ["gw-local-worker"], placement: .worker("gw-local-worker"))
+        try await GatewayTesting.application(session: session, runtime: parent, configuration: configuration).test(.router) { client in
+            let tree = try await client.execute(uri: "/api/tree", method: .get) { try GatewayTesting.decode(Tree.self, $0.body) }
+            let liveTree = await session.liveTree()
+            // One entry per node below the root, in the host's pre-order.
+            #expect(tree.nodes.map(\.path) == liveTree.dropFirst().map(\.path))
+            #expect(tree.nodes.map(\.depth) == liveTree.dropFirst().map(\.depth))
+            let remote = try #require(tree.nodes.first { $0.path.hasSuffix("[c]") })
+            #expect(remote.placement != "local" && remote.runsOn?.process == "gw-local-worker" && remote.events != nil)
+            let local = tree.nodes.filter { $0.path.contains("[l]") }
+            #expect(!local.isEmpty)
+            for node in local {
+                #expect(node.placement == "local" && node.status == "running", "\(node.path)")
+                #expect(node.runsOn?.process == "coordinator" && node.runsOn?.pid == getpid(), "\(node.path)")
+                #expect(node.events == nil && node.propsBytes == nil, "\(node.path)")
+            }
+            // The local counter's own workflow is listed below its proxy.
+            #expect(local.contains { $0.type == Self.counterType && $0.depth == 2 }, "\(local.map { ($0.path, $0.type, $0.depth) })")
         }
         await session.stop()
         await worker.shutdown()

@@ -17,6 +17,16 @@ import WorkflowRemote
         #expect(table.placement(typeName: "Lib.Thing", path: "/Root/y") == nil)
     }
 
+    @Test("a rule whose placement is local keeps matching children in process, ahead of broader rules")
+    func localRuleRunsInProcess() {
+        let table = PlacementTable(rules: [
+            .init(pattern: "*[preview]", placement: .local),
+            .init(pattern: "App.*", placement: .pool("panes")),
+        ])
+        #expect(table.placement(typeName: "App.Message", path: "/Root/Remote<App.Message>[preview]") == nil)
+        #expect(table.placement(typeName: "App.Message", path: "/Root/Remote<App.Message>[message]") == .pool("panes"))
+    }
+
     @Test func configuredPlacementFollowsTheTableAndRunsLocallyWithoutAnEntry() async throws {
         var configuration = RemoteRuntimeConfiguration(name: "configured")
         configuration.listenEndpoint = uniqueEndpoint("configured")
