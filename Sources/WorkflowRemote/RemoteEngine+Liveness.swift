@@ -42,6 +42,10 @@ extension RemoteEngine {
             // send as far as the parent (and fencing) can tell. Not once welcomed: then the
             // parent may have heard this worker last before the connection was re-established.
             if !shared.isWelcomed { lastSentUpstream = .now }
+            if helloPending, !shared.isWelcomed {
+                helloPending = false
+                sendHello()
+            }
             if upstreamTrouble {
                 upstreamTrouble = false
                 logger.notice("connected to the parent", metadata: ["endpoint": "\(event.endpoint)"])
@@ -106,7 +110,11 @@ extension RemoteEngine {
             // there is no parent to be silent, and libzmq keeps retrying the connection itself; a
             // fresh socket would only throw away a handshake in progress on a slow or lossy link.
             // After a failed one (a refused key) a fresh socket tries again, with the back-off.
-            if upstreamConnectedAt != nil || upstreamHandshakeFailed, now - lastHeardUpstream > deadAfter + backoff {
+            // Until the parent has welcomed this worker, its answer to the HELLO may take several
+            // round trips on a lossy link (a segment lost after a retransmitted SYN waits a second
+            // or more): four windows, as long as libzmq gives the handshake (`LoopSockets`).
+            let window = shared.isWelcomed ? deadAfter : deadAfter * 4
+            if upstreamConnectedAt != nil || upstreamHandshakeFailed, now - lastHeardUpstream > window + backoff {
                 reconnectToParent(silentFor: now - lastHeardUpstream)
             }
         }
@@ -170,6 +178,7 @@ extension RemoteEngine {
         forgetHostedChildren()
         upstreamConnectedAt = nil
         upstreamHandshakeFailed = false
+        helloPending = false
         do {
             try sockets.reconnectUpstream()
         } catch {

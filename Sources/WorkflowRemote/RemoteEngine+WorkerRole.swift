@@ -265,9 +265,15 @@ extension RemoteEngine {
             try sockets.sendUpstream(frames: frames)
             lastSentUpstream = .now
         } catch {
-            // Typically EAGAIN: no connection to take the message (the handshake has not
-            // succeeded, e.g. the parent refuses this worker's key, which the monitor reports).
-            // Rate limited: heartbeats would repeat it every interval.
+            if upstreamConnectedAt == nil {
+                // No connection yet, or its handshake failed (which the monitor reports in words):
+                // nothing takes the message. A HELLO goes out again once a handshake succeeds.
+                if kind == .hello { helloPending = true }
+                logger.debug("\(kind) not sent: no connection to the parent yet", metadata: ["path": "\(nodePath)"])
+                return
+            }
+            // Typically EAGAIN: the connection is gone or its queue is full. Rate limited:
+            // heartbeats would repeat it every interval.
             let reason = (error as? ZMQError)?.isAgain == true ? "no connection to the parent takes it (not connected, or its queue is full)" : "\(error)"
             warnLimited("cannot send to the parent", detail: "\(kind) dropped: \(reason)", metadata: ["path": "\(nodePath)"])
         }

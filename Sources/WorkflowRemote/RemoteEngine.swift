@@ -53,6 +53,9 @@ final class RemoteEngine {
     /// Whether the current connection's handshake failed (libzmq may not try again by itself:
     /// after the parent's authentication refused it, it does not).
     var upstreamHandshakeFailed = false
+    /// Whether a HELLO found no connection to take it (EAGAIN before any handshake): it is sent
+    /// again when a handshake succeeds.
+    var helloPending = false
     /// Whether the connection to the parent had trouble (a failed handshake, no connection yet)
     /// that was logged, so its recovery is logged once too.
     var upstreamTrouble = false
