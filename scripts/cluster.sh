@@ -179,7 +179,8 @@ print(f"gateway: {url}/ (inspector: {url}/inspector)")
 print(f"root {root['name']} on the coordinator (pid {root['runsOn']['pid']}), rendering #{root['renderingSequence']}")
 print("workers:")
 for w in tree["workers"]:
-    print(f"  {w['name']}: pool {w['pool']}, load {w['load']}/{w['capacity']}, heard {w['lastHeardMillisecondsAgo']:.0f} ms ago, joined {w['joinedAt']}")
+    draining = ", DRAINING (its children are moving)" if w.get('draining') else ""
+    print(f"  {w['name']}: pool {w['pool']}, load {w['load']}/{w['capacity']}, heard {w['lastHeardMillisecondsAgo']:.0f} ms ago, joined {w['joinedAt']}{draining}")
 for name in tree["missingWorkers"]:
     print(f"  {name}: NOT connected")
 print("tree (below the root):")

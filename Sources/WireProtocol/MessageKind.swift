@@ -29,6 +29,13 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case goodbye = 11
     /// Coordinator → a peer it does not know (e.g. after a coordinator restart): say `hello` again.
     case reconnect = 12
+    /// Worker → parent: the worker is leaving in order and asks for its children to be moved.
+    /// Parent → worker: the answer; every `release` for the worker's children was sent before it.
+    /// Sent only between peers whose `hello`/`welcome` agreed on draining. No payload.
+    case drain = 13
+    /// Parent → a draining worker: send the child's final flush (marked released) and stop it.
+    /// No payload.
+    case release = 14
 
     public var description: String {
         switch self {
@@ -44,6 +51,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .heartbeat: "heartbeat"
         case .goodbye: "goodbye"
         case .reconnect: "reconnect"
+        case .drain: "drain"
+        case .release: "release"
         }
     }
 }

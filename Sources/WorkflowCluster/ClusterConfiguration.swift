@@ -37,6 +37,10 @@ public struct ClusterConfiguration: Sendable, Equatable {
     public var snapshotInterval: Duration = .seconds(1)
     /// The coordinator's HTTP gateway (off unless `gateway.listen` is set).
     public var gateway = GatewaySettings()
+    /// How long a worker stopped with SIGTERM/SIGINT waits for its children to be handed over to
+    /// other workers before it leaves anyway (`drain.deadline_ms`; zero: no drain, leave at once).
+    /// The daemon's graceful-shutdown bound is this plus `ClusterDaemon.shutdownBound`.
+    public var drainDeadline: Duration = .seconds(5)
 
     /// Creates a configuration; the defaults are those of a single-machine development cluster.
     public init(

@@ -44,7 +44,7 @@ public struct ClusterConfigurationParser: Sendable {
             throw fail("", "a JSON object", found: found)
         }
         let root = try object(document, "")
-        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway"])
+        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
         try allowOnly(coordinator, "coordinator", ["endpoint", "root"])
@@ -69,6 +69,13 @@ public struct ClusterConfigurationParser: Sendable {
             try allowOnly(object, "request", ["deadline_ms"])
             if let deadline = object["deadline_ms"] {
                 configuration.requestDeadline = .milliseconds(try positiveInt(deadline, "request.deadline_ms"))
+            }
+        }
+        if let drain = root["drain"] {
+            let object = try object(drain, "drain")
+            try allowOnly(object, "drain", ["deadline_ms"])
+            if let deadline = object["deadline_ms"] {
+                configuration.drainDeadline = .milliseconds(try nonNegativeInt(deadline, "drain.deadline_ms"))
             }
         }
         if let snapshot = root["snapshot"] {
@@ -276,6 +283,19 @@ public struct ClusterConfigurationParser: Sendable {
             let integer = Int(exactly: number.doubleValue), integer > 0
         else { throw fail(key, "a positive integer", found: describe(value)) }
         return integer
+    }
+
+    private func nonNegativeInt(_ value: Any, _ key: String) throws -> Int {
+        guard !(value is String), let number = value as? NSNumber,
+            let integer = Int(exactly: number.doubleValue), integer >= 0
+        else { throw fail(key, "a non-negative integer", found: describe(value)) }
+        return integer
+    }
+
+    /// Parses a drain deadline in milliseconds for overrides (`nil`: not a non-negative integer).
+    static func drainDeadline(_ text: String) -> Duration? {
+        guard let milliseconds = Int(text), milliseconds >= 0 else { return nil }
+        return .milliseconds(milliseconds)
     }
 
     private func describe(_ value: Any) -> String {

@@ -10,7 +10,8 @@ import WorkflowRemote
 /// The command lines (`WorkflowClusterCommands`) are thin: they parse flags, load
 /// `ClusterSettings`, build a service and call this; everything testable lives in this library.
 public enum ClusterDaemon {
-    /// How long a graceful shutdown may take before the service is cancelled.
+    /// How long a graceful shutdown may take before the service is cancelled (a worker adds its
+    /// drain deadline: `WorkerService.gracefulShutdownBound(for:)`).
     public static let shutdownBound: Duration = .seconds(10)
 
     /// Runs `service` until it finishes or a signal stops it. Returns normally on a clean stop.
@@ -19,14 +20,17 @@ public enum ClusterDaemon {
     }
 
     /// Runs `service` with `companions` (e.g. a worker's admin HTTP endpoint) until `service`
-    /// finishes, one of them fails, or a signal stops them all.
-    public static func run(_ service: some Service, beside companions: [any Service], logger: Logger) async throws {
+    /// finishes, one of them fails, or a signal stops them all; a graceful shutdown that takes
+    /// longer than `gracefulShutdownBound` is cancelled.
+    public static func run(
+        _ service: some Service, beside companions: [any Service], gracefulShutdownBound: Duration = shutdownBound, logger: Logger
+    ) async throws {
         var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
             ] + companions.map { .init(service: $0, failureTerminationBehavior: .gracefullyShutdownGroup) },
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        configuration.maximumGracefulShutdownDuration = shutdownBound
+        configuration.maximumGracefulShutdownDuration = gracefulShutdownBound
         configuration.maximumCancellationDuration = .seconds(2)
         try await ServiceGroup(configuration: configuration).run()
     }

@@ -17,12 +17,15 @@ public struct ClusterOverrides: Sendable, Equatable {
     public var workerPool: String?
     /// `--gateway-listen` (the coordinator's HTTP gateway: `host:port` or `off`).
     public var gatewayListen: String?
+    /// `--drain-deadline-ms` (a worker's drain deadline in milliseconds; 0: no drain).
+    public var drainDeadlineMilliseconds: String?
 
     /// Creates overrides; all absent unless given.
     public init(
         logLevel: String? = nil, logFormat: String? = nil, coordinatorEndpoint: String? = nil, root: String? = nil,
-        workerName: String? = nil, workerPool: String? = nil, gatewayListen: String? = nil
+        workerName: String? = nil, workerPool: String? = nil, gatewayListen: String? = nil, drainDeadlineMilliseconds: String? = nil
     ) {
+        self.drainDeadlineMilliseconds = drainDeadlineMilliseconds
         self.gatewayListen = gatewayListen
         self.logLevel = logLevel
         self.logFormat = logFormat
@@ -38,7 +41,7 @@ public struct ClusterOverrides: Sendable, Equatable {
         let pairs: [(String, String?)] = [
             ("--log-level", logLevel), ("--log-format", logFormat), ("--coordinator-endpoint", coordinatorEndpoint),
             ("--coordinator-root", root), ("--worker-name", workerName), ("--worker-pool", workerPool),
-            ("--gateway-listen", gatewayListen),
+            ("--gateway-listen", gatewayListen), ("--drain-deadline-ms", drainDeadlineMilliseconds),
         ]
         return ["daemon"] + pairs.flatMap { flag, value in value.map { [flag, $0] } ?? [] }
     }

@@ -21,6 +21,7 @@ import Logging
 /// | worker.name          | --name (worker)              | WORKFLOW_WORKER_NAME           |
 /// | worker.pool          | --pool (worker)              | WORKFLOW_WORKER_POOL           |
 /// | gateway.listen       | --gateway-listen (coord.)    | WORKFLOW_GATEWAY_LISTEN        |
+/// | drain.deadline_ms    | --drain-deadline-ms (worker) | WORKFLOW_DRAIN_DEADLINE_MS     |
 public struct ClusterSettings: Sendable {
     /// The cluster's configuration with overrides applied.
     public var configuration: ClusterConfiguration
@@ -69,6 +70,14 @@ public struct ClusterSettings: Sendable {
             configuration.gateway.listen = try ClusterConfigurationParser.gatewayAddress(listen, file: layer)
             try configuration.gateway.validate(file: layer)
         }
+        // Read as `drain.deadline.ms`, whose flag and variable spell like the others'.
+        if let deadlineText = reader.string(forKey: "drain.deadline.ms") {
+            guard let deadline = ClusterConfigurationParser.drainDeadline(deadlineText) else {
+                throw ClusterConfigurationError(
+                    file: layer, key: "drain.deadline_ms", expected: "a non-negative integer (milliseconds)", found: "\"\(deadlineText)\"")
+            }
+            configuration.drainDeadline = deadline
+        }
         return ClusterSettings(
             configuration: configuration, workerName: reader.string(forKey: "worker.name"),
             workerPool: reader.string(forKey: "worker.pool"), file: file)
@@ -103,6 +112,7 @@ public struct ClusterSettings: Sendable {
             "log.level": ConfigValue(.string(configuration.log.level.rawValue), isSecret: false),
             "log.format": ConfigValue(.string(configuration.log.format.rawValue), isSecret: false),
             "gateway.listen": ConfigValue(.string(configuration.gateway.listen?.description ?? "off"), isSecret: false),
+            "drain.deadline.ms": ConfigValue(.string("\(Int((configuration.drainDeadline / .milliseconds(1)).rounded()))"), isSecret: false),
         ]
     }
 }

@@ -5,7 +5,9 @@ import WorkflowRemote
 
 /// The worker daemon: connects to the coordinator, announces itself (name, pool, hostable types,
 /// capacity, protocol version — all in the runtime's HELLO) and hosts the children placed on it
-/// until graceful shutdown, when it tells the coordinator it leaves (GOODBYE) and exits.
+/// until graceful shutdown. Then it drains (the coordinator moves its children, with their latest
+/// state, to other workers; at most `drainDeadline`), tells the coordinator it leaves (GOODBYE)
+/// and exits.
 public struct WorkerService: Service {
     /// The effective configuration.
     public let configuration: ClusterConfiguration
@@ -30,8 +32,8 @@ public struct WorkerService: Service {
         self.logger = logger
     }
 
-    /// Connects and hosts children until graceful shutdown; then leaves in order (GOODBYE,
-    /// children stopped, sockets closed). Throws if the endpoint cannot be used.
+    /// Connects and hosts children until graceful shutdown; then leaves in order (drain,
+    /// GOODBYE, children stopped, sockets closed). Throws if the endpoint cannot be used.
     public func run() async throws {
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: worker.name, logger: logger)
         runtimeConfiguration.parentEndpoint = configuration.coordinatorEndpoint
@@ -61,6 +63,13 @@ public struct WorkerService: Service {
             defer { group.cancelAll() }
             return await group.next() ?? nil
         }
+        if refusal == nil, configuration.drainDeadline > .zero {
+            // Graceful shutdown: hand the children over before leaving, so they move with their
+            // latest state instead of becoming unavailable. The runtime logs how it went.
+            logger.info(
+                "worker draining", metadata: ["worker": "\(worker.name)", "deadline": "\(configuration.drainDeadline)"])
+            _ = await runtime.drain(deadline: configuration.drainDeadline)
+        }
         logger.info("worker leaving", metadata: ["worker": "\(worker.name)"])
         await runtime.shutdown()
         if let refusal {
@@ -68,6 +77,12 @@ public struct WorkerService: Service {
             throw refusal
         }
         logger.info("worker stopped", metadata: ["worker": "\(worker.name)"])
+    }
+
+    /// How long a graceful shutdown of this worker may take: the drain deadline, then the
+    /// daemon's usual bound for leaving (`ClusterDaemon.shutdownBound`).
+    public static func gracefulShutdownBound(for configuration: ClusterConfiguration) -> Duration {
+        configuration.drainDeadline + ClusterDaemon.shutdownBound
     }
 
     /// The exit status of a worker daemon whose name another live worker holds

@@ -16,8 +16,9 @@ struct WorkerCommand: ParsableCommand {
             abstract: "Joins a workflow cluster and hosts the remote children placed on it.",
             discussion: """
                 Connects to coordinator.endpoint from the configuration file and announces its name, pool, \
-                capacity and hostable workflow types. Hosts children until SIGTERM or SIGINT, then tells the \
-                coordinator it leaves and exits 0. A worker restarted under the same name takes its children \
+                capacity and hostable workflow types. Hosts children until SIGTERM or SIGINT, then drains (the \
+                coordinator moves its children to other workers, within drain.deadline_ms), tells the coordinator \
+                it leaves and exits 0. A worker restarted under the same name takes its children \
                 back. Settings are taken from the command line, then WORKFLOW_* environment variables, then the file.
                 """,
             version: WorkflowClusterVersion.current)
@@ -31,6 +32,9 @@ struct WorkerCommand: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("The pool to announce, instead of the file's entry. Overrides WORKFLOW_WORKER_POOL.", valueName: "pool"))
     var pool: String?
+
+    @Option(name: .long, help: ArgumentHelp("How long SIGTERM waits for this worker's children to move to other workers before it leaves anyway, in milliseconds (0: leave at once). Overrides drain.deadline_ms and WORKFLOW_DRAIN_DEADLINE_MS.", valueName: "ms"))
+    var drainDeadlineMs: String?
 
     @Option(name: .long, help: ArgumentHelp("The lowest log level: trace, debug, info, notice, warning, error, critical. Overrides log.level and WORKFLOW_LOG_LEVEL.", valueName: "level"))
     var logLevel: String?
@@ -51,7 +55,8 @@ struct WorkerCommand: ParsableCommand {
             settings = try await ClusterSettings.load(
                 file: config,
                 overrides: ClusterOverrides(
-                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, workerName: name, workerPool: pool))
+                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, workerName: name, workerPool: pool,
+                    drainDeadlineMilliseconds: drainDeadlineMs))
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
@@ -101,7 +106,8 @@ struct WorkerCommand: ParsableCommand {
                 })
         }
         do {
-            try await ClusterDaemon.run(service, beside: beside, logger: logger)
+            try await ClusterDaemon.run(
+                service, beside: beside, gracefulShutdownBound: WorkerService.gracefulShutdownBound(for: settings.configuration), logger: logger)
         } catch where WorkerService.isNameTaken(error) {
             throw ExitCode(WorkerService.nameTakenExitCode)
         } catch {

@@ -66,6 +66,8 @@ struct ClusterTreeInspection: Codable, Sendable {
         var host: String?
         /// Whether the configuration lists it (a worker may join without being listed).
         var configured: Bool
+        /// `true` while it drains (its children move elsewhere); absent otherwise.
+        var draining: Bool?
     }
 
     var root: Root
@@ -120,7 +122,7 @@ struct ClusterTreeInspection: Codable, Sendable {
             Worker(
                 name: worker.name, pool: worker.pool, capacity: worker.capacity, load: worker.load, hostedTypes: worker.hostedTypes,
                 lastHeardMillisecondsAgo: (worker.secondsSinceHeard * 1e6).rounded() / 1e3, joinedAt: worker.joinedAt, pid: worker.processID,
-                host: worker.hostName, configured: configured.contains(worker.name))
+                host: worker.hostName, configured: configured.contains(worker.name), draining: worker.isDraining ? true : nil)
         }
         let connected = Set(workers.map(\.name))
         missingWorkers = configuration.workers.map(\.name).filter { !connected.contains($0) }

@@ -20,6 +20,10 @@ struct HelloPayload: Codable, Sendable {
 struct WelcomePayload: Codable, Sendable {
     var parentName: String
     var heartbeatIntervalMilliseconds: Int
+    /// Whether the parent understands DRAIN (a planned handover of the worker's children).
+    /// Optional, so parents that predate it say nothing and a worker leaves them as before, with
+    /// GOODBYE only: a DRAIN would be an unknown kind to them.
+    var drains: Bool?
 }
 
 /// First payload of START (parent → worker); the second payload is the encoded props.
@@ -49,6 +53,10 @@ struct OutputsPayload: Codable, Sendable {
     var continues: Bool
     /// The props sequence of the rendering in the last frame; `nil` when there is none.
     var renderingSequence: UInt64?
+    /// Set on the last message of the flush a worker sends in answer to RELEASE: the worker has
+    /// stopped this copy of the child, and `snapshot` (when present) is its final state, after
+    /// every event it was sent (docs/ARCHITECTURE.md, "Draining a worker").
+    var released: Bool?
 }
 
 /// First payload of EVENT (parent → worker); the second payload is the encoded event.

@@ -41,6 +41,12 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     private var refusedProps = false
     /// Set while the node renders: changes then are already reflected by that pass.
     private var isRendering = false
+    /// Set while the child's draining worker is asked for its final state (RELEASE sent, its
+    /// answer not yet here): events and new props wait in the parent, not on that worker.
+    private(set) var isReleasing = false
+    /// The worker that drained and released the child, until the child runs again elsewhere:
+    /// names why it waits when no other worker can take it.
+    private(set) var drainedFrom: String?
 
     // Exactly-once events across failover.
     private var lastEventSequence: UInt64 = 0
@@ -121,10 +127,12 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         return lastEventSequence
     }
 
-    /// The worker applied every event up to `sequence`; `snapshot` is the state after it.
+    /// The worker applied every event up to `sequence`; `snapshot` is the state after it. (A
+    /// released child's final flush carries a snapshot even when it applied no event: its state
+    /// after everything it was sent.)
     func acknowledge(upTo sequence: UInt64, snapshot newSnapshot: TreeSnapshot?) {
-        guard sequence > 0 else { return }
         if let newSnapshot { snapshot = newSnapshot }
+        guard sequence > 0 else { return }
         let count = unacknowledged.prefix { $0.sequence <= sequence }.count
         if count > 0 {
             unacknowledged.removeFirst(count)
@@ -216,9 +224,37 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         default: break
         }
         worker = nil
+        isReleasing = false
         partialOutputs = []
         status = .unavailable(error)
         requestRefresh()
+    }
+
+    // MARK: Draining (a planned move)
+
+    /// Its worker drains: RELEASE is on its way there. Until the final flush answers it, events
+    /// are kept here (they go to the next worker) and new props wait for the next START.
+    func beginRelease() {
+        guard !isStopped else { return }
+        isReleasing = true
+    }
+
+    /// The draining worker sent the child's final flush and stopped its copy: the child is
+    /// placed again, from that flush's snapshot, by the next render (as after a failure, but with
+    /// nothing to replay that the old worker had applied). The last rendering stays shown
+    /// meanwhile, so the move is not visible in any frame.
+    func released(from workerName: String) {
+        guard !isStopped else { return }
+        isReleasing = false
+        worker = nil
+        partialOutputs = []
+        drainedFrom = workerName
+        requestRefresh()
+    }
+
+    /// The child runs on a new worker: it no longer waits for one.
+    func placed() {
+        drainedFrom = nil
     }
 
     /// A worker that can host the child joined: render again, which sends START.
@@ -247,6 +283,11 @@ protocol AnyRemoteChildProxy: AnyObject {
     var encodedProps: [UInt8]? { get }
     var isAwaitingRendering: Bool { get }
     var status: RemoteChildStatus { get }
+    var isReleasing: Bool { get }
+    var drainedFrom: String? { get }
+    func beginRelease()
+    func released(from workerName: String)
+    func placed()
     func receive(flush: WorkerFlush, workerName: String) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
     func acknowledge(upTo sequence: UInt64, snapshot: TreeSnapshot?)

@@ -42,6 +42,10 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
     case workerUnavailable(worker: String, reason: String)
     /// The worker refused for another reason (capacity, limits).
     case refused(String)
+    /// Its worker drained (left in order) and handed the child's final state back, and no other
+    /// worker its placement allows is connected: it waits, with that state, for one to join.
+    /// `waitingFor` says which (`a worker of pool inbox`).
+    case workerDrained(worker: String, waitingFor: String)
 
     public var description: String {
         switch self {
@@ -51,6 +55,7 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
         case .undecodableRendering(let type, let reason): "could not decode the rendering of \(type): \(reason)"
         case .workerUnavailable(let worker, let reason): "\(worker) \(reason)"
         case .refused(let reason): "the worker refused: \(reason)"
+        case .workerDrained(let worker, let waitingFor): "waiting for \(waitingFor) after \(worker) drained; its state is kept"
         }
     }
 }

@@ -73,7 +73,7 @@ extension RemoteEngine {
             RemoteRuntimeInspection.Worker(
                 name: peer.name, pool: peer.pool, capacity: peer.capacity, load: peer.children.count,
                 hostedTypes: peer.hostedTypes.sorted(), secondsSinceHeard: (now - peer.lastHeard).seconds, joinedAt: peer.joinedAt,
-                processID: peer.processID, hostName: peer.hostName)
+                processID: peer.processID, hostName: peer.hostName, isDraining: peer.isDraining)
         }
         return RemoteRuntimeInspection(
             name: configuration.name, children: children.sorted { $0.path < $1.path }, workers: peers.sorted { $0.name < $1.name })

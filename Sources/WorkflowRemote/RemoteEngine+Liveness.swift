@@ -97,6 +97,7 @@ extension RemoteEngine {
         reportSuppressedWarnings()
         updateGauges()
         let now = ContinuousClock.now
+        checkDrainDeadline(now: now)
         let interval = configuration.heartbeatInterval
         let deadAfter = interval * configuration.heartbeatLiveness
         if sockets.hasUpstream, !shuttingDown {
@@ -115,7 +116,11 @@ extension RemoteEngine {
             // or more): four windows, as long as libzmq gives the handshake (`LoopSockets`).
             let window = shared.isWelcomed ? deadAfter : deadAfter * 4
             if upstreamConnectedAt != nil || upstreamHandshakeFailed, now - lastHeardUpstream > window + backoff {
-                reconnectToParent(silentFor: now - lastHeardUpstream)
+                if isLeaving {
+                    stopHostingWhileLeaving(silentFor: now - lastHeardUpstream)
+                } else {
+                    reconnectToParent(silentFor: now - lastHeardUpstream)
+                }
             }
         }
         for (id, peer) in workers {
@@ -141,6 +146,10 @@ extension RemoteEngine {
         let deadAfter = configuration.heartbeatInterval * configuration.heartbeatLiveness
         let silence = max(now - lastHeardUpstream, now - lastSentUpstream)
         guard silence > deadAfter else { return false }
+        if isLeaving {
+            stopHostingWhileLeaving(silentFor: silence)
+            return true
+        }
         logger.warning(
             "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
             metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(hosted.count)])
@@ -153,6 +162,8 @@ extension RemoteEngine {
     /// replaying their events), so the copies here would only diverge, and their own workers
     /// and side effects would keep running for nobody.
     func forgetHostedChildren() {
+        // A drain cannot hand anything over now: the parent moves these children as after a failure.
+        finishDrain(.notConnected)
         shared.setWelcomed(false)
         for (_, child) in hosted { child.stop() }
         let stopped = hosted.count

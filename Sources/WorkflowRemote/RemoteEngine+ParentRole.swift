@@ -33,7 +33,11 @@ extension RemoteEngine {
 
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
         guard let (id, peer) = chooseWorker(typeName: proxy.typeName, placement: proxy.placement, path: proxy.path) else {
-            proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+            if let drained = proxy.drainedFrom {
+                proxy.fail(.workerDrained(worker: drained, waitingFor: waitingFor(proxy.placement, typeName: proxy.typeName)))
+            } else {
+                proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+            }
             return
         }
         do {
@@ -50,9 +54,15 @@ extension RemoteEngine {
                 payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": .stringConvertible(proxy.childID)])
             // Events the previous worker never acknowledged are replayed, in order, on top of
-            // the snapshot they were not yet part of.
+            // the snapshot they were not yet part of. After a drain that is only the events kept
+            // here during the move: the old worker's final snapshot holds everything it applied.
             let replay = proxy.unacknowledged
-            if !replay.isEmpty {
+            if let drained = proxy.drainedFrom {
+                proxy.placed()
+                metrics.handovers.increment()
+                logger.info(
+                    "moved after \(drained) drained", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "events": "\(replay.count)"])
+            } else if !replay.isEmpty {
                 metrics.failovers.increment()
                 metrics.eventsReplayed.increment(by: Int64(replay.count))
                 logger.info("replaying \(replay.count) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
@@ -68,6 +78,9 @@ extension RemoteEngine {
     func update(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
         guard let peer = proxy.worker else { return }
         awaiting.insert(proxy.childID)
+        // Its worker is draining: the new props go with the START on the next worker, which the
+        // settle waits for (the release ends the wait, and the render after it starts the child).
+        guard !proxy.isReleasing else { return }
         noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(
             peer.id, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
@@ -81,6 +94,7 @@ extension RemoteEngine {
         shared.setStatus(nil, path: proxy.path)
         guard let peer = proxy.worker else { return }
         peer.children.remove(proxy.childID)
+        endRelease(of: proxy.childID, on: peer)
         proxy.worker = nil
         sendToWorker(peer.id, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
     }
@@ -128,7 +142,8 @@ extension RemoteEngine {
         let sequence = proxy.record(event: token, bytes: event)
         inspection.eventsSent[childID, default: 0] += 1
         metrics.eventsSent.increment()
-        guard let peer = proxy.worker else { return }
+        // A child whose worker is draining gets the event on its next worker.
+        guard let peer = proxy.worker, !proxy.isReleasing else { return }
         sendEventMessage(to: peer.id, proxy: proxy, sequence: sequence, token: token, bytes: event)
     }
 
@@ -140,7 +155,8 @@ extension RemoteEngine {
     }
 
     func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {
-        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) }.map { ($0.key, $0.value) }
+        // A draining worker is leaving: nothing new goes there.
+        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) && !$0.value.isDraining }.map { ($0.key, $0.value) }
         let eligible: [(WorkerID, WorkerPeer)]
         switch placement {
         case .local, .configured: return nil
@@ -182,15 +198,19 @@ extension RemoteEngine {
         if let peer = workers[peerID] { peer.lastHeard = .now }
         switch envelope.kind {
         case .hello: handleHello(peerID, envelope)
-        case .rendering, .outputs, .error, .heartbeat:
+        case .rendering, .outputs, .error, .heartbeat, .drain:
             // A peer talking as a worker without having joined (this parent restarted, or took
             // it for dead): tell it to join again rather than wait for it to notice the silence.
             guard workers[peerID] != nil else {
                 sendToWorker(peerID, kind: .reconnect, correlationID: 0, nodePath: "", payloads: [])
                 return
             }
-            if envelope.kind != .heartbeat { routeToProxy(peerID, envelope) }
-        case .goodbye: removeWorker(peerID, reason: "left (it said goodbye)")
+            switch envelope.kind {
+            case .heartbeat: break
+            case .drain: if let peer = workers[peerID] { handleDrain(from: peer) }
+            default: routeToProxy(peerID, envelope)
+            }
+        case .goodbye: removeWorker(peerID, reason: workers[peerID]?.isDraining == true ? "left after draining (it said goodbye)" : "left (it said goodbye)")
         default:
             if warnLimited("unexpected message from a worker dropped", detail: "\(envelope.kind)", metadata: ["peer": "\(peerID)"]) {
                 replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
@@ -271,7 +291,8 @@ extension RemoteEngine {
     }
 
     func sendWelcome(to peerID: WorkerID) {
-        let welcome = WelcomePayload(parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds))
+        let welcome = WelcomePayload(
+            parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds), drains: true)
         guard let payload = try? codec.encode(welcome) else { return }
         sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [payload])
     }
@@ -307,6 +328,7 @@ extension RemoteEngine {
                 renderingSequence: info.renderingSequence ?? 0)
             receive(flush, for: proxy)
             proxy.acknowledge(upTo: envelope.acknowledged, snapshot: info.snapshot)
+            if info.released == true { completeRelease(of: proxy) }
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
@@ -317,7 +339,10 @@ extension RemoteEngine {
             case .undecodableProps: childError = .undecodableProps(typeName: proxy.typeName, reason: error?.message ?? "")
             default: childError = .refused(error?.message ?? "unreadable error")
             }
-            proxy.worker?.children.remove(proxy.childID)
+            if let peer = proxy.worker {
+                peer.children.remove(proxy.childID)
+                endRelease(of: proxy.childID, on: peer)
+            }
             proxy.fail(childError)
             awaiting.remove(proxy.childID)
             settleChanged = true
@@ -340,6 +365,11 @@ extension RemoteEngine {
         guard let peer = workers.removeValue(forKey: peerID) else { return }
         logger.warning("worker left: \(peer.name) \(reason)", metadata: ["worker": "\(peer.name)"])
         metrics.workersLeft.increment()
+        if !peer.releasing.isEmpty {
+            logger.warning(
+                "\(peer.name) left before handing over \(peer.releasing.count) children; they move from their last acknowledged state",
+                metadata: ["worker": "\(peer.name)"])
+        }
         for id in peer.children {
             guard let proxy = proxies[id], proxy.worker === peer else { continue }
             proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))

@@ -42,6 +42,10 @@ extension RemoteEngine {
         switch envelope.kind {
         case .welcome:
             reconnectAttempts = 0
+            let welcome = envelope.payloads.first.flatMap { payload in
+                try? payload.withUnsafeBytes { try codec.decode(WelcomePayload.self, from: $0, userInfo: [:]) }
+            }
+            parentDrains = welcome?.drains == true
             shared.setWelcomed(true)
             logger.info("welcomed by the parent")
         case .start:
@@ -113,6 +117,10 @@ extension RemoteEngine {
             logger.notice("the parent does not know this worker; joining again", metadata: ["children": .stringConvertible(hosted.count)])
             forgetHostedChildren()
             sendHello()
+        case .release:
+            handleRelease(envelope)
+        case .drain:
+            handleDrainAnswer()
         case .heartbeat:
             break
         default:
@@ -147,6 +155,8 @@ extension RemoteEngine {
             }
             child.epoch = envelope.epoch
             hosted[childID] = child
+            // Placed before the parent read this worker's DRAIN: it is released like the others.
+            drain?.children += 1
             shared.count { $0.started += 1 }
             logger.debug("started", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
         } catch {
@@ -210,11 +220,14 @@ extension RemoteEngine {
     /// in one multipart message (split over consecutive messages, marked `continues`, only when
     /// there are more outputs than one message carries). The parent never sees an
     /// acknowledgement without the matching state, nor a rendering without the outputs before it.
-    func flush(_ childID: UInt64) {
+    ///
+    /// `releasing` (the answer to RELEASE): the last message always carries the acknowledgement
+    /// and a snapshot, and says `released`: the parent places the child again from it.
+    func flush(_ childID: UInt64, releasing: Bool = false) {
         let outputs = pendingOutputs.removeValue(forKey: childID)
         let rendering = pendingRenderings.removeValue(forKey: childID)
         let applied = appliedEvents[childID, default: 0]
-        let acknowledge = applied > acknowledgedEvents[childID, default: 0]
+        let acknowledge = applied > acknowledgedEvents[childID, default: 0] || releasing
         guard let child = hosted[childID] else { return }
         guard outputs != nil || acknowledge else {
             // A rendering alone is one step by itself.
@@ -236,7 +249,8 @@ extension RemoteEngine {
             let snapshot = isLast && acknowledge ? child.snapshot() : nil
             let info = OutputsPayload(
                 causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []),
-                snapshot: snapshot, continues: !isLast, renderingSequence: isLast ? rendering?.sequence : nil)
+                snapshot: snapshot, continues: !isLast, renderingSequence: isLast ? rendering?.sequence : nil,
+                released: isLast && releasing ? true : nil)
             guard let header = try? codec.encode(info) else {
                 logger.error("an outputs header does not encode", metadata: ["path": "\(path)"])
                 return

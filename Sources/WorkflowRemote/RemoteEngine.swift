@@ -60,6 +60,16 @@ final class RemoteEngine {
     /// that was logged, so its recovery is logged once too.
     var upstreamTrouble = false
     var shuttingDown = false
+    /// Whether the parent's WELCOME said it understands DRAIN (a parent that predates it does not).
+    var parentDrains = false
+    /// This worker's drain while one runs (`RemoteEngine+Drain.swift`).
+    var drain: WorkerDrain?
+    /// Set once a drain began: the worker is leaving, so a silent parent ends the drain instead
+    /// of making it reconnect.
+    var isLeaving = false
+    /// RELEASEs held until the events this process forwarded to its own workers are acknowledged
+    /// (a middle process of a nested tree; `RemoteEngine+Drain.swift`).
+    var deferredReleases: [Envelope] = []
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
 
@@ -87,6 +97,7 @@ final class RemoteEngine {
             if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             if ready.upstream { drainUpstream() }
+            answerDeferredReleases()
             flushHosted()
             runTimers()
             if stopRequested {
@@ -113,6 +124,7 @@ final class RemoteEngine {
                     // The child will be placed again: its copy on this worker must not live on.
                     if let peer = proxy.worker {
                         peer.children.remove(id)
+                        endRelease(of: id, on: peer)
                         sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
                     }
                     proxy.fail(.workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
@@ -135,6 +147,7 @@ final class RemoteEngine {
 
     func beginShutdown() {
         guard !shuttingDown else { return }
+        finishDrain(.interrupted)
         shuttingDown = true
         for (_, child) in hosted { child.stop() }
         hosted.removeAll()
@@ -234,6 +247,13 @@ final class WorkerPeer {
     let processID: Int32?
     let hostName: String?
     var children: Set<UInt64> = []
+    /// Set once it asked to drain: nothing new is placed on it, its children are moving.
+    var isDraining = false
+    /// Its children sent RELEASE and not yet answered with their final flush.
+    var releasing: Set<UInt64> = []
+    /// Of its released children: how many another worker could take at once, and how many wait.
+    var drainMoved = 0
+    var drainWaiting = 0
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
     /// When it joined (wall clock, for the inspector).

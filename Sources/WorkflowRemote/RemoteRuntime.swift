@@ -100,6 +100,25 @@ public final class RemoteRuntime: RuntimeLoop {
     /// Counters of what the worker side has done, for tests and operations.
     public var workerCounters: WorkerCounters { shared.counters }
 
+    /// Hands this worker's children back to its parent before it leaves, so they move to other
+    /// workers with their latest state instead of becoming unavailable (a planned handover; see
+    /// docs/ARCHITECTURE.md, "Draining a worker").
+    ///
+    /// The worker sends DRAIN; the parent stops placing children here, asks each child for its
+    /// final flush (RELEASE), places it again elsewhere and answers. The worker keeps serving
+    /// meanwhile. Returns once the parent has answered, the `deadline` has passed, or there is no
+    /// parent to hand over to; then call `shutdown()` (a runtime that has begun to drain is
+    /// leaving: it no longer reconnects to a silent parent). Children not handed over move by the
+    /// failover path (from their last acknowledged state, their unacknowledged events replayed).
+    public func drain(deadline: Duration) async -> DrainOutcome {
+        await withCheckedContinuation { (continuation: CheckedContinuation<DrainOutcome, Never>) in
+            let queued = jobs.appendUnlessStopping { [bound] in
+                bound.value.beginDrain(deadline: deadline) { continuation.resume(returning: $0) }
+            }
+            if !queued { continuation.resume(returning: DrainOutcome(ending: .interrupted, children: 0, handedOver: 0)) }
+        }
+    }
+
     /// Leaves the cluster in order: tells the parent (GOODBYE), stops hosted children, closes the
     /// sockets and ends the loop thread. Waits until that is done.
     public func shutdown() async {

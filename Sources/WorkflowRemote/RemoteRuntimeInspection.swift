@@ -54,6 +54,9 @@ public struct RemoteRuntimeInspection: Sendable {
         public var processID: Int32?
         /// The host it runs on, as it announced it (`nil` if it did not).
         public var hostName: String?
+        /// Whether it is draining: leaving in order, its children moving to other workers, nothing
+        /// new placed on it.
+        public var isDraining = false
     }
 
     /// The runtime's name (`coordinator`).

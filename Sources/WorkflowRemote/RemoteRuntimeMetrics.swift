@@ -18,6 +18,7 @@ struct RemoteRuntimeMetrics {
     let workersJoined: Counter
     let workersLeft: Counter
     let failovers: Counter
+    let handovers: Counter
     let refusedPeers: Counter
     let eventsOutstanding: Meter
     let workersConnected: Meter
@@ -38,6 +39,7 @@ struct RemoteRuntimeMetrics {
         workersJoined = counter("workflow_remote_workers_joined_total")
         workersLeft = counter("workflow_remote_workers_left_total")
         failovers = counter("workflow_remote_failovers_total")
+        handovers = counter("workflow_remote_handovers_total")
         refusedPeers = counter("workflow_remote_refused_peers_total")
         eventsOutstanding = Meter(label: "workflow_remote_events_outstanding", dimensions: dimensions, factory: factory)
         workersConnected = Meter(label: "workflow_remote_workers_connected", dimensions: dimensions, factory: factory)

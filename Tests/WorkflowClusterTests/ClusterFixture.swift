@@ -47,16 +47,16 @@ final class ClusterFixture: Sendable {
     static let demoWorkers: [Rule] = [["name": "worker-1", "pool": "inbox"], ["name": "worker-2", "pool": "messages"]]
 
     /// Rewrites the configuration file with `placement`, `security` (`nil`: no `security`
-    /// section), `workers`, `endpoint` (default: the fixture's private ipc endpoint) and the
-    /// heartbeat (interval in ms × liveness).
+    /// section), `workers`, `endpoint` (default: the fixture's private ipc endpoint), `heartbeat`
+    /// (default 100 ms × 5) and `drain` (default: no section).
     func writeConfig(
         placement: [Rule], security: [String: String]? = ["mode": "plaintext"], workers: [Rule] = demoWorkers,
-        endpoint: String? = nil, heartbeat: (intervalMilliseconds: Int, liveness: Int) = (100, 5)
+        endpoint: String? = nil, heartbeat: [String: Int] = ["interval_ms": 100, "liveness": 5], drain: [String: Int]? = nil
     ) throws {
         var document: [String: Any] = [
             "coordinator": ["endpoint": endpoint ?? self.endpoint, "root": "email-browser"],
             "workers": workers,
-            "heartbeat": ["interval_ms": heartbeat.intervalMilliseconds, "liveness": heartbeat.liveness],
+            "heartbeat": heartbeat,
             "request": ["deadline_ms": 10_000],
             "log": ["level": "info", "format": "text"],
             "placement": placement,
@@ -65,6 +65,7 @@ final class ClusterFixture: Sendable {
             "gateway": ["listen": "127.0.0.1:0"],
         ]
         if let security { document["security"] = security }
+        if let drain { document["drain"] = drain }
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
             .write(to: URL(fileURLWithPath: configPath))
     }

@@ -89,7 +89,15 @@ struct NetworkLabTests {
     /// SIGTERM the coordinator (it ends the demo cleanly and exits 0), then the workers.
     static func stop(_ coordinator: DaemonProcess, _ workers: [String: DaemonProcess]) async throws {
         #expect(try await coordinator.terminate() == 0)
-        for (_, worker) in workers.sorted(by: { $0.key < $1.key }) { #expect(try await worker.terminate() == 0) }
+        try await terminateAll(workers.sorted(by: { $0.key < $1.key }).map(\.value))
+    }
+
+    /// SIGTERM every worker at once, then waits for each to exit 0. (One after the other, a worker
+    /// draining towards the coordinator that has just stopped waits for its silence, up to the
+    /// liveness window, and the workers not yet signalled would notice that silence meanwhile.)
+    static func terminateAll(_ workers: [DaemonProcess]) async throws {
+        for worker in workers where worker.isRunning { kill(worker.pid, SIGTERM) }
+        for worker in workers { #expect(try await worker.waitForExit() == 0) }
     }
 
     // MARK: Partitions
@@ -247,7 +255,7 @@ struct NetworkLabTests {
             let workers = try ["worker-1", "worker-2", "worker-3"].map { try cluster.startWorker($0, viaProxy) }
             #expect(try await coordinator.waitForExit() == 0)
             let elapsed = ContinuousClock.now - startedAt
-            for worker in workers { #expect(try await worker.terminate() == 0) }
+            try await Self.terminateAll(workers)
 
             #expect(Self.departures(coordinator).isEmpty, "\(Self.departures(coordinator))")
             #expect(!coordinator.stdout.lines.contains(where: StatusLine.matching("", "unavailable")))
@@ -272,7 +280,7 @@ struct NetworkLabTests {
             #expect(try await coordinator.waitForExit() == 0)
             let elapsed = ContinuousClock.now - startedAt
             let dropped = try await cluster.lab.dropped("coordinator")
-            for worker in workers { #expect(try await worker.terminate() == 0) }
+            try await Self.terminateAll(workers)
 
             #expect(dropped > 0, "the loss rule dropped nothing")
             #expect(Self.departures(coordinator).isEmpty, "\(Self.departures(coordinator))")
@@ -340,7 +348,7 @@ struct NetworkLabTests {
             }
             let rejoin = ContinuousClock.now - restartAt
             #expect(try await second.waitForExit() == 0)
-            for (_, worker) in workers { #expect(try await worker.terminate() == 0) }
+            try await Self.terminateAll(Array(workers.values))
 
             // The tree is back from the snapshot: the first complete frame shows the saved
             // selection, rendered by the workers; then the new script runs, each event once.

@@ -201,7 +201,7 @@ struct OperatorLogTests {
             // Window 200 ms × 5 (+ one interval of back-off): 1.2 s. Through a proxy holding every
             // chunk 300 ms each way the handshake and HELLO take at least three round trips
             // (1.8 s), so a worker counting silence from its start abandons the connection.
-            try cluster.writeConfig(placement: ClusterFixture.demoPlacement, endpoint: "tcp://127.0.0.1:*", heartbeat: (200, 5))
+            try cluster.writeConfig(placement: ClusterFixture.demoPlacement, endpoint: "tcp://127.0.0.1:*", heartbeat: ["interval_ms": 200, "liveness": 5])
             let coordinator = try await cluster.startCoordinator()
             let listening = try await coordinator.stdout.first("the bound endpoint") { $0.contains(#""event":"listening""#) }
             let endpoint = try #require(Self.object(listening)?["endpoint"] as? String)

@@ -69,6 +69,9 @@ import WorkflowRemote
 /// The root of the three-process test: counts the outputs of an `OutputCountingWorkflow` that
 /// runs on the middle worker.
 struct NestedCountingRoot: Workflow, Sendable {
+    /// Where the middle runs (`DrainTests` uses a pool of middles).
+    var middlePlacement: RemotePlacement = .worker("atomic-middle")
+
     typealias State = Int
 
     struct Screen: Sendable {
@@ -86,7 +89,7 @@ struct NestedCountingRoot: Workflow, Sendable {
 
     func render(state: Int, context: RenderContext<NestedCountingRoot>) -> Screen {
         let middle = OutputCountingWorkflow(counterPlacement: .anyWorker)
-            .remote(on: .worker("atomic-middle"))
+            .remote(on: middlePlacement)
             .rendered(in: context, key: "middle", onOutput: { state, _ in
                 state += 1
                 return nil

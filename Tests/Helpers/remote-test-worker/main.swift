@@ -4,13 +4,15 @@ import WorkflowExamples
 import WorkflowRemote
 
 // A worker process for the remote-runtime tests:
-//   remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT] [--pool POOL]
-// Hosts the test and example workflows until SIGTERM (leaves in order) or SIGKILL.
+//   remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT] [--pool POOL] [--drain-ms MS]
+// Hosts the test and example workflows until SIGTERM (drains for at most MS, default 5000, then
+// leaves in order and exits 0) or SIGKILL.
 var arguments = CommandLine.arguments.dropFirst()
 var options: [String: String] = [:]
 while let flag = arguments.popFirst() {
     guard flag.hasPrefix("--"), let value = arguments.popFirst() else {
-        FileHandle.standardError.write(Data("usage: remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT] [--pool POOL]\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT] [--pool POOL] [--drain-ms MS]\n".utf8))
         exit(2)
     }
     options[String(flag.dropFirst(2))] = value
@@ -22,6 +24,7 @@ if let pool = options["pool"] { configuration.pool = pool }
 configuration.registry = remoteTestRegistry.registering(InboxWorkflow.self).registering(MessageWorkflow.self)
 configuration.heartbeatInterval = .milliseconds(100)
 configuration.heartbeatLiveness = 5
+let drainDeadline = Duration.milliseconds(Int(options["drain-ms"] ?? "") ?? 5_000)
 do {
     let runtime = try RemoteRuntime(configuration: configuration)
     FileHandle.standardOutput.write(Data("ready \(runtime.listenEndpoint ?? "")\n".utf8))
@@ -29,6 +32,10 @@ do {
     let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
     termination.setEventHandler {
         Task {
+            if drainDeadline > .zero {
+                let outcome = await runtime.drain(deadline: drainDeadline)
+                FileHandle.standardOutput.write(Data("drained \(outcome.handedOver) of \(outcome.children)\n".utf8))
+            }
             await runtime.shutdown()
             exit(0)
         }
