@@ -41,7 +41,7 @@ struct ClusterProcessTests {
             let worker = try await cluster.startWorker("worker-1")
             #expect(try await worker.terminate() == 0)
             #expect(worker.stderr.lines.contains { $0.contains("worker leaving") })
-            // Usually "worker left: it left" (the GOODBYE); a heartbeat sent to the closing socket
+            // Usually "worker left: worker-1 left (it said goodbye)" (the GOODBYE); a heartbeat sent to the closing socket
             // can report it unreachable first, so accept any departure of worker-1.
             try await coordinator.stderr.first("the coordinator to log the departure") { $0.contains("worker left") && $0.contains("worker-1") }
             #expect(try await coordinator.terminate() == 0)
