@@ -2,14 +2,15 @@
 # A TCP proxy that adds latency, for the network lab (scripts/netlab.sh delay): the kernel here
 # has no netem.
 #
-#   perl scripts/netlab-delay.pl PORT TARGET:TPORT MEAN_MS JITTER_MS
+#   perl scripts/netlab-delay.pl PORT TARGET:TPORT MEAN_MS JITTER_MS [LISTEN_ADDRESS]
 #
-# Listens on PORT (every address of the namespace it runs in); for each connection it connects
+# Listens on PORT (0: any free port) at LISTEN_ADDRESS (default: every address of the namespace
+# it runs in; the tests on loopback pass 127.0.0.1); for each connection it connects
 # to TARGET:TPORT and forwards both ways, holding every chunk it reads for MEAN ± JITTER ms
 # (uniform) before writing it on. Order within a direction is kept (a chunk is never released
 # before the one read before it), so a round trip through the proxy takes 2 × MEAN ± 2 × JITTER
 # plus the network's own. A close is forwarded after the data before it. Prints
-# "listening PORT" on standard output once it accepts connections; runs until killed.
+# "listening PORT" (the port bound) on standard output once it accepts connections; runs until killed.
 # Only perl-base modules: nothing to install.
 use strict;
 use warnings;
@@ -23,17 +24,18 @@ use POSIX ();
 # unblock them, so that SIGTERM stops the proxy.
 POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new());
 
-@ARGV == 4 or die "usage: $0 PORT TARGET:TPORT MEAN_MS JITTER_MS\n";
-my ($port, $target, $mean_ms, $jitter_ms) = @ARGV;
+(@ARGV == 4 || @ARGV == 5) or die "usage: $0 PORT TARGET:TPORT MEAN_MS JITTER_MS [LISTEN_ADDRESS]\n";
+my ($port, $target, $mean_ms, $jitter_ms, $listen_address) = @ARGV;
+$listen_address //= '0.0.0.0';
 $target =~ /^[^:]+:\d+$/ or die "TARGET:TPORT expected, got $target\n";
 $jitter_ms <= $mean_ms or die "JITTER_MS must not exceed MEAN_MS\n";
 
 my $listener = IO::Socket::INET->new(
-    LocalAddr => '0.0.0.0', LocalPort => $port, Listen => 64, ReuseAddr => 1, Proto => 'tcp', Blocking => 0,
+    LocalAddr => $listen_address, LocalPort => $port, Listen => 64, ReuseAddr => 1, Proto => 'tcp', Blocking => 0,
 ) or die "cannot listen on $port: $!\n";
 $SIG{PIPE} = 'IGNORE';
 $| = 1;
-print "listening $port\n";
+print "listening ", $listener->sockport, "\n";
 
 # One direction of a connection: chunks waiting for their release time, then bytes waiting
 # for the destination to take them.

@@ -12,6 +12,9 @@ public struct ClusterConfigurationError: Error, Sendable, Equatable, CustomStrin
     public var expected: String
     /// What it held instead, when it helps.
     public var found: String?
+    /// The whole message, for an error that is about the file rather than a key in it (a file
+    /// that does not exist: `no such file: PATH`); `nil` for the usual file-key-expected message.
+    public var message: String?
 
     /// Creates an error.
     public init(file: String, key: String, expected: String, found: String? = nil) {
@@ -21,8 +24,16 @@ public struct ClusterConfigurationError: Error, Sendable, Equatable, CustomStrin
         self.found = found
     }
 
+    /// The configuration file `file` does not exist. Said in those words (`no such file: PATH`),
+    /// the way an operator who mistyped a path expects to read it, not as an errno.
+    public init(noSuchFile file: String) {
+        self.init(file: file, key: "", expected: "an existing file", found: "no such file")
+        message = "invalid configuration: no such file: \(file)"
+    }
+
     /// The one-line message daemons print before exiting: file, key, expected, found.
     public var description: String {
+        if let message { return message }
         let location = key.isEmpty ? file : "\(file): key '\(key)'"
         if let found { return "invalid configuration \(location): expected \(expected), found \(found)" }
         return "invalid configuration \(location): expected \(expected)"

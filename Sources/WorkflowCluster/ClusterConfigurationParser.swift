@@ -19,11 +19,16 @@ public struct ClusterConfigurationParser: Sendable {
 
     /// Reads and parses the file at `file`.
     public func load() throws -> ClusterConfiguration {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: file))
-        } catch {
-            throw ClusterConfigurationError(file: file, key: "", expected: "a readable JSON file", found: "\(error.localizedDescription)")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
+            throw ClusterConfigurationError(noSuchFile: file)
+        }
+        guard !isDirectory.boolValue else {
+            throw ClusterConfigurationError(file: file, key: "", expected: "a readable JSON file", found: "a directory")
+        }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            let reason = access(file, R_OK) != 0 ? "a file this user may not read" : "an unreadable file"
+            throw ClusterConfigurationError(file: file, key: "", expected: "a readable JSON file", found: reason)
         }
         return try parse(data)
     }
@@ -34,17 +39,17 @@ public struct ClusterConfigurationParser: Sendable {
         do {
             document = try JSONSerialization.jsonObject(with: data)
         } catch {
-            throw fail("", "a JSON object", found: "text that is not JSON")
+            let position = JSONSyntaxLocator.firstError(in: Array(data))
+            let found = position.map { "invalid JSON at line \($0.line), column \($0.column): \($0.problem)" } ?? "text that is not JSON"
+            throw fail("", "a JSON object", found: found)
         }
         let root = try object(document, "")
         try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
         try allowOnly(coordinator, "coordinator", ["endpoint", "root"])
-        let endpoint = try string(try required(coordinator, "endpoint", in: "coordinator"), "coordinator.endpoint")
-        guard endpoint.hasPrefix("tcp://") || endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") else {
-            throw fail("coordinator.endpoint", "a ZeroMQ endpoint (tcp://host:port or ipc://path)", found: "\"\(endpoint)\"")
-        }
+        let endpoint = try ClusterEndpoint.validated(
+            try string(try required(coordinator, "endpoint", in: "coordinator"), "coordinator.endpoint"), key: "coordinator.endpoint", source: file)
         var configuration = ClusterConfiguration(coordinatorEndpoint: endpoint)
         if let rootName = coordinator["root"] { configuration.root = try string(rootName, "coordinator.root") }
 
@@ -220,8 +225,9 @@ public struct ClusterConfigurationParser: Sendable {
                     throw fail("\(key).strategy", "no strategy with \"worker\" (strategies choose within a pool)")
                 }
                 let name = try string(worker, "\(key).worker")
-                guard workers.isEmpty || workers.contains(where: { $0.name == name }) else {
-                    throw fail("\(key).worker", "the name of a worker listed in \"workers\"", found: "\"\(name)\"")
+                guard workers.contains(where: { $0.name == name }) else {
+                    let listed = workers.isEmpty ? "none is listed" : "listed: \(workers.map(\.name).joined(separator: ", "))"
+                    throw fail("\(key).worker", "the name of a worker listed in \"workers\" (\(listed))", found: "\"\(name)\"")
                 }
                 return PlacementTable.Rule(pattern: pattern, placement: .worker(name))
             case (nil, let pool?):

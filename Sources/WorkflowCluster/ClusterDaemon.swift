@@ -36,10 +36,12 @@ public enum ClusterDaemon {
     }
 
     /// The exit status for an error that stopped a running daemon: 78 (EX_CONFIG) when only a
-    /// change of configuration can fix it — plaintext on a network address — so a supervisor
-    /// does not restart into the same refusal; 1 for anything else (see the log).
+    /// change of configuration can fix it — plaintext on a network address, an endpoint that
+    /// cannot work on this machine — so a supervisor does not restart into the same refusal;
+    /// 1 for anything else (see the log), e.g. a port another process holds, which may be free
+    /// again on the next try.
     public static func exitStatus(for error: any Error) -> Int32 {
-        if case .insecureEndpoint? = error as? RemoteRuntimeError { return 78 }
+        if (error as? RemoteRuntimeError)?.isConfigurationError == true { return 78 }
         return 1
     }
 

@@ -7,6 +7,11 @@ import Logging
 /// every event must be one self-contained line: greppable in text form, indexable in JSON form.
 /// The runtime's metadata (`path`, `worker`, `correlation`, `peer`) is carried as-is; the handler
 /// adds the process's `node` (its cluster name) to every line.
+///
+/// Timestamps are RFC 3339 with the local time zone's offset (`2026-01-01T10:00:00.000+01:00`,
+/// `Z` in UTC), so lines from machines in different zones can be ordered. In JSON, a metadata
+/// value logged as a number or a boolean (`.stringConvertible(3)`) is written as a JSON number
+/// or boolean, so a log index can compare and sum it; everything else is a string.
 public struct ClusterLogHandler: LogHandler {
     /// The logger's label (the daemon role, e.g. `coordinator`).
     public let label: String
@@ -48,17 +53,40 @@ public struct ClusterLogHandler: LogHandler {
         time: Date, level: Logger.Level, label: String, node: String, message: String, metadata: Logger.Metadata,
         format: LogSettings.Format
     ) -> String {
-        let timestamp = time.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        let timestamp = time.formatted(timestampStyle)
         switch format {
         case .text:
             let pairs = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             let oneLine = message.replacingOccurrences(of: "\n", with: " ")
             return ([timestamp, level.rawValue, "\(node):", oneLine] + pairs).joined(separator: " ")
         case .json:
-            var object: [String: String] = ["time": timestamp, "level": level.rawValue, "label": label, "node": node, "message": message]
-            for (key, value) in metadata where object[key] == nil { object[key] = "\(value)" }
+            var object: [String: Any] = ["time": timestamp, "level": level.rawValue, "label": label, "node": node, "message": message]
+            for (key, value) in metadata where object[key] == nil { object[key] = jsonValue(value) }
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
             return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// RFC 3339 with milliseconds and the local offset. Read once: a daemon's zone does not move.
+    private static let timestampStyle = Date.ISO8601FormatStyle(
+        dateSeparator: .dash, dateTimeSeparator: .standard, timeSeparator: .colon, timeZoneSeparator: .colon,
+        includingFractionalSeconds: true, timeZone: .current)
+
+    /// A metadata value as JSON: numbers and booleans typed, arrays and dictionaries nested,
+    /// anything else its description.
+    private static func jsonValue(_ value: Logger.MetadataValue) -> Any {
+        switch value {
+        case .string(let text): return text
+        case .stringConvertible(let convertible):
+            switch convertible {
+            case let flag as Bool: return flag
+            case let number as any BinaryInteger: return NSNumber(value: Int64(clamping: number))
+            case let number as Double where number.isFinite: return number
+            case let number as Float where number.isFinite: return Double(number)
+            default: return convertible.description
+            }
+        case .array(let values): return values.map(jsonValue)
+        case .dictionary(let values): return values.mapValues(jsonValue)
         }
     }
 }

@@ -29,6 +29,8 @@ public struct ClusterSettings: Sendable {
     public var workerName: String?
     /// This worker's pool, when overridden (else the file's entry for `workerName`).
     public var workerPool: String?
+    /// The configuration file these settings were read from (named in errors).
+    public var file: String
 
     /// Loads `file`, validates it and applies `environment` and `overrides`.
     ///
@@ -44,7 +46,11 @@ public struct ClusterSettings: Sendable {
             InMemoryProvider(name: file, values: fileLayer(configuration)),
         ])
         let layer = "command line/environment"
-        if let endpoint = reader.string(forKey: "coordinator.endpoint") { configuration.coordinatorEndpoint = endpoint }
+        if let endpoint = reader.string(forKey: "coordinator.endpoint"), endpoint != configuration.coordinatorEndpoint {
+            // Checked like the file's value: a malformed endpoint is a configuration error here,
+            // not an `EINVAL` from the socket later.
+            configuration.coordinatorEndpoint = try ClusterEndpoint.validated(endpoint, key: "coordinator.endpoint", source: layer)
+        }
         if let root = reader.string(forKey: "coordinator.root") { configuration.root = root }
         if let levelText = reader.string(forKey: "log.level") {
             guard let level = ClusterConfigurationParser.logLevel(levelText) else {
@@ -74,7 +80,28 @@ public struct ClusterSettings: Sendable {
         }
         return ClusterSettings(
             configuration: configuration, workerName: reader.string(forKey: "worker.name"),
-            workerPool: reader.string(forKey: "worker.pool"))
+            workerPool: reader.string(forKey: "worker.pool"), file: file)
+    }
+
+    /// The file's entry for the worker called `name`, with the pool override applied.
+    ///
+    /// A name the file does not list is a configuration error: the placement table refers to
+    /// workers by the names the file lists, so an unlisted worker would join under a pool and a
+    /// capacity nobody chose and host nothing anyone placed (a typo in `--name` would otherwise
+    /// start a worker that silently idles in pool `default`).
+    public func workerEntry(named name: String) throws(ClusterConfigurationError) -> WorkerEntry {
+        guard var entry = configuration.worker(named: name) else {
+            let listed = configuration.workers.isEmpty ? "the file lists none" : "listed: \(configuration.workers.map(\.name).joined(separator: ", "))"
+            throw ClusterConfigurationError(
+                file: file, key: "workers", expected: "an entry named \"\(name)\" for this worker (\(listed))", found: "no such worker")
+        }
+        if let workerPool {
+            guard !workerPool.isEmpty else {
+                throw ClusterConfigurationError(file: "command line/environment", key: "worker.pool", expected: "a non-empty pool name", found: "\"\"")
+            }
+            entry.pool = workerPool
+        }
+        return entry
     }
 
     /// The file's overridable scalars as the reader's lowest layer.

@@ -209,7 +209,7 @@ public struct CoordinatorService: Service {
         }
     }
 
-    /// Logs and prints every change of a remote child's status (typed: starting, running,
+    /// Prints every change of a remote child's status (typed: starting, running,
     /// unavailable with the reason).
     private func reportStatuses(_ changes: AsyncStream<RemoteChildStatusChange>) async {
         for await change in changes {
@@ -219,7 +219,7 @@ public struct CoordinatorService: Service {
                 case .running(let worker): ("running", worker)
                 case .unavailable(let error): ("unavailable", error.description)
                 }
-            logger.info("child status: \(change.status)", metadata: ["path": "\(change.path)", "status": "\(state)"])
+            // Logged once, by the runtime (`child status: …`, at info or warning); printed here.
             switch options.printMode {
             case .none: break
             case .text: StandardOutput.line("status \(change.path): \(change.status)")

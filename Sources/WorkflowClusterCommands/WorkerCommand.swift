@@ -75,8 +75,13 @@ struct WorkerCommand: ParsableCommand {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
-        var entry = settings.configuration.worker(named: workerName) ?? WorkerEntry(name: workerName)
-        if let pool = settings.workerPool { entry.pool = pool }
+        let entry: WorkerEntry
+        do {
+            entry = try settings.workerEntry(named: workerName)
+        } catch {
+            ClusterDaemon.reportFatal(program, error)
+            throw ExitCode(78)
+        }
         ClusterDaemon.setProcessLabel(workerName)
         let logger = Logger.cluster(label: "worker", node: workerName, settings: settings.configuration.log)
         let service: WorkerService

@@ -22,6 +22,11 @@ final class LoopSockets {
     private let listenerMonitor: ZMQSocketMonitor?
     private var monitorToken: ZMQPoller.Token?
     private var upstreamToken: ZMQPoller.Token?
+    /// Reports the connection to the parent: its handshake succeeding or failing (a key the
+    /// parent refuses, a wrong server key), and connection attempts that did not get through.
+    /// libzmq tells a client about its failed handshake only this way.
+    private var upstreamMonitor: ZMQSocketMonitor?
+    private var upstreamMonitorToken: ZMQPoller.Token?
     /// The listener's endpoint as bound (with the port a `tcp://…:*` bind chose).
     let listenEndpoint: String?
 
@@ -80,7 +85,7 @@ final class LoopSockets {
                 do {
                     try socket.bind(endpoint)
                 } catch {
-                    throw RemoteRuntimeError.endpoint(endpoint, reason: "\(error)")
+                    throw RemoteRuntimeError.failed(endpoint, binding: true, error)
                 }
                 listener = socket
                 listenEndpoint = try socket.lastEndpoint
@@ -91,7 +96,9 @@ final class LoopSockets {
                 listenerMonitor = nil
             }
             if let endpoint = configuration.parentEndpoint {
-                upstream = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
+                let socket = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
+                upstream = socket
+                upstreamMonitor = try Self.monitorUpstream(socket)
             } else {
                 upstream = nil
             }
@@ -100,10 +107,11 @@ final class LoopSockets {
             zapToken = zap.map { poller.add($0) }
             monitorToken = listenerMonitor.map { poller.add($0) }
             upstreamToken = upstream.map { poller.add($0) }
+            upstreamMonitorToken = upstreamMonitor.map { poller.add($0) }
         } catch let error as RemoteRuntimeError {
             throw error
         } catch {
-            throw RemoteRuntimeError.endpoint(configuration.listenEndpoint ?? configuration.parentEndpoint ?? "-", reason: "\(error)")
+            throw RemoteRuntimeError.failed(configuration.listenEndpoint ?? configuration.parentEndpoint ?? "-", binding: false, error)
         }
     }
 
@@ -117,6 +125,14 @@ final class LoopSockets {
         try socket.set(.sendHighWaterMark, Self.sendHighWaterMark)
         try socket.set(.receiveHighWaterMark, Self.upstreamReceiveHighWaterMark)
         try socket.set(.routingID, Array("\(configuration.name)#\(UUID().uuidString.prefix(8))".utf8))
+        // The worker waits for a connection however long it takes (the silence rule starts with
+        // the handshake), so libzmq must keep trying promptly: a TCP connect that gets no answer
+        // for a heartbeat window is started afresh (the kernel alone would back off to minutes
+        // across a partition), and a handshake stalled for four windows (at least 2 s; several
+        // round trips on a lossy link) is dropped and retried.
+        let window = configuration.heartbeatInterval * configuration.heartbeatLiveness
+        try socket.set(.connectTimeout, Int32(clamping: max(window.milliseconds, 100)))
+        try socket.set(.handshakeInterval, Int32(clamping: max((window * 4).milliseconds, 2_000)))
         if case .curve(let keyPair, let serverKey) = configuration.parentSecurity {
             try socket.set(.curveServerKey, serverKey)
             try socket.set(.curvePublicKey, keyPair.publicKey)
@@ -125,9 +141,16 @@ final class LoopSockets {
         do {
             try socket.connect(endpoint)
         } catch {
-            throw RemoteRuntimeError.endpoint(endpoint, reason: "\(error)")
+            throw RemoteRuntimeError.failed(endpoint, binding: false, error)
         }
         return socket
+    }
+
+    /// The monitor of a connection to the parent: the events the worker role acts on.
+    private static func monitorUpstream(_ socket: ZMQSocket) throws -> ZMQSocketMonitor {
+        try ZMQSocketMonitor(
+            monitoring: socket,
+            events: [.handshakeSucceeded, .handshakeFailedAuthentication, .handshakeFailedProtocol, .handshakeFailedNoDetail, .connectRetried])
     }
 
     /// Replaces the connection to the parent with a fresh socket (the Paranoid Pirate way: a
@@ -135,11 +158,26 @@ final class LoopSockets {
     func reconnectUpstream() throws {
         guard let endpoint = configuration.parentEndpoint, let old = upstream else { return }
         if let upstreamToken { poller.remove(upstreamToken) }
+        if let upstreamMonitorToken { poller.remove(upstreamMonitorToken) }
+        upstreamMonitor?.stop()
+        upstreamMonitor = nil
+        upstreamMonitorToken = nil
         try? old.set(.linger, 0)
         old.close()
         let socket = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
         upstream = socket
         upstreamToken = poller.add(socket)
+        let monitor = try Self.monitorUpstream(socket)
+        upstreamMonitor = monitor
+        upstreamMonitorToken = poller.add(monitor)
+    }
+
+    /// What the monitor saw happen to the connection to the parent since the last call.
+    func upstreamConnectionEvents() -> [ZMQSocketMonitor.Event] {
+        guard let upstreamMonitor else { return [] }
+        var events: [ZMQSocketMonitor.Event] = []
+        while let event = try? upstreamMonitor.nextEvent(.dontWait) { events.append(event) }
+        return events
     }
 
     /// Waits until a socket is readable, the wakeup fires, or `timeout` passes. With
@@ -154,6 +192,7 @@ final class LoopSockets {
             listenerToken.map { ready[$0] != nil } ?? false,
             upstreamToken.map { ready[$0] != nil } ?? false,
             (zapToken.map { ready[$0] != nil } ?? false) || (monitorToken.map { ready[$0] != nil } ?? false)
+                || (upstreamMonitorToken.map { ready[$0] != nil } ?? false)
         )
     }
 
@@ -179,7 +218,9 @@ final class LoopSockets {
         }
         if let listenerMonitor {
             while let event = try? listenerMonitor.nextEvent(.dontWait) {
-                if event.kind.isHandshakeFailure { failed += 1 }
+                // A key the ZAP handler refused fails the handshake too (`handshakeFailedAuthentication`),
+                // and is already in `refused`: counted once.
+                if event.kind == .handshakeFailedProtocol || event.kind == .handshakeFailedNoDetail { failed += 1 }
             }
         }
         return (refused, failed)
@@ -214,6 +255,7 @@ final class LoopSockets {
 
     func close() {
         listenerMonitor?.stop()
+        upstreamMonitor?.stop()
         zap?.close()
         listener?.close()
         upstream?.close()

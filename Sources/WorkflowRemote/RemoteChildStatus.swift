@@ -7,6 +7,16 @@ public enum RemoteChildStatus: Sendable, Equatable, CustomStringConvertible {
     /// It cannot run: the parent keeps its last rendering (or the placeholder) and reports why.
     case unavailable(RemoteChildError)
 
+    /// The status without its detail: `starting`, `running` or `unavailable` (for log metadata
+    /// and machine-readable output).
+    public var name: String {
+        switch self {
+        case .starting: "starting"
+        case .running: "running"
+        case .unavailable: "unavailable"
+        }
+    }
+
     public var description: String {
         switch self {
         case .starting: "starting"
@@ -27,7 +37,8 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
     case undecodableProps(typeName: String, reason: String)
     /// The parent could not decode what the worker sent.
     case undecodableRendering(typeName: String, reason: String)
-    /// The worker did not answer within the request deadline, or went away.
+    /// The worker did not answer within the request deadline, or went away. `reason` completes
+    /// a sentence whose subject is the worker: `worker-2 stopped answering (no heartbeat for 1.0 s)`.
     case workerUnavailable(worker: String, reason: String)
     /// The worker refused for another reason (capacity, limits).
     case refused(String)
@@ -42,7 +53,7 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
         case .unknownType(let type): "the worker does not know the workflow type \(type)"
         case .undecodableProps(let type, let reason): "the worker could not decode props of \(type): \(reason)"
         case .undecodableRendering(let type, let reason): "could not decode the rendering of \(type): \(reason)"
-        case .workerUnavailable(let worker, let reason): "worker \(worker) is unavailable: \(reason)"
+        case .workerUnavailable(let worker, let reason): "\(worker) \(reason)"
         case .refused(let reason): "the worker refused: \(reason)"
         case .workerDrained(let worker, let waitingFor): "waiting for \(waitingFor) after \(worker) drained; its state is kept"
         }

@@ -8,18 +8,82 @@ import ZeroMQ
 extension RemoteEngine {
     // MARK: Security
 
+    /// Answers the ZAP handler and reads both sockets' monitors. Every warning here is rate
+    /// limited: a refused or misconfigured peer retries its connection about ten times a second,
+    /// for as long as it runs.
     func serviceSecurity() {
         let (refused, failedHandshakes) = sockets.serviceSecurity()
         for key in refused {
             // A public key is not a secret; logging it tells an operator which worker to allow.
-            logger.warning("refused a worker whose key is not allowed", metadata: ["publicKey": "\(key.z85)"])
+            warnLimited("refused a worker whose key is not allowed", metadata: ["publicKey": "\(key.z85)"])
         }
-        if failedHandshakes > 0 {
-            logger.warning("a peer failed the CURVE handshake (wrong server key?)", metadata: ["count": "\(failedHandshakes)"])
+        for _ in 0..<failedHandshakes {
+            warnLimited("a peer failed the CURVE handshake", detail: "it does not use this coordinator's public key as its server key, or does not speak CURVE")
         }
         if !refused.isEmpty || failedHandshakes > 0 {
             shared.count { $0.refusedPeers += refused.count + failedHandshakes }
             metrics.refusedPeers.increment(by: Int64(refused.count + failedHandshakes))
+        }
+        for event in sockets.upstreamConnectionEvents() { handleUpstreamConnection(event) }
+    }
+
+    /// The worker's side of its connection to the parent, as libzmq's monitor reports it: the
+    /// parent refusing this worker at the handshake is said here, in this worker's own log (the
+    /// socket itself only ever shows an empty queue), and the silence rule starts counting once
+    /// a handshake has succeeded.
+    func handleUpstreamConnection(_ event: ZMQSocketMonitor.Event) {
+        switch event.kind {
+        case .handshakeSucceeded:
+            upstreamConnectedAt = .now
+            upstreamHandshakeFailed = false
+            // Silence is counted from the moment the parent can hear this worker.
+            lastHeardUpstream = .now
+            // A HELLO queued before the connection leaves only now: that is this worker's last
+            // send as far as the parent (and fencing) can tell. Not once welcomed: then the
+            // parent may have heard this worker last before the connection was re-established.
+            if !shared.isWelcomed { lastSentUpstream = .now }
+            if helloPending, !shared.isWelcomed {
+                helloPending = false
+                sendHello()
+            }
+            if upstreamTrouble {
+                upstreamTrouble = false
+                logger.notice("connected to the parent", metadata: ["endpoint": "\(event.endpoint)"])
+            }
+        case .handshakeFailedAuthentication:
+            upstreamTrouble = true
+            upstreamHandshakeFailed = true
+            var metadata: Logger.Metadata = ["endpoint": "\(event.endpoint)", "zapStatus": .stringConvertible(event.value)]
+            if case .curve(let keyPair, _) = configuration.parentSecurity { metadata["publicKey"] = "\(keyPair.publicKey.z85)" }
+            warnLimited(
+                "the parent refused this worker at the CURVE handshake",
+                detail: "its public key is not on the parent's allow-list (add it to allowed-workers and restart the coordinator)",
+                metadata: metadata, level: .error)
+        case .handshakeFailedNoDetail, .handshakeFailedProtocol:
+            upstreamTrouble = true
+            upstreamHandshakeFailed = true
+            let reason = event.kind == .handshakeFailedProtocol ? Self.protocolFailure(event.value) : "the parent closed the connection during it"
+            warnLimited(
+                "the handshake with the parent failed",
+                detail: "\(reason); check that security.server_public_key is the coordinator's public key and both sides use the same security mode",
+                metadata: ["endpoint": "\(event.endpoint)"], level: .error)
+        case .connectRetried:
+            if !upstreamTrouble {
+                upstreamTrouble = true
+                logger.notice("no connection to the parent yet; retrying", metadata: ["endpoint": "\(event.endpoint)"])
+            }
+        default:
+            break
+        }
+    }
+
+    /// A `ZMQ_PROTOCOL_ERROR_*` code of a failed handshake, in words.
+    static func protocolFailure(_ code: UInt32) -> String {
+        switch code {
+        case 0x1100_0002: "the two sides use different security mechanisms (CURVE on one, plaintext on the other)"
+        case 0x1100_0001: "a cryptographic check failed (a wrong server key)"
+        case 0x3000_0000...0x3000_00FF: "the parent's authentication did not answer properly"
+        default: "protocol error 0x\(String(code, radix: 16))"
         }
     }
 
@@ -47,7 +111,15 @@ extension RemoteEngine {
                 sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
             }
             let backoff = interval * (1 << min(reconnectAttempts, 5))
-            if now - lastHeardUpstream > deadAfter + backoff {
+            // Only once this socket's handshake has succeeded, or failed: while it is in progress
+            // there is no parent to be silent, and libzmq keeps retrying the connection itself; a
+            // fresh socket would only throw away a handshake in progress on a slow or lossy link.
+            // After a failed one (a refused key) a fresh socket tries again, with the back-off.
+            // Until the parent has welcomed this worker, its answer to the HELLO may take several
+            // round trips on a lossy link (a segment lost after a retransmitted SYN waits a second
+            // or more): four windows, as long as libzmq gives the handshake (`LoopSockets`).
+            let window = shared.isWelcomed ? deadAfter : deadAfter * 4
+            if upstreamConnectedAt != nil || upstreamHandshakeFailed, now - lastHeardUpstream > window + backoff {
                 if isLeaving {
                     stopHostingWhileLeaving(silentFor: now - lastHeardUpstream)
                 } else {
@@ -57,7 +129,7 @@ extension RemoteEngine {
         }
         for (id, peer) in workers {
             if now - peer.lastHeard > deadAfter {
-                removeWorker(id, reason: "silent for \(deadAfter)")
+                removeWorker(id, reason: "stopped answering (no heartbeat for \(deadAfter.secondsText))")
             } else if now - peer.lastSent >= interval {
                 sendToWorker(id, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
             }
@@ -84,7 +156,7 @@ extension RemoteEngine {
         }
         logger.warning(
             "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
-            metadata: ["silent": "\(silence)", "children": "\(hosted.count)"])
+            metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(hosted.count)])
         reconnectToParent(silentFor: silence)
         return true
     }
@@ -112,8 +184,18 @@ extension RemoteEngine {
 
     func reconnectToParent(silentFor silence: Duration) {
         reconnectAttempts += 1
-        logger.warning("the parent is silent; reconnecting", metadata: ["silent": "\(silence)", "attempt": "\(reconnectAttempts)"])
+        if upstreamHandshakeFailed {
+            // Said (rate limited) when the handshake failed; the retry itself is routine.
+            logger.info("connecting to the parent again after a failed handshake", metadata: ["attempt": .stringConvertible(reconnectAttempts)])
+        } else {
+            logger.warning(
+                "the parent is silent; reconnecting",
+                metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "attempt": .stringConvertible(reconnectAttempts)])
+        }
         forgetHostedChildren()
+        upstreamConnectedAt = nil
+        upstreamHandshakeFailed = false
+        helloPending = false
         do {
             try sockets.reconnectUpstream()
         } catch {

@@ -52,7 +52,7 @@ extension RemoteEngine {
             sendToWorker(
                 id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
                 payloads: [start, props])
-            logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": "\(proxy.childID)"])
+            logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": .stringConvertible(proxy.childID)])
             // Events the previous worker never acknowledged are replayed, in order, on top of
             // the snapshot they were not yet part of, batched as any events are. After a drain
             // that is only the events kept here during the move: the old worker's final snapshot
@@ -102,11 +102,17 @@ extension RemoteEngine {
         sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
     }
 
+    /// Publishes a child's new status and logs it, once per change (the proxy calls this only
+    /// when the status differs). A child waiting for a worker that has not joined yet is normal
+    /// at start, so it is `info`; losing a worker, or a worker's refusal, is a `warning`.
     func statusChanged(path: String, status: RemoteChildStatus) {
         shared.setStatus(status, path: path)
-        if case .unavailable(let error) = status {
-            logger.error("remote child unavailable: \(error)", metadata: ["path": "\(path)"])
+        let level: Logger.Level
+        switch status {
+        case .starting, .running, .unavailable(.noWorker): level = .info
+        case .unavailable: level = .warning
         }
+        logger.log(level: level, "child status: \(status)", metadata: ["path": "\(path)", "status": "\(status.name)"])
     }
 
     func log(error message: String) {
@@ -265,7 +271,7 @@ extension RemoteEngine {
             case .drain: if let peer = workers[peerID] { handleDrain(from: peer) }
             default: routeToProxy(peerID, envelope)
             }
-        case .goodbye: removeWorker(peerID, reason: workers[peerID]?.isDraining == true ? "it left after draining" : "it left")
+        case .goodbye: removeWorker(peerID, reason: workers[peerID]?.isDraining == true ? "left after draining (it said goodbye)" : "left (it said goodbye)")
         default:
             if warnLimited("unexpected message from a worker dropped", detail: "\(envelope.kind)", metadata: ["peer": "\(peerID)"]) {
                 replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
@@ -330,14 +336,14 @@ extension RemoteEngine {
             }
             // The same worker on a fresh connection (it reconnected), or the old one is gone:
             // the new connection takes its place and its children are placed again.
-            removeWorker(oldID, reason: "it rejoined")
+            removeWorker(oldID, reason: "rejoined on a new connection")
         }
         let peer = WorkerPeer(
             id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
             instance: hello.instance, processID: hello.processID, hostName: hello.hostName)
         workers[peerID] = peer
         metrics.workersJoined.increment()
-        logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": "\(hello.hostedTypes.count)"])
+        logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": .stringConvertible(hello.hostedTypes.count)])
         sendWelcome(to: peerID)
         shared.setWorkers(workers.values.map(\.name))
         for proxy in proxies.values where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
@@ -358,7 +364,7 @@ extension RemoteEngine {
         guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID, envelope.epoch == proxy.epoch else {
             logger.debug(
                 "\(envelope.kind) for an unknown or moved child dropped",
-                metadata: ["path": "\(envelope.nodePath)", "epoch": "\(envelope.epoch)"])
+                metadata: ["path": "\(envelope.nodePath)", "epoch": .stringConvertible(envelope.epoch)])
             return
         }
         switch envelope.kind {
@@ -420,7 +426,7 @@ extension RemoteEngine {
         guard let peer = workers.removeValue(forKey: peerID) else { return }
         // Held messages for it are moot; its children's events wait for their next placement.
         outboxes[peerID] = nil
-        logger.warning("worker left: \(reason)", metadata: ["worker": "\(peer.name)"])
+        logger.warning("worker left: \(peer.name) \(reason)", metadata: ["worker": "\(peer.name)"])
         metrics.workersLeft.increment()
         if !peer.releasing.isEmpty {
             logger.warning(
@@ -512,8 +518,7 @@ extension RemoteEngine {
                 isDrainingAfterSendFailure = false
             }
             guard workers[peerID] != nil else { return }
-            logger.warning("cannot send \(kind) to a worker: \(error)", metadata: ["path": "\(nodePath)"])
-            removeWorker(peerID, reason: "unreachable (\(error))")
+            removeWorker(peerID, reason: "is unreachable (its connection closed)")
         }
     }
 }

@@ -23,6 +23,8 @@ extension RemoteEngine {
     func drainUpstream() {
         handleSlice(of: { fenceIfCutOffFromParent() ? nil : sockets.receiveFromUpstream() }) { frames in
             lastHeardUpstream = .now
+            // A message proves the connection even if its handshake event is still unread.
+            if upstreamConnectedAt == nil { upstreamConnectedAt = lastHeardUpstream }
             metrics.bytesIn.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
             handleFromParent(frames)
         }
@@ -33,7 +35,7 @@ extension RemoteEngine {
         do {
             envelope = try Envelope(frames: frames, limits: .default)
         } catch {
-            logger.warning("malformed message from the parent dropped: \(error)")
+            warnLimited("malformed message from the parent dropped", detail: "\(error)")
             return
         }
         let childID = envelope.correlationID
@@ -83,7 +85,7 @@ extension RemoteEngine {
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
             }
             guard envelope.correlationID == 0, !shared.isWelcomed, let error, error.code == .nameTaken || error.code == .refused else {
-                logger.warning("the parent reported an error", metadata: ["path": "\(envelope.nodePath)", "error": "\(error?.message ?? "?")"])
+                warnLimited("the parent reported an error", metadata: ["path": "\(envelope.nodePath)", "error": "\(error?.message ?? "?")"])
                 break
             }
             // The answer to this worker's HELLO. It keeps asking with back-off (the silence rule);
@@ -98,7 +100,7 @@ extension RemoteEngine {
             guard shared.isWelcomed else { break }
             // The parent does not know this connection (it restarted, or declared this worker
             // dead): join again, without the children it no longer counts on here.
-            logger.notice("the parent does not know this worker; joining again", metadata: ["children": "\(hosted.count)"])
+            logger.notice("the parent does not know this worker; joining again", metadata: ["children": .stringConvertible(hosted.count)])
             forgetHostedChildren()
             sendHello()
         case .release:
@@ -108,7 +110,7 @@ extension RemoteEngine {
         case .heartbeat:
             break
         default:
-            logger.warning("unexpected \(envelope.kind) from the parent dropped")
+            warnLimited("unexpected message from the parent dropped", detail: "\(envelope.kind)")
         }
     }
 
@@ -171,7 +173,7 @@ extension RemoteEngine {
         }
         guard let factory = configuration.registry.factory(for: start.typeName) else {
             shared.count { $0.errors += 1 }
-            logger.error("START for an unknown workflow type", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
+            warnLimited("START for an unknown workflow type", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"], level: .error)
             replyUpstreamError(.unknownType, "unknown workflow type \(start.typeName)", envelope, typeName: start.typeName)
             return
         }
@@ -332,7 +334,17 @@ extension RemoteEngine {
             try sockets.sendUpstream(frames: frames)
             lastSentUpstream = .now
         } catch {
-            logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])
+            if upstreamConnectedAt == nil {
+                // No connection yet, or its handshake failed (which the monitor reports in words):
+                // nothing takes the message. A HELLO goes out again once a handshake succeeds.
+                if kind == .hello { helloPending = true }
+                logger.debug("\(kind) not sent: no connection to the parent yet", metadata: ["path": "\(nodePath)"])
+                return
+            }
+            // Typically EAGAIN: the connection is gone or its queue is full. Rate limited:
+            // heartbeats would repeat it every interval.
+            let reason = error.isAgain ? "no connection to the parent takes it (not connected, or its queue is full)" : "\(error)"
+            warnLimited("cannot send to the parent", detail: "\(kind) dropped: \(reason)", metadata: ["path": "\(nodePath)"])
         }
     }
 }

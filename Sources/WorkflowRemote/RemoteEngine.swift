@@ -61,6 +61,17 @@ final class RemoteEngine {
     var reconnectAttempts = 0
     /// When `runTimers` next looks at the heartbeats and gauges.
     var nextTimerCheck = ContinuousClock.now
+    /// When the current connection to the parent completed its handshake (`nil`: not yet).
+    var upstreamConnectedAt: ContinuousClock.Instant?
+    /// Whether the current connection's handshake failed (libzmq may not try again by itself:
+    /// after the parent's authentication refused it, it does not).
+    var upstreamHandshakeFailed = false
+    /// Whether a HELLO found no connection to take it (EAGAIN before any handshake): it is sent
+    /// again when a handshake succeeds.
+    var helloPending = false
+    /// Whether the connection to the parent had trouble (a failed handshake, no connection yet)
+    /// that was logged, so its recovery is logged once too.
+    var upstreamTrouble = false
     var shuttingDown = false
     /// Whether the parent's WELCOME said it understands DRAIN (a parent that predates it does not).
     var parentDrains = false
@@ -132,7 +143,7 @@ final class RemoteEngine {
                         endRelease(of: id, on: peer)
                         sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
                     }
-                    proxy.fail(.workerUnavailable(worker: worker, reason: "no answer within \(configuration.requestTimeout)"))
+                    proxy.fail(.workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
                 }
                 awaiting.removeAll()
                 sendHeld()
@@ -189,9 +200,9 @@ final class RemoteEngine {
     /// of replies it never reads, and the warnings past the rate are still counted. `kind` is
     /// fixed text (it keys the limiter); anything the peer sent belongs in `detail`.
     @discardableResult
-    func warnLimited(_ kind: String, detail: String? = nil, metadata: Logger.Metadata = [:]) -> Bool {
+    func warnLimited(_ kind: String, detail: String? = nil, metadata: Logger.Metadata = [:], level: Logger.Level = .warning) -> Bool {
         guard peerWarnings.admit(kind) else { return false }
-        logger.warning("\(kind)\(detail.map { ": \($0)" } ?? "")", metadata: metadata)
+        logger.log(level: level, "\(kind)\(detail.map { ": \($0)" } ?? "")", metadata: metadata)
         return true
     }
 
@@ -200,7 +211,7 @@ final class RemoteEngine {
         for (kind, count) in peerWarnings.endedWindows() {
             logger.warning(
                 "\(count) more warnings suppressed (at most \(peerWarnings.burst) per \(peerWarnings.window)): \(kind)",
-                metadata: ["suppressed": "\(count)"])
+                metadata: ["suppressed": .stringConvertible(count)])
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
 /// The runtime that lets a workflow tree span processes: a `RuntimeLoop` whose thread also owns
@@ -154,16 +155,47 @@ public struct WorkerCounters: Sendable, Equatable {
 
 /// Why a runtime could not start.
 public enum RemoteRuntimeError: Error, CustomStringConvertible {
-    /// An endpoint could not be bound or connected.
+    /// An endpoint could not be bound or connected; `reason` says why in words.
     case endpoint(String, reason: String)
     /// A plaintext endpoint on a network address, without `allowPlaintextOnNetwork`.
     case insecureEndpoint(String)
+    /// The endpoint to bind is taken by another socket (`EADDRINUSE`): another process, or an
+    /// earlier instance still running, listens there.
+    case addressInUse(String)
+    /// The endpoint cannot work on this machine whatever else happens: malformed, an address that
+    /// is not this machine's, an unknown transport. Only a change of configuration fixes it.
+    case invalidEndpoint(String, reason: String)
 
     public var description: String {
         switch self {
         case .endpoint(let endpoint, let reason): "cannot use endpoint \(endpoint): \(reason)"
         case .insecureEndpoint(let endpoint):
             "refusing plaintext on the network address \(endpoint): configure CURVE keys, or allow plaintext explicitly"
+        case .addressInUse(let endpoint): "\(endpoint) is already in use (another process listens there; stop it or choose another endpoint)"
+        case .invalidEndpoint(let endpoint, let reason): "cannot use endpoint \(endpoint): \(reason)"
+        }
+    }
+
+    /// Whether only a change of configuration can fix this (a daemon exits 78 on it).
+    public var isConfigurationError: Bool {
+        switch self {
+        case .insecureEndpoint, .invalidEndpoint: true
+        case .endpoint, .addressInUse: false
+        }
+    }
+
+    /// The error for a failed bind or connect of `endpoint`, said in words rather than errno.
+    static func failed(_ endpoint: String, binding: Bool, _ error: any Error) -> RemoteRuntimeError {
+        guard let code = (error as? ZMQError)?.code else { return .endpoint(endpoint, reason: "\(error)") }
+        switch code {
+        case EADDRINUSE where binding: return .addressInUse(endpoint)
+        case EINVAL: return .invalidEndpoint(endpoint, reason: "not a valid endpoint (tcp://HOST:PORT or ipc://PATH), or its host name does not resolve")
+        case EADDRNOTAVAIL: return .invalidEndpoint(endpoint, reason: "the address is not one of this machine's")
+        case ENODEV: return .invalidEndpoint(endpoint, reason: "no such network interface")
+        case EPROTONOSUPPORT: return .invalidEndpoint(endpoint, reason: "unknown transport (use tcp:// or ipc://)")
+        case EACCES: return .endpoint(endpoint, reason: "permission denied (a port below 1024, or an ipc path in a directory this user may not write)")
+        case ENOENT: return .endpoint(endpoint, reason: "the ipc path's directory does not exist")
+        default: return .endpoint(endpoint, reason: (error as? ZMQError)?.message ?? "\(error)")
         }
     }
 }

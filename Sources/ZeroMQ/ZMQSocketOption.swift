@@ -40,6 +40,10 @@ extension ZMQSocketOption where Value == Int32 {
     public static var reconnectInterval: Self { Self(code: ZMQ_RECONNECT_IVL) }
     /// `ZMQ_HANDSHAKE_IVL` (ms): max time for the ZMTP (and CURVE) handshake.
     public static var handshakeInterval: Self { Self(code: ZMQ_HANDSHAKE_IVL) }
+    /// `ZMQ_CONNECT_TIMEOUT` (ms): how long one TCP connect attempt may take before libzmq
+    /// abandons it and tries again (0, the default: the kernel's own timeout, which backs off to
+    /// minutes when SYNs go unanswered, e.g. across a partition).
+    public static var connectTimeout: Self { Self(code: ZMQ_CONNECT_TIMEOUT) }
 }
 
 // MARK: - Int64 options

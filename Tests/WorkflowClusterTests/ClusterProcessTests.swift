@@ -41,7 +41,7 @@ struct ClusterProcessTests {
             let worker = try await cluster.startWorker("worker-1")
             #expect(try await worker.terminate() == 0)
             #expect(worker.stderr.lines.contains { $0.contains("worker leaving") })
-            // Usually "worker left: it left" (the GOODBYE); a heartbeat sent to the closing socket
+            // Usually "worker left: worker-1 left (it said goodbye)" (the GOODBYE); a heartbeat sent to the closing socket
             // can report it unreachable first, so accept any departure of worker-1.
             try await coordinator.stderr.first("the coordinator to log the departure") { $0.contains("worker left") && $0.contains("worker-1") }
             #expect(try await coordinator.terminate() == 0)
@@ -220,13 +220,15 @@ struct ClusterLogTests {
             try await cluster.startWorker("worker-1")
             try await cluster.startWorker("worker-2")
             let joined = try await coordinator.stderr.first("a JSON 'worker joined' line") { $0.contains("worker joined") }
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(joined.utf8)) as? [String: String])
-            #expect(object["node"] == "coordinator")
-            #expect(object["level"] == "info")
-            #expect(object["worker"] != nil)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(joined.utf8)) as? [String: Any])
+            #expect(object["node"] as? String == "coordinator")
+            #expect(object["level"] as? String == "info")
+            #expect(object["worker"] is String)
+            #expect(object["types"] is NSNumber, "a count is a JSON number")
             let start = try await coordinator.stderr.first("a debug line with a correlation id") { $0.contains(#""correlation""#) }
-            let startObject = try #require(try JSONSerialization.jsonObject(with: Data(start.utf8)) as? [String: String])
-            #expect(startObject["path"]?.contains("EmailBrowserWorkflow") == true)
+            let startObject = try #require(try JSONSerialization.jsonObject(with: Data(start.utf8)) as? [String: Any])
+            #expect((startObject["path"] as? String)?.contains("EmailBrowserWorkflow") == true)
+            #expect(startObject["correlation"] is NSNumber)
             #expect(coordinator.stderr.lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
         }
     }

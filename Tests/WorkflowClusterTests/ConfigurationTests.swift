@@ -1,6 +1,7 @@
 import Foundation
+import Logging
 import Testing
-import WorkflowCluster
+@testable import WorkflowCluster
 import WorkflowRemote
 
 /// Configuration parsing, validation and precedence, without processes.
@@ -83,6 +84,10 @@ struct ConfigurationTests {
             (#"{"coordinator":{"endpoint":"ipc:///x"},"workers":[{"name":"a"},{"name":"a"}]}"#, "workers[1].name", "not used"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"workers":[{"name":"a"}],"placement":[{"match":"X","worker":"b"}]}"#, "placement[0].worker", "listed"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"placement":[{"match":"X","pool":"p","strategy":"random"}]}"#, "placement[0].strategy", "hashed"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"placement":[{"match":"X","worker":"b"}]}"#, "placement[0].worker", "none is listed"),
+            (#"{"coordinator":{"endpoint":"tcp://127.0.0.1:99999"}}"#, "coordinator.endpoint", "PORT 1-65535"),
+            (#"{"coordinator":{"endpoint":"tcp://127.0.0.1"}}"#, "coordinator.endpoint", "ZeroMQ endpoint"),
+            (#"{"coordinator":{"endpoint":"ipc://"}}"#, "coordinator.endpoint", "ZeroMQ endpoint"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"heartbeats":{}}"#, "heartbeats", "no such key"),
             (#"not json"#, "", "JSON object"),
         ])
@@ -127,5 +132,64 @@ struct ConfigurationTests {
         await #expect(throws: ClusterConfigurationError.self) {
             _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides(logFormat: "xml"), environment: [:])
         }
+    }
+
+    @Test("a worker's entry: the file's, with the pool override; an unlisted name or an empty pool is rejected")
+    func workerEntry() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("wf-entry-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(#"{"coordinator":{"endpoint":"ipc:///file"},"workers":[{"name":"w1","pool":"p","capacity":3}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let settings = try await ClusterSettings.load(file: file, environment: [:])
+        #expect(try settings.workerEntry(named: "w1") == WorkerEntry(name: "w1", pool: "p", capacity: 3))
+        #expect(throws: ClusterConfigurationError.self) { try settings.workerEntry(named: "w2") }
+        let overridden = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_WORKER_POOL": "q"])
+        #expect(try overridden.workerEntry(named: "w1").pool == "q")
+        let empty = try await ClusterSettings.load(file: file, overrides: ClusterOverrides(workerPool: ""), environment: [:])
+        #expect(throws: ClusterConfigurationError.self) { try empty.workerEntry(named: "w1") }
+        await #expect(throws: ClusterConfigurationError.self) {
+            _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_COORDINATOR_ENDPOINT": "tcp://nowhere"])
+        }
+    }
+
+    @Test("endpoints: tcp host:port (or *), bracketed IPv6, ipc paths are accepted")
+    func validEndpoints() {
+        for endpoint in ["tcp://127.0.0.1:5570", "tcp://*:5570", "tcp://0.0.0.0:*", "tcp://[::1]:5570", "tcp://coordinator.example:5570", "ipc:///run/wf.sock"] {
+            #expect(ClusterEndpoint.isValid(endpoint), "\(endpoint)")
+        }
+        for endpoint in ["tcp://:5570", "tcp://127.0.0.1:", "tcp://127.0.0.1:-1", "tcp://a b:1", "udp://127.0.0.1:1", "127.0.0.1:5570"] {
+            #expect(!ClusterEndpoint.isValid(endpoint), "\(endpoint)")
+        }
+    }
+
+    @Test("a syntax error is located by line and column (characters, not bytes)")
+    func jsonPositions() {
+        let cases: [(String, Int, Int, String)] = [
+            ("{\n  \"a\": x\n}", 2, 8, "expected a value"),
+            ("{\"a\": 1,}", 1, 8, "trailing comma"),
+            ("{\"é\": 1 \"b\": 2}", 1, 9, "expected ',' or '}'"),
+            ("{\"a\": [1, 2", 1, 12, "ends early"),
+            ("{\"a\": \"x\ny\"}", 1, 9, "control character"),
+            ("{} {}", 1, 4, "after the document"),
+        ]
+        for (text, line, column, problem) in cases {
+            let position = JSONSyntaxLocator.firstError(in: Array(text.utf8))
+            #expect(position?.line == line && position?.column == column, "\(text): \(String(describing: position))")
+            #expect(position?.problem.contains(problem) == true, "\(text): \(String(describing: position))")
+        }
+        #expect(JSONSyntaxLocator.firstError(in: Array(#"{"a": [1, -2.5e3, true, null, "\u00e9"]}"#.utf8)) == nil)
+    }
+
+    @Test("log lines: the time carries its zone; JSON metadata logged as numbers or booleans stays typed")
+    func logLineFormat() throws {
+        let time = Date(timeIntervalSince1970: 1_767_261_600)
+        let metadata: Logger.Metadata = ["types": .stringConvertible(2), "ok": .stringConvertible(true), "worker": "7", "ratio": .stringConvertible(0.5)]
+        let json = ClusterLogHandler.line(time: time, level: .info, label: "coordinator", node: "coordinator", message: "worker joined", metadata: metadata, format: .json)
+        #expect(json.contains(#""types":2"#) && json.contains(#""ok":true"#) && json.contains(#""worker":"7""#) && json.contains(#""ratio":0.5"#), "\(json)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let stamp = try #require(object["time"] as? String)
+        #expect(stamp.wholeMatch(of: #/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d)/#) != nil, "\(stamp)")
+        let text = ClusterLogHandler.line(time: time, level: .info, label: "coordinator", node: "coordinator", message: "worker joined", metadata: metadata, format: .text)
+        #expect(text.hasPrefix(stamp + " info coordinator: worker joined"), "\(text)")
     }
 }

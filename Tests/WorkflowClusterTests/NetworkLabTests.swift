@@ -293,6 +293,32 @@ struct NetworkLabTests {
         }
     }
 
+    @Test("a worker's first connection over 50 ms round trips with 10% loss is not abandoned: welcomed without reconnecting")
+    func slowLossyFirstConnection() async throws {
+        // The shipped heartbeat: 250 ms × 4. A worker that counted its parent's silence from its
+        // own start gave up on the connection after 1.25 s, before a CURVE handshake over this
+        // link (SYN, greeting, four CURVE commands, each segment lost one time in ten) was done.
+        let heartbeat = LabCluster.Heartbeat(intervalMilliseconds: 250, liveness: 4)
+        try await LabCluster.with("firstconn", heartbeat: heartbeat) { cluster in
+            try await cluster.keygen()
+            let proxyPort = LabCluster.port + 1
+            let (command, arguments) = cluster.lab.delayProxy(
+                on: "coordinator", port: proxyPort, target: "\(cluster.coordinatorAddress):\(LabCluster.port)", meanMilliseconds: 25,
+                jitterMilliseconds: 0)
+            let proxy = try cluster.fixture.start(command, arguments, label: "delay proxy")
+            try await proxy.stdout.first("the delay proxy to listen") { $0.hasPrefix("listening") }
+            let coordinator = try await cluster.startCoordinator()
+            try await cluster.lab.loss("worker-1", percent: 10)
+            let worker = try cluster.startWorker("worker-1", ["--endpoint", "tcp://\(cluster.coordinatorAddress):\(proxyPort)"])
+            let welcomed = try await worker.stderr.first("worker-1 to be welcomed") { $0.contains("welcomed by the parent") }
+            let dropped = try await cluster.lab.dropped("worker-1")
+            let beforeWelcome = worker.stderr.lines.prefix { $0 != welcomed }
+            #expect(!beforeWelcome.contains { $0.contains("reconnecting") }, "\(beforeWelcome.joined(separator: "\n"))")
+            #expect(coordinator.stderr.lines.filter(Self.join(of: "worker-1")).count == 1, "\(coordinator.stderr.lines)")
+            labFigure("first connection, 25 ms each way and 10% loss at the worker (heartbeat \(heartbeat)): welcomed without reconnecting; \(dropped) frames dropped")
+        }
+    }
+
     // MARK: Coordinator failover
 
     @Test("the coordinator SIGKILLed and restarted with --restore on another host: the running workers rejoin, the tree is back")
@@ -379,12 +405,13 @@ struct NetworkLabTests {
             let listed = try ["worker-1", "worker-2"].map { try cluster.startWorker($0) }
             try await coordinator.stdout.first("the tree on the listed workers", where: BrowserFrame.rendered(inbox: "worker-1", message: "worker-2"))
             let worker3 = try cluster.startWorker("worker-3")
-            // Refused, it retries (a fresh connection after the coordinator's silence) and is
-            // refused again: wait for two refusals, then check it never got in.
+            // Refused (and told so: its own log says it), it retries on a fresh connection with
+            // back-off and is refused again: wait for two refusals, then check it never got in.
             let refusal: @Sendable (String) -> Bool = { $0.contains("refused a worker whose key is not allowed") && $0.contains(unlisted.z85) }
             let first = try await coordinator.stderr.first("worker-3's key refused", where: refusal)
             let firstIndex = coordinator.stderr.lines.firstIndex(of: first) ?? 0
-            try await worker3.stderr.first("worker-3 to try again") { $0.contains("the parent is silent; reconnecting") }
+            try await worker3.stderr.first("worker-3 to say it was refused") { $0.contains("the parent refused this worker at the CURVE handshake") }
+            try await worker3.stderr.first("worker-3 to try again") { $0.contains("connecting to the parent again after a failed handshake") }
             try await coordinator.stderr.first("worker-3's key refused again", from: firstIndex + 1, where: refusal)
 
             #expect(worker3.isRunning)
