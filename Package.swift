@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "WorkflowClusterCommands",
             dependencies: [
-                "WorkflowCluster", "WorkflowGateway", "WorkflowRemote",
+                "Workflow", "WorkflowCluster", "WorkflowGateway", "WorkflowRemote",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Workflow
 import WorkflowRemote
 
 /// The worker daemon: connects to the coordinator, announces itself (name, pool, hostable types,
@@ -19,13 +20,16 @@ public struct WorkerService: Service {
     public let logger: Logger
     /// Its transport security, resolved from the key files at start (`CurveKeyFiles`).
     public let security: ClientSecurity
+    /// Observers of every child it hosts (`RemoteRuntimeConfiguration.hostedChildObservers`).
+    public let hostedChildObservers: [any WorkflowObserver]
 
     /// Creates the service; nothing connects until `run()`.
     public init(
         configuration: ClusterConfiguration, worker: WorkerEntry, registry: RemotableRegistry,
-        security: ClientSecurity = .plaintext, logger: Logger
+        security: ClientSecurity = .plaintext, hostedChildObservers: [any WorkflowObserver] = [], logger: Logger
     ) {
         self.security = security
+        self.hostedChildObservers = hostedChildObservers
         self.configuration = configuration
         self.worker = worker
         self.registry = registry
@@ -44,6 +48,7 @@ public struct WorkerService: Service {
         runtimeConfiguration.heartbeatInterval = configuration.heartbeatInterval
         runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
         runtimeConfiguration.parentSecurity = security
+        runtimeConfiguration.hostedChildObservers = hostedChildObservers
         runtimeConfiguration.allowPlaintextOnNetwork = configuration.security.allowPlaintextOnNetwork
         let runtime = try RemoteRuntime(configuration: runtimeConfiguration)
         logger.info(

@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import Prometheus
 import ServiceLifecycle
+import Workflow
 import WorkflowCluster
 import WorkflowGateway
 import WorkflowRemote
@@ -84,26 +85,29 @@ struct WorkerCommand: ParsableCommand {
         }
         ClusterDaemon.setProcessLabel(workerName)
         let logger = Logger.cluster(label: "worker", node: workerName, settings: settings.configuration.log)
+        var beside: [any Service] = []
+        var hostedChildObservers: [any WorkflowObserver] = []
+        if let adminAddress {
+            // The daemon's entry point is the one place that bootstraps the process-global
+            // metrics system; the worker's runtime and its hosted children record into it.
+            let registry = PrometheusCollectorRegistry()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+            hostedChildObservers = [WorkflowMetricsObserver(root: workerName)]
+            beside.append(
+                WorkerAdminEndpoint.service(address: adminAddress, registry: registry, logger: logger) { address in
+                    logger.info("admin listening", metadata: ["url": "http://\(address)"])
+                })
+        }
         let service: WorkerService
         do {
             // Key files are read now, before any socket: a bad key stops the worker at start.
             service = WorkerService(
                 configuration: settings.configuration, worker: entry, registry: registry,
-                security: try CurveKeyFiles.clientSecurity(settings.configuration, worker: workerName), logger: logger)
+                security: try CurveKeyFiles.clientSecurity(settings.configuration, worker: workerName),
+                hostedChildObservers: hostedChildObservers, logger: logger)
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
-        }
-        var beside: [any Service] = []
-        if let adminAddress {
-            // The daemon's entry point is the one place that bootstraps the process-global
-            // metrics system; the worker's runtime records into it.
-            let registry = PrometheusCollectorRegistry()
-            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-            beside.append(
-                WorkerAdminEndpoint.service(address: adminAddress, registry: registry, logger: logger) { address in
-                    logger.info("admin listening", metadata: ["url": "http://\(address)"])
-                })
         }
         do {
             try await ClusterDaemon.run(

@@ -44,6 +44,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         host = WorkflowHost(
             workflow: HostedRoot(child: workflow, propsSequence: propsSequence),
             options: .optimized,
+            observers: engine.configuration.hostedChildObservers,
             snapshot: snapshot.map { HostedRoot<W>.wrap($0) },
             loop: engine.runtime,
             listener: HostListener(

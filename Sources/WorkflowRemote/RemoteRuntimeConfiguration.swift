@@ -1,5 +1,6 @@
 import Logging
 import Metrics
+import Workflow
 
 /// How a `RemoteRuntime` takes part in a distributed tree.
 ///
@@ -47,6 +48,10 @@ public struct RemoteRuntimeConfiguration: Sendable {
     /// bootstrapped `MetricsSystem` (a no-op unless the daemon bootstrapped one). Tests pass a
     /// factory over a registry of their own, so parallel tests never share global state.
     public var metricsFactory: (any MetricsFactory)?
+    /// Observers given to the host of every child this runtime hosts for a parent (a worker's
+    /// render and action metrics, e.g. `WorkflowMetricsObserver`). Empty by default: an
+    /// observer is called on every render and action of every hosted node.
+    public var hostedChildObservers: [any WorkflowObserver] = []
 
     public init(name: String, logger: Logger? = nil) {
         self.name = name

@@ -194,6 +194,11 @@ struct GatewayProcessTests {
                          #"workflow_remote_sent_bytes_total{node="worker-1"}"#] {
                 #expect(metrics.contains(name), "\(name) in:\n\(metrics)")
             }
+            // The hosted inbox's own renders and actions, recorded by the worker.
+            for series in [#"workflow_renders_total{root="worker-1"}"#, #"workflow_actions_applied_total{root="worker-1"}"#] {
+                let value = metrics.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+                #expect((value ?? 0) > 0, "\(series) counted: \(value.map { "\($0)" } ?? "absent") in:\n\(metrics)")
+            }
 
             let bad = try cluster.start(
                 "workflow-worker", ["--config", cluster.configPath, "--name", "worker-3", "--admin-listen", "nowhere"], label: "bad admin")
