@@ -40,6 +40,11 @@ struct DrainProcessTests {
                 "the inbox on worker-3", from: mark, where: BrowserFrame.rendered(inbox: "worker-3", message: "worker-2"))
             let unavailable = StatusLine.matching("InboxWorkflow", "unavailable")
             #expect(!coordinator.stdout.lines.dropFirst(mark).contains(where: unavailable), "the inbox was reported unavailable")
+            // Operators see the handover counted (at the new placement, before worker-3 rendered).
+            let gateway = try await GatewayClient.of(coordinator)
+            let metrics = try await gateway.get("/metrics").text
+            let handovers = metrics.split(separator: "\n").first { $0.hasPrefix("workflow_remote_handovers_total") }
+            #expect(handovers?.split(separator: " ").last == "1", "\(handovers.map(String.init) ?? "absent") in:\n\(metrics)")
         }
     }
 
