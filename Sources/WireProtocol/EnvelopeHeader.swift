@@ -14,6 +14,14 @@ public struct EnvelopeHeader: Sendable, Equatable {
     /// Bytes before the node path: everything but the path is fixed-size.
     public static let fixedSize = 40
 
+    /// The kind of an encoded header frame without decoding the rest of it (`nil` when the frame
+    /// is too short or names no known kind): for code that only routes or packs messages it
+    /// already encoded or checked, such as a batch of held messages.
+    public static func kind(ofEncoded frame: [UInt8]) -> MessageKind? {
+        // magic (2), version (1), then the kind.
+        frame.count > 3 ? MessageKind(rawValue: frame[3]) : nil
+    }
+
     /// What the message means.
     public var kind: MessageKind
     /// How the payload frames are encoded.

@@ -87,15 +87,15 @@ struct ClusterTreeInspection: Codable, Sendable {
         let workersByName = Dictionary((runtime?.workers ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var remoteByPath = Dictionary((runtime?.children ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         func remoteNode(_ child: RemoteRuntimeInspection.Child, depth: Int) -> Node {
-            let (state, detail): (String, String) =
+            let detail =
                 switch child.status {
-                case .starting: ("starting", "")
-                case .running(let worker): ("running", "on \(worker)")
-                case .unavailable(let error): ("unavailable", error.description)
+                case .starting: ""
+                case .running(let worker): "on \(worker)"
+                case .unavailable(let error): error.description
                 }
             let (type, key) = Self.typeAndKey(path: child.path, typeName: child.typeName)
             return Node(
-                path: child.path, type: type, key: key, depth: depth, runsOn: child.worker.map { Location(process: $0, pid: workersByName[$0]?.processID, host: workersByName[$0]?.hostName) }, status: state, detail: detail,
+                path: child.path, type: type, key: key, depth: depth, runsOn: child.worker.map { Location(process: $0, pid: workersByName[$0]?.processID, host: workersByName[$0]?.hostName) }, status: child.status.name, detail: detail,
                 placement: child.placement, propsBytes: child.propsBytes, renderingBytes: child.renderingBytes,
                 propsSequence: child.propsSequence,
                 events: Events(sent: child.eventsSent, acknowledged: child.eventsAcknowledged, outstanding: child.eventsOutstanding),
@@ -114,8 +114,7 @@ struct ClusterTreeInspection: Codable, Sendable {
         }
         // A remote child the tree walk did not meet (placed between the walk and the
         // inspection) is still listed, under the root.
-        let unmet = (runtime?.children ?? []).filter { remoteByPath[$0.path] != nil }
-        nodes += unmet.map { remoteNode($0, depth: 1) }
+        nodes += (runtime?.children ?? []).filter { remoteByPath[$0.path] != nil }.map { remoteNode($0, depth: 1) }
         self.nodes = nodes
         let configured = Set(configuration.workers.map(\.name))
         workers = (runtime?.workers ?? []).map { worker in

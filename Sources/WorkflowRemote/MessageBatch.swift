@@ -56,7 +56,7 @@ struct Outbox {
     }
 
     private static func kind(of frames: [[UInt8]]) -> MessageKind {
-        frames.first.flatMap { $0.count > 3 ? MessageKind(rawValue: $0[3]) : nil } ?? .batch
+        frames.first.flatMap(EnvelopeHeader.kind(ofEncoded:)) ?? .batch
     }
 
     /// Splits a received `batch` into its messages (header frame first each). `nil` when the
@@ -74,7 +74,7 @@ struct Outbox {
         for count in layout.frameCounts {
             let message = Array(envelope.payloads[start..<(start + Int(count))])
             // A batch does not nest.
-            if message[0].count > 3, message[0][3] == MessageKind.batch.rawValue { return nil }
+            if EnvelopeHeader.kind(ofEncoded: message[0]) == .batch { return nil }
             messages.append(message)
             start += Int(count)
         }

@@ -40,7 +40,7 @@ extension RemoteEngine {
             return
         }
         guard parentDrains else {
-            logger.notice("the parent does not support draining; leaving without a handover", metadata: ["children": "\(children)"])
+            logger.notice("the parent does not support draining; leaving without a handover", metadata: ["children": .stringConvertible(children)])
             completion(DrainOutcome(ending: .unsupportedByParent, children: children, handedOver: 0))
             return
         }
@@ -51,7 +51,7 @@ extension RemoteEngine {
             completion(DrainOutcome(ending: .handedOver, children: 0, handedOver: 0))
             return
         }
-        logger.info("draining: asking the parent to move \(children) children", metadata: ["children": "\(children)"])
+        logger.info("draining: asking the parent to move \(children) children", metadata: ["children": .stringConvertible(children)])
         // What the children produced so far leaves ahead of the DRAIN.
         flushHosted()
         isLeaving = true
@@ -156,7 +156,7 @@ extension RemoteEngine {
         guard !hosted.isEmpty || drain != nil else { return }
         logger.warning(
             "no word from the parent for the liveness window while draining; stopping hosted children",
-            metadata: ["silent": "\(silence)", "children": "\(hosted.count)"])
+            metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(hosted.count)])
         forgetHostedChildren()
     }
 
@@ -175,7 +175,7 @@ extension RemoteEngine {
             let moving = peer.children.compactMap { proxies[$0] }.filter { $0.worker === peer }.sorted { $0.path < $1.path }
             peer.children = Set(moving.map(\.childID))
             logger.info(
-                "\(peer.name) draining: moving \(moving.count) children", metadata: ["worker": "\(peer.name)", "children": "\(moving.count)"])
+                "\(peer.name) draining: moving \(moving.count) children", metadata: ["worker": "\(peer.name)", "children": .stringConvertible(moving.count)])
             for proxy in moving {
                 proxy.beginRelease()
                 peer.releasing.insert(proxy.childID)
@@ -212,7 +212,7 @@ extension RemoteEngine {
     func reportDrained(_ peer: WorkerPeer) {
         logger.info(
             "\(peer.name) drained: \(peer.drainMoved + peer.drainWaiting) children handed over, \(peer.drainWaiting) of them waiting for a worker",
-            metadata: ["worker": "\(peer.name)", "moved": "\(peer.drainMoved)", "waiting": "\(peer.drainWaiting)"])
+            metadata: ["worker": "\(peer.name)", "moved": .stringConvertible(peer.drainMoved), "waiting": .stringConvertible(peer.drainWaiting)])
     }
 
     /// What a child placed by `placement` waits for, in words, once its worker drained.

@@ -62,7 +62,7 @@ extension RemoteEngine {
                 proxy.placed()
                 metrics.handovers.increment()
                 logger.info(
-                    "moved after \(drained) drained", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "events": "\(replay)"])
+                    "moved after \(drained) drained", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "events": .stringConvertible(replay)])
             } else if replay > 0 {
                 metrics.failovers.increment()
                 metrics.eventsReplayed.increment(by: Int64(replay))
