@@ -20,8 +20,16 @@ extension RemoteEngine {
     /// Handles what the parent sent, one slice (`handleSlice`) per loop iteration, so a burst of
     /// events (each applied and rendered here) never keeps the loop from flushing outputs and
     /// sending heartbeats for so long that the parent takes this worker for dead.
+    ///
+    /// A slice also ends once it applied `eventsPerSlice` events: the loop then flushes their
+    /// outputs, so the parent applies them while this worker applies the next ones. A slice as
+    /// long as the queue made the two processes take turns (the parent idle while this worker
+    /// applied thousands of events, this worker idle while the parent applied their outputs).
     func drainUpstream() {
-        handleSlice(of: { fenceIfCutOffFromParent() ? nil : sockets.receiveFromUpstream() }) { frames in
+        eventsInSlice = 0
+        handleSlice(of: {
+            fenceIfCutOffFromParent() || eventsInSlice >= Self.eventsPerSlice ? nil : sockets.receiveFromUpstream()
+        }) { frames in
             lastHeardUpstream = .now
             // A message proves the connection even if its handshake event is still unread.
             if upstreamConnectedAt == nil { upstreamConnectedAt = lastHeardUpstream }
@@ -147,6 +155,7 @@ extension RemoteEngine {
                 markDirty(childID)
             }
         }
+        eventsInSlice += info.tokenIndexes.count
         if delivered > 0, !needsRender.contains(childID) { needsRender.append(childID) }
         shared.count {
             $0.events += delivered

@@ -51,6 +51,13 @@ final class RemoteEngine {
     var flushOrder: [UInt64] = []
     /// Hosted children that applied events without rendering yet (rendered once per slice).
     var needsRender: [UInt64] = []
+    /// Events received in the current slice of the parent's messages (`drainUpstream`).
+    var eventsInSlice = 0
+    /// After how many events a slice of the parent's messages ends and the loop flushes their
+    /// outputs (`drainUpstream`): enough to spread a flush's fixed costs (a render, a snapshot, a
+    /// message) thin, few enough that the parent works on one flush while this worker makes the
+    /// next.
+    static let eventsPerSlice = 256
     /// What a flush of the hosted children sends the parent, batched (`flushHosted`).
     var upstreamOutbox = Outbox()
     /// Set while `flushHosted` runs: `sendUpstream` then appends to `upstreamOutbox`.
