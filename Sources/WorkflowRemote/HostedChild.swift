@@ -69,6 +69,11 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         exporter.deliver(bytes: bytes, via: route, codec: engine.codec)
     }
 
+    func holdingDrains(_ body: () -> Void) {
+        guard let host else { return body() }
+        host.holdingDrains(body)
+    }
+
     func drain() {
         host?.drainOnLoop()
     }
@@ -103,6 +108,9 @@ protocol AnyHostedChild: AnyObject {
     /// batch of events.
     func route(for token: String) -> SinkTable.SinkRoute?
     func deliver(event bytes: UnsafeRawBufferPointer, via route: SinkTable.SinkRoute) -> Bool
+    /// Runs `body`, which delivers events and applies each (`apply()`), with the host's drains
+    /// held: a delivered event schedules no drain job of its own.
+    func holdingDrains(_ body: () -> Void)
     /// Applies queued actions now and renders.
     func drain()
     /// Applies queued actions now (the event just delivered) without rendering: the engine

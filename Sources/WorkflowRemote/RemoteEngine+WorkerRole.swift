@@ -140,20 +140,25 @@ extension RemoteEngine {
         // Resolved once per batch: the sink table changes only when the child renders.
         let routes = info.tokens.map { child.route(for: $0) }
         var delivered = 0
-        for (index, tokenIndex) in info.tokenIndexes.enumerated() {
-            let sequence = envelope.sequence + UInt64(index)
-            // Apply the event now, so the outputs it causes are tagged with its sequence and the
-            // next flush can acknowledge it together with a snapshot that includes it.
-            if let route = routes[Int(tokenIndex)], envelope.payloads[1 + index].withUnsafeBytes({ child.deliver(event: $0, via: route) }) {
-                currentCause = (childID, sequence, 0)
-                child.apply()
-                currentCause = nil
-                delivered += 1
+        var applied = appliedEvents[childID, default: 0]
+        // Each event is applied right after it is delivered: the host need not schedule a drain.
+        child.holdingDrains {
+            for (index, tokenIndex) in info.tokenIndexes.enumerated() {
+                let sequence = envelope.sequence + UInt64(index)
+                // Apply the event now, so the outputs it causes are tagged with its sequence and
+                // the next flush can acknowledge it together with a snapshot that includes it.
+                if let route = routes[Int(tokenIndex)], envelope.payloads[1 + index].withUnsafeBytes({ child.deliver(event: $0, via: route) }) {
+                    currentCause = (childID, sequence, 0)
+                    child.apply()
+                    currentCause = nil
+                    delivered += 1
+                }
+                applied = max(applied, sequence)
             }
-            if sequence > appliedEvents[childID, default: 0] {
-                appliedEvents[childID] = sequence
-                markDirty(childID)
-            }
+        }
+        if applied > appliedEvents[childID, default: 0] {
+            appliedEvents[childID] = applied
+            markDirty(childID)
         }
         eventsInSlice += info.tokenIndexes.count
         if delivered > 0, !needsRender.contains(childID) { needsRender.append(childID) }

@@ -309,6 +309,16 @@ struct HostedChildForwarder: Sendable {
     let path: String
     let exporter: SinkTable
     let bound: LoopBound<RemoteEngine>
+    /// The encoder context (the child's sink table), made once rather than for every output.
+    let userInfo: [CodingUserInfoKey: any Sendable]
+
+    init(childID: UInt64, path: String, exporter: SinkTable, bound: LoopBound<RemoteEngine>) {
+        self.childID = childID
+        self.path = path
+        self.exporter = exporter
+        self.bound = bound
+        self.userInfo = [.workflowSinkExporter: exporter]
+    }
 
     /// Encodes at once, not at flush: encoding is what registers the rendering's sinks in the
     /// child's sink table, and events for them may arrive before the flush (a replay after a
@@ -316,7 +326,7 @@ struct HostedChildForwarder: Sendable {
     func rendering<R: Encodable>(_ rendering: R, propsSequence: UInt64) {
         let engine = bound.value
         do {
-            let bytes = try engine.codec.encode(rendering, userInfo: [.workflowSinkExporter: exporter])
+            let bytes = try engine.codec.encode(rendering, userInfo: userInfo)
             engine.enqueue(rendering: bytes, sequence: propsSequence, childID: childID, path: path)
         } catch {
             engine.log(error: "a rendering does not encode and was not sent: \(error)")
@@ -326,7 +336,7 @@ struct HostedChildForwarder: Sendable {
     func output<O: Encodable>(_ output: O) {
         let engine = bound.value
         do {
-            let bytes = try engine.codec.encode(output, userInfo: [.workflowSinkExporter: exporter])
+            let bytes = try engine.codec.encode(output, userInfo: userInfo)
             engine.enqueue(output: bytes, childID: childID, path: path)
         } catch {
             engine.log(error: "an output does not encode and was dropped: \(error)")
