@@ -125,25 +125,25 @@ extension RemoteEngine {
         let childID = proxy.childID
         let path = proxy.path
         let jobs = self.jobs
-        let bound = LoopBound(self, owner: jobs)
         let forwarder = SinkForwarder(
             prefix: "c\(childID)",
             send: { token, bytes in
-                jobs.append { bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes) }
+                jobs.append(event: QueuedEvent(childID: childID, path: path, token: token, bytes: bytes))
             },
             codec: codec,
             outstanding: proxy.outstanding)
         return [.workflowSinkImporter: forwarder]
     }
 
-    func sendEvent(childID: UInt64, path: String, token: String, event: [UInt8]) {
+    func sendEvent(_ event: QueuedEvent) {
+        let childID = event.childID
         guard let proxy = proxies[childID] else {
-            logger.debug("event for a stopped child dropped", metadata: ["path": "\(path)"])
+            logger.debug("event for a stopped child dropped", metadata: ["path": "\(event.path)"])
             return
         }
         // Kept until acknowledged, so a child whose worker is gone gets it after failover. Sent
         // at the end of this loop iteration, with every other event the child got in it.
-        _ = proxy.record(event: token, bytes: event)
+        _ = proxy.record(event: event.token, bytes: event.bytes)
         inspection.eventsSent[childID, default: 0] += 1
         metrics.eventsSent.increment()
         // Sent at the end of this loop iteration; a child whose worker is draining gets it on its

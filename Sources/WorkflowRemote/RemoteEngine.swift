@@ -26,6 +26,8 @@ final class RemoteEngine {
     var awaiting: Set<UInt64> = []
     var nextChildID: UInt64 = 1
     var settleChanged = false
+    /// The jobs the loop runs in this iteration (its storage is swapped with the queue's).
+    var jobBatch: [RemoteJob] = []
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
     var childrenWithEventsDue: [UInt64] = []
     /// START, UPDATE, STOP and EVENT messages per worker, held until the pass settles or the
@@ -112,8 +114,14 @@ final class RemoteEngine {
             // First, before any queued input is touched (this thread may just have woken from
             // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
             fenceIfCutOffFromParent()
-            let (batch, stopRequested) = jobs.takeAll()
-            for job in batch { job() }
+            let stopRequested = jobs.takeAll(into: &jobBatch)
+            for job in jobBatch {
+                switch job {
+                case .run(let run): run()
+                case .event(let event): sendEvent(event)
+                }
+            }
+            jobBatch.removeAll(keepingCapacity: true)
             if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             if ready.upstream { drainUpstream() }
