@@ -266,7 +266,9 @@ func fanOutFigures(_ bench: RemoteBench, rawRoundTrip: Double) async throws -> [
             await awaitRendering(host) { screens in screens.count == count && screens.values.allSatisfy { $0.step == 1 && $0.count == 0 } }
         }
         var updates: [Double] = []
-        for step in 2...6 {
+        // More props changes for a profile: WF_BENCH_FANOUT_STEPS (default 5).
+        let steps = ProcessInfo.processInfo.environment["WF_BENCH_FANOUT_STEPS"].flatMap { Int($0) } ?? 5
+        for step in 2...(1 + max(1, steps)) {
             updates.append(await measure {
                 host.update(workflow: board(step))
                 await awaitRendering(host) { screens in screens.values.allSatisfy { $0.step == step } }

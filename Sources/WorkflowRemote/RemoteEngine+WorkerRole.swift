@@ -233,7 +233,7 @@ extension RemoteEngine {
     /// How a hosted child's renderings and outputs leave: queued here, flushed once per loop
     /// iteration (outputs first, then the latest rendering), so a burst costs one message.
     func forwarder(childID: UInt64, path: String, exporter: SinkTable) -> HostedChildForwarder {
-        HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs))
+        HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs), codec: codec)
     }
 
     func markDirty(_ childID: UInt64) {

@@ -317,15 +317,16 @@ struct HostedChildForwarder: Sendable {
     let path: String
     let exporter: SinkTable
     let bound: LoopBound<RemoteEngine>
-    /// The encoder context (the child's sink table), made once rather than for every output.
-    let userInfo: [CodingUserInfoKey: any Sendable]
+    /// The engine's codec with the child's sink table in its encoder context, made once rather
+    /// than for every output.
+    let codec: any WireCodec
 
-    init(childID: UInt64, path: String, exporter: SinkTable, bound: LoopBound<RemoteEngine>) {
+    init(childID: UInt64, path: String, exporter: SinkTable, bound: LoopBound<RemoteEngine>, codec: any WireCodec) {
         self.childID = childID
         self.path = path
         self.exporter = exporter
         self.bound = bound
-        self.userInfo = [.workflowSinkExporter: exporter]
+        self.codec = codec.with(userInfo: [.workflowSinkExporter: exporter])
     }
 
     /// Encodes at once, not at flush: encoding is what registers the rendering's sinks in the
@@ -334,7 +335,7 @@ struct HostedChildForwarder: Sendable {
     func rendering<R: Encodable>(_ rendering: R, propsSequence: UInt64) {
         let engine = bound.value
         do {
-            let bytes = try engine.codec.encode(rendering, userInfo: userInfo)
+            let bytes = try codec.encode(rendering)
             engine.enqueue(rendering: bytes, sequence: propsSequence, childID: childID, path: path)
         } catch {
             engine.log(error: "a rendering does not encode and was not sent: \(error)")
@@ -344,7 +345,7 @@ struct HostedChildForwarder: Sendable {
     func output<O: Encodable>(_ output: O) {
         let engine = bound.value
         do {
-            let bytes = try engine.codec.encode(output, userInfo: userInfo)
+            let bytes = try codec.encode(output)
             engine.enqueue(output: bytes, childID: childID, path: path)
         } catch {
             engine.log(error: "an output does not encode and was dropped: \(error)")
