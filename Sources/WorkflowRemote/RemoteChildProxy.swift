@@ -1,3 +1,4 @@
+import Foundation
 import Workflow
 
 /// The parent's record of one remote child: what it last sent, what the worker last rendered.
@@ -71,13 +72,37 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// Back-pressure: events sent and not yet acknowledged, against the runtime's limit.
     let outstanding: OutstandingEvents
 
-    init(path: String, placement: RemotePlacement, engine: RemoteEngine, snapshot: TreeSnapshot?) {
+    /// Names the sinks this child's renderings carry when this process passes them on in its
+    /// own rendering (it is the middle of a tree of three processes): the same for this node in
+    /// every process and every restart, so its parent's events still find it after a failover.
+    let forwardingPrefix: String
+    /// Events handed over with the snapshot this proxy started from (a restored or re-placed
+    /// node): the first START sends them as a continuation, not as a failover's replay.
+    private(set) var hasRestoredEvents: Bool
+
+    /// - Parameters:
+    ///   - path: the node's path in its host.
+    ///   - scope: where that host sits in the whole tree (empty for a root host; a hosted
+    ///     child's path in its parent's tree on a worker).
+    ///   - snapshot: the child's last acknowledged state, if any.
+    ///   - pendingEvents: events the child was sent and has not acknowledged (from a snapshot, or
+    ///     from the proxy this one replaces), sent again after its START, in order.
+    init(
+        path: String, scope: String, placement: RemotePlacement, engine: RemoteEngine, snapshot: TreeSnapshot?,
+        pendingEvents: [PendingRemoteEvent] = []
+    ) {
         self.snapshot = snapshot
         self.outstanding = engine.makeOutstandingEvents(path: path)
         self.path = path
         self.placement = placement
         self.engine = engine
+        self.forwardingPrefix = SinkForwarder.prefix(scope: scope, path: path)
+        self.hasRestoredEvents = !pendingEvents.isEmpty
         self.childID = engine.allocateChildID()
+        for event in pendingEvents { _ = record(event: event.token, bytes: Array(event.bytes)) }
+        // Accepted before (by the proxy or process this one continues): taken past the limit
+        // rather than refused now.
+        outstanding.take(pendingEvents.count)
         engine.register(proxy: self)
         engine.statusChanged(path: path, status: status)
     }
@@ -130,6 +155,30 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         guard !isStopped else { return }
         isStopped = true
         engine.stop(proxy: self)
+    }
+
+    /// Stops this proxy because another replaces it for the same node (a new placement), and
+    /// gives it what the child's state is made of: the last acknowledged snapshot and every event
+    /// not acknowledged, which the new placement applies on top of it. Events not sent yet stay
+    /// here rather than go to the old worker first.
+    func handOver() -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent]) {
+        let events = pendingEvents
+        if !isStopped {
+            isStopped = true
+            engine.stop(proxy: self, sendingDueEvents: false)
+        }
+        return (snapshot, events)
+    }
+
+    /// The events sent (or due) to the child and not acknowledged yet, oldest first: with
+    /// `snapshot`, the child's state as this parent knows it.
+    var pendingEvents: [PendingRemoteEvent] {
+        unacknowledged.map { PendingRemoteEvent(token: $0.token, bytes: Data($0.bytes)) }
+    }
+
+    /// The restored events went out with the first START.
+    func restoredEventsSent() {
+        hasRestoredEvents = false
     }
 
     // MARK: Events and acknowledgements
@@ -299,6 +348,9 @@ protocol AnyRemoteChildProxy: AnyObject {
     var status: RemoteChildStatus { get }
     var isReleasing: Bool { get }
     var drainedFrom: String? { get }
+    var forwardingPrefix: String { get }
+    var hasRestoredEvents: Bool { get }
+    func restoredEventsSent()
     func beginRelease()
     func released(from workerName: String)
     func placed()

@@ -1,0 +1,73 @@
+import Foundation
+import RemoteTestSupport
+import Testing
+import Workflow
+import WorkflowRemote
+
+/// Each event is applied once through a tree of three processes when the *middle* fails over,
+/// while the root keeps sending through the sinks of the leaf's first rendering (decoded before
+/// the failover and never refreshed, as a screen a client still shows would).
+///
+/// Two kinds of event are in flight when the middle is declared dead:
+/// - events the middle applied and acknowledged to the root, but whose leaf never acknowledged
+///   them to the middle (the leaf was stopped): they are part of the middle's snapshot, so the
+///   restored middle sends them to the leaf again;
+/// - events the root sent while the middle was stopped: the root replays them on the middle's
+///   next placement, where they still reach the leaf although the sinks they name belong to
+///   the middle's and the leaf's earlier incarnations.
+@Suite struct NestedFailoverTests {
+    @Test func eventsThroughAMiddleThatFailedOverAreAppliedOnce() async throws {
+        let parent = try makeParent("nested-fo", requestTimeout: .seconds(30))
+        let middleEndpoint = uniqueEndpoint("nested-fo-middle")
+        let middle = try WorkerProcess(name: "nested-fo-middle", connect: parent.listenEndpoint!, listen: middleEndpoint)
+        let leaf = try WorkerProcess(name: "nested-fo-leaf", connect: middleEndpoint)
+        defer {
+            for worker in [leaf, middle] {
+                worker.resume()
+                worker.stop()
+            }
+        }
+        await parent.waitForWorkers(count: 1)
+
+        let host = WorkflowHost(workflow: NestedCountingRoot(middlePlacement: .worker("nested-fo-middle")), loop: parent)
+        let screen = try await rendering(of: host, "the leaf's counter") { $0.middle.counter.count == 0 }
+        let send = { (count: Int) in
+            for _ in 0..<count { #expect(screen.middle.counter.onIncrement.send(1)) }
+        }
+
+        send(100)
+        try await rendering(of: host, "the first 100 events at every level") { $0.rootSeen == 100 }
+
+        // The leaf stops: the middle forwards the next events, acknowledges them to the root,
+        // and keeps them for the leaf, which never acknowledges them.
+        leaf.suspend()
+        try await eventually("the leaf stopped") { leaf.isSuspended }
+        send(100)
+        try await withSafetyTimeout("the middle acknowledged 200 events to the root") {
+            while true {
+                let child = await parent.inspect().children.first { $0.path.hasSuffix("[middle]") }
+                if child?.eventsAcknowledged == 200 && child?.eventsOutstanding == 0 { return }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+
+        // The middle stops past its liveness window: the root declares it dead and keeps what
+        // it sends meanwhile for the middle's next placement.
+        middle.suspend()
+        try await eventually("the middle stopped") { middle.isSuspended }
+        _ = try await status(of: parent, pathSuffix: "[middle]") { if case .unavailable = $0 { true } else { false } }
+        send(100)
+
+        middle.resume()
+        leaf.resume()
+        let final = try await rendering(of: host, "300 events at every level") {
+            $0.middle.counter.count >= 300 && $0.rootSeen >= 300
+        }
+        #expect(final.middle.counter.count == 300, "the leaf applied \(final.middle.counter.count) events, expected 300")
+        #expect(final.middle.outputsSeen == 300)
+        #expect(final.rootSeen == 300)
+
+        await host.stop()
+        await parent.shutdown()
+    }
+}
