@@ -43,13 +43,7 @@ import WorkflowRemote
         leaf.suspend()
         try await eventually("the leaf stopped") { leaf.isSuspended }
         send(100)
-        try await withSafetyTimeout("the middle acknowledged 200 events to the root") {
-            while true {
-                let child = await parent.inspect().children.first { $0.path.hasSuffix("[middle]") }
-                if child?.eventsAcknowledged == 200 && child?.eventsOutstanding == 0 { return }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
+        try await middleAcknowledgedEverything(parent, "the middle acknowledged 200 events to the root")
 
         // The middle stops past its liveness window: the root declares it dead and keeps what
         // it sends meanwhile for the middle's next placement.
@@ -58,7 +52,11 @@ import WorkflowRemote
         _ = try await status(of: parent, pathSuffix: "[middle]") { if case .unavailable = $0 { true } else { false } }
         send(100)
 
+        // The middle runs again and gets its child back, without a leaf: the root's replay
+        // reaches a middle whose grandchild has not rendered (no sink of it is known there).
         middle.resume()
+        _ = try await status(of: parent, pathSuffix: "[middle]") { if case .running = $0 { true } else { false } }
+        try await middleAcknowledgedEverything(parent, "the middle acknowledged the replayed events")
         leaf.resume()
         let final = try await rendering(of: host, "300 events at every level") {
             $0.middle.counter.count >= 300 && $0.rootSeen >= 300
@@ -69,5 +67,14 @@ import WorkflowRemote
 
         await host.stop()
         await parent.shutdown()
+    }
+
+    /// Waits until the root has no event for the middle that the middle has not acknowledged.
+    private func middleAcknowledgedEverything(_ parent: RemoteRuntime, _ what: String) async throws {
+        try await withSafetyTimeout(what) {
+            while await parent.inspect().children.first(where: { $0.path.hasSuffix("[middle]") })?.eventsOutstanding != 0 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
     }
 }
