@@ -10,11 +10,12 @@ import WorkflowRemote
 ///
 /// Two kinds of event are in flight when the middle is declared dead:
 /// - events the middle applied and acknowledged to the root, but whose leaf never acknowledged
-///   them to the middle (the leaf was stopped): they are part of the middle's snapshot, so the
+///   them to the middle (the leaf was stopped first): they are in the middle's snapshot, so the
 ///   restored middle sends them to the leaf again;
-/// - events the root sent while the middle was stopped: the root replays them on the middle's
-///   next placement, where they still reach the leaf although the sinks they name belong to
-///   the middle's and the leaf's earlier incarnations.
+/// - events the root sent while the middle was stopped: the root replays them when the same
+///   middle process rejoins and takes the child again, before the leaf is back, so the restored
+///   middle has no sink of the leaf's yet: it passes them on by the forwarding prefix their
+///   tokens carry, which is the same as before the failover.
 @Suite struct NestedFailoverTests {
     @Test func eventsThroughAMiddleThatFailedOverAreAppliedOnce() async throws {
         let parent = try makeParent("nested-fo", requestTimeout: .seconds(30))
