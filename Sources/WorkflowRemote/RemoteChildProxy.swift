@@ -193,7 +193,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The worker applied every event up to `sequence`; `snapshot` is the state after it. (A
     /// released child's final flush carries a snapshot even when it applied no event: its state
     /// after everything it was sent.)
-    func acknowledge(upTo sequence: UInt64, snapshot newSnapshot: TreeSnapshot?) {
+    private func acknowledge(upTo sequence: UInt64, snapshot newSnapshot: TreeSnapshot?) {
         if let newSnapshot { snapshot = newSnapshot }
         guard sequence > 0 else { return }
         let count = unacknowledged.prefix { $0.sequence <= sequence }.count
@@ -236,6 +236,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         guard !flush.continues else { return false }
         let outputs = partialOutputs
         partialOutputs = []
+        let acknowledgement = Acknowledgement(sequence: flush.acknowledged, snapshot: flush.snapshot)
         var newRendering: (rendering: Child.Rendering, sequence: UInt64)?
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
@@ -250,23 +251,37 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
                 engine.log(error: "rendering of \(path) does not decode: \(error)")
             }
         }
-        guard !outputs.isEmpty || newRendering != nil else { return false }
+        guard !outputs.isEmpty || newRendering != nil || !acknowledgement.isEmpty else { return false }
         guard let sink, !outputs.isEmpty || stagedFlushes > 0 else {
-            // Only a rendering, and nothing ahead of it: visible at once, as one step.
-            if let newRendering { install(newRendering, refresh: true) }
+            // No outputs, and nothing ahead of it: the acknowledgement holds at once and the
+            // rendering (if any) is visible at once, as one step.
+            acknowledge(acknowledgement)
+            guard let newRendering else { return false }
+            install(newRendering, refresh: true)
             return true
         }
+        // The acknowledgement and snapshot go with the outputs: they hold once the node has
+        // applied those outputs, so the node's state (which encodes `snapshot` and the events
+        // still unacknowledged) never describes a child further along than the outputs its
+        // parent has seen. A snapshot of the parent taken in between would otherwise restore a
+        // child past outputs the parent never applied.
         stagedFlushes += 1
-        sink.send(.flush(ProxyFlush(childID: childID, outputs: outputs, rendering: newRendering)))
+        sink.send(.flush(ProxyFlush(childID: childID, outputs: outputs, rendering: newRendering, acknowledgement: acknowledgement)))
         return true
     }
 
-    /// The node applies a flush handed to it: installs its rendering (its outputs cascade in
-    /// the same action, so the next pass shows both).
+    /// The node applies a flush handed to it: takes its acknowledgement and installs its
+    /// rendering (its outputs cascade in the same action, so the next pass shows both).
     func apply(_ flush: ProxyFlush<Child.Rendering, Child.Output>) {
         stagedFlushes = max(0, stagedFlushes - 1)
+        acknowledge(flush.acknowledgement)
         // Applying the action already makes the node render again: no refresh.
         if let rendering = flush.rendering { install(rendering, refresh: false) }
+    }
+
+    private func acknowledge(_ acknowledgement: Acknowledgement) {
+        guard !acknowledgement.isEmpty else { return }
+        acknowledge(upTo: acknowledgement.sequence, snapshot: acknowledgement.snapshot)
     }
 
     private func install(_ new: (rendering: Child.Rendering, sequence: UInt64), refresh: Bool) {
@@ -356,7 +371,6 @@ protocol AnyRemoteChildProxy: AnyObject {
     func placed()
     func receive(flush: WorkerFlush, workerName: String) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
-    func acknowledge(upTo sequence: UInt64, snapshot: TreeSnapshot?)
     var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
     var lastSentEvent: UInt64 { get set }
     var eventsDue: Bool { get set }
@@ -378,6 +392,19 @@ struct WorkerFlush {
     var rendering: [UInt8]?
     /// The props sequence `rendering` was computed for.
     var renderingSequence: UInt64
+    /// The last event the worker applied (cumulative; `0`: no acknowledgement in this message).
+    var acknowledged: UInt64 = 0
+    /// The child's state after the events acknowledged and the outputs in this flush.
+    var snapshot: TreeSnapshot?
+}
+
+/// A worker's acknowledgement: the last event it applied (`0`: none) and its state after that
+/// (and after the outputs that came with it).
+struct Acknowledgement: Sendable {
+    var sequence: UInt64
+    var snapshot: TreeSnapshot?
+
+    var isEmpty: Bool { sequence == 0 && snapshot == nil }
 }
 
 /// Whether two props are equal, when their type is `Equatable`; `false` (compare the encoded

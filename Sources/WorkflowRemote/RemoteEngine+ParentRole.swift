@@ -422,9 +422,8 @@ extension RemoteEngine {
             let flush = WorkerFlush(
                 outputs: envelope.payloads[1..<(1 + info.causes.count)], causes: info.causes, ordinals: info.ordinals,
                 continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
-                renderingSequence: info.renderingSequence ?? 0)
+                renderingSequence: info.renderingSequence ?? 0, acknowledged: envelope.acknowledged, snapshot: info.snapshot)
             receive(flush, for: proxy)
-            proxy.acknowledge(upTo: envelope.acknowledged, snapshot: info.snapshot)
             if info.released == true { completeRelease(of: proxy) }
         case .error:
             let error = envelope.payloads.first.flatMap { payload in

@@ -157,6 +157,8 @@ struct ProxyFlush<Rendering: Sendable, Output: Sendable>: Sendable {
     let childID: UInt64
     let outputs: [Output]
     let rendering: (rendering: Rendering, sequence: UInt64)?
+    /// What the worker acknowledged with these outputs: it holds once they are applied.
+    let acknowledgement: Acknowledgement
 }
 
 /// An event sent to a remote child and not acknowledged by its worker yet, as a snapshot keeps

@@ -1,7 +1,7 @@
 import Foundation
 import RemoteTestSupport
 import Testing
-import Workflow
+@_spi(WorkflowRuntime) import Workflow
 import WorkflowRemote
 
 /// Each event is applied once through a tree of three processes when the *middle* fails over,
@@ -65,6 +65,53 @@ import WorkflowRemote
         #expect(final.middle.counter.count == 300, "the leaf applied \(final.middle.counter.count) events, expected 300")
         #expect(final.middle.outputsSeen == 300)
         #expect(final.rootSeen == 300)
+
+        await host.stop()
+        await parent.shutdown()
+    }
+
+    /// The middle is SIGKILLed at a random moment of a stream of 2,000 events and its child
+    /// moves to the other middle of the pool, which places the leaf's counter on its own leaf
+    /// from the middle's last snapshot (the leaf's acknowledged state and the events the leaf
+    /// had not acknowledged), while the root replays what the dead middle had not
+    /// acknowledged. Every level ends at exactly 2,000 and no published frame is torn.
+    @Test(arguments: 1...3)
+    func middleKilledMidStreamLosesAndRepeatsNothing(seed: Int) async throws {
+        let parent = try makeParent("nested-kill-\(seed)", requestTimeout: .seconds(30))
+        var processes: [WorkerProcess] = []
+        defer { for process in processes.reversed() { process.stop() } }
+        for name in ["a", "b"] {
+            let endpoint = uniqueEndpoint("nested-kill-\(name)")
+            processes.append(try WorkerProcess(name: "nested-kill-\(name)", connect: parent.listenEndpoint!, listen: endpoint, pool: "middles"))
+            processes.append(try WorkerProcess(name: "nested-kill-\(name)-leaf", connect: endpoint))
+        }
+        await parent.waitForWorkers(count: 2)
+
+        let frames = FrameLog<NestedCountingRoot.Screen>()
+        let host = WorkflowHost(
+            workflow: NestedCountingRoot(middlePlacement: .pool("middles")), loop: parent,
+            listener: HostListener(onRendering: { frames.record($0, inStep: $0.isInStep) }, onOutput: { _ in }))
+        let screen = try await rendering(of: host, "the leaf's counter") { $0.middle.counter.count == 0 }
+        guard case .running(let first) = try await status(of: parent, pathSuffix: "[middle]", where: { if case .running = $0 { true } else { false } })
+        else { return }
+        let victim = processes.first { $0.name == first }!
+
+        let total = 2_000
+        let killAt = [300, 900, 1_500][seed - 1]
+        for sent in 1...total {
+            while !screen.middle.counter.onIncrement.send(1) { try await Task.sleep(for: .milliseconds(1)) }
+            if sent == killAt { victim.kill() }
+        }
+        let final = try await rendering(of: host, "2,000 events at every level") {
+            $0.middle.counter.count >= total && $0.rootSeen >= total
+        }
+        #expect(final.middle.counter.count == total, "the leaf applied \(final.middle.counter.count) events, expected \(total)")
+        #expect(final.middle.outputsSeen == total)
+        #expect(final.rootSeen == total)
+        let log = frames.snapshot()
+        #expect(log.tornCount == 0, "\(log.tornCount) of \(log.count) frames out of step, e.g. \(log.torn)")
+        let other = first == "nested-kill-a" ? "nested-kill-b" : "nested-kill-a"
+        #expect(parent.statuses.first { $0.key.hasSuffix("[middle]") }?.value == .running(worker: other), "the child moved to the other middle")
 
         await host.stop()
         await parent.shutdown()
