@@ -19,19 +19,19 @@ import Workflow
         }
     }
 
-    /// A burst of `total` events queued while the worker is stopped (SIGSTOP), so that it finds
+    /// A burst of `count` events queued while the worker is stopped (SIGSTOP), so that it finds
     /// them all waiting when it resumes: many more than one slice. Returns once every event was
-    /// handed to the worker's socket.
+    /// handed to the worker's socket (the parent has recorded `sentInAll` since the child started).
     static func queueBacklog(
-        of total: Int, on worker: WorkerProcess, through screen: CounterScreen, parent: RemoteRuntime
+        of count: Int, sentInAll: Int, on worker: WorkerProcess, through screen: CounterScreen, parent: RemoteRuntime
     ) async throws {
         worker.suspend()
         try await eventually("the worker stopped") { worker.isSuspended }
-        for _ in 0..<total { #expect(screen.onIncrement.send(1)) }
+        for _ in 0..<count { #expect(screen.onIncrement.send(1)) }
         // The parent records and sends an event in the same loop iteration: once it counts them
         // all, they are on their way to the stopped worker.
-        try await withSafetyTimeout("\(total) events sent") {
-            while await parent.inspect().children.map(\.eventsSent).reduce(0, +) < UInt64(total) {
+        try await withSafetyTimeout("\(sentInAll) events sent") {
+            while await parent.inspect().children.map(\.eventsSent).reduce(0, +) < UInt64(sentInAll) {
                 try await Task.sleep(for: .milliseconds(2))
             }
         }
@@ -57,7 +57,7 @@ import Workflow
         let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
         let total = 1_000
         #expect(total > 3 * (RemoteEngine.eventsPerSlice + 63))
-        try await Self.queueBacklog(of: total, on: worker, through: screen, parent: parent)
+        try await Self.queueBacklog(of: total, sentInAll: total, on: worker, through: screen, parent: parent)
 
         let seen = try await withSafetyTimeout("\(total) outputs") { () -> [Int] in
             var seen: [Int] = []
@@ -82,10 +82,11 @@ import Workflow
         await parent.shutdown()
     }
 
-    /// A worker killed while it works through a backlog in slices: its replacement gets the
-    /// unacknowledged events again, in batches that start where the last acknowledged flush
-    /// left off, not where the dead worker's slices or the parent's messages began. Every
-    /// output still arrives exactly once, in order.
+    /// A worker killed while it works through a backlog in slices, three times over: each
+    /// replacement gets the unacknowledged events again, in batches that start where the last
+    /// acknowledged flush left off, not where the dead worker's slices or the parent's messages
+    /// began, and possibly after the parent received only the first chunks of a flush (a slice's
+    /// flush spans several messages). Every output still arrives exactly once, in order.
     @Test func aWorkerKilledMidBacklogLosesAndRepeatsNothing() async throws {
         let parent = try makeParent("slice-replay", requestTimeout: .seconds(30))
         let endpoint = parent.listenEndpoint!
@@ -97,7 +98,8 @@ import Workflow
             loop: parent)
         let outputs = host.outputs
         let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
-        let total = 1_500
+        let (rounds, perRound) = (3, 1_000)
+        let total = rounds * perRound
         let progress = Progress()
         let collector = Task { () -> [Int] in
             var seen: [Int] = []
@@ -111,14 +113,19 @@ import Workflow
 
         let seed = UInt64.random(in: 1...UInt64.max)
         var generator = SplitMix64(seed: seed)
-        try await Self.queueBacklog(of: total, on: worker, through: screen, parent: parent)
-        // Past the first slice, never on a slice or message boundary.
-        var target = Int.random(in: (RemoteEngine.eventsPerSlice + 1)...(total / 2), using: &generator)
-        while target % RemoteEngine.eventsPerSlice == 0 || target % 63 == 0 { target += 1 }
-        let goal = target
-        try await eventually("progress to \(goal)") { progress.count.load(ordering: .relaxed) >= goal }
-        worker.kill()
-        worker = try WorkerProcess(name: "slice-replay", connect: endpoint)
+        var kills: [Int] = []
+        for round in 0..<rounds {
+            let base = round * perRound
+            try await Self.queueBacklog(of: perRound, sentInAll: base + perRound, on: worker, through: screen, parent: parent)
+            // Past the round's first slice, never on a slice or message boundary.
+            var target = base + Int.random(in: (RemoteEngine.eventsPerSlice + 1)...(perRound / 2), using: &generator)
+            while target % RemoteEngine.eventsPerSlice == 0 || target % 63 == 0 { target += 1 }
+            let goal = target
+            kills.append(goal)
+            try await eventually("progress to \(goal)") { progress.count.load(ordering: .relaxed) >= goal }
+            worker.kill()
+            worker = try WorkerProcess(name: "slice-replay", connect: endpoint)
+        }
         defer { worker.kill() }
 
         // If the outputs never all arrive, the collector is cancelled and what it saw is checked.
@@ -128,7 +135,7 @@ import Workflow
             collector.cancel()
         }
         let seen = await collector.value
-        #expect(seen == Array(1...total), "seed \(seed), killed after \(goal): every output exactly once, in order")
+        #expect(seen == Array(1...total), "seed \(seed), killed after \(kills): every output exactly once, in order")
         let final = try await rendering(of: host, "the final count") { $0["c"]?.count == total }
         #expect(final["c"]?.count == total)
 
