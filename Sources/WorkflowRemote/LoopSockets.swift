@@ -257,6 +257,9 @@ final class LoopSockets {
         listenerMonitor?.stop()
         upstreamMonitor?.stop()
         zap?.close()
+        // The listener runs with linger 0 so a dead worker's queue never holds the loop; on a
+        // planned stop its last messages (STOPs, goodbyes) get the upstream's 200 ms to leave.
+        try? listener?.set(.linger, 200)
         listener?.close()
         upstream?.close()
         context.shutdown()
