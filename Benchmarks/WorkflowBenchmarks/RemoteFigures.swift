@@ -160,6 +160,46 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
     return figures
 }
 
+/// `profile-remote COUNT`: COUNT round trips of figure 3 alone (after a warm-up), against one
+/// worker process, for `Benchmarks/callgrind-remote.sh`. Its worker is ended with SIGTERM and
+/// awaited, so that callgrind (`--trace-children=yes`) writes the worker's profile too. With the
+/// preloaded malloc counter it prints both processes' allocations during the COUNT round trips.
+func remoteRoundTripProfile(count: Int) async throws {
+    var configuration = RemoteRuntimeConfiguration(name: "bench-parent")
+    configuration.listenEndpoint = uniqueEndpoint("parent")
+    configuration.requestTimeout = .seconds(600)
+    configuration.logger.logLevel = .error
+    let parent = try RemoteRuntime(configuration: configuration)
+    let worker = try Peer(["worker", parent.listenEndpoint!, "bench-1"])
+    await parent.waitForWorkers(count: 1)
+    func board(_ step: Int) -> CounterBoardWorkflow {
+        CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1"))
+    }
+    let host = WorkflowHost(workflow: board(0), loop: parent)
+    await awaitRendering(host) { $0["rt"]?.step == 0 }
+    let warmUp = 20
+    for step in 1...warmUp {
+        host.update(workflow: board(step))
+        await awaitRendering(host) { $0["rt"]?.step == step }
+    }
+    let workerBefore = await WorkerAllocations.count(of: worker.process.processIdentifier)
+    let parentAllocations = await AllocationCounter.count {
+        for step in (warmUp + 1)...(warmUp + count) {
+            host.update(workflow: board(step))
+            await awaitRendering(host) { $0["rt"]?.step == step }
+        }
+    }
+    let workerAfter = await WorkerAllocations.count(of: worker.process.processIdentifier)
+    if AllocationCounter.isAvailable, let workerBefore, let workerAfter {
+        let perParent = parentAllocations / Double(count)
+        let perWorker = Double(workerAfter &- workerBefore) / Double(count)
+        print("round trips: \(count), allocations per round trip: parent \(perParent), worker \(perWorker), both \(perParent + perWorker)")
+    }
+    await host.stop()
+    worker.terminate()
+    await parent.shutdown()
+}
+
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
