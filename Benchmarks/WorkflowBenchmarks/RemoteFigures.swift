@@ -35,6 +35,12 @@ func runWorker(endpoint: String, name: String) throws -> Never {
     configuration.logger.logLevel = .error
     configuration.capacity = 100_000
     let runtime = try RemoteRuntime(configuration: configuration)
+    // SIGTERM ends it (`Peer.terminate`, so a run under valgrind writes its profile): a process
+    // spawned from a dispatch thread starts with that thread's signal mask, which blocks it.
+    var terminate = sigset_t()
+    sigemptyset(&terminate)
+    sigaddset(&terminate, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &terminate, nil)
     // Exits once the benchmark is gone (it is reparented), so a crashed run leaves no orphans.
     // Meanwhile it answers the benchmark's requests for its allocation count (`WorkerAllocations`).
     let benchmark = getppid()
