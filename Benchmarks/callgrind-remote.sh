@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Instruction counts of one remote round trip (figure 3: update a remote child's props, await its
 # rendering), in the parent and in the worker process, with callgrind: repeatable on a noisy
-# shared machine, unlike times. `workflow-bench profile-remote COUNT` runs COUNT round trips
-# against one worker (this executable again, traced with --trace-children=yes and ended with
-# SIGTERM so callgrind writes its profile); each process's (Ir(HIGH) - Ir(LOW)) / (HIGH - LOW) is
-# the cost of one round trip without start-up. With ALLOCS=1 it also runs the same mode once
+# shared machine, unlike times. `workflow-bench profile-remote COUNT ENDPOINT` runs COUNT round
+# trips against one worker (`workflow-bench worker ENDPOINT bench-1`); both run under callgrind,
+# started here (Foundation's Process cannot spawn under valgrind), and the worker is ended with
+# SIGTERM, after which callgrind still writes its profile. Each process's
+# (Ir(HIGH) - Ir(LOW)) / (HIGH - LOW) is the cost of one round trip without start-up. With ALLOCS=1 it also runs the same mode once
 # under the preloaded malloc counter (exact allocation counts of both processes). See
 # docs/BENCHMARKS.md, "Remote paths (issue 14)".
 #   swift build -c release --product workflow-bench && Benchmarks/callgrind-remote.sh
@@ -19,15 +20,17 @@ high="${HIGH:-250}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 ir() { # count -> "parent worker": total instructions of each process, every thread
-    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/cg.%p" \
-        "$bin" profile-remote "$1" >/dev/null 2>"$out/log"
-    local parent=0 worker=0 file
-    for file in "$out"/cg.*; do
-        local total
-        total=$(grep -h '^summary:' "$file" | awk '{ s += $2 } END { print s + 0 }')
-        if grep -q '^cmd:.* worker ' "$file"; then worker=$((worker + total)); else parent=$((parent + total)); fi
-    done
-    rm -f "$out"/cg.*
+    local endpoint="ipc://$out/parent-$1" worker parent
+    valgrind --tool=callgrind --callgrind-out-file="$out/worker.cg" "$bin" worker "$endpoint" bench-1 \
+        >/dev/null 2>"$out/worker.log" &
+    worker=$!
+    valgrind --tool=callgrind --callgrind-out-file="$out/parent.cg" "$bin" profile-remote "$1" "$endpoint" \
+        >/dev/null 2>"$out/parent.log"
+    kill -TERM "$worker"
+    wait "$worker" || true
+    parent=$(grep -h '^summary:' "$out/parent.cg" | awk '{ s += $2 } END { print s + 0 }')
+    worker=$(grep -h '^summary:' "$out/worker.cg" | awk '{ s += $2 } END { print s + 0 }')
+    rm -f "$out"/*.cg
     echo "$parent $worker"
 }
 read -r pl wl <<<"$(ir "$low")"

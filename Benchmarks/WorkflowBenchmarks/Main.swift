@@ -7,7 +7,7 @@ import Synchronization
 ///     swift run -c release workflow-bench local      figures 1–2 only (the in-process runtime)
 ///     swift run -c release workflow-bench remote     figures 3–5 only (round trip, events, fan-out)
 ///
-///     workflow-bench profile-remote COUNT            COUNT remote round trips alone, for callgrind
+///     workflow-bench profile-remote COUNT [ENDPOINT] COUNT remote round trips alone, for callgrind
 ///                                                    (Benchmarks/callgrind-remote.sh)
 ///
 /// Internal modes (the benchmark spawns itself): `worker ENDPOINT NAME`, `raw-echo ENDPOINT`.
@@ -29,7 +29,8 @@ struct WorkflowBench {
         Task.detached {
             do {
                 if arguments.first == "profile-remote" {
-                    try await remoteRoundTripProfile(count: arguments.count > 1 ? Int(arguments[1]) ?? 100 : 100)
+                    try await remoteRoundTripProfile(
+                        count: arguments.count > 1 ? Int(arguments[1]) ?? 100 : 100, endpoint: arguments.count > 2 ? arguments[2] : nil)
                 } else {
                     try await runFigures(arguments)
                 }

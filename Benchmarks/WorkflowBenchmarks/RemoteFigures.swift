@@ -166,17 +166,21 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
     return figures
 }
 
-/// `profile-remote COUNT`: COUNT round trips of figure 3 alone (after a warm-up), against one
-/// worker process, for `Benchmarks/callgrind-remote.sh`. Its worker is ended with SIGTERM and
-/// awaited, so that callgrind (`--trace-children=yes`) writes the worker's profile too. With the
-/// preloaded malloc counter it prints both processes' allocations during the COUNT round trips.
-func remoteRoundTripProfile(count: Int) async throws {
+/// `profile-remote COUNT [ENDPOINT]`: COUNT round trips of figure 3 alone (after a warm-up),
+/// against one worker, for `Benchmarks/callgrind-remote.sh`.
+///
+/// Without ENDPOINT it spawns its worker process and, with the preloaded malloc counter, prints
+/// both processes' allocations during the COUNT round trips. With ENDPOINT it listens there for a
+/// worker started by someone else (`workflow-bench worker ENDPOINT bench-1`): under valgrind,
+/// Foundation's `Process` cannot spawn (closing the file descriptors valgrind keeps fails with
+/// EBADF), so the script starts both processes under callgrind itself.
+func remoteRoundTripProfile(count: Int, endpoint: String?) async throws {
     var configuration = RemoteRuntimeConfiguration(name: "bench-parent")
-    configuration.listenEndpoint = uniqueEndpoint("parent")
+    configuration.listenEndpoint = endpoint ?? uniqueEndpoint("parent")
     configuration.requestTimeout = .seconds(600)
     configuration.logger.logLevel = .error
     let parent = try RemoteRuntime(configuration: configuration)
-    let worker = try Peer(["worker", parent.listenEndpoint!, "bench-1"])
+    let worker = endpoint == nil ? try Peer(["worker", parent.listenEndpoint!, "bench-1"]) : nil
     await parent.waitForWorkers(count: 1)
     func board(_ step: Int) -> CounterBoardWorkflow {
         CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1"))
@@ -188,21 +192,22 @@ func remoteRoundTripProfile(count: Int) async throws {
         host.update(workflow: board(step))
         await awaitRendering(host) { $0["rt"]?.step == step }
     }
-    let workerBefore = await WorkerAllocations.count(of: worker.process.processIdentifier)
+    let workerPID = worker?.process.processIdentifier
+    let workerBefore = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
     let parentAllocations = await AllocationCounter.count {
         for step in (warmUp + 1)...(warmUp + count) {
             host.update(workflow: board(step))
             await awaitRendering(host) { $0["rt"]?.step == step }
         }
     }
-    let workerAfter = await WorkerAllocations.count(of: worker.process.processIdentifier)
+    let workerAfter = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
     if AllocationCounter.isAvailable, let workerBefore, let workerAfter {
         let perParent = parentAllocations / Double(count)
         let perWorker = Double(workerAfter &- workerBefore) / Double(count)
         print("round trips: \(count), allocations per round trip: parent \(perParent), worker \(perWorker), both \(perParent + perWorker)")
     }
     await host.stop()
-    worker.terminate()
+    worker?.kill()
     await parent.shutdown()
 }
 

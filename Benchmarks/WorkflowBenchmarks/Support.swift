@@ -79,13 +79,6 @@ final class Peer: Sendable {
         process.waitUntilExit()
     }
 
-    /// Ends the process with SIGTERM and waits: unlike SIGKILL, a process running under valgrind
-    /// still writes its profile (`profile-remote`).
-    func terminate() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGTERM) }
-        process.waitUntilExit()
-    }
-
     deinit { kill() }
 }
 
