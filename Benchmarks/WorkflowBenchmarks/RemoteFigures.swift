@@ -140,8 +140,9 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
     let parentAllocations = await AllocationCounter.count {
         for step in 1...iterations {
             remote.append(await measure {
-                host.update(workflow: CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1")))
-                await awaitRendering(host) { $0["rt"]?.step == step }
+                await updateAndAwait(host, CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1"))) {
+                    $0["rt"]?.step == step
+                }
             })
         }
     }
@@ -165,6 +166,18 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
     }
     return figures
 }
+
+/// Figure 3's step: new props, then the rendering that shows them. Through
+/// `WorkflowHost.updateAndAwaitRendering` (the loop answers the waiting task directly), or with
+/// `WF_BENCH_STREAM_WAIT=1` as before it existed: `update` and a `renderings` subscription
+/// filtered for the change (to compare both waits in one binary).
+func updateAndAwait<W: Workflow>(_ host: WorkflowHost<W>, _ workflow: W, until shown: @escaping @Sendable (W.Rendering) -> Bool) async {
+    if !streamWait, let rendering = await host.updateAndAwaitRendering(workflow: workflow), shown(rendering) { return }
+    if streamWait { host.update(workflow: workflow) }
+    await awaitRendering(host, where: shown)
+}
+
+let streamWait = ProcessInfo.processInfo.environment["WF_BENCH_STREAM_WAIT"] == "1"
 
 /// `profile-remote COUNT [ENDPOINT]`: COUNT round trips of figure 3 alone (after a warm-up),
 /// against one worker, for `Benchmarks/callgrind-remote.sh`.
@@ -196,8 +209,7 @@ func remoteRoundTripProfile(count: Int, endpoint: String?) async throws {
     let workerBefore = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
     let parentAllocations = await AllocationCounter.count {
         for step in (warmUp + 1)...(warmUp + count) {
-            host.update(workflow: board(step))
-            await awaitRendering(host) { $0["rt"]?.step == step }
+            await updateAndAwait(host, board(step)) { $0["rt"]?.step == step }
         }
     }
     let workerAfter = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
