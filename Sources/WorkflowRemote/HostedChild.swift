@@ -46,7 +46,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
             options: .optimized,
             observers: engine.configuration.hostedChildObservers,
             snapshot: snapshot.map { HostedRoot<W>.wrap($0) },
-            loop: engine.runtime,
+            loop: engine.runtime.map { HostedChildLoop(runtime: $0, scope: path) },
             listener: HostListener(
                 onRendering: { forwarder.rendering($0.rendering, propsSequence: $0.propsSequence) },
                 onOutput: { forwarder.output($0) }))
@@ -61,12 +61,16 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         }
     }
 
-    func route(for token: String) -> SinkTable.SinkRoute? {
-        exporter.route(for: token)
+    func route(for token: String) -> HostedEventRoute? {
+        if let route = exporter.route(for: token) { return .sink(route) }
+        return engine.forwardingRoute(for: token).map { .forward(childID: $0.childID, token: $0.token) }
     }
 
-    func deliver(event bytes: UnsafeRawBufferPointer, via route: SinkTable.SinkRoute) -> Bool {
-        exporter.deliver(bytes: bytes, via: route, codec: engine.codec)
+    func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute) -> Bool {
+        switch route {
+        case .sink(let route): exporter.deliver(bytes: bytes, via: route, codec: engine.codec)
+        case .forward(let childID, let token): engine.forward(event: Array(bytes), token: token, toChild: childID)
+        }
     }
 
     func drain() {
@@ -101,8 +105,8 @@ protocol AnyHostedChild: AnyObject {
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
     /// Where events for `token` go (`nil`: a token the child does not know), resolved once per
     /// batch of events.
-    func route(for token: String) -> SinkTable.SinkRoute?
-    func deliver(event bytes: UnsafeRawBufferPointer, via route: SinkTable.SinkRoute) -> Bool
+    func route(for token: String) -> HostedEventRoute?
+    func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute) -> Bool
     /// Applies queued actions now and renders.
     func drain()
     /// Applies queued actions now (the event just delivered) without rendering: the engine
@@ -114,6 +118,16 @@ protocol AnyHostedChild: AnyObject {
     /// The child's state snapshot, for acknowledgements.
     func snapshot() -> TreeSnapshot?
     func stop()
+}
+
+/// Where an event for a hosted child goes.
+enum HostedEventRoute {
+    /// To a sink of one of the child's renderings (or, for a token of another incarnation, the
+    /// sink in the same slot of its latest): decoded and sent there.
+    case sink(SinkTable.SinkRoute)
+    /// To a remote child of the hosted child, for a sink this process passed on in a rendering
+    /// the hosted child's table does not hold (it restarted since): passed on as it is.
+    case forward(childID: UInt64, token: String)
 }
 
 /// The root a worker hosts a child under: it tags each rendering with the props sequence it was

@@ -37,6 +37,13 @@ final class OutstandingEvents: Sendable {
         return false
     }
 
+    /// Takes `slots` whatever the limit: events accepted earlier (by the proxy or the process
+    /// this child continues from) are not refused again.
+    func take(_ slots: Int) {
+        guard slots > 0 else { return }
+        count.add(slots, ordering: .relaxed)
+    }
+
     /// Frees `slots` (acknowledged events, or a reservation that was not sent).
     func release(_ slots: Int) {
         guard slots > 0 else { return }

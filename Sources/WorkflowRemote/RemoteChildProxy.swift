@@ -1,3 +1,4 @@
+import Foundation
 import Workflow
 
 /// The parent's record of one remote child: what it last sent, what the worker last rendered.
@@ -71,13 +72,37 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// Back-pressure: events sent and not yet acknowledged, against the runtime's limit.
     let outstanding: OutstandingEvents
 
-    init(path: String, placement: RemotePlacement, engine: RemoteEngine, snapshot: TreeSnapshot?) {
+    /// Names the sinks this child's renderings carry when this process passes them on in its
+    /// own rendering (it is the middle of a tree of three processes): the same for this node in
+    /// every process and every restart, so its parent's events still find it after a failover.
+    let forwardingPrefix: String
+    /// Events handed over with the snapshot this proxy started from (a restored or re-placed
+    /// node): the first START sends them as a continuation, not as a failover's replay.
+    private(set) var hasRestoredEvents: Bool
+
+    /// - Parameters:
+    ///   - path: the node's path in its host.
+    ///   - scope: where that host sits in the whole tree (empty for a root host; a hosted
+    ///     child's path in its parent's tree on a worker).
+    ///   - snapshot: the child's last acknowledged state, if any.
+    ///   - pendingEvents: events the child was sent and has not acknowledged (from a snapshot, or
+    ///     from the proxy this one replaces), sent again after its START, in order.
+    init(
+        path: String, scope: String, placement: RemotePlacement, engine: RemoteEngine, snapshot: TreeSnapshot?,
+        pendingEvents: [PendingRemoteEvent] = []
+    ) {
         self.snapshot = snapshot
         self.outstanding = engine.makeOutstandingEvents(path: path)
         self.path = path
         self.placement = placement
         self.engine = engine
+        self.forwardingPrefix = SinkForwarder.prefix(scope: scope, path: path)
+        self.hasRestoredEvents = !pendingEvents.isEmpty
         self.childID = engine.allocateChildID()
+        for event in pendingEvents { _ = record(event: event.token, bytes: Array(event.bytes)) }
+        // Accepted before (by the proxy or process this one continues): taken past the limit
+        // rather than refused now.
+        outstanding.take(pendingEvents.count)
         engine.register(proxy: self)
         engine.statusChanged(path: path, status: status)
     }
@@ -132,6 +157,30 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         engine.stop(proxy: self)
     }
 
+    /// Stops this proxy because another replaces it for the same node (a new placement), and
+    /// gives it what the child's state is made of: the last acknowledged snapshot and every event
+    /// not acknowledged, which the new placement applies on top of it. Events not sent yet stay
+    /// here rather than go to the old worker first.
+    func handOver() -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent]) {
+        let events = pendingEvents
+        if !isStopped {
+            isStopped = true
+            engine.stop(proxy: self, sendingDueEvents: false)
+        }
+        return (snapshot, events)
+    }
+
+    /// The events sent (or due) to the child and not acknowledged yet, oldest first: with
+    /// `snapshot`, the child's state as this parent knows it.
+    var pendingEvents: [PendingRemoteEvent] {
+        unacknowledged.map { PendingRemoteEvent(token: $0.token, bytes: Data($0.bytes)) }
+    }
+
+    /// The restored events went out with the first START.
+    func restoredEventsSent() {
+        hasRestoredEvents = false
+    }
+
     // MARK: Events and acknowledgements
 
     /// Numbers an event for this child and keeps it until the worker acknowledges it.
@@ -144,7 +193,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The worker applied every event up to `sequence`; `snapshot` is the state after it. (A
     /// released child's final flush carries a snapshot even when it applied no event: its state
     /// after everything it was sent.)
-    func acknowledge(upTo sequence: UInt64, snapshot newSnapshot: TreeSnapshot?) {
+    private func acknowledge(upTo sequence: UInt64, snapshot newSnapshot: TreeSnapshot?) {
         if let newSnapshot { snapshot = newSnapshot }
         guard sequence > 0 else { return }
         let count = unacknowledged.prefix { $0.sequence <= sequence }.count
@@ -187,6 +236,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         guard !flush.continues else { return false }
         let outputs = partialOutputs
         partialOutputs = []
+        let acknowledgement = Acknowledgement(sequence: flush.acknowledged, snapshot: flush.snapshot)
         var newRendering: (rendering: Child.Rendering, sequence: UInt64)?
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
@@ -201,23 +251,37 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
                 engine.log(error: "rendering of \(path) does not decode: \(error)")
             }
         }
-        guard !outputs.isEmpty || newRendering != nil else { return false }
+        guard !outputs.isEmpty || newRendering != nil || !acknowledgement.isEmpty else { return false }
         guard let sink, !outputs.isEmpty || stagedFlushes > 0 else {
-            // Only a rendering, and nothing ahead of it: visible at once, as one step.
-            if let newRendering { install(newRendering, refresh: true) }
+            // No outputs, and nothing ahead of it: the acknowledgement holds at once and the
+            // rendering (if any) is visible at once, as one step.
+            acknowledge(acknowledgement)
+            guard let newRendering else { return false }
+            install(newRendering, refresh: true)
             return true
         }
+        // The acknowledgement and snapshot go with the outputs: they hold once the node has
+        // applied those outputs, so the node's state (which encodes `snapshot` and the events
+        // still unacknowledged) never describes a child further along than the outputs its
+        // parent has seen. A snapshot of the parent taken in between would otherwise restore a
+        // child past outputs the parent never applied.
         stagedFlushes += 1
-        sink.send(.flush(ProxyFlush(childID: childID, outputs: outputs, rendering: newRendering)))
+        sink.send(.flush(ProxyFlush(childID: childID, outputs: outputs, rendering: newRendering, acknowledgement: acknowledgement)))
         return true
     }
 
-    /// The node applies a flush handed to it: installs its rendering (its outputs cascade in
-    /// the same action, so the next pass shows both).
+    /// The node applies a flush handed to it: takes its acknowledgement and installs its
+    /// rendering (its outputs cascade in the same action, so the next pass shows both).
     func apply(_ flush: ProxyFlush<Child.Rendering, Child.Output>) {
         stagedFlushes = max(0, stagedFlushes - 1)
+        acknowledge(flush.acknowledgement)
         // Applying the action already makes the node render again: no refresh.
         if let rendering = flush.rendering { install(rendering, refresh: false) }
+    }
+
+    private func acknowledge(_ acknowledgement: Acknowledgement) {
+        guard !acknowledgement.isEmpty else { return }
+        acknowledge(upTo: acknowledgement.sequence, snapshot: acknowledgement.snapshot)
     }
 
     private func install(_ new: (rendering: Child.Rendering, sequence: UInt64), refresh: Bool) {
@@ -299,12 +363,14 @@ protocol AnyRemoteChildProxy: AnyObject {
     var status: RemoteChildStatus { get }
     var isReleasing: Bool { get }
     var drainedFrom: String? { get }
+    var forwardingPrefix: String { get }
+    var hasRestoredEvents: Bool { get }
+    func restoredEventsSent()
     func beginRelease()
     func released(from workerName: String)
     func placed()
     func receive(flush: WorkerFlush, workerName: String) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
-    func acknowledge(upTo sequence: UInt64, snapshot: TreeSnapshot?)
     var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
     var lastSentEvent: UInt64 { get set }
     var eventsDue: Bool { get set }
@@ -326,6 +392,19 @@ struct WorkerFlush {
     var rendering: [UInt8]?
     /// The props sequence `rendering` was computed for.
     var renderingSequence: UInt64
+    /// The last event the worker applied (cumulative; `0`: no acknowledgement in this message).
+    var acknowledged: UInt64 = 0
+    /// The child's state after the events acknowledged and the outputs in this flush.
+    var snapshot: TreeSnapshot?
+}
+
+/// A worker's acknowledgement: the last event it applied (`0`: none) and its state after that
+/// (and after the outputs that came with it).
+struct Acknowledgement: Sendable {
+    var sequence: UInt64
+    var snapshot: TreeSnapshot?
+
+    var isEmpty: Bool { sequence == 0 && snapshot == nil }
 }
 
 /// Whether two props are equal, when their type is `Equatable`; `false` (compare the encoded

@@ -29,6 +29,7 @@ extension RemoteEngine {
 
     func register(proxy: any AnyRemoteChildProxy) {
         proxies[proxy.childID] = proxy
+        forwardingRoutes[proxy.forwardingPrefix] = proxy.childID
     }
 
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
@@ -58,7 +59,13 @@ extension RemoteEngine {
             // that is only the events kept here during the move: the old worker's final snapshot
             // holds everything it applied.
             let replay = proxy.unacknowledged.count
-            if let drained = proxy.drainedFrom {
+            if proxy.hasRestoredEvents {
+                // Events that came with the child's snapshot (its node was restored, or moved to
+                // another placement): not a failover of this child.
+                proxy.restoredEventsSent()
+                logger.info(
+                    "sending \(replay) events kept with the child's snapshot", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
+            } else if let drained = proxy.drainedFrom {
                 proxy.placed()
                 metrics.handovers.increment()
                 logger.info(
@@ -89,13 +96,16 @@ extension RemoteEngine {
             payloads: [props])
     }
 
-    func stop(proxy: any AnyRemoteChildProxy) {
+    /// Stops `proxy`'s child on its worker. `sendingDueEvents: false` when another proxy takes
+    /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
+    func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
         proxies[proxy.childID] = nil
+        if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
         awaiting.remove(proxy.childID)
         inspection.forget(childID: proxy.childID)
         shared.setStatus(nil, path: proxy.path)
         guard let peer = proxy.worker else { return }
-        sendDueEvents(of: proxy)
+        if sendingDueEvents { sendDueEvents(of: proxy) }
         peer.children.remove(proxy.childID)
         endRelease(of: proxy.childID, on: peer)
         proxy.worker = nil
@@ -127,9 +137,16 @@ extension RemoteEngine {
         let jobs = self.jobs
         let bound = LoopBound(self, owner: jobs)
         let forwarder = SinkForwarder(
-            prefix: "c\(childID)",
+            prefix: proxy.forwardingPrefix,
             send: { token, bytes in
-                jobs.append { bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes) }
+                // On the loop already (a middle process passing on its parent's event, or an
+                // action sending to a remote child): recorded now, so the snapshot that goes with
+                // this iteration's acknowledgement includes it.
+                if jobs.isOwnerThread {
+                    bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes)
+                } else {
+                    jobs.append { bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes) }
+                }
             },
             codec: codec,
             outstanding: proxy.outstanding)
@@ -152,6 +169,25 @@ extension RemoteEngine {
             proxy.eventsDue = true
             childrenWithEventsDue.append(childID)
         }
+    }
+
+    /// Where an event for a sink this process passed on goes when the hosted child that passed
+    /// it on no longer knows the token (it restarted here, or was placed here after a failover,
+    /// and has not rendered that sink again yet): to the remote child whose forwarding prefix
+    /// the token carries, with the child's own token. `nil` for any other token.
+    func forwardingRoute(for token: String) -> (childID: UInt64, token: String)? {
+        guard let (prefix, inner) = SinkForwarder.split(token), let childID = forwardingRoutes[String(prefix)] else { return nil }
+        return (childID, String(inner))
+    }
+
+    /// Passes an event on to the remote child `childID` as recorded bytes (the same codec at
+    /// both hops, so nothing is decoded here). Returns `false` if that child is gone.
+    func forward(event bytes: [UInt8], token: String, toChild childID: UInt64) -> Bool {
+        guard let proxy = proxies[childID] else { return false }
+        // Accepted by this process's parent already: not refused here.
+        proxy.outstanding.take(1)
+        sendEvent(childID: childID, path: proxy.path, token: token, event: bytes)
+        return true
     }
 
     /// Sends every event recorded in this loop iteration and not sent yet, per child in as few
@@ -386,9 +422,8 @@ extension RemoteEngine {
             let flush = WorkerFlush(
                 outputs: envelope.payloads[1..<(1 + info.causes.count)], causes: info.causes, ordinals: info.ordinals,
                 continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
-                renderingSequence: info.renderingSequence ?? 0)
+                renderingSequence: info.renderingSequence ?? 0, acknowledged: envelope.acknowledged, snapshot: info.snapshot)
             receive(flush, for: proxy)
-            proxy.acknowledge(upTo: envelope.acknowledged, snapshot: info.snapshot)
             if info.released == true { completeRelease(of: proxy) }
         case .error:
             let error = envelope.payloads.first.flatMap { payload in

@@ -260,7 +260,8 @@ extension RemoteEngine {
     /// acknowledgement of the events applied so far with a snapshot taken right after them, all
     /// in one multipart message (split over consecutive messages, marked `continues`, only when
     /// there are more outputs than one message carries). The parent never sees an
-    /// acknowledgement without the matching state, nor a rendering without the outputs before it.
+    /// acknowledgement or an output without the matching state, nor a rendering without the
+    /// outputs before it.
     ///
     /// `releasing` (the answer to RELEASE): the last message always carries the acknowledgement
     /// and a snapshot, and says `released`: the parent places the child again from it.
@@ -287,7 +288,10 @@ extension RemoteEngine {
             // The last message holds the remaining outputs and the rendering after them.
             let isLast = frames.count - start <= room - (rendering == nil ? 0 : 1)
             let end = isLast ? frames.count : start + room
-            let snapshot = isLast && acknowledge ? child.snapshot() : nil
+            // With the acknowledgement, and with any outputs: the parent applies them together
+            // with this state, so a parent restored from it after a failover neither loses nor
+            // repeats outputs no event of its caused (a worker's, or a grandchild's passed on).
+            let snapshot = isLast && (acknowledge || outputs != nil) ? child.snapshot() : nil
             let info = OutputsPayload(
                 causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []),
                 snapshot: snapshot, continues: !isLast, renderingSequence: isLast ? rendering?.sequence : nil,

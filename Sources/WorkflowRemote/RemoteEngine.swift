@@ -23,6 +23,8 @@ final class RemoteEngine {
     // Parent role.
     var workers: [WorkerID: WorkerPeer] = [:]
     var proxies: [UInt64: any AnyRemoteChildProxy] = [:]
+    /// Each remote child's forwarding prefix → its proxy (`forwardingRoute(for:)`).
+    var forwardingRoutes: [String: UInt64] = [:]
     var awaiting: Set<UInt64> = []
     var nextChildID: UInt64 = 1
     var settleChanged = false

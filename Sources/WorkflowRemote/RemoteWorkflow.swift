@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 @_spi(WorkflowRuntime) import Workflow
 
@@ -25,25 +26,49 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
     /// Holds the proxy across render passes. A class because the proxy is created lazily by the
     /// first render (it needs the node's path and the host's loop, which only a render knows).
     ///
-    /// `Codable` so the parent's tree snapshot carries the remote child's state: it encodes the
-    /// child's last acknowledged snapshot, and a host restored from it starts the child on its
-    /// worker from that snapshot.
+    /// `Codable` so the parent's tree snapshot carries the remote child's state: the child's last
+    /// acknowledged snapshot *and* the events sent to it that it has not acknowledged yet. A host
+    /// restored from it starts the child on its worker from that snapshot and sends it those
+    /// events again, so an event the parent accepted is part of the parent's state. That matters
+    /// in the middle of a tree of three processes: the middle acknowledges an event to its own
+    /// parent as soon as it has passed it on to the grandchild's worker, so if the middle fails
+    /// over before the grandchild acknowledged it, the middle's snapshot is the only place the
+    /// event still is.
     public final class State: Codable {
         var proxy: RemoteChildProxy<Child>?
         /// The child's snapshot this state was restored with, until a proxy takes it over.
         var restoredSnapshot: TreeSnapshot?
+        /// The unacknowledged events this state was restored with, until a proxy takes them over.
+        var restoredEvents: [PendingRemoteEvent] = []
         /// Set once this node has warned that its host cannot run it remotely.
         var warnedRunningLocally = false
 
         init() {}
 
+        private enum CodingKeys: String, CodingKey {
+            case snapshot, pendingEvents
+        }
+
         public init(from decoder: any Decoder) throws {
-            restoredSnapshot = try decoder.singleValueContainer().decode(TreeSnapshot?.self)
+            // Snapshots written before pending events were kept hold the child's snapshot alone
+            // (a `TreeSnapshot`, which has no `pendingEvents` key, or null).
+            if let keyed = try? decoder.container(keyedBy: CodingKeys.self), keyed.contains(.pendingEvents) {
+                restoredSnapshot = try keyed.decodeIfPresent(TreeSnapshot.self, forKey: .snapshot)
+                restoredEvents = try keyed.decode([PendingRemoteEvent].self, forKey: .pendingEvents)
+            } else {
+                restoredSnapshot = try decoder.singleValueContainer().decode(TreeSnapshot?.self)
+            }
         }
 
         public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(proxy?.snapshot ?? restoredSnapshot)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if let proxy {
+                try container.encodeIfPresent(proxy.snapshot, forKey: .snapshot)
+                try container.encode(proxy.pendingEvents, forKey: .pendingEvents)
+            } else {
+                try container.encodeIfPresent(restoredSnapshot, forKey: .snapshot)
+                try container.encode(restoredEvents, forKey: .pendingEvents)
+            }
         }
     }
 
@@ -60,7 +85,12 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
     /// from going unnoticed in production. `.configured` is local by definition when no
     /// placement table (none without a runtime) has an entry for the child, and does not warn.
     public func render(state: State, context: RenderContext<RemoteWorkflow<Child>>) -> Child.Rendering {
-        guard let runtime = context.loop as? RemoteRuntime else {
+        let runtime: RemoteRuntime
+        let scope: String
+        switch context.loop {
+        case let loop as RemoteRuntime: (runtime, scope) = (loop, "")
+        case let loop as HostedChildLoop: (runtime, scope) = (loop.runtime, loop.scope)
+        default:
             if !state.warnedRunningLocally, placement != .configured {
                 state.warnedRunningLocally = true
                 Logger(label: "workflow.remote").warning(
@@ -80,10 +110,13 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
         if let existing = state.proxy, existing.placement == placement {
             proxy = existing
         } else {
-            state.proxy?.stop()
+            // A new placement (or the first render): the new proxy starts the child from the
+            // last acknowledged state and sends it every event that state does not include.
+            let (snapshot, events) = state.proxy?.handOver() ?? (state.restoredSnapshot, state.restoredEvents)
+            state.restoredEvents = []
             proxy = RemoteChildProxy(
-                path: context.nodePath, placement: placement, engine: runtime.engine,
-                snapshot: state.proxy?.snapshot ?? state.restoredSnapshot)
+                path: context.nodePath, scope: scope, placement: placement, engine: runtime.engine,
+                snapshot: snapshot, pendingEvents: events)
             state.proxy = proxy
         }
         proxy.sink = context.makeSink(of: ProxyEvent<Child.Rendering, Child.Output>.self) { event in
@@ -124,4 +157,13 @@ struct ProxyFlush<Rendering: Sendable, Output: Sendable>: Sendable {
     let childID: UInt64
     let outputs: [Output]
     let rendering: (rendering: Rendering, sequence: UInt64)?
+    /// What the worker acknowledged with these outputs: it holds once they are applied.
+    let acknowledgement: Acknowledgement
+}
+
+/// An event sent to a remote child and not acknowledged by its worker yet, as a snapshot keeps
+/// it: the sink's token and the encoded event.
+struct PendingRemoteEvent: Codable, Sendable, Equatable {
+    var token: String
+    var bytes: Data
 }

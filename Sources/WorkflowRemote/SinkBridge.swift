@@ -117,8 +117,9 @@ final class SinkTable: SinkExporter {
     }
 
     /// The parts of a runtime token (`<slot>@<incarnation>.<pass>`, see `SinkRoute`) the table
-    /// reads. A middle process's tokens (`c<child>~<token>`) parse the same way: their slot and
-    /// incarnation are those of the token they carry.
+    /// reads. A middle process's tokens (`f<prefix>~<token>`, see `SinkForwarder`) parse the same
+    /// way: their slot is the prefix with the carried token's slot, their incarnation the carried
+    /// token's.
     private struct Stamp {
         let slot: Substring
         let incarnation: Substring
@@ -151,7 +152,7 @@ private struct DeliveryBox: Sendable {
 /// The parent side: sinks decoded from a remote child's rendering send their events to the
 /// child's worker through the runtime.
 struct SinkForwarder: SinkImporter {
-    /// Unique per remote child in this process.
+    /// Names the remote child in the tokens this process passes on (`prefix(scope:path:)`).
     let prefix: String
     let send: @Sendable (String, [UInt8]) -> Void
     let codec: any WireCodec
@@ -160,6 +161,30 @@ struct SinkForwarder: SinkImporter {
 
     func localToken(for token: String) -> String {
         "\(prefix)~\(token)"
+    }
+
+    /// The prefix for the remote child at `path` in a host that sits at `scope` in the whole
+    /// tree: `f` and a 64-bit FNV-1a hash of both, in base 36.
+    ///
+    /// It is derived from where the child is rather than from anything a process allocates, so
+    /// it is the same in every process and in every restart: when this process's hosted child
+    /// restarts (here after a failover, or in another worker), the tokens its parent still holds
+    /// from before name the same remote child, and `RemoteEngine.forwardingRoute(for:)` finds it.
+    /// The scope keeps two hosted children of the same type on one worker apart; the hash keeps
+    /// tokens short (a path can be long and is repeated in every sink of a rendering).
+    static func prefix(scope: String, path: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in scope.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        hash = (hash ^ 0) &* 0x100_0000_01b3
+        for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "f" + String(hash, radix: 36)
+    }
+
+    /// The forwarding prefix and the remote child's own token of a token this process made with
+    /// `localToken(for:)`; `nil` for a runtime token (which starts with a node number).
+    static func split(_ token: String) -> (prefix: Substring, token: Substring)? {
+        guard token.first == "f", let tilde = token.firstIndex(of: "~") else { return nil }
+        return (token[..<tilde], token[token.index(after: tilde)...])
     }
 
     func importSink(token: String) -> @Sendable (any Encodable & Sendable) -> Bool {

@@ -1,6 +1,7 @@
 import Foundation
 import RemoteTestSupport
 import Testing
+import WireProtocol
 import Workflow
 import WorkflowCluster
 import WorkflowExamples
@@ -45,6 +46,36 @@ struct ClusterSnapshotTests {
         let snapshot = try SnapshotFile.load(path)
         let state = try #require(snapshot.state, "the root's state is missing from \(path)")
         return try JSONDecoder().decode(EmailBrowserWorkflow.State.self, from: state).selection
+    }
+
+    /// The selections a restore of the snapshot at `path` goes through: the root's recorded
+    /// selection, then the selections sent to the remote inbox and not acknowledged by its worker
+    /// yet (they are part of the remote child's state and are sent again on restore). Empty
+    /// while there is no file.
+    static func restoredSelections(inSnapshot path: String) throws -> [MessageID] {
+        guard let recorded = try selection(inSnapshot: path) else { return [] }
+        var selections = [recorded]
+        for id in try pendingSelections(in: SnapshotFile.load(path)) where selections.last != id { selections.append(id) }
+        return selections
+    }
+
+    /// The mirror of a remote child's snapshot state, enough to read its pending events.
+    private struct RemoteChildState: Decodable {
+        struct PendingEvent: Decodable { var token: String; var bytes: Data }
+        var pendingEvents: [PendingEvent]?
+    }
+
+    /// Every pending event kept in the tree under `snapshot` that decodes as a selection.
+    private static func pendingSelections(in snapshot: TreeSnapshot) throws -> [MessageID] {
+        var found: [MessageID] = []
+        if let state = snapshot.state, let remote = try? JSONDecoder().decode(RemoteChildState.self, from: state)
+        {
+            for event in remote.pendingEvents ?? [] {
+                found.append(try BinaryWireCodec().decode(MessageID.self, from: [UInt8](event.bytes)))
+            }
+        }
+        for child in snapshot.children { found += try pendingSelections(in: child.snapshot) }
+        return found
     }
 
     @Test("the snapshot is written on the interval: after a SIGKILL (no SIGTERM write) the restart restores it")

@@ -71,8 +71,11 @@ func makeWorker(
 /// A worker process (the `remote-test-worker` helper), killed when the test ends.
 final class WorkerProcess: Sendable {
     let process: Process
+    /// The worker's name (`--name`).
+    let name: String
 
     init(name: String, connect: String, listen: String? = nil, pool: String? = nil) throws {
+        self.name = name
         let process = Process()
         process.executableURL = Self.executableURL
         var arguments = ["--name", name, "--connect", connect]
