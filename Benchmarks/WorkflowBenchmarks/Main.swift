@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// `workflow-bench`: prints one table of every figure, each beside its baseline from the same run.
 ///
@@ -7,16 +8,43 @@ import Foundation
 ///     swift run -c release workflow-bench remote     figures 3–5 only (round trip, events, fan-out)
 ///     swift run -c release workflow-bench remote 4   one of them alone (3, 4 or 5), for profiling
 ///
+///     workflow-bench profile-remote COUNT [ENDPOINT] COUNT remote round trips alone, for callgrind
+///                                                    (Benchmarks/callgrind-remote.sh)
+///
 /// Internal modes (the benchmark spawns itself): `worker ENDPOINT NAME`, `raw-echo ENDPOINT`.
+///
+/// A synchronous `main` that runs the figures in a task and waits on a semaphore: with an
+/// `async` main, libdispatch parks the main thread in `sigsuspend` and valgrind 3.19 crashes
+/// there, so neither the benchmark nor its worker processes could run under callgrind.
 @main
 struct WorkflowBench {
-    static func main() async throws {
+    static func main() throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         switch arguments.first {
         case "worker": try runWorker(endpoint: arguments[1], name: arguments[2])
         case "raw-echo": try runRawEcho(endpoint: arguments[1])
         default: break
         }
+        let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<(any Error)?>(nil)
+        Task.detached {
+            do {
+                if arguments.first == "profile-remote" {
+                    try await remoteRoundTripProfile(
+                        count: arguments.count > 1 ? Int(arguments[1]) ?? 100 : 100, endpoint: arguments.count > 2 ? arguments[2] : nil)
+                } else {
+                    try await runFigures(arguments)
+                }
+            } catch {
+                failure.withLock { $0 = error }
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    private static func runFigures(_ arguments: [String]) async throws {
         var figures: [Figure] = []
         if arguments.first == "remote" {
             // Figures 3–5 only (the remote paths), e.g. three times in a row for before/after.

@@ -35,6 +35,12 @@ func runWorker(endpoint: String, name: String) throws -> Never {
     configuration.logger.logLevel = .error
     configuration.capacity = 100_000
     let runtime = try RemoteRuntime(configuration: configuration)
+    // SIGTERM ends it (`Peer.terminate`, so a run under valgrind writes its profile): a process
+    // spawned from a dispatch thread starts with that thread's signal mask, which blocks it.
+    var terminate = sigset_t()
+    sigemptyset(&terminate)
+    sigaddset(&terminate, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &terminate, nil)
     // Exits once the benchmark is gone (it is reparented), so a crashed run leaves no orphans.
     // Meanwhile it answers the benchmark's requests for its allocation count (`WorkerAllocations`).
     let benchmark = getppid()
@@ -145,8 +151,9 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
     let parentAllocations = await AllocationCounter.count {
         for step in 1...iterations {
             remote.append(await measure {
-                host.update(workflow: CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1")))
-                await awaitRendering(host) { $0["rt"]?.step == step }
+                await updateAndAwait(host, CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1"))) {
+                    $0["rt"]?.step == step
+                }
             })
         }
     }
@@ -169,6 +176,62 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
         }
     }
     return figures
+}
+
+/// Figure 3's step: new props, then the rendering that shows them. Through
+/// `WorkflowHost.updateAndAwaitRendering` (the loop answers the waiting task directly), or with
+/// `WF_BENCH_STREAM_WAIT=1` as before it existed: `update` and a `renderings` subscription
+/// filtered for the change (to compare both waits in one binary).
+func updateAndAwait<W: Workflow>(_ host: WorkflowHost<W>, _ workflow: W, until shown: @escaping @Sendable (W.Rendering) -> Bool) async {
+    if !streamWait, let rendering = await host.updateAndAwaitRendering(workflow: workflow), shown(rendering) { return }
+    if streamWait { host.update(workflow: workflow) }
+    await awaitRendering(host, where: shown)
+}
+
+let streamWait = ProcessInfo.processInfo.environment["WF_BENCH_STREAM_WAIT"] == "1"
+
+/// `profile-remote COUNT [ENDPOINT]`: COUNT round trips of figure 3 alone (after a warm-up),
+/// against one worker, for `Benchmarks/callgrind-remote.sh`.
+///
+/// Without ENDPOINT it spawns its worker process and, with the preloaded malloc counter, prints
+/// both processes' allocations during the COUNT round trips. With ENDPOINT it listens there for a
+/// worker started by someone else (`workflow-bench worker ENDPOINT bench-1`): under valgrind,
+/// Foundation's `Process` cannot spawn (closing the file descriptors valgrind keeps fails with
+/// EBADF), so the script starts both processes under callgrind itself.
+func remoteRoundTripProfile(count: Int, endpoint: String?) async throws {
+    var configuration = RemoteRuntimeConfiguration(name: "bench-parent")
+    configuration.listenEndpoint = endpoint ?? uniqueEndpoint("parent")
+    configuration.requestTimeout = .seconds(600)
+    configuration.logger.logLevel = .error
+    let parent = try RemoteRuntime(configuration: configuration)
+    let worker = endpoint == nil ? try Peer(["worker", parent.listenEndpoint!, "bench-1"]) : nil
+    await parent.waitForWorkers(count: 1)
+    func board(_ step: Int) -> CounterBoardWorkflow {
+        CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1"))
+    }
+    let host = WorkflowHost(workflow: board(0), loop: parent)
+    await awaitRendering(host) { $0["rt"]?.step == 0 }
+    let warmUp = 20
+    for step in 1...warmUp {
+        host.update(workflow: board(step))
+        await awaitRendering(host) { $0["rt"]?.step == step }
+    }
+    let workerPID = worker?.process.processIdentifier
+    let workerBefore = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
+    let parentAllocations = await AllocationCounter.count {
+        for step in (warmUp + 1)...(warmUp + count) {
+            await updateAndAwait(host, board(step)) { $0["rt"]?.step == step }
+        }
+    }
+    let workerAfter = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
+    if AllocationCounter.isAvailable, let workerBefore, let workerAfter {
+        let perParent = parentAllocations / Double(count)
+        let perWorker = Double(workerAfter &- workerBefore) / Double(count)
+        print("round trips: \(count), allocations per round trip: parent \(perParent), worker \(perWorker), both \(perParent + perWorker)")
+    }
+    await host.stop()
+    worker?.kill()
+    await parent.shutdown()
 }
 
 struct BenchError: Error, CustomStringConvertible {

@@ -5,8 +5,10 @@ enum Delivery: Sendable {
     /// A value sent through a sink, handled by the handler that sink carries (the one its own
     /// render pass declared) on the node the handler names.
     case event(handler: AnySinkHandler, value: any Sendable)
-    /// New props for the root workflow.
-    case updateRoot(any Sendable)
+    /// New props for the root workflow, and, for `WorkflowHost.updateAndAwaitRendering`, where
+    /// to hand the first rendering published after they were applied (`nil` if none will be:
+    /// the host stopped).
+    case updateRoot(any Sendable, reply: (@Sendable ((any Sendable)?) -> Void)?)
 }
 
 /// The queue between sinks (called from any thread) and the host's loop.

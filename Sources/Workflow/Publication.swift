@@ -51,25 +51,36 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     }
 
     func subscribeRenderings() -> AsyncStream<Rendering> {
-        subscribe(\.renderingSubscribers, bufferingPolicy: .bufferingNewest(1), startingWithLatest: true)
+        subscribe(
+            bufferingPolicy: .bufferingNewest(1), startingWithLatest: true,
+            register: { state, id, continuation in state.renderingSubscribers[id] = continuation },
+            unregister: { state, id in _ = state.renderingSubscribers.removeValue(forKey: id) })
     }
 
     func subscribeOutputs() -> AsyncStream<Output> {
-        subscribe(\.outputSubscribers, bufferingPolicy: .unbounded, startingWithLatest: false)
+        subscribe(
+            bufferingPolicy: .unbounded, startingWithLatest: false,
+            register: { state, id, continuation in state.outputSubscribers[id] = continuation },
+            unregister: { state, id in _ = state.outputSubscribers.removeValue(forKey: id) })
     }
 
-    /// Registers a new stream in `subscribers`; a stream made after `finish()` ends at once.
+    /// Registers a new stream through `register`; a stream made after `finish()` ends at once.
+    ///
+    /// The subscriber table is chosen by the two closures (they capture nothing), not by a key
+    /// path: a key path into the generic `State` is instantiated from its mangled pattern on
+    /// every call, about 27,000 instructions per subscription (docs/BENCHMARKS.md).
     private func subscribe<Element>(
-        _ subscribers: WritableKeyPath<State, [UInt64: AsyncStream<Element>.Continuation]> & Sendable,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
-        startingWithLatest: Bool
+        startingWithLatest: Bool,
+        register: (inout State, UInt64, AsyncStream<Element>.Continuation) -> Void,
+        unregister: @escaping @Sendable (inout State, UInt64) -> Void
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: bufferingPolicy)
         let id: UInt64? = state.withLock { state in
             if startingWithLatest, let latest = state.latest as? Element { continuation.yield(latest) }
             guard !state.finished else { return nil }
             state.nextID += 1
-            state[keyPath: subscribers][state.nextID] = continuation
+            register(&state, state.nextID, continuation)
             return state.nextID
         }
         guard let id else {
@@ -77,7 +88,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0[keyPath: subscribers].removeValue(forKey: id) }
+            self?.state.withLock { unregister(&$0, id) }
         }
         return stream
     }

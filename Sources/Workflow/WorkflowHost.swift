@@ -77,7 +77,23 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
 
     /// Gives the root new props; the tree re-renders on the loop.
     public func update(workflow: WorkflowType) {
-        core.mailbox.send(.updateRoot(workflow))
+        core.mailbox.send(.updateRoot(workflow, reply: nil))
+    }
+
+    /// Gives the root new props, like `update(workflow:)`, and returns the first settled
+    /// rendering published after the loop applied them: one that reflects them (or a later
+    /// change). Returns `nil` if the host stopped first.
+    ///
+    /// Why: a caller that must see its own change (a request handler answering with the new
+    /// screen, a test, the round-trip benchmark) would otherwise subscribe to `renderings` and
+    /// filter, which costs a stream per wait and cannot tell which rendering came after the
+    /// update. Here the loop hands the rendering to the waiting task directly, once.
+    /// Not cancellable: the props are applied either way.
+    public func updateAndAwaitRendering(workflow: WorkflowType) async -> Rendering? {
+        let mailbox = core.mailbox
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Rendering?, Never>) in
+            mailbox.send(.updateRoot(workflow, reply: { continuation.resume(returning: $0 as? Rendering) }))
+        }
     }
 
     /// The tree's snapshot, taken on the loop after everything queued before this call.
@@ -200,6 +216,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     /// Deliveries taken from the mailbox, applied in order from `nextTaken`.
     private var taken: [Delivery] = []
     private var nextTaken = 0
+    /// Waiting for the next published rendering: updates applied since the last publication
+    /// (`WorkflowHost.updateAndAwaitRendering`).
+    private var renderingReplies: [@Sendable ((any Sendable)?) -> Void] = []
 
     init(
         workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
@@ -267,14 +286,21 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     }
 
     private func apply(_ delivery: Delivery) {
-        guard let root else { return }
+        guard let root else {
+            if case .updateRoot(_, let reply?) = delivery { reply(nil) }
+            return
+        }
         switch delivery {
         case .event(let handler, let value):
             context.deliver(handler: handler, value: value)
-        case .updateRoot(let value):
-            guard let workflow = value as? W else { return }
+        case .updateRoot(let value, let reply):
+            guard let workflow = value as? W else {
+                reply?(nil)
+                return
+            }
             root.update(workflow: workflow)
             context.needsRender = true
+            if let reply { renderingReplies.append(reply) }
         }
     }
 
@@ -326,6 +352,15 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
             context.observers?.forEach { $0.renderingWasPublished(after: duration) }
         }
         publication.publish(rendering: rendering)
+        answerRenderingReplies(with: rendering)
+    }
+
+    /// Hands `rendering` (or `nil`: the host stopped) to every update waiting for it.
+    private func answerRenderingReplies(with rendering: W.Rendering?) {
+        guard !renderingReplies.isEmpty else { return }
+        let replies = renderingReplies
+        renderingReplies.removeAll(keepingCapacity: true)
+        for reply in replies { reply(rendering) }
     }
 
     private func renderRoot(_ root: WorkflowNode<W>) -> W.Rendering {
@@ -341,6 +376,13 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         self.root = nil
         context.observers?.forEach { $0.sessionDidEnd() }
         publication.finish()
+        // Updates waiting for a rendering get none; so do those queued but not applied yet (a
+        // later drain would answer them too, but a host stopped from its deinit has none).
+        answerRenderingReplies(with: nil)
+        let unapplied = taken[nextTaken...] + context.mailbox.takeAll()
+        taken.removeAll()
+        nextTaken = 0
+        for case .updateRoot(_, let reply?) in unapplied { reply(nil) }
     }
 
     func snapshot() -> TreeSnapshot {

@@ -187,12 +187,11 @@ final class LoopSockets {
     func poll(timeout: Duration, listenerOnly: Bool = false) -> (listener: Bool, upstream: Bool, security: Bool) {
         if listenerOnly, let upstreamToken { poller.setEvents([], for: upstreamToken) }
         defer { if listenerOnly, let upstreamToken { poller.setEvents(.readable, for: upstreamToken) } }
-        let ready = (try? poller.poll(timeout: timeout)) ?? [:]
+        guard let count = try? poller.wait(timeout: timeout), count > 0 else { return (false, false, false) }
+        func isReady(_ token: ZMQPoller.Token?) -> Bool { token.map { !poller.readyEvents(for: $0).isEmpty } ?? false }
         return (
-            listenerToken.map { ready[$0] != nil } ?? false,
-            upstreamToken.map { ready[$0] != nil } ?? false,
-            (zapToken.map { ready[$0] != nil } ?? false) || (monitorToken.map { ready[$0] != nil } ?? false)
-                || (upstreamMonitorToken.map { ready[$0] != nil } ?? false)
+            isReady(listenerToken), isReady(upstreamToken),
+            isReady(zapToken) || isReady(monitorToken) || isReady(upstreamMonitorToken)
         )
     }
 
@@ -232,9 +231,10 @@ final class LoopSockets {
     /// on empty. Such a message is invalid by its frame count alone (which the envelope check
     /// still sees), and a peer's endless multipart message is then not held a second time here.
     func receiveFromListener(copyingAtMost maxFrames: Int) -> (WorkerID, [[UInt8]])? {
-        guard let listener, let messages = try? listener.receiveMessages(.dontWait), let routingID = messages.first else { return nil }
-        let frames = messages.dropFirst().enumerated().map { index, frame in index < maxFrames ? frame.bytes : [] }
-        return (WorkerID(bytes: routingID.bytes), frames)
+        guard let listener, var frames = try? listener.receiveMultipart(.dontWait, copyingAtMost: maxFrames + 1), !frames.isEmpty
+        else { return nil }
+        let routingID = frames.removeFirst()
+        return (WorkerID(bytes: routingID), frames)
     }
 
     /// The next message from the parent, without waiting.
@@ -257,6 +257,9 @@ final class LoopSockets {
         listenerMonitor?.stop()
         upstreamMonitor?.stop()
         zap?.close()
+        // The listener runs with linger 0 so a dead worker's queue never holds the loop; on a
+        // planned stop its last messages (STOPs, goodbyes) get the upstream's 200 ms to leave.
+        try? listener?.set(.linger, 200)
         listener?.close()
         upstream?.close()
         context.shutdown()

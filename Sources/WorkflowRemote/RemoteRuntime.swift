@@ -119,8 +119,10 @@ public final class RemoteRuntime: RuntimeLoop {
         }
     }
 
-    /// Leaves the cluster in order: tells the parent (GOODBYE), stops hosted children, closes the
-    /// sockets and ends the loop thread. Waits until that is done.
+    /// Leaves the cluster in order: tells the parent (GOODBYE), stops hosted children, tells the
+    /// workers to stop the children placed on them (STOP), closes the sockets and ends the loop
+    /// thread. Waits until that is done. Stop the `WorkflowHost`s running on this runtime before:
+    /// a job submitted after the loop ended never runs, so a host's `stop()` would wait forever.
     public func shutdown() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             jobs.append { [bound] in

@@ -44,9 +44,13 @@ public final class ZMQPoller {
         let token: Token
         let source: Source
         var events: Events
+        /// What the last poll found it ready for.
+        var ready: Events = []
     }
 
     private var entries: [Entry] = []
+    /// The `zmq_poll` items of the last poll, one per entry; kept so a poll allocates nothing.
+    private var items: [zmq_pollitem_t] = []
     private var nextToken = 0
 
     /// Creates an empty poller.
@@ -104,9 +108,24 @@ public final class ZMQPoller {
     /// ``ZMQError/isClosedSocket`` if a registered socket has been closed. Signals
     /// (`EINTR`) are absorbed: the wait resumes with the remaining time.
     public func poll(timeout: Duration? = nil) throws(ZMQError) -> [Token: Events] {
-        var items: [zmq_pollitem_t] = []
-        items.reserveCapacity(entries.count)
-        for entry in entries {
+        guard try wait(timeout: timeout) > 0 else { return [:] }
+        var ready: [Token: Events] = [:]
+        for entry in entries where !entry.ready.isEmpty { ready[entry.token] = entry.ready }
+        return ready
+    }
+
+    /// Like ``poll(timeout:)``, but keeps what each registration is ready for in the poller
+    /// (read it with ``readyEvents(for:)``) instead of returning a dictionary, and returns how
+    /// many registrations are ready (0: the timeout elapsed).
+    ///
+    /// For an event loop that polls thousands of times a second: this allocates nothing (the
+    /// `zmq_pollitem_t` array is kept between calls), where ``poll(timeout:)`` allocates its
+    /// result. Errors are as for ``poll(timeout:)``.
+    public func wait(timeout: Duration? = nil) throws(ZMQError) -> Int {
+        items.removeAll(keepingCapacity: true)
+        for index in entries.indices {
+            entries[index].ready = []
+            let entry = entries[index]
             switch entry.source {
             case .socket(let socket):
                 guard let handle = socket.handle else { throw ZMQError.closedSocket }
@@ -117,14 +136,20 @@ public final class ZMQPoller {
                 items.append(zmq_pollitem_t(socket: nil, fd: descriptor, events: entry.events.rawValue, revents: 0))
             }
         }
-        let count = try Self.pollItems(&items, timeout: timeout)
-        guard count > 0 else { return [:] }
-        var ready: [Token: Events] = [:]
-        for (entry, item) in zip(entries, items) where item.revents != 0 {
-            if case .wakeup(let wakeup) = entry.source { wakeup.drain() }
-            ready[entry.token] = Events(rawValue: item.revents)
+        guard try Self.pollItems(&items, timeout: timeout) > 0 else { return 0 }
+        var count = 0
+        for index in entries.indices where items[index].revents != 0 {
+            if case .wakeup(let wakeup) = entries[index].source { wakeup.drain() }
+            entries[index].ready = Events(rawValue: items[index].revents)
+            count += 1
         }
-        return ready
+        return count
+    }
+
+    /// What `token`'s registration was ready for at the last ``wait(timeout:)`` or
+    /// ``poll(timeout:)`` (empty if it was not ready, or is not registered).
+    public func readyEvents(for token: Token) -> Events {
+        entries.first { $0.token == token }?.ready ?? []
     }
 
     /// Runs `zmq_poll`, resuming after signals with the remaining time. Returns the number

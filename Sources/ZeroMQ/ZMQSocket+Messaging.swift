@@ -64,24 +64,15 @@ extension ZMQSocket {
     /// with ``receiveMultipart(_:)`` / ``ZMQMessage/bytes`` to hand them elsewhere.
     public func receiveMessages(_ mode: ReceiveMode = .blocking) throws(ZMQError) -> [ZMQMessage]? {
         let handle = try requireHandle()
-        var firstFlags: Int32 = 0
-        switch mode {
-        case .blocking:
-            break
-        case .dontWait:
-            firstFlags = ZMQ_DONTWAIT
-        case .timeout(let timeout):
-            guard try waitUntilReadable(handle, timeout: timeout) else { return nil }
-            firstFlags = ZMQ_DONTWAIT
-        }
+        guard let firstFlags = try firstReceiveFlags(handle, mode) else { return nil }
         let first = ZMQMessage()
-        guard try Self.receiveFrame(into: first, from: handle, flags: firstFlags) else { return nil }
+        guard try Self.receiveFrame(into: first.pointer, from: handle, flags: firstFlags) else { return nil }
         var frames = [first]
         var more = first.hasMore
         while more {
             // Remaining frames of an atomic message are already here; waiting is never needed.
             let next = ZMQMessage()
-            guard try Self.receiveFrame(into: next, from: handle, flags: 0) else {
+            guard try Self.receiveFrame(into: next.pointer, from: handle, flags: 0) else {
                 throw ZMQError(code: EAGAIN)
             }
             frames.append(next)
@@ -92,7 +83,42 @@ extension ZMQSocket {
 
     /// Receives one whole multipart message, copying each frame into a `[UInt8]`.
     public func receiveMultipart(_ mode: ReceiveMode = .blocking) throws(ZMQError) -> [[UInt8]]? {
-        try receiveMessages(mode)?.map(\.bytes)
+        try receiveMultipart(mode, copyingAtMost: .max)
+    }
+
+    /// Receives one whole multipart message, copying only its first `maxCopied` frames into
+    /// `[UInt8]`s; every later frame is received and returned empty, so the count of frames is
+    /// still the message's.
+    ///
+    /// For a loop that receives from untrusted peers: a message with more frames than any valid
+    /// one is invalid by its count alone, and its extra frames are then not held a second time.
+    /// The frames are received through one `zmq_msg_t` on the stack, reused for each frame:
+    /// the only allocations are the arrays returned (``receiveMessages(_:)`` allocates two
+    /// objects per frame, and ``receiveMultipart(_:)`` used to copy out of those).
+    public func receiveMultipart(_ mode: ReceiveMode = .blocking, copyingAtMost maxCopied: Int) throws(ZMQError) -> [[UInt8]]? {
+        let handle = try requireHandle()
+        guard let firstFlags = try firstReceiveFlags(handle, mode) else { return nil }
+        let received: Result<[[UInt8]]?, ZMQError> = withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { buffer in
+            let message = buffer.baseAddress!
+            // zmq_msg_init cannot fail (it always returns 0); zmq_msg_recv releases the previous
+            // frame's content before it fills the message with the next one.
+            zmq_msg_init(message)
+            defer { zmq_msg_close(message) }
+            do throws(ZMQError) {
+                guard try Self.receiveFrame(into: message, from: handle, flags: firstFlags) else { return .success(nil) }
+                var frames: [[UInt8]] = []
+                frames.reserveCapacity(4)
+                while true {
+                    frames.append(frames.count < maxCopied ? Self.copyBytes(of: message) : [])
+                    guard zmq_msg_more(message) != 0 else { return .success(frames) }
+                    // Remaining frames of an atomic message are already here; waiting is never needed.
+                    guard try Self.receiveFrame(into: message, from: handle, flags: 0) else { throw ZMQError(code: EAGAIN) }
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try received.get()
     }
 
     /// Receives one whole multipart message, copying each frame into `Data`.
@@ -100,13 +126,34 @@ extension ZMQSocket {
         try receiveMessages(mode)?.map(\.data)
     }
 
+    /// The flags of a message's first `zmq_msg_recv` in `mode`, or nil when a `.timeout` wait
+    /// saw nothing arrive.
+    private func firstReceiveFlags(_ handle: UnsafeMutableRawPointer, _ mode: ReceiveMode) throws(ZMQError) -> Int32? {
+        switch mode {
+        case .blocking:
+            return 0
+        case .dontWait:
+            return ZMQ_DONTWAIT
+        case .timeout(let timeout):
+            guard try waitUntilReadable(handle, timeout: timeout) else { return nil }
+            return ZMQ_DONTWAIT
+        }
+    }
+
+    /// A copy of a received frame's bytes.
+    private static func copyBytes(of message: UnsafeMutablePointer<zmq_msg_t>) -> [UInt8] {
+        let size = zmq_msg_size(message)
+        guard size > 0, let base = zmq_msg_data(message) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(base), count: size))
+    }
+
     /// Receives one frame, retrying on `EINTR`; returns false on `EAGAIN`.
     private static func receiveFrame(
-        into message: ZMQMessage,
+        into message: UnsafeMutablePointer<zmq_msg_t>,
         from handle: UnsafeMutableRawPointer,
         flags: Int32
     ) throws(ZMQError) -> Bool {
-        while zmq_msg_recv(message.pointer, handle, flags) < 0 {
+        while zmq_msg_recv(message, handle, flags) < 0 {
             let error = ZMQError.last()
             if error.isInterrupted { continue }
             if error.isAgain { return false }

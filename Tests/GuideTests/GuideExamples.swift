@@ -67,6 +67,14 @@ func postTwice() async -> [String] {
 }
 // GUIDE-END
 
+// GUIDE-BEGIN rename
+/// Renames the room and answers with the name the room now shows: the first rendering after
+/// the loop applied the new props, handed straight to this task.
+func rename(_ host: WorkflowHost<RoomWorkflow>, to name: String) async -> String? {
+    await host.updateAndAwaitRendering(workflow: RoomWorkflow(name: name))?.name  // nil: host stopped
+}
+// GUIDE-END
+
 // GUIDE-BEGIN lobby
 /// The lobby: one room per name, and how many messages were posted in all of them.
 struct LobbyWorkflow: Workflow, Sendable {

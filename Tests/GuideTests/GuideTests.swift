@@ -19,6 +19,15 @@ struct GuideTests {
         #expect(await postTwice() == ["hello", "is anyone here?"])
     }
 
+    @Test("a rename is answered with the rendering that shows it")
+    func renameIsAnswered() async {
+        let host = WorkflowHost(workflow: RoomWorkflow(name: "general"))
+        #expect(await rename(host, to: "random") == "random")
+        #expect(host.rendering.name == "random")
+        await host.stop()
+        #expect(await rename(host, to: "after") == nil)
+    }
+
     @Test("a post in a room on a worker reaches the lobby")
     func remoteRoom() async throws {
         #expect(try await postInARemoteRoom(endpoint: Self.endpoint("remote-room")) == 1)

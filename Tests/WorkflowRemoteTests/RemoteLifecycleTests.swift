@@ -35,6 +35,28 @@ import WorkflowRemote
         await parent.shutdown()
     }
 
+    /// A parent shutting down with children placed sends their STOPs last: they must leave
+    /// before its sockets close, or the worker keeps the children until the parent's silence
+    /// (here a minute) tells it.
+    @Test func parentShutdownStopsItsChildrenOnTheWorker() async throws {
+        let parent = try makeParent("shutdown-stops")
+        let worker = try makeWorker(
+            "shutdown-stops-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry, heartbeat: .seconds(1), liveness: 60)
+        await parent.waitForWorkers(count: 1)
+
+        let host = WorkflowHost(
+            workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 1), .init(key: "b", step: 1)]), loop: parent)
+        try await rendering(of: host, "both counters rendered remotely") { $0["a"]?.count == 0 && $0["b"]?.count == 0 }
+        #expect(worker.workerCounters.stopped == 0)
+
+        // The host is not stopped first (that would send the STOPs while the loop runs on):
+        // the runtime's own shutdown must stop the children it placed.
+        await parent.shutdown()
+        try await eventually("both children stopped on the worker by the parent's STOPs") { worker.workerCounters.stopped == 2 }
+        await worker.shutdown()
+        withExtendedLifetime(host) {}
+    }
+
     @Test func staleRemoteSinkIsDropped() async throws {
         let parent = try makeParent("stale")
         let worker = try makeWorker("stale-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry)

@@ -27,6 +27,34 @@ import ZeroMQ
         #expect(try receiver.receiveMessages(.dontWait) == nil)
     }
 
+    @Test func receivingCopiesOnlyTheFirstFramesAskedForAndCountsTheRest() throws {
+        let context = try ZMQContext()
+        let sender = try makeSocket(.pair, context)
+        let receiver = try makeSocket(.pair, context)
+        let endpoint = TestEndpoint.inproc()
+        try receiver.bind(endpoint)
+        try sender.connect(endpoint)
+
+        let large = [UInt8](repeating: 7, count: 100_000)  // beyond libzmq's inline (VSM) size
+        let messages: [[[UInt8]]] = [
+            [.utf8("a"), [], large, .utf8("d"), .utf8("e")],
+            [.utf8("only")],
+            [[]],
+        ]
+        for message in messages { try sender.send(message) }
+        // Every frame copied: the message as sent, frame by frame, whatever the frame's size.
+        #expect(try receiver.receiveMultipart(.timeout(.seconds(10)), copyingAtMost: .max) == messages[0])
+        #expect(try receiver.receiveMultipart(.timeout(.seconds(10)), copyingAtMost: 0) == [[]])
+        #expect(try receiver.receiveMultipart(.timeout(.seconds(10)), copyingAtMost: 1) == [[]])
+
+        for message in messages { try sender.send(message) }
+        // Frames past the limit are received (the message is consumed whole) but come back empty.
+        #expect(try receiver.receiveMultipart(.timeout(.seconds(10)), copyingAtMost: 3) == [.utf8("a"), [], large, [], []])
+        #expect(try receiver.receiveMultipart(.timeout(.seconds(10)), copyingAtMost: 1) == [.utf8("only")])
+        #expect(try receiver.receiveMultipart(.timeout(.seconds(10))) == [[]])
+        #expect(try receiver.receiveMultipart(.dontWait, copyingAtMost: 1) == nil, "nothing waits")
+    }
+
     @Test func manyInterleavedMessagesNeverSplitOverIPC() throws {
         let context = try ZMQContext()
         let router = try makeSocket(.router, context)

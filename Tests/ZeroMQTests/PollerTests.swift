@@ -89,6 +89,50 @@ import ZeroMQ
         #expect(try poller.poll(timeout: .zero).isEmpty)
     }
 
+    @Test func waitKeepsWhatEachRegistrationIsReadyForUntilTheNextWait() throws {
+        let context = try ZMQContext()
+        let endpointA = TestEndpoint.inproc()
+        let endpointB = TestEndpoint.inproc()
+        let a = try makeSocket(.pair, context)
+        let b = try makeSocket(.pair, context)
+        try a.bind(endpointA)
+        try b.bind(endpointB)
+        let peerA = try makeSocket(.pair, context)
+        let peerB = try makeSocket(.pair, context)
+        try peerA.connect(endpointA)
+        try peerB.connect(endpointB)
+        let wakeup = try ZMQWakeup()
+
+        let poller = ZMQPoller()
+        let tokenA = poller.add(a)
+        let tokenB = poller.add(b)
+        let tokenWakeup = poller.add(wakeup)
+        try peerB.send([[UInt8].utf8("for b")])
+
+        #expect(try poller.wait(timeout: .seconds(10)) == 1)
+        #expect(poller.readyEvents(for: tokenA).isEmpty)
+        #expect(poller.readyEvents(for: tokenB) == .readable)
+        #expect(poller.readyEvents(for: tokenWakeup).isEmpty)
+        // Still what the last wait found, until the next one.
+        #expect(poller.readyEvents(for: tokenB) == .readable)
+
+        #expect(try b.receiveMultipart(.dontWait) == [.utf8("for b")])
+        wakeup.wake()
+        #expect(try poller.wait(timeout: .seconds(10)) == 1)
+        #expect(poller.readyEvents(for: tokenWakeup) == .readable)
+        #expect(poller.readyEvents(for: tokenB).isEmpty, "b's earlier readiness is cleared")
+        #expect(try poller.wait(timeout: .zero) == 0, "the wait drained the wakeup")
+        #expect(poller.readyEvents(for: tokenWakeup).isEmpty)
+
+        try peerA.send([[UInt8].utf8("for a")])
+        // `wait` blocks until something is ready; only a can be.
+        while poller.readyEvents(for: tokenA).isEmpty { _ = try poller.wait(timeout: .seconds(10)) }
+        #expect(poller.readyEvents(for: tokenB).isEmpty)
+        #expect(try a.receiveMultipart(.dontWait) == [.utf8("for a")])
+        #expect(try poller.wait(timeout: .zero) == 0)
+        #expect(poller.readyEvents(for: tokenA).isEmpty)
+    }
+
     @Test func pollingAClosedSocketThrowsInsteadOfCrashing() throws {
         let context = try ZMQContext()
         let socket = try makeSocket(.pair, context)
