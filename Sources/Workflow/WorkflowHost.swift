@@ -379,7 +379,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         // Updates waiting for a rendering get none; so do those queued but not applied yet (a
         // later drain would answer them too, but a host stopped from its deinit has none).
         answerRenderingReplies(with: nil)
-        let unapplied = taken[nextTaken...] + context.mailbox.takeAll()
+        var queued: [Delivery] = []
+        _ = context.mailbox.takeAll(into: &queued)
+        let unapplied = taken[nextTaken...] + queued
         taken.removeAll()
         nextTaken = 0
         for case .updateRoot(_, let reply?) in unapplied { reply(nil) }
