@@ -133,6 +133,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             return rendering ?? newProps.placeholderRendering()
         }
         if worker == nil {
+            // A flush of the last placement still waits for this node to apply it (staged before
+            // its worker was lost or released the child): its acknowledgement and snapshot are
+            // part of what the next placement starts from. Started before, the next placement
+            // would apply again what that flush's outputs already reported (a middle's outputs
+            // carry no event to drop them by). Applying the flush renders this node again, and
+            // that pass places the child.
+            guard stagedFlushes == 0 else { return rendering ?? newProps.placeholderRendering() }
             // A worker refused these very props (unknown type, undecodable props, capacity):
             // asking again on every render would spin. Retry when the props change or a worker
             // joins (`retryIfUnplaced`).
