@@ -6,6 +6,7 @@ import Synchronization
 ///     swift run -c release workflow-bench            (or scripts/bench.sh)
 ///     swift run -c release workflow-bench local      figures 1–2 only (the in-process runtime)
 ///     swift run -c release workflow-bench remote     figures 3–5 only (round trip, events, fan-out)
+///     swift run -c release workflow-bench remote 4   one of them alone (3, 4 or 5), for profiling
 ///
 ///     workflow-bench profile-remote COUNT [ENDPOINT] COUNT remote round trips alone, for callgrind
 ///                                                    (Benchmarks/callgrind-remote.sh)
@@ -47,13 +48,19 @@ struct WorkflowBench {
         var figures: [Figure] = []
         if arguments.first == "remote" {
             // Figures 3–5 only (the remote paths), e.g. three times in a row for before/after.
+            // `remote 3`, `remote 4`, `remote 5`: that figure alone (for profiling it).
+            let only = arguments.count > 1 ? arguments[1] : nil
             let bench = try await RemoteBench()
-            let roundTrip = try await roundTripFigures(bench)
-            figures += roundTrip
-            // `remote 3` stops after the round trip (for profiling it alone).
-            if arguments.count < 2 || arguments[1] != "3" {
-                figures.append(try await throughputFigure(bench))
-                figures += try await fanOutFigures(bench, rawRoundTrip: roundTrip[0].baseline ?? 0)
+            switch only {
+            case "4": figures += try await throughputFigures(bench)
+            case "5": figures += try await fanOutFigures(bench, rawRoundTrip: try rawRoundTrip())
+            default:
+                let roundTrip = try await roundTripFigures(bench)
+                figures += roundTrip
+                if only != "3" {
+                    figures += try await throughputFigures(bench)
+                    figures += try await fanOutFigures(bench, rawRoundTrip: roundTrip[0].baseline ?? 0)
+                }
             }
             await bench.stop()
             printTable(figures)
@@ -72,7 +79,7 @@ struct WorkflowBench {
         let bench = try await RemoteBench()
         let roundTrip = try await roundTripFigures(bench)
         figures += roundTrip
-        figures.append(try await throughputFigure(bench))
+        figures += try await throughputFigures(bench)
         figures += try await fanOutFigures(bench, rawRoundTrip: roundTrip[0].baseline ?? 0)
         figures += try codecFigures()
         figures += try await memoryFigures(bench)

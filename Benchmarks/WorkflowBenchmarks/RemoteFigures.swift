@@ -107,9 +107,8 @@ func runRawEcho(endpoint: String) throws -> Never {
     }
 }
 
-/// Figure 3: remote render round trip vs a raw DEALER/ROUTER round trip over the same transport.
-func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
-    let iterations = 2_000
+/// Round trips of a 64-byte message to a raw ZeroMQ echo peer process, in nanoseconds.
+func rawRoundTrips(iterations: Int) throws -> [Double] {
     // Raw: ROUTER here, echo peer process, 64-byte frames.
     let context = try ZMQContext()
     let router = try ZMQSocket(.router, context: context)
@@ -130,6 +129,18 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
         })
     }
     router.close()
+    return raw
+}
+
+/// The median raw round trip (`rawRoundTrips`), the baseline of figure 5 when it runs alone.
+func rawRoundTrip() throws -> Double {
+    median(try rawRoundTrips(iterations: 2_000))
+}
+
+/// Figure 3: remote render round trip vs a raw DEALER/ROUTER round trip over the same transport.
+func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
+    let iterations = 2_000
+    let raw = try rawRoundTrips(iterations: iterations)
 
     // Remote: one counter on a worker process; each update changes its props (step).
     let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "rt", step: 0)], placement: .worker("bench-1")), loop: bench.parent)
@@ -229,8 +240,9 @@ struct BenchError: Error, CustomStringConvertible {
 }
 
 /// Figure 4: events → remote child → output → parent action, sustained, vs raw one-way messages
-/// of the same size.
-func throughputFigure(_ bench: RemoteBench) async throws -> Figure {
+/// of the same size; with the CPU time and heap allocations per event in the parent and in the
+/// worker (repeatable where the rate, on a shared machine, is not).
+func throughputFigures(_ bench: RemoteBench) async throws -> [Figure] {
     let events = 200_000
     let host = WorkflowHost(
         workflow: CounterBoardWorkflow(counters: [.init(key: "tp", step: 1)], placement: .worker("bench-2")), options: .optimized,
@@ -242,6 +254,10 @@ func throughputFigure(_ bench: RemoteBench) async throws -> Figure {
     // and the runtime then treats EAGAIN as "worker unreachable" (see docs/BENCHMARKS.md).
     let window = 4_000
     let batch = 1_000
+    let workerPID = bench.workers[1].process.processIdentifier
+    let workerAllocationsBefore = await WorkerAllocations.count(of: workerPID)
+    let (parentCPUBefore, workerCPUBefore) = (cpuTime(), cpuTime(of: workerPID))
+    let parentAllocationsBefore = AllocationCounter.currentCount
     let elapsed = await measure {
         var sent = 0
         var iterator = outputs.makeAsyncIterator()
@@ -257,6 +273,9 @@ func throughputFigure(_ bench: RemoteBench) async throws -> Figure {
         }
         while applied < events, let output = await iterator.next() { applied = output.count }
     }
+    let parentAllocations = AllocationCounter.currentCount.map { Double($0 &- (parentAllocationsBefore ?? 0)) / Double(events) }
+    let (parentCPU, workerCPU) = ((cpuTime() - parentCPUBefore) / Double(events), (cpuTime(of: workerPID) - workerCPUBefore) / Double(events))
+    let workerAllocations = await WorkerAllocations.count(of: workerPID)
     await host.stop()
 
     // Raw: the same number of one-way messages of the event's size to a counting peer.
@@ -279,9 +298,21 @@ func throughputFigure(_ bench: RemoteBench) async throws -> Figure {
     }
     router.close()
     let rate = Double(events) / (elapsed / 1e9)
-    return Figure(
-        name: "4 events → remote child → parent action", value: rate, unit: "/s", baseline: Double(events) / (raw / 1e9),
-        goal: "≥ 200 k/s and ≥ 1/5 raw", met: rate >= 200_000 && rate * 5 >= Double(events) / (raw / 1e9))
+    var figures = [
+        Figure(
+            name: "4 events → remote child → parent action", value: rate, unit: "/s", baseline: Double(events) / (raw / 1e9),
+            goal: "≥ 200 k/s and ≥ 1/5 raw", met: rate >= 200_000 && rate * 5 >= Double(events) / (raw / 1e9)),
+        Figure(name: "4 CPU time per event, parent", value: parentCPU, unit: "ns", baseline: nil, goal: "(report)", met: nil),
+        Figure(name: "4 CPU time per event, worker", value: workerCPU, unit: "ns", baseline: nil, goal: "(report)", met: nil),
+    ]
+    if let parentAllocations {
+        figures.append(Figure(name: "4 allocations per event, parent", value: parentAllocations, unit: "allocs", baseline: nil, goal: "(report)", met: nil))
+        if let workerAllocationsBefore, let workerAllocations {
+            let worker = Double(workerAllocations &- workerAllocationsBefore) / Double(events)
+            figures.append(Figure(name: "4 allocations per event, worker", value: worker, unit: "allocs", baseline: nil, goal: "(report)", met: nil))
+        }
+    }
+    return figures
 }
 
 /// Figure 5: props change of N existing remote children over two workers, and N new children,
@@ -298,7 +329,9 @@ func fanOutFigures(_ bench: RemoteBench, rawRoundTrip: Double) async throws -> [
             await awaitRendering(host) { screens in screens.count == count && screens.values.allSatisfy { $0.step == 1 && $0.count == 0 } }
         }
         var updates: [Double] = []
-        for step in 2...6 {
+        // More props changes for a profile: WF_BENCH_FANOUT_STEPS (default 5).
+        let steps = ProcessInfo.processInfo.environment["WF_BENCH_FANOUT_STEPS"].flatMap { Int($0) } ?? 5
+        for step in 2...(1 + max(1, steps)) {
             updates.append(await measure {
                 host.update(workflow: board(step))
                 await awaitRendering(host) { screens in screens.values.allSatisfy { $0.step == step } }

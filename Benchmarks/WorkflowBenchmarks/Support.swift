@@ -53,6 +53,19 @@ func residentBytes(of pid: Int32 = getpid()) -> Double {
     return kilobytes * 1024
 }
 
+/// CPU time (user + system, every thread) a process has used so far, in nanoseconds, from
+/// `/proc/PID/stat`: repeatable where wall time is not (a shared machine lends its cores to
+/// others).
+func cpuTime(of pid: Int32 = getpid()) -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return 0 }
+    // After "pid (comm)": state is field 3, utime 14 and stime 15 (1-based).
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))) * 1e9
+}
+
 /// Waits for the first rendering of `host` that satisfies `predicate`.
 @discardableResult
 func awaitRendering<W>(_ host: WorkflowHost<W>, where predicate: @escaping @Sendable (W.Rendering) -> Bool) async -> W.Rendering? {

@@ -26,6 +26,10 @@ final class ActionMailbox: Sendable {
     private struct State {
         var deliveries: [Delivery] = []
         var drainScheduled = false
+        /// Set while the loop's own code sends and applies in one go (`holdDrains`): the mailbox
+        /// counts as busy, so a send schedules no drain job, and running empty does not make it
+        /// idle.
+        var held = false
         var drain: (@Sendable () -> Void)?
         var inlineDrain: (@Sendable () -> Void)?
     }
@@ -90,16 +94,42 @@ final class ActionMailbox: Sendable {
         if let job { loop.execute(job) }
     }
 
-    /// Takes everything queued; when nothing is, marks the mailbox idle so the next send schedules.
-    func takeAll() -> [Delivery] {
+    /// Takes everything queued into `taken` (which must be empty; its storage becomes the
+    /// mailbox's, so a steady flow of small batches reuses two buffers instead of allocating one
+    /// per batch). Returns `false` when nothing is queued, and then marks the mailbox idle, so the
+    /// next send schedules (unless drains are held, see `holdDrains`).
+    func takeAll(into taken: inout [Delivery]) -> Bool {
         state.withLock { state in
             if state.deliveries.isEmpty {
-                state.drainScheduled = false
-                return []
+                if !state.held { state.drainScheduled = false }
+                return false
             }
-            let taken = state.deliveries
-            state.deliveries = []
-            return taken
+            swap(&state.deliveries, &taken)
+            return true
         }
+    }
+
+    /// Marks the mailbox busy while the loop's own code sends values and applies them itself
+    /// (`WorkflowHost.holdingDrains`): each send then only queues, without scheduling a drain job
+    /// (a closure, a lock and a loop iteration per value, for a job that would find nothing
+    /// left). Call on the loop, and `releaseDrains()` after.
+    func holdDrains() {
+        state.withLock { state in
+            state.held = true
+            state.drainScheduled = true
+        }
+    }
+
+    /// Ends `holdDrains`: idle if everything was applied, otherwise the loop drains the rest.
+    func releaseDrains() {
+        let job: (@Sendable () -> Void)? = state.withLock { state in
+            state.held = false
+            if state.deliveries.isEmpty {
+                state.drainScheduled = false
+                return nil
+            }
+            return state.drain
+        }
+        if let job { loop.execute(job) }
     }
 }

@@ -43,4 +43,11 @@ public final class ApplyContext<WorkflowType: Workflow> {
     public func invalidate() {
         workflow = nil
     }
+
+    /// Makes an invalidated context valid for another action (the runtime reuses a context only
+    /// when nothing but itself refers to it).
+    func renew(workflow: WorkflowType) {
+        self.workflow = workflow
+        emittedOutputs.removeAll(keepingCapacity: true)
+    }
 }

@@ -9,7 +9,12 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     private struct State {
         var latest: Rendering?
         var renderingSubscribers: [UInt64: AsyncStream<Rendering>.Continuation] = [:]
-        var outputSubscribers: [UInt64: AsyncStream<Output>.Continuation] = [:]
+        var outputSubscribers: [UInt64: AsyncStream<Output>.Continuation] = [:] {
+            didSet { outputTargets = Array(outputSubscribers.values) }
+        }
+        /// `outputSubscribers`' values, kept as an array: every output is handed to them, and
+        /// copying them out of the dictionary for each allocated an array per output.
+        var outputTargets: [AsyncStream<Output>.Continuation] = []
         var nextID: UInt64 = 0
         var finished = false
     }
@@ -41,7 +46,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
 
     func publish(output: Output) {
         listener?.onOutput(output)
-        let subscribers = state.withLock { Array($0.outputSubscribers.values) }
+        let subscribers = state.withLock { $0.outputTargets }
         for subscriber in subscribers { subscriber.yield(output) }
     }
 

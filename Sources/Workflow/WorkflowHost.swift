@@ -135,6 +135,19 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
         core.applyQueued()
     }
 
+    /// Runs `body` on the loop with this host's mailbox held busy: values `body` sends to the
+    /// host's sinks are only queued, without a drain job scheduled for each, because `body`
+    /// applies them itself (`applyOnLoop()`). What is still queued when `body` returns is
+    /// drained by the loop as usual. For a runtime that delivers a burst of events and applies
+    /// each at once (a worker applying a parent's events one at a time): without the hold, every
+    /// event scheduled a drain job that found nothing left to do.
+    @_spi(WorkflowRuntime) public func holdingDrains<Result>(_ body: () throws -> Result) rethrows -> Result {
+        precondition(loop.inLoop, "holdingDrains(_:) must be called on the host's loop")
+        core.mailbox.holdDrains()
+        defer { core.mailbox.releaseDrains() }
+        return try body()
+    }
+
     /// Renders and publishes if anything was applied since the last pass (see `applyOnLoop()`);
     /// only callable on the host's loop.
     @_spi(WorkflowRuntime) public func renderOnLoop() {
@@ -266,8 +279,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         if nextTaken == taken.count {
             taken.removeAll(keepingCapacity: true)
             nextTaken = 0
-            taken = context.mailbox.takeAll()
-            if taken.isEmpty { return nil }
+            guard context.mailbox.takeAll(into: &taken) else { return nil }
         }
         defer { nextTaken += 1 }
         return taken[nextTaken]
@@ -305,7 +317,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         nextTaken = 0
         // The mailbox stays marked busy while this batch is applied: a drain job it scheduled
         // finds nothing and marks it idle.
-        taken = context.mailbox.takeAll()
+        _ = context.mailbox.takeAll(into: &taken)
         while nextTaken < taken.count {
             let delivery = taken[nextTaken]
             nextTaken += 1
@@ -367,7 +379,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         // Updates waiting for a rendering get none; so do those queued but not applied yet (a
         // later drain would answer them too, but a host stopped from its deinit has none).
         answerRenderingReplies(with: nil)
-        let unapplied = taken[nextTaken...] + context.mailbox.takeAll()
+        var queued: [Delivery] = []
+        _ = context.mailbox.takeAll(into: &queued)
+        let unapplied = taken[nextTaken...] + queued
         taken.removeAll()
         nextTaken = 0
         for case .updateRoot(_, let reply?) in unapplied { reply(nil) }

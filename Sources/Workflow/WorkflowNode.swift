@@ -22,6 +22,8 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     private var sinkCount = 0
     /// Whether `render` is running: the context is only valid then.
     private var isRendering = false
+    /// The context of the last applied action, kept for the next one when nothing else holds it.
+    private var spareApplyContext: ApplyContext<W>?
     /// Where the root's outputs go (the host); child nodes override `emit` instead.
     var onOutput: ((W.Output) -> Void)?
 
@@ -88,7 +90,8 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
 
     /// Applies `action`, then forwards any output up the tree (the cascade runs synchronously).
     func apply<A: WorkflowAction>(_ action: A) where A.WorkflowType == W {
-        let context = ApplyContext(workflow: workflow)
+        let context = takeApplyContext()
+        defer { spareApplyContext = context }
         let output: W.Output?
         if host.options.renderOnlyIfStateChanged, W.State.self == Void.self {
             // A `Void` state cannot change (workflow-swift treats it as unchanged).
@@ -107,6 +110,17 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         }
         for emitted in context.emittedOutputs { emit(emitted) }
         if let output { emit(output) }
+    }
+
+    /// A valid context for the next action: the last one again if no action kept a reference to
+    /// it (checked, so a context an action let escape stays invalid for good, as a fresh one per
+    /// action would), otherwise a new one. Saves an allocation per applied action.
+    private func takeApplyContext() -> ApplyContext<W> {
+        if var spare = spareApplyContext.take(), isKnownUniquelyReferenced(&spare) {
+            spare.renew(workflow: workflow)
+            return spare
+        }
+        return ApplyContext(workflow: workflow)
     }
 
     /// Applies the action the sink's own handler makes for `value`, whichever pass made it.

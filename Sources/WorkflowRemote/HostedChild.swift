@@ -73,6 +73,11 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         }
     }
 
+    func holdingDrains(_ body: () -> Void) {
+        guard let host else { return body() }
+        host.holdingDrains(body)
+    }
+
     func drain() {
         host?.drainOnLoop()
     }
@@ -107,6 +112,9 @@ protocol AnyHostedChild: AnyObject {
     /// batch of events.
     func route(for token: String) -> HostedEventRoute?
     func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute) -> Bool
+    /// Runs `body`, which delivers events and applies each (`apply()`), with the host's drains
+    /// held: a delivered event schedules no drain job of its own.
+    func holdingDrains(_ body: () -> Void)
     /// Applies queued actions now and renders.
     func drain()
     /// Applies queued actions now (the event just delivered) without rendering: the engine

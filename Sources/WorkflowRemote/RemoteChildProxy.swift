@@ -28,6 +28,12 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     private var stagedFlushes = 0
     /// Outputs of a flush whose remaining chunks are still on the wire.
     private var partialOutputs: [Child.Output] = []
+    /// The (event sequence, ordinal) of the last output in `partialOutputs`: it becomes
+    /// `lastOutput` only once the flush is complete. A worker that dies between the chunks of a
+    /// flush (a slice of hundreds of events makes flushes of several messages) loses those
+    /// outputs here, and the replay on its successor must deliver them, not drop them as
+    /// duplicates.
+    private var partialLastOutput: (cause: UInt64, ordinal: UInt32)?
     private var refreshPending = false
     private(set) var status: RemoteChildStatus = .starting {
         didSet { if status != oldValue { engine.statusChanged(path: path, status: status) } }
@@ -127,6 +133,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             return rendering ?? newProps.placeholderRendering()
         }
         if worker == nil {
+            // A flush of the last placement still waits for this node to apply it (staged before
+            // its worker was lost or released the child): its acknowledgement and snapshot are
+            // part of what the next placement starts from. Started before, the next placement
+            // would apply again what that flush's outputs already reported (a middle's outputs
+            // carry no event to drop them by). Applying the flush renders this node again, and
+            // that pass places the child.
+            guard stagedFlushes == 0 else { return rendering ?? newProps.placeholderRendering() }
             // A worker refused these very props (unknown type, undecodable props, capacity):
             // asking again on every render would spin. Retry when the props change or a worker
             // joins (`retryIfUnplaced`).
@@ -221,8 +234,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             // An output caused by an event whose outputs were already delivered is a replay's
             // duplicate and is dropped.
             if cause > 0 {
-                guard (cause, ordinal) > lastOutput else { continue }
-                lastOutput = (cause, ordinal)
+                guard (cause, ordinal) > partialLastOutput ?? lastOutput else { continue }
+                partialLastOutput = (cause, ordinal)
             }
             do {
                 let output = try frame.withUnsafeBytes {
@@ -236,6 +249,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         guard !flush.continues else { return false }
         let outputs = partialOutputs
         partialOutputs = []
+        if let delivered = partialLastOutput.take() { lastOutput = delivered }
         let acknowledgement = Acknowledgement(sequence: flush.acknowledged, snapshot: flush.snapshot)
         var newRendering: (rendering: Child.Rendering, sequence: UInt64)?
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
@@ -279,6 +293,14 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         if let rendering = flush.rendering { install(rendering, refresh: false) }
     }
 
+    /// Forgets the chunks of a flush whose worker is gone before it sent the rest: their
+    /// events are not acknowledged, so the next placement applies them again and sends their
+    /// outputs anew.
+    private func discardPartialFlush() {
+        partialOutputs = []
+        partialLastOutput = nil
+    }
+
     private func acknowledge(_ acknowledgement: Acknowledgement) {
         guard !acknowledgement.isEmpty else { return }
         acknowledge(upTo: acknowledgement.sequence, snapshot: acknowledgement.snapshot)
@@ -303,7 +325,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         }
         worker = nil
         isReleasing = false
-        partialOutputs = []
+        discardPartialFlush()
         status = .unavailable(error)
         requestRefresh()
     }
@@ -325,7 +347,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         guard !isStopped else { return }
         isReleasing = false
         worker = nil
-        partialOutputs = []
+        discardPartialFlush()
         drainedFrom = workerName
         requestRefresh()
     }

@@ -139,13 +139,15 @@ extension RemoteEngine {
         let forwarder = SinkForwarder(
             prefix: proxy.forwardingPrefix,
             send: { token, bytes in
+                let event = QueuedEvent(childID: childID, path: path, token: token, bytes: bytes)
                 // On the loop already (a middle process passing on its parent's event, or an
                 // action sending to a remote child): recorded now, so the snapshot that goes with
-                // this iteration's acknowledgement includes it.
+                // this iteration's acknowledgement includes it. Otherwise queued for the loop as
+                // data (no closure per event).
                 if jobs.isOwnerThread {
-                    bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes)
+                    bound.value.sendEvent(event)
                 } else {
-                    jobs.append { bound.value.sendEvent(childID: childID, path: path, token: token, event: bytes) }
+                    jobs.append(event: event)
                 }
             },
             codec: codec,
@@ -153,14 +155,15 @@ extension RemoteEngine {
         return [.workflowSinkImporter: forwarder]
     }
 
-    func sendEvent(childID: UInt64, path: String, token: String, event: [UInt8]) {
+    func sendEvent(_ event: QueuedEvent) {
+        let childID = event.childID
         guard let proxy = proxies[childID] else {
-            logger.debug("event for a stopped child dropped", metadata: ["path": "\(path)"])
+            logger.debug("event for a stopped child dropped", metadata: ["path": "\(event.path)"])
             return
         }
         // Kept until acknowledged, so a child whose worker is gone gets it after failover. Sent
         // at the end of this loop iteration, with every other event the child got in it.
-        _ = proxy.record(event: token, bytes: event)
+        _ = proxy.record(event: event.token, bytes: event.bytes)
         inspection.eventsSent[childID, default: 0] += 1
         metrics.eventsSent.increment()
         // Sent at the end of this loop iteration; a child whose worker is draining gets it on its
@@ -186,7 +189,7 @@ extension RemoteEngine {
         guard let proxy = proxies[childID] else { return false }
         // Accepted by this process's parent already: not refused here.
         proxy.outstanding.take(1)
-        sendEvent(childID: childID, path: proxy.path, token: token, event: bytes)
+        sendEvent(QueuedEvent(childID: childID, path: proxy.path, token: token, bytes: bytes))
         return true
     }
 

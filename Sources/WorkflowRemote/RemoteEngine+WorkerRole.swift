@@ -20,8 +20,16 @@ extension RemoteEngine {
     /// Handles what the parent sent, one slice (`handleSlice`) per loop iteration, so a burst of
     /// events (each applied and rendered here) never keeps the loop from flushing outputs and
     /// sending heartbeats for so long that the parent takes this worker for dead.
+    ///
+    /// A slice also ends once it applied `eventsPerSlice` events: the loop then flushes their
+    /// outputs, so the parent applies them while this worker applies the next ones. A slice as
+    /// long as the queue made the two processes take turns (the parent idle while this worker
+    /// applied thousands of events, this worker idle while the parent applied their outputs).
     func drainUpstream() {
-        handleSlice(of: { fenceIfCutOffFromParent() ? nil : sockets.receiveFromUpstream() }) { frames in
+        eventsInSlice = 0
+        handleSlice(of: {
+            fenceIfCutOffFromParent() || eventsInSlice >= Self.eventsPerSlice ? nil : sockets.receiveFromUpstream()
+        }) { frames in
             lastHeardUpstream = .now
             // A message proves the connection even if its handshake event is still unread.
             if upstreamConnectedAt == nil { upstreamConnectedAt = lastHeardUpstream }
@@ -132,21 +140,27 @@ extension RemoteEngine {
         // Resolved once per batch: the sink table changes only when the child renders.
         let routes = info.tokens.map { child.route(for: $0) }
         var delivered = 0
-        for (index, tokenIndex) in info.tokenIndexes.enumerated() {
-            let sequence = envelope.sequence + UInt64(index)
-            // Apply the event now, so the outputs it causes are tagged with its sequence and the
-            // next flush can acknowledge it together with a snapshot that includes it.
-            if let route = routes[Int(tokenIndex)], envelope.payloads[1 + index].withUnsafeBytes({ child.deliver(event: $0, via: route) }) {
-                currentCause = (childID, sequence, 0)
-                child.apply()
-                currentCause = nil
-                delivered += 1
-            }
-            if sequence > appliedEvents[childID, default: 0] {
-                appliedEvents[childID] = sequence
-                markDirty(childID)
+        var applied = appliedEvents[childID, default: 0]
+        // Each event is applied right after it is delivered: the host need not schedule a drain.
+        child.holdingDrains {
+            for (index, tokenIndex) in info.tokenIndexes.enumerated() {
+                let sequence = envelope.sequence + UInt64(index)
+                // Apply the event now, so the outputs it causes are tagged with its sequence and
+                // the next flush can acknowledge it together with a snapshot that includes it.
+                if let route = routes[Int(tokenIndex)], envelope.payloads[1 + index].withUnsafeBytes({ child.deliver(event: $0, via: route) }) {
+                    currentCause = (childID, sequence, 0)
+                    child.apply()
+                    currentCause = nil
+                    delivered += 1
+                }
+                applied = max(applied, sequence)
             }
         }
+        if applied > appliedEvents[childID, default: 0] {
+            appliedEvents[childID] = applied
+            markDirty(childID)
+        }
+        eventsInSlice += info.tokenIndexes.count
         if delivered > 0, !needsRender.contains(childID) { needsRender.append(childID) }
         shared.count {
             $0.events += delivered
@@ -219,7 +233,7 @@ extension RemoteEngine {
     /// How a hosted child's renderings and outputs leave: queued here, flushed once per loop
     /// iteration (outputs first, then the latest rendering), so a burst costs one message.
     func forwarder(childID: UInt64, path: String, exporter: SinkTable) -> HostedChildForwarder {
-        HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs))
+        HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs), codec: codec)
     }
 
     func markDirty(_ childID: UInt64) {

@@ -28,6 +28,8 @@ final class RemoteEngine {
     var awaiting: Set<UInt64> = []
     var nextChildID: UInt64 = 1
     var settleChanged = false
+    /// The jobs the loop runs in this iteration (its storage is swapped with the queue's).
+    var jobBatch: [RemoteJob] = []
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
     var childrenWithEventsDue: [UInt64] = []
     /// START, UPDATE, STOP and EVENT messages per worker, held until the pass settles or the
@@ -53,6 +55,13 @@ final class RemoteEngine {
     var flushOrder: [UInt64] = []
     /// Hosted children that applied events without rendering yet (rendered once per slice).
     var needsRender: [UInt64] = []
+    /// Events received in the current slice of the parent's messages (`drainUpstream`).
+    var eventsInSlice = 0
+    /// After how many events a slice of the parent's messages ends and the loop flushes their
+    /// outputs (`drainUpstream`): enough to spread a flush's fixed costs (a render, a snapshot, a
+    /// message) thin, few enough that the parent works on one flush while this worker makes the
+    /// next.
+    static let eventsPerSlice = 256
     /// What a flush of the hosted children sends the parent, batched (`flushHosted`).
     var upstreamOutbox = Outbox()
     /// Set while `flushHosted` runs: `sendUpstream` then appends to `upstreamOutbox`.
@@ -107,8 +116,14 @@ final class RemoteEngine {
             // First, before any queued input is touched (this thread may just have woken from
             // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
             fenceIfCutOffFromParent()
-            let (batch, stopRequested) = jobs.takeAll()
-            for job in batch { job() }
+            let stopRequested = jobs.takeAll(into: &jobBatch)
+            for job in jobBatch {
+                switch job {
+                case .run(let run): run()
+                case .event(let event): sendEvent(event)
+                }
+            }
+            jobBatch.removeAll(keepingCapacity: true)
             if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             if ready.upstream { drainUpstream() }
@@ -304,6 +319,17 @@ struct HostedChildForwarder: Sendable {
     let path: String
     let exporter: SinkTable
     let bound: LoopBound<RemoteEngine>
+    /// The engine's codec with the child's sink table in its encoder context, made once rather
+    /// than for every output.
+    let codec: any WireCodec
+
+    init(childID: UInt64, path: String, exporter: SinkTable, bound: LoopBound<RemoteEngine>, codec: any WireCodec) {
+        self.childID = childID
+        self.path = path
+        self.exporter = exporter
+        self.bound = bound
+        self.codec = codec.with(userInfo: [.workflowSinkExporter: exporter])
+    }
 
     /// Encodes at once, not at flush: encoding is what registers the rendering's sinks in the
     /// child's sink table, and events for them may arrive before the flush (a replay after a
@@ -311,7 +337,7 @@ struct HostedChildForwarder: Sendable {
     func rendering<R: Encodable>(_ rendering: R, propsSequence: UInt64) {
         let engine = bound.value
         do {
-            let bytes = try engine.codec.encode(rendering, userInfo: [.workflowSinkExporter: exporter])
+            let bytes = try codec.encode(rendering)
             engine.enqueue(rendering: bytes, sequence: propsSequence, childID: childID, path: path)
         } catch {
             engine.log(error: "a rendering does not encode and was not sent: \(error)")
@@ -321,7 +347,7 @@ struct HostedChildForwarder: Sendable {
     func output<O: Encodable>(_ output: O) {
         let engine = bound.value
         do {
-            let bytes = try engine.codec.encode(output, userInfo: [.workflowSinkExporter: exporter])
+            let bytes = try codec.encode(output)
             engine.enqueue(output: bytes, childID: childID, path: path)
         } catch {
             engine.log(error: "an output does not encode and was dropped: \(error)")

@@ -10,7 +10,7 @@ import ZeroMQ
 /// drain while an event is applied costs no pipe write and no extra wake-up.
 final class RemoteJobQueue: Sendable {
     private struct State {
-        var jobs: [@Sendable () -> Void] = []
+        var jobs: [RemoteJob] = []
         var wakePending = false
         var stopRequested = false
         var owner: pthread_t?
@@ -33,6 +33,17 @@ final class RemoteJobQueue: Sendable {
     }
 
     func append(_ job: @escaping @Sendable () -> Void) {
+        append(.run(job))
+    }
+
+    /// Queues an event for the loop to record and send, as data: a burst of events costs no
+    /// closure per event. Queued in line with the other jobs, so an event and a job one thread
+    /// queues after it reach the loop in that order.
+    func append(event: QueuedEvent) {
+        append(.event(event))
+    }
+
+    private func append(_ job: RemoteJob) {
         let signal = state.withLock { state in
             state.jobs.append(job)
             if let owner = state.owner, pthread_equal(owner, pthread_self()) != 0 { return false }
@@ -52,7 +63,7 @@ final class RemoteJobQueue: Sendable {
     func appendUnlessStopping(_ job: @escaping @Sendable () -> Void) -> Bool {
         let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopRequested else { return (false, false) }
-            state.jobs.append(job)
+            state.jobs.append(.run(job))
             defer { state.wakePending = true }
             return (true, !state.wakePending)
         }
@@ -60,13 +71,14 @@ final class RemoteJobQueue: Sendable {
         return accepted
     }
 
-    /// Everything queued; re-arms the wakeup.
-    func takeAll() -> (jobs: [@Sendable () -> Void], stopRequested: Bool) {
+    /// Everything queued, into `taken` (which must be empty; its storage becomes the queue's, so
+    /// the loop reuses two buffers instead of allocating one per iteration); re-arms the wakeup.
+    /// Returns whether a stop was requested.
+    func takeAll(into taken: inout [RemoteJob]) -> Bool {
         state.withLock { state in
-            let jobs = state.jobs
-            state.jobs = []
+            swap(&state.jobs, &taken)
             state.wakePending = false
-            return (jobs, state.stopRequested)
+            return state.stopRequested
         }
     }
 
@@ -74,4 +86,21 @@ final class RemoteJobQueue: Sendable {
         state.withLock { $0.stopRequested = true }
         wakeup.wake()
     }
+}
+
+/// Something queued for the remote runtime's loop.
+enum RemoteJob: Sendable {
+    /// Code to run on the loop.
+    case run(@Sendable () -> Void)
+    /// An event for a remote child (`RemoteEngine.sendEvent`).
+    case event(QueuedEvent)
+}
+
+/// An event a sink decoded from a remote child's rendering sent, on its way to the loop, which
+/// records it for the child and sends it to its worker.
+struct QueuedEvent: Sendable {
+    let childID: UInt64
+    let path: String
+    let token: String
+    let bytes: [UInt8]
 }
