@@ -258,8 +258,9 @@ final class LoopSockets {
         upstreamMonitor?.stop()
         zap?.close()
         // The listener runs with linger 0 so a dead worker's queue never holds the loop; on a
-        // planned stop its last messages (STOPs, goodbyes) get the upstream's 200 ms to leave.
-        try? listener?.set(.linger, 200)
+        // planned stop its last messages (STOPs) get up to a second to leave (a loaded machine may
+        // not run the I/O thread sooner; a peer gone or stopped costs that second at most).
+        try? listener?.set(.linger, 1_000)
         listener?.close()
         upstream?.close()
         context.shutdown()

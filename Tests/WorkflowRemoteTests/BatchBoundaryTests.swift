@@ -26,15 +26,7 @@ import WireProtocol
         let bursts = [1, 62, 63, 64, 125, 126, 127, 200, 1, 63, 64, 300, 2, 189, 190, 61, 1_000, 5, 63, 126]
         let total = bursts.reduce(0, +)
         let progress = Progress()
-        let collector = Task { () -> [Int] in
-            var seen: [Int] = []
-            for await output in outputs {
-                seen.append(output.count)
-                progress.count.store(seen.count, ordering: .relaxed)
-                if seen.count == total { break }
-            }
-            return seen
-        }
+        let collector = progress.collect(outputs, upTo: total) { $0.count }
 
         let seed = UInt64.random(in: 1...UInt64.max)
         var generator = SplitMix64(seed: seed)

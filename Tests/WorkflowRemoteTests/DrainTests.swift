@@ -33,14 +33,7 @@ import ZeroMQ
         else { return }
         let second = first == "drain-a" ? "drain-b" : "drain-a"
         let progress = Progress()
-        let collector = Task { () -> [Int] in
-            var seen: [Int] = []
-            for await output in outputs {
-                seen.append(output)
-                progress.count.store(seen.count, ordering: .relaxed)
-            }
-            return seen
-        }
+        let collector = progress.collect(outputs) { $0 }
 
         // Events flow all along, at most about 100 in flight: SIGTERM once 300 are applied, and
         // keep sending while the child moves (those wait in the parent) and 300 more after it

@@ -101,15 +101,7 @@ import Workflow
         let (rounds, perRound) = (3, 1_000)
         let total = rounds * perRound
         let progress = Progress()
-        let collector = Task { () -> [Int] in
-            var seen: [Int] = []
-            for await output in outputs {
-                seen.append(output.count)
-                progress.count.store(seen.count, ordering: .relaxed)
-                if seen.count == total { break }
-            }
-            return seen
-        }
+        let collector = progress.collect(outputs, upTo: total) { $0.count }
 
         let seed = UInt64.random(in: 1...UInt64.max)
         var generator = SplitMix64(seed: seed)

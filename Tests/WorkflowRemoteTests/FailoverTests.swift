@@ -22,15 +22,7 @@ import ZeroMQ
         let outputs = host.outputs
         let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
         let progress = Progress()
-        let collector = Task { () -> [Int] in
-            var seen: [Int] = []
-            for await output in outputs {
-                seen.append(output.count)
-                progress.count.store(seen.count, ordering: .relaxed)
-                if seen.count == 10_000 { break }
-            }
-            return seen
-        }
+        let collector = progress.collect(outputs, upTo: 10_000) { $0.count }
 
         // Five kills at random batches (seeded, printed so a failure can be replayed).
         let seed = UInt64.random(in: 1...UInt64.max)
@@ -72,15 +64,7 @@ import ZeroMQ
         guard case .running(let first) = try await status(of: parent, pathSuffix: "[c]", where: { if case .running = $0 { true } else { false } })
         else { return }
         let progress = Progress()
-        let collector = Task { () -> [Int] in
-            var seen: [Int] = []
-            for await output in outputs {
-                seen.append(output.count)
-                progress.count.store(seen.count, ordering: .relaxed)
-                if seen.count == 2_000 { break }
-            }
-            return seen
-        }
+        let collector = progress.collect(outputs, upTo: 2_000) { $0.count }
         for _ in 0..<1_000 { screen.onIncrement.send(1) }
         // Kill the hosting worker part-way: some events are applied and acknowledged, the rest
         // are in flight or queued; the second half is sent while the child has no worker.
@@ -103,6 +87,22 @@ import ZeroMQ
 /// How many outputs the collector has seen, for the sender to time its kills.
 final class Progress: Sendable {
     let count = Atomic<Int>(0)
+
+    /// Collects `value(output)` for each of `outputs` until `total` arrived or the stream ends,
+    /// keeping `count` up to date for the sender.
+    func collect<Output: Sendable>(
+        _ outputs: AsyncStream<Output>, upTo total: Int = .max, _ value: @escaping @Sendable (Output) -> Int
+    ) -> Task<[Int], Never> {
+        Task {
+            var seen: [Int] = []
+            for await output in outputs {
+                seen.append(value(output))
+                count.store(seen.count, ordering: .relaxed)
+                if seen.count == total { break }
+            }
+            return seen
+        }
+    }
 }
 
 /// A small seeded generator, so the kill moments of a failing run can be reproduced.

@@ -28,15 +28,7 @@ import WorkflowRemote
         let host = WorkflowHost(workflow: FencingRoot(logDirectory: logs.path), loop: parent)
         let outputs = host.outputs
         let progress = Progress()
-        let collector = Task { () -> [Int] in
-            var seen: [Int] = []
-            for await output in outputs {
-                seen.append(output)
-                progress.count.store(seen.count, ordering: .relaxed)
-                if seen.count == 400 { break }
-            }
-            return seen
-        }
+        let collector = progress.collect(outputs, upTo: 400) { $0 }
         let screen = try await rendering(of: host, "the counter") { $0.count == 0 }
         guard case .running(let first) = try await status(of: parent, pathSuffix: "[c]", where: { if case .running = $0 { true } else { false } })
         else { return }
