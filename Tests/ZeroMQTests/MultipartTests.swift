@@ -6,11 +6,7 @@ import ZeroMQ
 @Suite struct MultipartTests {
     @Test func framesArriveTogetherInOrderWithMoreFlags() throws {
         let context = try ZMQContext()
-        let sender = try makeSocket(.pair, context)
-        let receiver = try makeSocket(.pair, context)
-        let endpoint = TestEndpoint.inproc()
-        try receiver.bind(endpoint)
-        try sender.connect(endpoint)
+        let (receiver, sender) = try makeConnectedPair(context)
 
         let messages: [[[UInt8]]] = [
             [.utf8("a"), .utf8("b"), .utf8("c")],
@@ -29,11 +25,7 @@ import ZeroMQ
 
     @Test func receivingCopiesOnlyTheFirstFramesAskedForAndCountsTheRest() throws {
         let context = try ZMQContext()
-        let sender = try makeSocket(.pair, context)
-        let receiver = try makeSocket(.pair, context)
-        let endpoint = TestEndpoint.inproc()
-        try receiver.bind(endpoint)
-        try sender.connect(endpoint)
+        let (receiver, sender) = try makeConnectedPair(context)
 
         let large = [UInt8](repeating: 7, count: 100_000)  // beyond libzmq's inline (VSM) size
         let messages: [[[UInt8]]] = [
@@ -78,11 +70,7 @@ import ZeroMQ
 
     @Test func zeroCopySendHandsBuffersToLibzmq() throws {
         let context = try ZMQContext()
-        let sender = try makeSocket(.pair, context)
-        let receiver = try makeSocket(.pair, context)
-        let endpoint = TestEndpoint.inproc()
-        try receiver.bind(endpoint)
-        try sender.connect(endpoint)
+        let (receiver, sender) = try makeConnectedPair(context)
 
         let frames = [try ZMQMessage(bytes: [UInt8].utf8("zero")), try ZMQMessage(bytes: [UInt8].utf8("copy"))]
         try sender.send(frames)

@@ -64,16 +64,9 @@ import ZeroMQ
 
     @Test func reportsWhichSocketIsReadable() throws {
         let context = try ZMQContext()
-        let endpointA = TestEndpoint.inproc()
-        let endpointB = TestEndpoint.inproc()
-        let a = try makeSocket(.pair, context)
-        let b = try makeSocket(.pair, context)
-        try a.bind(endpointA)
-        try b.bind(endpointB)
-        let peerA = try makeSocket(.pair, context)
-        let peerB = try makeSocket(.pair, context)
-        try peerA.connect(endpointA)
-        try peerB.connect(endpointB)
+        let (a, peerA) = try makeConnectedPair(context)
+        defer { withExtendedLifetime(peerA) {} }  // connected, silent: a must not report readable
+        let (b, peerB) = try makeConnectedPair(context)
 
         let poller = ZMQPoller()
         let tokenA = poller.add(a)
@@ -91,16 +84,8 @@ import ZeroMQ
 
     @Test func waitKeepsWhatEachRegistrationIsReadyForUntilTheNextWait() throws {
         let context = try ZMQContext()
-        let endpointA = TestEndpoint.inproc()
-        let endpointB = TestEndpoint.inproc()
-        let a = try makeSocket(.pair, context)
-        let b = try makeSocket(.pair, context)
-        try a.bind(endpointA)
-        try b.bind(endpointB)
-        let peerA = try makeSocket(.pair, context)
-        let peerB = try makeSocket(.pair, context)
-        try peerA.connect(endpointA)
-        try peerB.connect(endpointB)
+        let (a, peerA) = try makeConnectedPair(context)
+        let (b, peerB) = try makeConnectedPair(context)
         let wakeup = try ZMQWakeup()
 
         let poller = ZMQPoller()

@@ -47,6 +47,16 @@ func makeSocket(_ type: ZMQSocketType, _ context: ZMQContext) throws -> ZMQSocke
     return socket
 }
 
+/// A PAIR socket bound to a fresh inproc endpoint and a PAIR connected to it.
+func makeConnectedPair(_ context: ZMQContext) throws -> (bound: ZMQSocket, connected: ZMQSocket) {
+    let endpoint = TestEndpoint.inproc()
+    let bound = try makeSocket(.pair, context)
+    try bound.bind(endpoint)
+    let connected = try makeSocket(.pair, context)
+    try connected.connect(endpoint)
+    return (bound, connected)
+}
+
 /// Number of file descriptors currently open in this process.
 func openFileDescriptorCount() throws -> Int {
     #if os(Linux)
