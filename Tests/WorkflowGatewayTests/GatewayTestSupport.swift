@@ -55,13 +55,16 @@ enum GatewayTesting {
 
     static func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 
-    /// A parent runtime on a unique ipc endpoint (quiet, fast heartbeats) and a metrics factory.
+    /// A parent runtime on a unique ipc endpoint (quiet) and a metrics factory. The gateway tests
+    /// never detect a worker by its silence (a worker leaves with GOODBYE): a generous liveness
+    /// window keeps a loaded machine from taking a slow worker for dead.
     static func parentRuntime(
         name: String, placement: PlacementTable = PlacementTable(), factory: PrometheusMetricsFactory? = nil, maxOutstandingEvents: Int = 50_000
     ) throws -> RemoteRuntime {
         var configuration = RemoteRuntimeConfiguration(name: name, logger: quietLogger)
         configuration.listenEndpoint = "ipc:///tmp/wf-gateway-\(getpid())-\(UUID().uuidString.prefix(8))"
         configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 100
         configuration.placementTable = placement
         configuration.metricsFactory = factory
         configuration.maxOutstandingEvents = maxOutstandingEvents
@@ -74,6 +77,7 @@ enum GatewayTesting {
         configuration.parentEndpoint = parent.listenEndpoint
         configuration.registry = RemotableRegistry().registering(CounterWorkflow.self)
         configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 100
         return try RemoteRuntime(configuration: configuration)
     }
 }

@@ -41,7 +41,7 @@ import WorkflowRemote
     @Test func parentShutdownStopsItsChildrenOnTheWorker() async throws {
         let parent = try makeParent("shutdown-stops")
         let worker = try makeWorker(
-            "shutdown-stops-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry, heartbeat: .seconds(1), liveness: 60)
+            "shutdown-stops-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry, heartbeat: .seconds(1), liveness: 600)
         await parent.waitForWorkers(count: 1)
 
         let host = WorkflowHost(
@@ -50,7 +50,8 @@ import WorkflowRemote
         #expect(worker.workerCounters.stopped == 0)
 
         // The host is not stopped first (that would send the STOPs while the loop runs on):
-        // the runtime's own shutdown must stop the children it placed.
+        // the runtime's own shutdown must stop the children it placed. The worker's silence
+        // window (600 s) is far beyond the wait: only the STOPs can stop the children in time.
         await parent.shutdown()
         try await eventually("both children stopped on the worker by the parent's STOPs") { worker.workerCounters.stopped == 2 }
         await worker.shutdown()

@@ -31,6 +31,9 @@ func withSafetyTimeout<T: Sendable>(
         group.addTask { .finished(try await operation()) }
         group.addTask {
             try? await Task.sleep(for: safetyTimeout)
+            // A grace after the deadline: a stalled machine wakes the timer and the operation
+            // together, and an operation whose result arrived meanwhile should win.
+            try? await Task.sleep(for: .seconds(2))
             return .timedOut
         }
         defer { group.cancelAll() }

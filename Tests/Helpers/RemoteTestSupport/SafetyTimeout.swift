@@ -15,12 +15,18 @@ public struct WaitFailure: Error, CustomStringConvertible {
     }
 }
 
-/// Runs `operation`, failing with `WaitFailure` if it outlasts `safetyTimeout`.
+/// How long the timeout waits past `safetyTimeout` before it wins. A machine that stalled the
+/// test process (every core busy elsewhere) wakes the timer and the operation together; the
+/// grace lets an operation whose result arrived during the stall finish first.
+public let safetyTimeoutGrace: Duration = .seconds(2)
+
+/// Runs `operation`, failing with `WaitFailure` if it outlasts `safetyTimeout` (and the grace).
 public func withSafetyTimeout<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
             try? await Task.sleep(for: safetyTimeout)
+            try? await Task.sleep(for: safetyTimeoutGrace)
             return nil
         }
         defer { group.cancelAll() }
