@@ -10,6 +10,8 @@ import Synchronization
 ///
 ///     workflow-bench profile-remote COUNT [ENDPOINT] COUNT remote round trips alone, for callgrind
 ///                                                    (Benchmarks/callgrind-remote.sh)
+///     workflow-bench profile-events COUNT [ENDPOINT] COUNT events of figure 4 alone, for callgrind
+///                                                    (Benchmarks/callgrind-remote.sh … events)
 ///
 /// Internal modes (the benchmark spawns itself): `worker ENDPOINT NAME`, `raw-echo ENDPOINT`.
 ///
@@ -29,9 +31,12 @@ struct WorkflowBench {
         let failure = Mutex<(any Error)?>(nil)
         Task.detached {
             do {
+                let count = arguments.count > 1 ? Int(arguments[1]) : nil
+                let endpoint = arguments.count > 2 ? arguments[2] : nil
                 if arguments.first == "profile-remote" {
-                    try await remoteRoundTripProfile(
-                        count: arguments.count > 1 ? Int(arguments[1]) ?? 100 : 100, endpoint: arguments.count > 2 ? arguments[2] : nil)
+                    try await remoteRoundTripProfile(count: count ?? 100, endpoint: endpoint)
+                } else if arguments.first == "profile-events" {
+                    try await remoteEventsProfile(count: count ?? 10_000, endpoint: endpoint)
                 } else {
                     try await runFigures(arguments)
                 }

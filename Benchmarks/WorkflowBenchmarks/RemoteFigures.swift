@@ -190,48 +190,126 @@ func updateAndAwait<W: Workflow>(_ host: WorkflowHost<W>, _ workflow: W, until s
 
 let streamWait = ProcessInfo.processInfo.environment["WF_BENCH_STREAM_WAIT"] == "1"
 
-/// `profile-remote COUNT [ENDPOINT]`: COUNT round trips of figure 3 alone (after a warm-up),
-/// against one worker, for `Benchmarks/callgrind-remote.sh`.
+/// A parent runtime for a profile mode (`profile-remote`, `profile-events`) and its one worker,
+/// `bench-1`.
 ///
-/// Without ENDPOINT it spawns its worker process and, with the preloaded malloc counter, prints
-/// both processes' allocations during the COUNT round trips. With ENDPOINT it listens there for a
+/// Without ENDPOINT it spawns the worker process itself. With ENDPOINT it listens there for a
 /// worker started by someone else (`workflow-bench worker ENDPOINT bench-1`): under valgrind,
 /// Foundation's `Process` cannot spawn (closing the file descriptors valgrind keeps fails with
-/// EBADF), so the script starts both processes under callgrind itself.
+/// EBADF), so `Benchmarks/callgrind-remote.sh` starts both processes under callgrind itself.
+struct ProfileParent {
+    let runtime: RemoteRuntime
+    let worker: Peer?
+
+    init(endpoint: String?) async throws {
+        var configuration = RemoteRuntimeConfiguration(name: "bench-parent")
+        configuration.listenEndpoint = endpoint ?? uniqueEndpoint("parent")
+        configuration.requestTimeout = .seconds(600)
+        configuration.logger.logLevel = .error
+        runtime = try RemoteRuntime(configuration: configuration)
+        worker = endpoint == nil ? try Peer(["worker", runtime.listenEndpoint!, "bench-1"]) : nil
+        await runtime.waitForWorkers(count: 1)
+    }
+
+    /// Allocations of both processes while `body` runs, printed per unit of `count` (only with
+    /// the preloaded malloc counter and a worker this process spawned).
+    func printAllocations(per count: Int, of what: String, _ body: () async throws -> Void) async rethrows {
+        let workerPID = worker?.process.processIdentifier
+        let workerBefore = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
+        let parentAllocations = try await AllocationCounter.count(body)
+        let workerAfter = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
+        if AllocationCounter.isAvailable, let workerBefore, let workerAfter {
+            let perParent = parentAllocations / Double(count)
+            let perWorker = Double(workerAfter &- workerBefore) / Double(count)
+            print("\(what): \(count), allocations per \(what.dropLast()): parent \(perParent), worker \(perWorker), both \(perParent + perWorker)")
+        }
+    }
+
+    func stop() async {
+        worker?.kill()
+        await runtime.shutdown()
+    }
+}
+
+/// `profile-remote COUNT [ENDPOINT]`: COUNT round trips of figure 3 alone (after a warm-up),
+/// against one worker (`ProfileParent`), for `Benchmarks/callgrind-remote.sh`; with the preloaded
+/// malloc counter it prints both processes' allocations per round trip.
 func remoteRoundTripProfile(count: Int, endpoint: String?) async throws {
-    var configuration = RemoteRuntimeConfiguration(name: "bench-parent")
-    configuration.listenEndpoint = endpoint ?? uniqueEndpoint("parent")
-    configuration.requestTimeout = .seconds(600)
-    configuration.logger.logLevel = .error
-    let parent = try RemoteRuntime(configuration: configuration)
-    let worker = endpoint == nil ? try Peer(["worker", parent.listenEndpoint!, "bench-1"]) : nil
-    await parent.waitForWorkers(count: 1)
+    let parent = try await ProfileParent(endpoint: endpoint)
     func board(_ step: Int) -> CounterBoardWorkflow {
         CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1"))
     }
-    let host = WorkflowHost(workflow: board(0), loop: parent)
+    let host = WorkflowHost(workflow: board(0), loop: parent.runtime)
     await awaitRendering(host) { $0["rt"]?.step == 0 }
     let warmUp = 20
     for step in 1...warmUp {
         host.update(workflow: board(step))
         await awaitRendering(host) { $0["rt"]?.step == step }
     }
-    let workerPID = worker?.process.processIdentifier
-    let workerBefore = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
-    let parentAllocations = await AllocationCounter.count {
+    await parent.printAllocations(per: count, of: "round trips") {
         for step in (warmUp + 1)...(warmUp + count) {
             await updateAndAwait(host, board(step)) { $0["rt"]?.step == step }
         }
     }
-    let workerAfter = if let workerPID { await WorkerAllocations.count(of: workerPID) } else { UInt?.none }
-    if AllocationCounter.isAvailable, let workerBefore, let workerAfter {
-        let perParent = parentAllocations / Double(count)
-        let perWorker = Double(workerAfter &- workerBefore) / Double(count)
-        print("round trips: \(count), allocations per round trip: parent \(perParent), worker \(perWorker), both \(perParent + perWorker)")
+    await host.stop()
+    await parent.stop()
+}
+
+/// `profile-events COUNT [ENDPOINT]`: figure 4 alone, COUNT events (after a warm-up of 2,000)
+/// through a remote counter and each output back to the parent, against one worker
+/// (`ProfileParent`), for `Benchmarks/callgrind-remote.sh … events`; with the preloaded malloc
+/// counter it prints both processes' allocations per event.
+func remoteEventsProfile(count: Int, endpoint: String?) async throws {
+    let parent = try await ProfileParent(endpoint: endpoint)
+    let host = WorkflowHost(
+        workflow: CounterBoardWorkflow(counters: [.init(key: "tp", step: 1)], placement: .worker("bench-1")), options: .optimized,
+        loop: parent.runtime)
+    guard let screen = await awaitRendering(host, where: { $0["tp"]?.count == 0 })?["tp"] else { throw BenchError("no counter") }
+    var burst = EventBurst(host: host, screen: screen)
+    await burst.send(2_000)
+    await parent.printAllocations(per: count, of: "events") {
+        await burst.send(count)
     }
     await host.stop()
-    worker?.kill()
-    await parent.shutdown()
+    await parent.stop()
+}
+
+/// Figure 4's load: events sent to a remote counter through the latest rendering's sink, in
+/// batches of 1,000 with at most 4,000 in flight (as a real producer would keep), until the
+/// parent has applied the output of every one.
+///
+/// The window matters: blasting all of them at once fills the parent's send queue to the worker
+/// (HWM 100,000), and the runtime then treats EAGAIN as "worker unreachable" (see
+/// docs/BENCHMARKS.md). The latest rendering's sink, as a screen would use: a worker's sink table
+/// forgets a token 32,768 exported sinks later (one per worker render), and the first
+/// rendering's sink then reaches nothing (docs/BENCHMARKS.md, "Remote paths").
+struct EventBurst {
+    let host: WorkflowHost<CounterBoardWorkflow>
+    let screen: CounterScreen
+    private var outputs: AsyncStream<CounterBoardWorkflow.Output>.AsyncIterator
+    /// Events sent so far, and the count of the last output applied (each event adds 1).
+    private var sent = 0
+    private var applied = 0
+
+    init(host: WorkflowHost<CounterBoardWorkflow>, screen: CounterScreen) {
+        self.host = host
+        self.screen = screen
+        outputs = host.outputs.makeAsyncIterator()
+    }
+
+    mutating func send(_ events: Int) async {
+        let window = 4_000
+        let batch = 1_000
+        let target = sent + events
+        while sent < target {
+            let current = host.rendering["tp"] ?? screen
+            let now = min(batch, target - sent)
+            for _ in 0..<now { _ = current.onIncrement.send(1) }
+            sent += now
+            while applied < sent - window, let output = await outputs.next() { applied = output.count }
+        }
+        while applied < target, let output = await outputs.next() { applied = output.count }
+    }
 }
 
 struct BenchError: Error, CustomStringConvertible {
@@ -247,32 +325,13 @@ func throughputFigures(_ bench: RemoteBench) async throws -> [Figure] {
     let host = WorkflowHost(
         workflow: CounterBoardWorkflow(counters: [.init(key: "tp", step: 1)], placement: .worker("bench-2")), options: .optimized,
         loop: bench.parent)
-    let outputs = host.outputs
     guard let screen = await awaitRendering(host, where: { $0["tp"]?.count == 0 })?["tp"] else { throw BenchError("no counter") }
-    // Sustained, with a bounded window of events in flight (as a real producer would keep):
-    // blasting all 200,000 at once fills the parent's send queue to the worker (HWM 100,000),
-    // and the runtime then treats EAGAIN as "worker unreachable" (see docs/BENCHMARKS.md).
-    let window = 4_000
-    let batch = 1_000
+    var burst = EventBurst(host: host, screen: screen)
     let workerPID = bench.workers[1].process.processIdentifier
     let workerAllocationsBefore = await WorkerAllocations.count(of: workerPID)
     let (parentCPUBefore, workerCPUBefore) = (cpuTime(), cpuTime(of: workerPID))
     let parentAllocationsBefore = AllocationCounter.currentCount
-    let elapsed = await measure {
-        var sent = 0
-        var iterator = outputs.makeAsyncIterator()
-        var applied = 0
-        while sent < events {
-            // Through the latest rendering's sink, as a screen would: a worker's sink table
-            // forgets a token 32,768 exported sinks later (one per worker render), and the first
-            // rendering's sink then reaches nothing (docs/BENCHMARKS.md, "Remote paths").
-            let current = host.rendering["tp"] ?? screen
-            for _ in 0..<batch { _ = current.onIncrement.send(1) }
-            sent += batch
-            while applied < sent - window, let output = await iterator.next() { applied = output.count }
-        }
-        while applied < events, let output = await iterator.next() { applied = output.count }
-    }
+    let elapsed = await measure { await burst.send(events) }
     let parentAllocations = AllocationCounter.currentCount.map { Double($0 &- (parentAllocationsBefore ?? 0)) / Double(events) }
     let (parentCPU, workerCPU) = ((cpuTime() - parentCPUBefore) / Double(events), (cpuTime(of: workerPID) - workerCPUBefore) / Double(events))
     let workerAllocations = await WorkerAllocations.count(of: workerPID)
