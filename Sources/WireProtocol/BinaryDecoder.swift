@@ -102,6 +102,9 @@ final class BinaryDecoder: Decoder {
                 if let value = try reader.readInteger(Int64.self) as? T { end = reader.offset; return value }
             } else if T.self == UInt64.self {
                 if let value = try reader.readInteger(UInt64.self) as? T { end = reader.offset; return value }
+            } else if reader.peekByte() == BinaryTag.unkeyed.rawValue, let integers = try readIntegerArray(T.self, &reader) {
+                end = reader.offset
+                return integers
             } else if reader.peekByte() == BinaryTag.bytes.rawValue {
                 if T.self == Data.self {
                     if let value = Data(try reader.readBytes(limits: limits)) as? T { end = reader.offset; return value }
@@ -125,6 +128,29 @@ final class BinaryDecoder: Decoder {
         let value = try T(from: self)
         end = try self.end(ofValueAt: offset)
         return value
+    }
+}
+
+extension BinaryDecoder {
+    /// `[UInt64]` and `[UInt32]` (the sequence numbers and indexes in the remote runtime's
+    /// message headers, one per event or output) read in one loop from the unkeyed container at
+    /// the reader, instead of a container object and a generic decode per element. The bytes
+    /// are the same either way; `nil` for any other `T`.
+    fileprivate func readIntegerArray<T>(_: T.Type, _ reader: inout ByteReader) throws(WireError) -> T? {
+        switch ObjectIdentifier(T.self) {
+        case uint64ArrayType: try readIntegers(UInt64.self, &reader) as? T
+        case uint32ArrayType: try readIntegers(UInt32.self, &reader) as? T
+        default: nil
+        }
+    }
+
+    private func readIntegers<I: FixedWidthInteger>(_: I.Type, _ reader: inout ByteReader) throws(WireError) -> [I] {
+        _ = try reader.readByte("value tag")
+        let count = try reader.readLength(limit: limits.maxCollectionCount, "unkeyed container count")
+        var values: [I] = []
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(try reader.readInteger(I.self)) }
+        return values
     }
 }
 
@@ -186,3 +212,6 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
 /// `[UInt8]`'s metatype, looked up once (comparing against `[UInt8].self` inline would fetch
 /// the generic metadata on every value).
 let byteArrayType = ObjectIdentifier([UInt8].self)
+/// `[UInt64]`'s and `[UInt32]`'s metatypes, for the integer-array fast paths (same reason).
+let uint64ArrayType = ObjectIdentifier([UInt64].self)
+let uint32ArrayType = ObjectIdentifier([UInt32].self)

@@ -10,7 +10,10 @@ final class BinaryDecodingState {
     private let bytes: UnsafeRawBufferPointer
     @exclusivity(unchecked) private var valid = true
     let limits: WireLimits
-    let userInfo: [CodingUserInfoKey: Any]
+    /// The codec's `userInfo`, converted to `Decoder`'s type only if a value asks for it
+    /// (`UserInfoConversion`).
+    private(set) lazy var userInfo: [CodingUserInfoKey: Any] = UserInfoConversion.toAny(sendableUserInfo)
+    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
 
     /// Interned keys in order of first appearance.
     @exclusivity(unchecked) private(set) var keyTable: [String] = []
@@ -27,12 +30,12 @@ final class BinaryDecodingState {
     /// made of the empty answer it got.
     var deferredError: WireError?
 
-    init(bytes: UnsafeRawBufferPointer, limits: WireLimits, userInfo: [CodingUserInfoKey: Any]) {
+    init(bytes: UnsafeRawBufferPointer, limits: WireLimits, userInfo: [CodingUserInfoKey: any Sendable]) {
         self.bytes = bytes
         self.limits = limits
-        self.userInfo = userInfo
-        keyTable.reserveCapacity(16)
-        keyOffsets.reserveCapacity(16)
+        self.sendableUserInfo = userInfo
+        // No room reserved for keys: a message of a scalar (an event, an output) has none, and
+        // the first key reserves it (`internKey`).
     }
 
     var byteCount: Int { bytes.count }
@@ -89,6 +92,10 @@ final class BinaryDecodingState {
             throw .malformed("key literal at offset \(start) was skipped", codingPath: "")
         }
         let key = try reader.readUTF8(length, "key")
+        if keyTable.isEmpty {
+            keyTable.reserveCapacity(16)
+            keyOffsets.reserveCapacity(16)
+        }
         keyTable.append(key)
         keyOffsets.append(start)
         return keyTable.count - 1

@@ -40,13 +40,15 @@ final class BinaryEncoder: Encoder {
     /// An error met in a non-throwing `Encoder` method, reported when encoding finishes.
     private var deferredError: WireError?
     @exclusivity(unchecked) private(set) var codingPath: [any CodingKey] = []
-    let userInfo: [CodingUserInfoKey: Any]
+    /// The codec's `userInfo`, converted to `Encoder`'s type only if a value asks for it
+    /// (`UserInfoConversion`).
+    private(set) lazy var userInfo: [CodingUserInfoKey: Any] = UserInfoConversion.toAny(sendableUserInfo)
+    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     let limits: WireLimits
 
-    init(limits: WireLimits, userInfo: [CodingUserInfoKey: Any]) {
+    init(limits: WireLimits, userInfo: [CodingUserInfoKey: any Sendable]) {
         self.limits = limits
-        self.userInfo = userInfo
-        stack.reserveCapacity(8)
+        self.sendableUserInfo = userInfo
     }
 
     /// Encodes a whole message.
@@ -114,6 +116,9 @@ final class BinaryEncoder: Encoder {
             if deferredError == nil { deferredError = .nestingTooDeep(limit: limits.maxDepth) }
             return (-1, 0)
         }
+        // Room for a typical nesting depth, reserved by the first container: a message of a
+        // scalar (an event, an output) never opens one.
+        if stack.capacity == 0 { stack.reserveCapacity(8) }
         nextSerial &+= 1
         var frame = Frame(kind: kind, countPosition: 0, count: 0, serial: nextSerial)
         if kind == .keyed || kind == .unkeyed {
@@ -244,8 +249,21 @@ final class BinaryEncoder: Encoder {
         writer.write(raw)
     }
 
+    /// Writes an array of unsigned integers (the sequence numbers in the remote runtime's
+    /// message headers, one per event or output) in one loop: the same bytes as an unkeyed
+    /// container of `.unsigned` values, without a container and a generic encode per element.
+    private func writeUnsignedArray<I: UnsignedInteger & FixedWidthInteger>(_ values: [I]) {
+        if values.count > limits.maxCollectionCount, deferredError == nil {
+            deferredError = .lengthTooLarge(declared: UInt64(values.count), limit: limits.maxCollectionCount, context: "container count")
+        }
+        writer.write(BinaryTag.unkeyed.rawValue)
+        writer.writeVarint(UInt64(values.count))
+        for value in values { writeUnsigned(UInt64(value)) }
+    }
+
     /// Writes types with a direct representation without going through `encode(to:)`;
-    /// returns false for everything else. `Data` and `[UInt8]` become raw bytes.
+    /// returns false for everything else. `Data` and `[UInt8]` become raw bytes; `[UInt64]` and
+    /// `[UInt32]` the same unkeyed container their own `encode(to:)` would write.
     private func writeDirect<T: Encodable>(_ value: T) -> Bool {
         if T.self == String.self, let value = value as? String {
             write(value)
@@ -255,6 +273,10 @@ final class BinaryEncoder: Encoder {
             value.withUnsafeBytes { writeBytes($0) }
         } else if ObjectIdentifier(T.self) == byteArrayType, let value = value as? [UInt8] {
             value.withUnsafeBytes { writeBytes($0) }
+        } else if ObjectIdentifier(T.self) == uint64ArrayType, let value = value as? [UInt64] {
+            writeUnsignedArray(value)
+        } else if ObjectIdentifier(T.self) == uint32ArrayType, let value = value as? [UInt32] {
+            writeUnsignedArray(value)
         } else if T.self == Double.self, let value = value as? Double {
             write(value)
         } else if T.self == Bool.self, let value = value as? Bool {

@@ -19,22 +19,15 @@ public struct BinaryWireCodec: WireCodec {
         self.userInfo = userInfo
     }
 
-    private var anyUserInfo: [CodingUserInfoKey: Any] {
-        // An upcast, not `mapValues`: `Sendable` is a marker protocol, so `any Sendable` and
-        // `Any` are the same type at run time and the dictionary is shared, not rebuilt (one
-        // allocation and a rehash fewer per message).
-        userInfo as [CodingUserInfoKey: Any]
-    }
-
     public func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
-        try BinaryEncoder(limits: limits, userInfo: anyUserInfo).encodeRoot(value)
+        try BinaryEncoder(limits: limits, userInfo: userInfo).encodeRoot(value)
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
         guard bytes.count <= limits.maxFrameBytes else {
             throw .lengthTooLarge(declared: UInt64(bytes.count), limit: limits.maxFrameBytes, context: "binary payload")
         }
-        let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
+        let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: userInfo)
         defer { state.invalidate() }
         let decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
         do {

@@ -6,17 +6,20 @@
 struct KeyInterner {
     private var keys: [String] = []
     /// Slot → key index + 1 (0 = empty); the count is a power of two, kept at most half full.
-    private var slots: [Int32]
+    /// Empty until the first key: a message of a scalar (an event, an output) has no keys, and
+    /// allocates no table.
+    private var slots: [Int32] = []
 
-    init() {
-        keys.reserveCapacity(16)
-        slots = [Int32](repeating: 0, count: 64)
-    }
+    init() {}
 
     var count: Int { keys.count }
 
     /// The index of `key`, or nil after adding it as the next index.
     mutating func index(of key: String) -> Int? {
+        if slots.isEmpty {
+            keys.reserveCapacity(16)
+            slots = [Int32](repeating: 0, count: 64)
+        }
         var key = key
         let hash = key.withUTF8 { utf8 -> UInt64 in
             var hash: UInt64 = 0xCBF2_9CE4_8422_2325

@@ -71,9 +71,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// Computed once: `workflowTypeName` reflects on the type every time.
     let typeName = Child.workflowTypeName
-    /// The decoder context for this child's renderings and outputs (their sinks send EVENTs to
-    /// it), made once rather than for every decode.
-    private lazy var importerUserInfo = engine.importerUserInfo(for: self)
+    /// The codec for this child's renderings and outputs, with the decoder context their sinks
+    /// need (they send EVENTs to it), made once rather than for every decode.
+    private lazy var importingCodec = engine.codec.with(userInfo: engine.importerUserInfo(for: self))
 
     /// Back-pressure: events sent and not yet acknowledged, against the runtime's limit.
     let outstanding: OutstandingEvents
@@ -239,7 +239,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             }
             do {
                 let output = try frame.withUnsafeBytes {
-                    try engine.codec.decode(Child.Output.self, from: $0, userInfo: importerUserInfo)
+                    try importingCodec.decode(Child.Output.self, from: $0)
                 }
                 partialOutputs.append(output)
             } catch {
@@ -255,7 +255,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
                 let decoded = try bytes.withUnsafeBytes {
-                    try engine.codec.decode(Child.Rendering.self, from: $0, userInfo: importerUserInfo)
+                    try importingCodec.decode(Child.Rendering.self, from: $0)
                 }
                 newRendering = (decoded, flush.renderingSequence)
                 receivedSequence = flush.renderingSequence

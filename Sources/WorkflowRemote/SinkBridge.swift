@@ -35,30 +35,33 @@ final class SinkTable: SinkExporter {
     /// Decodes `bytes` as the event of the sink named `token` and sends it. Returns `false` for
     /// a token this table does not (or no longer) know, which the caller drops.
     func deliver(token: String, bytes: UnsafeRawBufferPointer, codec: any WireCodec) -> Bool {
-        guard let route = route(for: token) else { return false }
-        return deliver(bytes: bytes, via: route, codec: codec)
+        guard let route = route(for: token, codec: codec) else { return false }
+        return deliver(bytes: bytes, via: route)
     }
 
     /// Where events for `token` go, looked up once for a batch of events naming it (the table
     /// changes only when the child renders, which it does not between the events of a batch);
     /// `nil` for a token this table does not (or no longer) know.
-    func route(for token: String) -> SinkRoute? {
-        table.withLock { $0.resolve(token) }.map { SinkRoute(userInfo: [EventDelivery.key: DeliveryBox(deliver: $0)]) }
+    func route(for token: String, codec: any WireCodec) -> SinkRoute? {
+        table.withLock { $0.resolve(token) }.map {
+            SinkRoute(codec: codec.with(userInfo: [EventDelivery.key: DeliveryBox(deliver: $0)]))
+        }
     }
 
     /// Decodes `bytes` as an event for `route`'s sink and sends it; `false` if it does not decode.
-    func deliver(bytes: UnsafeRawBufferPointer, via route: SinkRoute, codec: any WireCodec) -> Bool {
+    func deliver(bytes: UnsafeRawBufferPointer, via route: SinkRoute) -> Bool {
         do {
-            _ = try codec.decode(EventDelivery.self, from: bytes, userInfo: route.userInfo)
+            _ = try route.codec.decode(EventDelivery.self, from: bytes)
             return true
         } catch {
             return false
         }
     }
 
-    /// A resolved token: the decoder context that hands an event to its sink.
+    /// A resolved token: a codec whose decoder context hands an event to its sink, made once
+    /// per batch of events rather than once per event.
     struct SinkRoute {
-        fileprivate let userInfo: [CodingUserInfoKey: any Sendable]
+        fileprivate let codec: any WireCodec
     }
 
     /// The table behind the lock: entries, their export order (for forgetting the oldest) and the
@@ -193,8 +196,10 @@ struct SinkForwarder: SinkImporter {
         let outstanding = self.outstanding
         return { event in
             guard outstanding.reserve() else { return false }
-            // Encoding happens on the caller's thread; only the bytes hop to the loop.
-            guard let bytes = try? codec.encode(AnyEncodable(event)) else {
+            // Encoding happens on the caller's thread; only the bytes hop to the loop. The
+            // existential is opened, so the codec sees the event's own type (an `Int` is written
+            // directly) rather than a box it must encode through a container.
+            guard let bytes = try? encodeOpened(event, with: codec) else {
                 outstanding.release(1)
                 return false
             }
@@ -204,8 +209,8 @@ struct SinkForwarder: SinkImporter {
     }
 }
 
-private struct AnyEncodable: Encodable {
-    let value: any Encodable
-    init(_ value: any Encodable) { self.value = value }
-    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+/// Encodes an event with its concrete type: called with an `any Encodable`, Swift opens the
+/// existential and `T` is the event's own type.
+private func encodeOpened<T: Encodable>(_ event: T, with codec: any WireCodec) throws(WireError) -> [UInt8] {
+    try codec.encode(event)
 }
