@@ -4,9 +4,17 @@
 /// new props; reading props through the context (not through a captured workflow value) always
 /// gives the current ones. The context is only valid during `apply`.
 public final class ApplyContext<WorkflowType: Workflow> {
-    private var workflow: WorkflowType?
+    // The props and a validity flag rather than an optional: the runtime applies every action
+    // through one of these from code that is generic over the workflow and not specialised for
+    // it, where each use of `WorkflowType?` or `[WorkflowType.Output]` costs a generic metadata
+    // lookup (about 450 instructions). An invalidated context therefore still holds its props
+    // until it is renewed or released.
+    private var workflow: WorkflowType
+    private var isValid = true
     /// Outputs reported with `emitOutput(_:)`, in order, before the one `apply` returns.
     private(set) var emittedOutputs: [WorkflowType.Output] = []
+    /// Whether `emittedOutputs` holds any: checked before the array is touched (see above).
+    private(set) var hasEmittedOutputs = false
 
     init(workflow: WorkflowType) {
         self.workflow = workflow
@@ -14,7 +22,7 @@ public final class ApplyContext<WorkflowType: Workflow> {
 
     /// Reads a property of the current workflow value (its props).
     public subscript<Value>(workflowValue keyPath: KeyPath<WorkflowType, Value>) -> Value {
-        guard let workflow else {
+        guard isValid else {
             preconditionFailure(
                 "ApplyContext<\(WorkflowType.self)> used after its action's apply(toState:context:) returned")
         }
@@ -35,19 +43,24 @@ public final class ApplyContext<WorkflowType: Workflow> {
     /// the child's new rendering next to a parent state that has not seen its outputs yet).
     /// Emitted outputs cascade in the order emitted, before the returned output.
     @_spi(WorkflowRuntime) public func emitOutput(_ output: WorkflowType.Output) {
-        precondition(workflow != nil, "ApplyContext<\(WorkflowType.self)>.emitOutput used after apply returned")
+        precondition(isValid, "ApplyContext<\(WorkflowType.self)>.emitOutput used after apply returned")
         emittedOutputs.append(output)
+        hasEmittedOutputs = true
     }
 
     /// Ends the context's validity.
     public func invalidate() {
-        workflow = nil
+        isValid = false
     }
 
     /// Makes an invalidated context valid for another action (the runtime reuses a context only
     /// when nothing but itself refers to it).
     func renew(workflow: WorkflowType) {
         self.workflow = workflow
-        emittedOutputs.removeAll(keepingCapacity: true)
+        isValid = true
+        if hasEmittedOutputs {
+            emittedOutputs.removeAll(keepingCapacity: true)
+            hasEmittedOutputs = false
+        }
     }
 }

@@ -21,6 +21,10 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
 
     private let state = Mutex(State())
     private let listener: HostListener<Rendering, Output>?
+    /// How many output subscribers there are, readable without the lock: a host nobody
+    /// subscribes to for outputs (a worker's hosted child, whose outputs go to its listener)
+    /// publishes each output without taking the lock.
+    private let outputSubscriberCount = Atomic<Int>(0)
 
     init(listener: HostListener<Rendering, Output>? = nil) {
         self.listener = listener
@@ -46,6 +50,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
 
     func publish(output: Output) {
         listener?.onOutput(output)
+        guard outputSubscriberCount.load(ordering: .acquiring) > 0 else { return }
         let subscribers = state.withLock { $0.outputTargets }
         for subscriber in subscribers { subscriber.yield(output) }
     }
@@ -54,26 +59,31 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
         subscribe(
             bufferingPolicy: .bufferingNewest(1), startingWithLatest: true,
             register: { state, id, continuation in state.renderingSubscribers[id] = continuation },
-            unregister: { state, id in _ = state.renderingSubscribers.removeValue(forKey: id) })
+            unregister: { _, state, id in _ = state.renderingSubscribers.removeValue(forKey: id) })
     }
 
     func subscribeOutputs() -> AsyncStream<Output> {
         subscribe(
             bufferingPolicy: .unbounded, startingWithLatest: false,
-            register: { state, id, continuation in state.outputSubscribers[id] = continuation },
-            unregister: { state, id in _ = state.outputSubscribers.removeValue(forKey: id) })
+            register: { state, id, continuation in
+                state.outputSubscribers[id] = continuation
+                outputSubscriberCount.add(1, ordering: .releasing)
+            },
+            unregister: { publication, state, id in
+                if state.outputSubscribers.removeValue(forKey: id) != nil { publication.outputSubscriberCount.subtract(1, ordering: .releasing) }
+            })
     }
 
     /// Registers a new stream through `register`; a stream made after `finish()` ends at once.
     ///
-    /// The subscriber table is chosen by the two closures (they capture nothing), not by a key
+    /// The subscriber table is chosen by the two closures (the stored one captures nothing), not by a key
     /// path: a key path into the generic `State` is instantiated from its mangled pattern on
     /// every call, about 27,000 instructions per subscription (docs/BENCHMARKS.md).
     private func subscribe<Element>(
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,
         register: (inout State, UInt64, AsyncStream<Element>.Continuation) -> Void,
-        unregister: @escaping @Sendable (inout State, UInt64) -> Void
+        unregister: @escaping @Sendable (Publication, inout State, UInt64) -> Void
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: bufferingPolicy)
         let id: UInt64? = state.withLock { state in
@@ -88,7 +98,8 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { unregister(&$0, id) }
+            guard let self else { return }
+            self.state.withLock { unregister(self, &$0, id) }
         }
         return stream
     }
@@ -99,6 +110,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
             defer {
                 state.renderingSubscribers = [:]
                 state.outputSubscribers = [:]
+                outputSubscriberCount.store(0, ordering: .releasing)
             }
             return (Array(state.renderingSubscribers.values), Array(state.outputSubscribers.values))
         }

@@ -22,8 +22,14 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     private var sinkCount = 0
     /// Whether `render` is running: the context is only valid then.
     private var isRendering = false
-    /// The context of the last applied action, kept for the next one when nothing else holds it.
-    private var spareApplyContext: ApplyContext<W>?
+    /// The context of the last applied action (an `ApplyContext<W>`), kept for the next one when
+    /// nothing else holds it. Typed `AnyObject?`: this code is not specialised for `W`, and an
+    /// `ApplyContext<W>?` would cost a generic metadata lookup on every action.
+    private var spareApplyContext: AnyObject?
+    /// How to compare two states (`nil` when `W.State` is not `Equatable`), found out by the first
+    /// action that needs it rather than with a dynamic cast on every action.
+    private var stateEquality: ((W.State, W.State) -> Bool)?
+    private var stateEqualityKnown = false
     /// Where the root's outputs go (the host); child nodes override `emit` instead.
     var onOutput: ((W.Output) -> Void)?
 
@@ -96,9 +102,10 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         if host.options.renderOnlyIfStateChanged, W.State.self == Void.self {
             // A `Void` state cannot change (workflow-swift treats it as unchanged).
             output = action.apply(toState: &state, context: context)
-        } else if host.options.renderOnlyIfStateChanged, let before = state as? any Equatable {
+        } else if host.options.renderOnlyIfStateChanged, let equal = equalityOfStates() {
+            let before = state
             output = action.apply(toState: &state, context: context)
-            if !isEqual(before, state) { host.needsRender = true }
+            if !equal(before, state) { host.needsRender = true }
         } else {
             output = action.apply(toState: &state, context: context)
             host.needsRender = true
@@ -106,10 +113,21 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         context.invalidate()
         if let observers = host.observers {
             let name = (action as? AnyWorkflowAction<W>).map { String(describing: $0.actionType) } ?? String(describing: A.self)
-            observers.forEach { $0.actionWasApplied(action: name, path: path, producedOutput: output != nil || !context.emittedOutputs.isEmpty) }
+            observers.forEach { $0.actionWasApplied(action: name, path: path, producedOutput: output != nil || context.hasEmittedOutputs) }
         }
-        for emitted in context.emittedOutputs { emit(emitted) }
+        if context.hasEmittedOutputs {
+            for emitted in context.emittedOutputs { emit(emitted) }
+        }
         if let output { emit(output) }
+    }
+
+    /// `stateEquality`, worked out on first use.
+    private func equalityOfStates() -> ((W.State, W.State) -> Bool)? {
+        if !stateEqualityKnown {
+            stateEquality = equality(of: W.State.self)
+            stateEqualityKnown = true
+        }
+        return stateEquality
     }
 
     /// A valid context for the next action: the last one again if no action kept a reference to
@@ -117,8 +135,10 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     /// action would), otherwise a new one. Saves an allocation per applied action.
     private func takeApplyContext() -> ApplyContext<W> {
         if var spare = spareApplyContext.take(), isKnownUniquelyReferenced(&spare) {
-            spare.renew(workflow: workflow)
-            return spare
+            // Only `apply` stores it, and only an `ApplyContext<W>`.
+            let context = unsafeDowncast(spare, to: ApplyContext<W>.self)
+            context.renew(workflow: workflow)
+            return context
         }
         return ApplyContext(workflow: workflow)
     }
@@ -228,10 +248,19 @@ final class ChildNode<Child: Workflow, Parent: Workflow>: WorkflowNode<Child>, A
     }
 }
 
-private func isEqual(_ lhs: any Equatable, _ rhs: Any) -> Bool {
-    func open<T: Equatable>(_ lhs: T) -> Bool {
-        guard let rhs = rhs as? T else { return false }
-        return lhs == rhs
+/// `==` for two values of `T` when `T` is `Equatable`; `nil` when it is not. One dynamic cast of
+/// the type, instead of one of each value per comparison.
+private func equality<T>(of type: T.Type) -> ((T, T) -> Bool)? {
+    guard let equatable = type as? any Equatable.Type else { return nil }
+    func open<E: Equatable>(_: E.Type) -> (T, T) -> Bool {
+        // `E` is `T` (the cast above proved it): the values are reinterpreted, not converted.
+        { lhs, rhs in
+            withUnsafePointer(to: lhs) { lhs in
+                withUnsafePointer(to: rhs) { rhs in
+                    UnsafeRawPointer(lhs).assumingMemoryBound(to: E.self).pointee == UnsafeRawPointer(rhs).assumingMemoryBound(to: E.self).pointee
+                }
+            }
+        }
     }
-    return open(lhs)
+    return open(equatable)
 }
