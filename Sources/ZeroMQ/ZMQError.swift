@@ -20,6 +20,7 @@ public struct ZMQError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Captures libzmq's thread-local `errno` right after a failed call.
+    @usableFromInline
     static func last() -> ZMQError {
         ZMQError(code: zmq_errno())
     }

@@ -51,6 +51,7 @@ public final class ZMQSocket {
     public var isClosed: Bool { handle == nil }
 
     /// The live handle, or the "closed socket" error.
+    @usableFromInline
     func requireHandle() throws(ZMQError) -> UnsafeMutableRawPointer {
         guard let handle else { throw ZMQError.closedSocket }
         return handle
