@@ -265,7 +265,11 @@ func remoteEventsProfile(count: Int, endpoint: String?) async throws {
         workflow: CounterBoardWorkflow(counters: [.init(key: "tp", step: 1)], placement: .worker("bench-1")), options: .optimized,
         loop: parent.runtime)
     guard let screen = await awaitRendering(host, where: { $0["tp"]?.count == 0 })?["tp"] else { throw BenchError("no counter") }
-    var burst = EventBurst(host: host, screen: screen)
+    // Lock-step (every output of a batch of 1,000 applied before the next batch is sent), so the
+    // processes batch the same way in every run, under callgrind too: with events in flight
+    // while the worker works, how many events share a slice and a flush (each flush renders the
+    // child and snapshots it) depends on thread timing, and the counts per event moved by half.
+    var burst = EventBurst(host: host, screen: screen, window: 0)
     await burst.send(2_000)
     await parent.printAllocations(per: count, of: "events") {
         await burst.send(count)
@@ -275,8 +279,8 @@ func remoteEventsProfile(count: Int, endpoint: String?) async throws {
 }
 
 /// Figure 4's load: events sent to a remote counter through the latest rendering's sink, in
-/// batches of 1,000 with at most 4,000 in flight (as a real producer would keep), until the
-/// parent has applied the output of every one.
+/// batches of 1,000 with at most `window` (4,000) in flight (as a real producer would keep),
+/// until the parent has applied the output of every one.
 ///
 /// The window matters: blasting all of them at once fills the parent's send queue to the worker
 /// (HWM 100,000), and the runtime then treats EAGAIN as "worker unreachable" (see
@@ -291,14 +295,17 @@ struct EventBurst {
     private var sent = 0
     private var applied = 0
 
-    init(host: WorkflowHost<CounterBoardWorkflow>, screen: CounterScreen) {
+    /// How many events may be sent and not yet applied when the next batch is sent.
+    let window: Int
+
+    init(host: WorkflowHost<CounterBoardWorkflow>, screen: CounterScreen, window: Int = 4_000) {
         self.host = host
         self.screen = screen
+        self.window = window
         outputs = host.outputs.makeAsyncIterator()
     }
 
     mutating func send(_ events: Int) async {
-        let window = 4_000
         let batch = 1_000
         let target = sent + events
         while sent < target {
