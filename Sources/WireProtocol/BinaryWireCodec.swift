@@ -24,6 +24,27 @@ public struct BinaryWireCodec: WireCodec {
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
+        try withRootDecoder(of: bytes) { (decoder) throws in
+            var end = 0
+            let value = try decoder.decodeValue(type, at: 0, key: nil, end: &end)
+            return (value, end)
+        }
+    }
+
+    /// Hands `body` the decoder itself: no `userInfo` entry to build and look up per call (the
+    /// remote runtime decodes every event this way).
+    public func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError) {
+        try withRootDecoder(of: bytes) { (decoder) throws in
+            try body(decoder)
+            return ((), try decoder.end(ofValueAt: 0))
+        }
+    }
+
+    /// Runs `body` with the decoder of `bytes`' root value; `body` returns its result and the
+    /// offset after the value, which must be the end of the payload.
+    private func withRootDecoder<Result>(
+        of bytes: UnsafeRawBufferPointer, _ body: (BinaryDecoder) throws -> (Result, Int)
+    ) throws(WireError) -> Result {
         guard bytes.count <= limits.maxFrameBytes else {
             throw .lengthTooLarge(declared: UInt64(bytes.count), limit: limits.maxFrameBytes, context: "binary payload")
         }
@@ -31,8 +52,7 @@ public struct BinaryWireCodec: WireCodec {
         defer { state.invalidate() }
         let decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
         do {
-            var end = 0
-            let value = try decoder.decodeValue(type, at: 0, key: nil, end: &end)
+            let (value, end) = try body(decoder)
             if let deferred = state.deferredError { throw deferred }
             if end != bytes.count {
                 throw WireError.trailingBytes(count: bytes.count - end, context: "binary payload")

@@ -14,6 +14,11 @@ public protocol WireCodec: Sendable {
     func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8]
     /// Decodes a `T` from one payload frame, borrowing the bytes (no copy).
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T
+    /// Decodes one payload frame through `body`, which gets the decoder of the frame's value:
+    /// for a consumer that holds a decoding closure rather than a `Decodable` type (the remote
+    /// runtime delivers each event to its sink's closure this way). A default implementation
+    /// (`WireCodec+DecodingClosure.swift`) passes the closure through `userInfo`.
+    func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError)
 }
 
 extension WireCodec {

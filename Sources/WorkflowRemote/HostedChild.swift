@@ -62,13 +62,13 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     }
 
     func route(for token: String) -> HostedEventRoute? {
-        if let route = exporter.route(for: token, codec: engine.codec) { return .sink(route) }
+        if let route = exporter.route(for: token) { return .sink(route) }
         return engine.forwardingRoute(for: token).map { .forward(childID: $0.childID, token: $0.token) }
     }
 
     func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute) -> Bool {
         switch route {
-        case .sink(let route): exporter.deliver(bytes: bytes, via: route)
+        case .sink(let route): exporter.deliver(bytes: bytes, via: route, codec: engine.codec)
         case .forward(let childID, let token): engine.forward(event: Array(bytes), token: token, toChild: childID)
         }
     }

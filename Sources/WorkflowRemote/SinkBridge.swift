@@ -35,33 +35,31 @@ final class SinkTable: SinkExporter {
     /// Decodes `bytes` as the event of the sink named `token` and sends it. Returns `false` for
     /// a token this table does not (or no longer) know, which the caller drops.
     func deliver(token: String, bytes: UnsafeRawBufferPointer, codec: any WireCodec) -> Bool {
-        guard let route = route(for: token, codec: codec) else { return false }
-        return deliver(bytes: bytes, via: route)
+        guard let route = route(for: token) else { return false }
+        return deliver(bytes: bytes, via: route, codec: codec)
     }
 
     /// Where events for `token` go, looked up once for a batch of events naming it (the table
     /// changes only when the child renders, which it does not between the events of a batch);
     /// `nil` for a token this table does not (or no longer) know.
-    func route(for token: String, codec: any WireCodec) -> SinkRoute? {
-        table.withLock { $0.resolve(token) }.map {
-            SinkRoute(codec: codec.with(userInfo: [EventDelivery.key: DeliveryBox(deliver: $0)]))
-        }
+    func route(for token: String) -> SinkRoute? {
+        table.withLock { $0.resolve(token) }.map { SinkRoute(deliver: $0) }
     }
 
     /// Decodes `bytes` as an event for `route`'s sink and sends it; `false` if it does not decode.
-    func deliver(bytes: UnsafeRawBufferPointer, via route: SinkRoute) -> Bool {
+    /// The codec hands the sink's closure its decoder directly (`decode(from:through:)`).
+    func deliver(bytes: UnsafeRawBufferPointer, via route: SinkRoute, codec: any WireCodec) -> Bool {
         do {
-            _ = try route.codec.decode(EventDelivery.self, from: bytes)
+            try codec.decode(from: bytes, through: route.deliver)
             return true
         } catch {
             return false
         }
     }
 
-    /// A resolved token: a codec whose decoder context hands an event to its sink, made once
-    /// per batch of events rather than once per event.
+    /// A resolved token: the closure that decodes an event and sends it to the sink.
     struct SinkRoute {
-        fileprivate let codec: any WireCodec
+        fileprivate let deliver: @Sendable (any Decoder) throws -> Void
     }
 
     /// The table behind the lock: entries, their export order (for forgetting the oldest) and the
@@ -134,22 +132,6 @@ final class SinkTable: SinkExporter {
             incarnation = rest.prefix { $0 != "." }
         }
     }
-}
-
-/// Hands the codec's `Decoder` to a sink's delivery closure: decoding this type *is* delivering.
-private struct EventDelivery: Decodable {
-    static let key = CodingUserInfoKey(rawValue: "workflow.remote.eventDelivery")!
-
-    init(from decoder: any Decoder) throws {
-        guard let box = decoder.userInfo[Self.key] as? DeliveryBox else {
-            throw SinkCodingError.noTransport
-        }
-        try box.deliver(decoder)
-    }
-}
-
-private struct DeliveryBox: Sendable {
-    let deliver: @Sendable (any Decoder) throws -> Void
 }
 
 /// The parent side: sinks decoded from a remote child's rendering send their events to the
