@@ -9,12 +9,12 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     private struct State {
         var latest: Rendering?
         var renderingSubscribers: [UInt64: AsyncStream<Rendering>.Continuation] = [:]
-        var outputSubscribers: [UInt64: AsyncStream<Output>.Continuation] = [:] {
+        var outputSubscribers: [UInt64: OutputQueue<Output>] = [:] {
             didSet { outputTargets = Array(outputSubscribers.values) }
         }
         /// `outputSubscribers`' values, kept as an array: every output is handed to them, and
         /// copying them out of the dictionary for each allocated an array per output.
-        var outputTargets: [AsyncStream<Output>.Continuation] = []
+        var outputTargets: [OutputQueue<Output>] = []
         var nextID: UInt64 = 0
         var finished = false
     }
@@ -52,38 +52,51 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
         listener?.onOutput(output)
         guard outputSubscriberCount.load(ordering: .acquiring) > 0 else { return }
         let subscribers = state.withLock { $0.outputTargets }
-        for subscriber in subscribers { subscriber.yield(output) }
+        for subscriber in subscribers { subscriber.push(output) }
     }
 
     func subscribeRenderings() -> AsyncStream<Rendering> {
         subscribe(
             bufferingPolicy: .bufferingNewest(1), startingWithLatest: true,
             register: { state, id, continuation in state.renderingSubscribers[id] = continuation },
-            unregister: { _, state, id in _ = state.renderingSubscribers.removeValue(forKey: id) })
+            unregister: { state, id in _ = state.renderingSubscribers.removeValue(forKey: id) })
     }
 
+    /// A stream of every output from now on, over its own `OutputQueue`. The subscription ends
+    /// when the stream is dropped (`OutputSubscription`'s deinit), its task is cancelled, or the
+    /// host stops (after the queued outputs are read).
     func subscribeOutputs() -> AsyncStream<Output> {
-        subscribe(
-            bufferingPolicy: .unbounded, startingWithLatest: false,
-            register: { state, id, continuation in
-                state.outputSubscribers[id] = continuation
-                outputSubscriberCount.add(1, ordering: .releasing)
-            },
-            unregister: { publication, state, id in
-                if state.outputSubscribers.removeValue(forKey: id) != nil { publication.outputSubscriberCount.subtract(1, ordering: .releasing) }
-            })
+        let queue = OutputQueue<Output>()
+        let id: UInt64? = state.withLock { state in
+            guard !state.finished else { return nil }
+            state.nextID += 1
+            state.outputSubscribers[state.nextID] = queue
+            outputSubscriberCount.add(1, ordering: .releasing)
+            return state.nextID
+        }
+        guard let id else {
+            queue.finish()
+            return AsyncStream(unfolding: { await queue.next() })
+        }
+        let subscription = OutputSubscription(queue: queue) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { state in
+                if state.outputSubscribers.removeValue(forKey: id) != nil { self.outputSubscriberCount.subtract(1, ordering: .releasing) }
+            }
+        }
+        return AsyncStream(unfolding: { await subscription.queue.next() }, onCancel: { subscription.cancel() })
     }
 
     /// Registers a new stream through `register`; a stream made after `finish()` ends at once.
     ///
-    /// The subscriber table is chosen by the two closures (the stored one captures nothing), not by a key
+    /// The subscriber table is chosen by the two closures (they capture nothing), not by a key
     /// path: a key path into the generic `State` is instantiated from its mangled pattern on
     /// every call, about 27,000 instructions per subscription (docs/BENCHMARKS.md).
     private func subscribe<Element>(
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,
         register: (inout State, UInt64, AsyncStream<Element>.Continuation) -> Void,
-        unregister: @escaping @Sendable (Publication, inout State, UInt64) -> Void
+        unregister: @escaping @Sendable (inout State, UInt64) -> Void
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: bufferingPolicy)
         let id: UInt64? = state.withLock { state in
@@ -98,8 +111,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.state.withLock { unregister(self, &$0, id) }
+            self?.state.withLock { unregister(&$0, id) }
         }
         return stream
     }
@@ -117,6 +129,26 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
         renderings.forEach { $0.finish() }
         outputs.forEach { $0.finish() }
     }
+}
+
+/// An output stream's hold on its queue: when the stream is dropped (its unfolding closures
+/// released), the publication stops queueing outputs for it.
+private final class OutputSubscription<Output: Sendable>: Sendable {
+    let queue: OutputQueue<Output>
+    private let unregister: @Sendable () -> Void
+
+    init(queue: OutputQueue<Output>, unregister: @escaping @Sendable () -> Void) {
+        self.queue = queue
+        self.unregister = unregister
+    }
+
+    /// The reading task was cancelled: the stream ends now and unregisters.
+    func cancel() {
+        queue.cancel()
+        unregister()
+    }
+
+    deinit { unregister() }
 }
 
 /// Synchronous callbacks on the host's loop for each published rendering and output.
