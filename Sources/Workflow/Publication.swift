@@ -48,6 +48,9 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
         for subscriber in subscribers { subscriber.yield(rendering) }
     }
 
+    /// How many output subscriptions are live (for tests: a dropped or cancelled stream is not).
+    var outputSubscriberTotal: Int { state.withLock { $0.outputSubscribers.count } }
+
     func publish(output: Output) {
         listener?.onOutput(output)
         guard outputSubscriberCount.load(ordering: .acquiring) > 0 else { return }
