@@ -244,12 +244,12 @@ final class LoopSockets {
     }
 
     func sendToListenerPeer(_ peer: WorkerID, frames: [[UInt8]]) throws(ZMQError) {
-        guard let listener else { return }
+        guard let listener, !listener.isClosed else { return }
         try listener.send([peer.bytes] + frames, mode: .dontWait)
     }
 
     func sendUpstream(frames: [[UInt8]]) throws(ZMQError) {
-        guard let upstream else { return }
+        guard let upstream, !upstream.isClosed else { return }
         try upstream.send(frames, mode: .dontWait)
     }
 
