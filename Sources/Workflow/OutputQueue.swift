@@ -19,10 +19,14 @@ final class OutputQueue<Output: Sendable>: @unchecked Sendable {
     private var finished = false
 
     /// Appends `output`, or hands it straight to a waiting subscriber. Dropped once finished.
-    func push(_ output: Output) {
+    ///
+    /// With `wake: false` a waiting subscriber is left waiting (`wake()` follows): the host
+    /// applying a worker's flush of hundreds of outputs then resumes its reader once, not once
+    /// per output (each resume is a task switch and, often, a thread wake-up).
+    func push(_ output: Output, wake: Bool = true) {
         let waiter = lock.withLock { _ -> UnsafeContinuation<Output?, Never>? in
             if finished { return nil }
-            if let waiter = self.waiter {
+            if wake, let waiter = self.waiter, head == items.count {
                 self.waiter = nil
                 return waiter
             }
@@ -30,6 +34,17 @@ final class OutputQueue<Output: Sendable>: @unchecked Sendable {
             return nil
         }
         waiter?.resume(returning: output)
+    }
+
+    /// Resumes a waiting subscriber with the oldest queued output, if both are there.
+    func wake() {
+        var ready: Output?
+        let waiter = lock.withLock { _ -> UnsafeContinuation<Output?, Never>? in
+            guard let waiter = self.waiter, takeLockedOrEnd(&ready) else { return nil }
+            self.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: ready)
     }
 
     /// The next output, waiting for one if none is queued; `nil` once finished and drained (or
@@ -51,12 +66,15 @@ final class OutputQueue<Output: Sendable>: @unchecked Sendable {
 
     /// No more outputs: the subscriber reads what is queued, then `nil`.
     func finish() {
+        var ready: Output?
         let waiter = lock.withLock { _ -> UnsafeContinuation<Output?, Never>? in
             finished = true
             defer { self.waiter = nil }
+            // A waiter left waiting by `push(_:wake: false)` takes the oldest output first.
+            _ = takeLockedOrEnd(&ready)
             return self.waiter
         }
-        waiter?.resume(returning: nil)
+        waiter?.resume(returning: ready)
     }
 
     /// The subscriber's task was cancelled: `nil` now, and nothing more is kept.

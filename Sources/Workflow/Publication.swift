@@ -25,6 +25,8 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     /// subscribes to for outputs (a worker's hosted child, whose outputs go to its listener)
     /// publishes each output without taking the lock.
     private let outputSubscriberCount = Atomic<Int>(0)
+    /// How deep `holdingOutputWakes` calls are nested (only the host's loop calls it).
+    private let outputWakesHeld = Atomic<Int>(0)
 
     init(listener: HostListener<Rendering, Output>? = nil) {
         self.listener = listener
@@ -55,7 +57,21 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
         listener?.onOutput(output)
         guard outputSubscriberCount.load(ordering: .acquiring) > 0 else { return }
         let subscribers = state.withLock { $0.outputTargets }
-        for subscriber in subscribers { subscriber.push(output) }
+        let wake = outputWakesHeld.load(ordering: .relaxed) == 0
+        for subscriber in subscribers { subscriber.push(output, wake: wake) }
+    }
+
+    /// Runs `body` (the host applying actions, on its loop) with output readers left waiting
+    /// until it returns, then wakes each once: a flush of hundreds of outputs costs a reader one
+    /// resume instead of one per output. Outputs published outside such a call wake at once.
+    func holdingOutputWakes<Result>(_ body: () throws -> Result) rethrows -> Result {
+        outputWakesHeld.add(1, ordering: .relaxed)
+        defer {
+            if outputWakesHeld.subtract(1, ordering: .relaxed).newValue == 0, outputSubscriberCount.load(ordering: .acquiring) > 0 {
+                for subscriber in state.withLock({ $0.outputTargets }) { subscriber.wake() }
+            }
+        }
+        return try body()
     }
 
     func subscribeRenderings() -> AsyncStream<Rendering> {

@@ -181,24 +181,27 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
 final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: Sendable, W.Output: Sendable {
     let mailbox: ActionMailbox
     private let state: Mutex<HostCore<W>>
+    /// Output readers are woken once per call below, not once per output (`holdingOutputWakes`).
+    private let publication: Publication<W.Rendering, W.Output>
 
     init(
         workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
         mailbox: ActionMailbox, loop: any RuntimeLoop, publication: Publication<W.Rendering, W.Output>
     ) {
         self.mailbox = mailbox
+        self.publication = publication
         state = Mutex(HostCore(
             workflow: workflow, options: options, observers: observers, snapshot: snapshot,
             mailbox: mailbox, loop: loop, publication: publication))
     }
 
-    func start() { state.withLock { $0.start() } }
-    func drain() { state.withLock { $0.drain() } }
-    func applyQueued() { state.withLock { $0.applyQueued() } }
-    func renderIfNeeded() { state.withLock { $0.renderIfNeeded() } }
+    func start() { publication.holdingOutputWakes { state.withLock { $0.start() } } }
+    func drain() { publication.holdingOutputWakes { state.withLock { $0.drain() } } }
+    func applyQueued() { publication.holdingOutputWakes { state.withLock { $0.applyQueued() } } }
+    func renderIfNeeded() { publication.holdingOutputWakes { state.withLock { $0.renderIfNeeded() } } }
     /// One batch on a sender's thread, which holds the loop's role (`RuntimeLoop.runIfIdle`).
     func drainInline() {
-        state.withLock { $0.drainInline() }
+        publication.holdingOutputWakes { state.withLock { $0.drainInline() } }
         mailbox.endInlineDrain()
     }
     func stop() { state.withLock { $0.stop() } }
