@@ -71,7 +71,7 @@ final class OutputQueue<Output: Sendable>: @unchecked Sendable {
             finished = true
             defer { self.waiter = nil }
             // A waiter left waiting by `push(_:wake: false)` takes the oldest output first.
-            _ = takeLockedOrEnd(&ready)
+            if self.waiter != nil { _ = takeLockedOrEnd(&ready) }
             return self.waiter
         }
         waiter?.resume(returning: ready)

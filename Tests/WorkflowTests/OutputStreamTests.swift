@@ -27,6 +27,26 @@ import Testing
         #expect(try await reader.value == [7, 8])
     }
 
+    @Test func outputsPublishedWhileWakesAreHeldReachAWaitingReader() async throws {
+        let publication = Publication<Int, Int>()
+        let outputs = publication.subscribeOutputs()
+        let reader = Task { try await next(3, from: outputs) }
+        // The host applies a flush with wakes held: the reader may be waiting throughout and is
+        // resumed once the call returns, with all three.
+        publication.holdingOutputWakes {
+            for value in 1...3 { publication.publish(output: value) }
+        }
+        #expect(try await reader.value == [1, 2, 3])
+        // Finished while held: the queued output comes first, then the end.
+        var iterator = outputs.makeAsyncIterator()
+        publication.holdingOutputWakes {
+            publication.publish(output: 4)
+            publication.finish()
+        }
+        #expect(await iterator.next() == 4)
+        #expect(await iterator.next() == nil)
+    }
+
     @Test func finishEndsTheStreamAfterWhatIsQueued() async {
         let publication = Publication<Int, Int>()
         let outputs = publication.subscribeOutputs()
