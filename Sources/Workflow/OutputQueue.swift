@@ -24,16 +24,22 @@ final class OutputQueue<Output: Sendable>: @unchecked Sendable {
     /// applying a worker's flush of hundreds of outputs then resumes its reader once, not once
     /// per output (each resume is a task switch and, often, a thread wake-up).
     func push(_ output: Output, wake: Bool = true) {
+        var ready: Output? = output
         let waiter = lock.withLock { _ -> UnsafeContinuation<Output?, Never>? in
             if finished { return nil }
-            if wake, let waiter = self.waiter, head == items.count {
-                self.waiter = nil
-                return waiter
+            guard wake, let waiter = self.waiter else {
+                items.append(output)
+                return nil
             }
-            items.append(output)
-            return nil
+            self.waiter = nil
+            if head < items.count {
+                // Outputs queued without a wake are older: the reader gets the oldest.
+                items.append(output)
+                _ = takeLockedOrEnd(&ready)
+            }
+            return waiter
         }
-        waiter?.resume(returning: output)
+        waiter?.resume(returning: ready)
     }
 
     /// Resumes a waiting subscriber with the oldest queued output, if both are there.

@@ -47,6 +47,18 @@ import Testing
         #expect(await iterator.next() == nil)
     }
 
+    @Test func aReaderGetsTheOldestOutputWhateverWokeIt() async {
+        let queue = OutputQueue<Int>()
+        let reader = Task { [await queue.next(), await queue.next(), await queue.next()] }
+        // Whether the reader waits before, between or after these: one output queued without
+        // a wake, then one with, then an explicit wake; the reader sees them in order.
+        queue.push(1, wake: false)
+        queue.push(2)
+        queue.push(3, wake: false)
+        queue.wake()
+        #expect(await reader.value == [1, 2, 3])
+    }
+
     @Test func finishEndsTheStreamAfterWhatIsQueued() async {
         let publication = Publication<Int, Int>()
         let outputs = publication.subscribeOutputs()
