@@ -96,9 +96,7 @@ final class LoopSockets {
                 listenerMonitor = nil
             }
             if let endpoint = configuration.parentEndpoint {
-                let socket = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
-                upstream = socket
-                upstreamMonitor = try Self.monitorUpstream(socket)
+                (upstream, upstreamMonitor) = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
             } else {
                 upstream = nil
             }
@@ -117,8 +115,13 @@ final class LoopSockets {
 
     var hasUpstream: Bool { upstream != nil }
 
-    /// A DEALER connected to the parent, with a fresh routing id (so the parent sees a new peer).
-    private static func makeUpstream(context: ZMQContext, endpoint: String, configuration: RemoteRuntimeConfiguration) throws -> ZMQSocket {
+    /// A DEALER connected to the parent, with a fresh routing id (so the parent sees a new peer),
+    /// and the monitor of its connection. The monitor is attached before the connect: libzmq
+    /// reports an event only to a monitor attached when it happens, and a worker that missed its
+    /// handshake would hold its HELLO forever (it says HELLO once the handshake has succeeded).
+    private static func makeUpstream(
+        context: ZMQContext, endpoint: String, configuration: RemoteRuntimeConfiguration
+    ) throws -> (socket: ZMQSocket, monitor: ZMQSocketMonitor) {
         let socket = try ZMQSocket(.dealer, context: context)
         try socket.set(.linger, 200)
         try socket.set(.maxMessageSize, Int64(configuration.maxMessageSize))
@@ -138,12 +141,13 @@ final class LoopSockets {
             try socket.set(.curvePublicKey, keyPair.publicKey)
             try socket.set(.curveSecretKey, keyPair.secretKey)
         }
+        let monitor = try monitorUpstream(socket)
         do {
             try socket.connect(endpoint)
         } catch {
             throw RemoteRuntimeError.failed(endpoint, binding: false, error)
         }
-        return socket
+        return (socket, monitor)
     }
 
     /// The monitor of a connection to the parent: the events the worker role acts on.
@@ -164,10 +168,9 @@ final class LoopSockets {
         upstreamMonitorToken = nil
         try? old.set(.linger, 0)
         old.close()
-        let socket = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
+        let (socket, monitor) = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
         upstream = socket
         upstreamToken = poller.add(socket)
-        let monitor = try Self.monitorUpstream(socket)
         upstreamMonitor = monitor
         upstreamMonitorToken = poller.add(monitor)
     }
