@@ -62,12 +62,23 @@ public struct EnvelopeHeader: Sendable, Equatable {
     /// Encodes the header frame. Throws `.lengthTooLarge` when the node path exceeds the limit,
     /// so a sender learns locally what its peer would reject.
     public func encode(limits: WireLimits = .default) throws(WireError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.fixedSize + nodePath.utf8.count)
+        try encode(appendingTo: &bytes, limits: limits)
+        return bytes
+    }
+
+    /// Encodes the header frame at the end of `bytes`: for a sender that assembles its messages
+    /// in one reused buffer rather than one array per frame. Throws as ``encode(limits:)``,
+    /// leaving `bytes` as it was.
+    public func encode(appendingTo bytes: inout [UInt8], limits: WireLimits = .default) throws(WireError) {
         let pathLength = nodePath.utf8.count
         let pathLimit = min(limits.maxNodePathBytes, Int(UInt16.max))
         guard pathLength <= pathLimit else {
             throw .lengthTooLarge(declared: UInt64(pathLength), limit: pathLimit, context: "node path")
         }
-        var writer = ByteWriter(capacity: Self.fixedSize + pathLength)
+        var writer = ByteWriter(taking: &bytes)
+        defer { bytes = writer.bytes }
         writer.write(bigEndian: Self.magic)
         writer.write(Self.protocolVersion)
         writer.write(kind.rawValue)
@@ -78,8 +89,8 @@ public struct EnvelopeHeader: Sendable, Equatable {
         writer.write(bigEndian: acknowledged)
         writer.write(bigEndian: epoch)
         writer.write(bigEndian: UInt16(truncatingIfNeeded: pathLength))
-        writer.write(contentsOf: Array(nodePath.utf8))
-        return writer.bytes
+        var path = nodePath
+        path.withUTF8 { writer.write(UnsafeRawBufferPointer($0)) }
     }
 
     /// Decodes a header frame straight from borrowed bytes (e.g. a ZeroMQ message) without
