@@ -135,6 +135,16 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
         core.applyQueued()
     }
 
+    /// Applies what is queued, then gives the root new props, without rendering
+    /// (`renderOnLoop()` renders); only callable on the host's loop, outside this host's own
+    /// render. For a runtime whose props arrive on the loop itself (a worker applying its
+    /// parent's UPDATE): `update(workflow:)` would box the props into a mailbox delivery and
+    /// schedule a drain job, only for the runtime to drain at once.
+    @_spi(WorkflowRuntime) public func updateOnLoop(workflow: WorkflowType) {
+        precondition(loop.inLoop, "updateOnLoop(workflow:) must be called on the host's loop")
+        core.update(to: workflow)
+    }
+
     /// Runs `body` on the loop with this host's mailbox held busy: values `body` sends to the
     /// host's sinks are only queued, without a drain job scheduled for each, because `body`
     /// applies them itself (`applyOnLoop()`). What is still queued when `body` returns is
@@ -195,6 +205,7 @@ final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: S
     func start() { state.withLock { $0.start() } }
     func drain() { state.withLock { $0.drain() } }
     func applyQueued() { state.withLock { $0.applyQueued() } }
+    func update(to workflow: W) { state.withLock { $0.update(to: workflow) } }
     func renderIfNeeded() { state.withLock { $0.renderIfNeeded() } }
     /// One batch on a sender's thread, which holds the loop's role (`RuntimeLoop.runIfIdle`).
     func drainInline() {
@@ -253,6 +264,15 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     /// Applies everything queued without rendering (`WorkflowHost.applyOnLoop`).
     func applyQueued() {
         while let delivery = nextDelivery() { apply(delivery) }
+    }
+
+    /// Applies everything queued, then new root props, without rendering
+    /// (`WorkflowHost.updateOnLoop`).
+    func update(to workflow: W) {
+        applyQueued()
+        guard let root else { return }
+        root.update(workflow: workflow)
+        context.needsRender = true
     }
 
     /// Applies one batch, what is queued now, on a sender's thread that holds the loop's role

@@ -55,7 +55,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws {
         do {
             let workflow = try engine.codec.decode(W.self, from: props, userInfo: [:])
-            host?.update(workflow: HostedRoot(child: workflow, propsSequence: propsSequence))
+            host?.updateOnLoop(workflow: HostedRoot(child: workflow, propsSequence: propsSequence))
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
         }
@@ -107,6 +107,7 @@ protocol AnyHostedChild: AnyObject {
     /// The fencing token of the placement this copy belongs to (from its START): messages about
     /// the child carry it both ways, and one for another placement is dropped.
     var epoch: UInt64 { get set }
+    /// Applies new props (after anything queued) without rendering: `render()` renders.
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
     /// Where events for `token` go (`nil`: a token the child does not know), resolved once per
     /// batch of events.

@@ -82,7 +82,7 @@ extension RemoteEngine {
                 try props.withUnsafeBytes { try child.update(props: $0, propsSequence: envelope.sequence) }
                 // Render for the new props now rather than in a later loop job: the rendering
                 // then leaves with this iteration's flush, a thread wake-up sooner.
-                child.drain()
+                child.render()
                 shared.count { $0.updated += 1 }
             } catch {
                 shared.count { $0.errors += 1 }
