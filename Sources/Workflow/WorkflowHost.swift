@@ -378,9 +378,13 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     /// Hands `rendering` (or `nil`: the host stopped) to every update waiting for it.
     private func answerRenderingReplies(with rendering: W.Rendering?) {
         guard !renderingReplies.isEmpty else { return }
-        let replies = renderingReplies
-        renderingReplies.removeAll(keepingCapacity: true)
+        // Swapped out rather than copied (a copy would make the next append allocate), and the
+        // storage is put back for the next update unless a reply queued another meanwhile.
+        var replies: [@Sendable ((any Sendable)?) -> Void] = []
+        swap(&replies, &renderingReplies)
         for reply in replies { reply(rendering) }
+        replies.removeAll(keepingCapacity: true)
+        if renderingReplies.isEmpty { renderingReplies = replies }
     }
 
     private func renderRoot(_ root: WorkflowNode<W>) -> W.Rendering {

@@ -16,7 +16,7 @@ struct TypedHostedChildFactory<W: RemotableWorkflow>: HostedChildFactory {
     ) throws -> any AnyHostedChild {
         let workflow: W
         do {
-            workflow = try engine.codec.decode(W.self, from: props, userInfo: [:])
+            workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
         }
@@ -54,7 +54,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
 
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws {
         do {
-            let workflow = try engine.codec.decode(W.self, from: props, userInfo: [:])
+            let workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
             host?.updateOnLoop(workflow: HostedRoot(child: workflow, propsSequence: propsSequence))
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")

@@ -127,7 +127,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         props = newProps
         let encoded: [UInt8]
         do {
-            encoded = try engine.codec.encode(newProps)
+            encoded = try engine.codec.encode(newProps, reusing: engine.codingScratch)
         } catch {
             status = .unavailable(.refused("props of \(typeName) do not encode: \(error)"))
             return rendering ?? newProps.placeholderRendering()
@@ -239,7 +239,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             }
             do {
                 let output = try frame.withUnsafeBytes {
-                    try engine.codec.decode(Child.Output.self, from: $0, userInfo: importerUserInfo)
+                    try engine.codec.decode(Child.Output.self, from: $0, userInfo: importerUserInfo, reusing: engine.codingScratch)
                 }
                 partialOutputs.append(output)
             } catch {
@@ -255,7 +255,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
                 let decoded = try bytes.withUnsafeBytes {
-                    try engine.codec.decode(Child.Rendering.self, from: $0, userInfo: importerUserInfo)
+                    try engine.codec.decode(Child.Rendering.self, from: $0, userInfo: importerUserInfo, reusing: engine.codingScratch)
                 }
                 newRendering = (decoded, flush.renderingSequence)
                 receivedSequence = flush.renderingSequence

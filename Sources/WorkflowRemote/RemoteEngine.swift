@@ -39,6 +39,8 @@ final class RemoteEngine {
     var immediateOutbox = Outbox()
     /// The message the loop received last, in storage reused for the next one.
     var receivedFrames = ZMQFrameBuffer()
+    /// The coder storage the loop's encodes and decodes of props, renderings and outputs reuse.
+    let codingScratch = WireCodingScratch()
     var isDrainingAfterSendFailure = false
     /// Bounds the warnings peers' traffic causes (and the ERROR replies that go with them).
     var peerWarnings = LogRateLimiter()
@@ -345,7 +347,7 @@ struct HostedChildForwarder: Sendable {
     func rendering<R: Encodable>(_ rendering: R, propsSequence: UInt64) {
         let engine = bound.value
         do {
-            let bytes = try codec.encode(rendering)
+            let bytes = try codec.encode(rendering, reusing: engine.codingScratch)
             engine.enqueue(rendering: bytes, sequence: propsSequence, childID: childID, path: path)
         } catch {
             engine.log(error: "a rendering does not encode and was not sent: \(error)")
@@ -355,7 +357,7 @@ struct HostedChildForwarder: Sendable {
     func output<O: Encodable>(_ output: O) {
         let engine = bound.value
         do {
-            let bytes = try codec.encode(output)
+            let bytes = try codec.encode(output, reusing: engine.codingScratch)
             engine.enqueue(output: bytes, childID: childID, path: path)
         } catch {
             engine.log(error: "an output does not encode and was dropped: \(error)")
