@@ -27,9 +27,12 @@ extension RemoteEngine {
     /// applied thousands of events, this worker idle while the parent applied their outputs).
     func drainUpstream() {
         eventsInSlice = 0
-        handleSlice(of: {
-            fenceIfCutOffFromParent() || eventsInSlice >= Self.eventsPerSlice ? nil : sockets.receiveFromUpstream(into: &receivedFrames)
-        }) { _ in
+        handleSlice(of: { () -> Void? in
+            guard !fenceIfCutOffFromParent(), eventsInSlice < Self.eventsPerSlice, sockets.receiveFromUpstream(into: &receivedFrames) else {
+                return nil
+            }
+            return ()
+        }) {
             lastHeardUpstream = .now
             // A message proves the connection even if its handshake event is still unread.
             if upstreamConnectedAt == nil { upstreamConnectedAt = lastHeardUpstream }
