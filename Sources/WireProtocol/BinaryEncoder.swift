@@ -72,7 +72,8 @@ final class BinaryEncoder: Encoder {
             throw .lengthTooLarge(
                 declared: UInt64(writer.count), limit: limits.maxFrameBytes, context: "encoded payload")
         }
-        return copying ? Array(writer.bytes) : writer.bytes
+        // A copy of its own (`Array(_:)` of an array would share the buffer kept for reuse).
+        return copying ? writer.bytes.withUnsafeBufferPointer { Array($0) } : writer.bytes
     }
 
     // MARK: Encoder

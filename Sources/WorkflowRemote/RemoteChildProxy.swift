@@ -430,15 +430,21 @@ struct Acknowledgement: Sendable {
 }
 
 /// Whether two props are equal, when their type is `Equatable`; `false` (compare the encoded
-/// bytes instead) when it is not.
+/// bytes instead) when it is not. Asks the type, not the value: casting a value to
+/// `any Equatable` boxes it (an allocation per render pass of every remote child).
 func sameProps<Props>(_ old: Props, _ new: Props) -> Bool {
-    guard let old = old as? any Equatable else { return false }
-    return old.isEqual(to: new)
+    guard let equatable = Props.self as? any Equatable.Type else { return false }
+    return equatable.areEqual(old, new)
 }
 
 extension Equatable {
-    fileprivate func isEqual(to other: Any) -> Bool {
-        guard let other = other as? Self else { return false }
-        return self == other
+    /// `a == b` for values statically typed `Props`, whose type is `Self` (`sameProps` checked).
+    fileprivate static func areEqual<Props>(_ a: Props, _ b: Props) -> Bool {
+        guard Props.self == Self.self else { return false }
+        return withUnsafePointer(to: a) { a in
+            withUnsafePointer(to: b) { b in
+                UnsafeRawPointer(a).assumingMemoryBound(to: Self.self).pointee == UnsafeRawPointer(b).assumingMemoryBound(to: Self.self).pointee
+            }
+        }
     }
 }
