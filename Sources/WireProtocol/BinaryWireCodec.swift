@@ -55,7 +55,7 @@ public struct BinaryWireCodec: WireCodec {
         }
         let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
         defer { state.invalidate() }
-        return try decode(type, state: state)
+        return try decode(type, with: BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0))
     }
 
     /// Decodes with `scratch`'s decoder state, reset for this message (a fresh one when it is in
@@ -64,27 +64,30 @@ public struct BinaryWireCodec: WireCodec {
         guard bytes.count <= limits.maxFrameBytes else {
             throw .lengthTooLarge(declared: UInt64(bytes.count), limit: limits.maxFrameBytes, context: "binary payload")
         }
-        let state: BinaryDecodingState
-        if let reused = scratch.binaryDecoding, reused.limits == limits {
-            scratch.binaryDecoding = nil
-            reused.reset(bytes: bytes, userInfo: anyUserInfo)
-            state = reused
+        let decoder: BinaryDecoder
+        if let reused = scratch.binaryDecoder, reused.limits == limits {
+            scratch.binaryDecoder = nil
+            reused.state.reset(bytes: bytes, userInfo: anyUserInfo)
+            reused.reset()
+            decoder = reused
         } else {
-            state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
+            let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
+            decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
         }
         defer {
             // Invalidated (a container kept past the decode fails cleanly) and its references
             // to this message's bytes and context dropped before it waits for the next.
-            state.reset(bytes: UnsafeRawBufferPointer(start: nil, count: 0), userInfo: [:])
-            state.invalidate()
-            scratch.binaryDecoding = state
+            decoder.state.reset(bytes: UnsafeRawBufferPointer(start: nil, count: 0), userInfo: [:])
+            decoder.state.invalidate()
+            scratch.binaryDecoder = decoder
         }
-        return try decode(type, state: state)
+        return try decode(type, with: decoder)
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, state: BinaryDecodingState) throws(WireError) -> T {
+    /// Decodes a whole message with a root `decoder` at offset 0.
+    private func decode<T: Decodable>(_ type: T.Type, with decoder: BinaryDecoder) throws(WireError) -> T {
+        let state = decoder.state
         let byteCount = state.byteCount
-        let decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
         do {
             var end = 0
             let value = try decoder.decodeValue(type, at: 0, key: nil, end: &end)

@@ -96,6 +96,13 @@ public struct EnvelopeHeader: Sendable, Equatable {
     /// Decodes a header frame straight from borrowed bytes (e.g. a ZeroMQ message) without
     /// copying anything but the node path.
     public init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) {
+        try self.init(decoding: frame, limits: limits, reusingPath: "")
+    }
+
+    /// Decodes a header frame whose node path is probably `knownPath` (the path of the message
+    /// before it, from the same peer): when it is, that string is kept instead of a new one
+    /// made from the bytes (an allocation for any path longer than 15 bytes).
+    public init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default, reusingPath knownPath: String) throws(WireError) {
         if frame.count > limits.maxFrameBytes {
             throw .lengthTooLarge(declared: UInt64(frame.count), limit: limits.maxFrameBytes, context: "header frame")
         }
@@ -119,12 +126,23 @@ public struct EnvelopeHeader: Sendable, Equatable {
             throw .lengthTooLarge(
                 declared: UInt64(pathLength), limit: limits.maxNodePathBytes, context: "node path")
         }
-        let nodePath = try reader.readUTF8(pathLength, "node path")
+        let nodePath: String
+        if pathLength > 0, knownPath.utf8.count == pathLength, Self.matches(knownPath, frame[reader.offset..<(reader.offset + pathLength)]) {
+            reader.offset += pathLength
+            nodePath = knownPath
+        } else {
+            nodePath = try reader.readUTF8(pathLength, "node path")
+        }
         if !reader.isAtEnd {
             throw .trailingBytes(count: reader.remaining, context: "header")
         }
         self.init(
             kind: kind, codec: codec, correlationID: correlationID, sequence: sequence,
             acknowledged: acknowledged, epoch: epoch, nodePath: nodePath)
+    }
+
+    private static func matches(_ path: String, _ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+        var path = path
+        return path.withUTF8 { utf8 in utf8.elementsEqual(bytes) }
     }
 }

@@ -14,8 +14,9 @@
 public final class WireCodingScratch {
     /// The binary encoder last used, reset for the next message; `nil` while one is in use.
     var binaryEncoder: BinaryEncoder?
-    /// The binary decoder state last used, reset for the next message; `nil` while one is in use.
-    var binaryDecoding: BinaryDecodingState?
+    /// The binary decoder (with its state) last used, reset for the next message; `nil` while
+    /// one is in use.
+    var binaryDecoder: BinaryDecoder?
 
     /// Empty storage: the first message fills it.
     public init() {}

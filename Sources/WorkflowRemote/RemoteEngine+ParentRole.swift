@@ -273,11 +273,11 @@ extension RemoteEngine {
         let maxFrames = 1 + WireLimits.default.maxPayloadFrames
         handleSlice(of: { sockets.receiveFromListener(into: &receivedFrames, copyingAtMost: maxFrames) }) { peerID in
             metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount(from: 1)))
-            // Decoded in place: only the payloads are copied out of the reused buffer.
+            // Decoded in place into the reused envelope: only the payloads are copied out.
             let decoded = receivedFrames.withFrames(from: 1) { frames in
-                Result { () throws(WireError) in try Envelope(frames: frames, limits: .default) }
+                Result { () throws(WireError) in try receivedEnvelope.decode(frames: frames, limits: .default) }
             }
-            handleFromWorker(peerID, decoded: decoded)
+            handleFromWorker(peerID, decoded: decoded.map { receivedEnvelope })
         }
     }
 

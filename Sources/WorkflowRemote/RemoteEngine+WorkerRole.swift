@@ -37,11 +37,11 @@ extension RemoteEngine {
             // A message proves the connection even if its handshake event is still unread.
             if upstreamConnectedAt == nil { upstreamConnectedAt = lastHeardUpstream }
             metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount()))
-            // Decoded in place: only the payloads are copied out of the reused buffer.
+            // Decoded in place into the reused envelope: only the payloads are copied out.
             let decoded = receivedFrames.withFrames { frames in
-                Result { () throws(WireError) in try Envelope(frames: frames, limits: .default) }
+                Result { () throws(WireError) in try receivedEnvelope.decode(frames: frames, limits: .default) }
             }
-            handleFromParent(decoded)
+            handleFromParent(decoded.map { receivedEnvelope })
         }
     }
 

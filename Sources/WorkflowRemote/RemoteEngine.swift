@@ -39,6 +39,8 @@ final class RemoteEngine {
     var immediateOutbox = Outbox()
     /// The message the loop received last, in storage reused for the next one.
     var receivedFrames = ZMQFrameBuffer()
+    /// That message decoded, its payload array and node path reused for the next one.
+    var receivedEnvelope = Envelope(kind: .heartbeat)
     /// The coder storage the loop's encodes and decodes of props, renderings and outputs reuse.
     let codingScratch = WireCodingScratch()
     var isDrainingAfterSendFailure = false
