@@ -8,7 +8,25 @@ enum Delivery: Sendable {
     /// New props for the root workflow, and, for `WorkflowHost.updateAndAwaitRendering`, where
     /// to hand the first rendering published after they were applied (`nil` if none will be:
     /// the host stopped).
-    case updateRoot(any Sendable, reply: (@Sendable ((any Sendable)?) -> Void)?)
+    case updateRoot(any Sendable, reply: (any RenderingReply)?)
+}
+
+/// Where `WorkflowHost.updateAndAwaitRendering` wants the first rendering published after its
+/// props were applied (`nil`: none will be, the host stopped).
+///
+/// A protocol rather than a closure: the waiting task's continuation, one reference, is kept in
+/// the existential's inline storage, where a closure capturing it would be allocated per update.
+protocol RenderingReply: Sendable {
+    func answer(_ rendering: (any Sendable)?)
+}
+
+/// Resumes a task waiting in `updateAndAwaitRendering` with the rendering.
+struct ContinuationReply<Rendering: Sendable>: RenderingReply {
+    let continuation: CheckedContinuation<Rendering?, Never>
+
+    func answer(_ rendering: (any Sendable)?) {
+        continuation.resume(returning: rendering as? Rendering)
+    }
 }
 
 /// The queue between sinks (called from any thread) and the host's loop.

@@ -92,7 +92,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     public func updateAndAwaitRendering(workflow: WorkflowType) async -> Rendering? {
         let mailbox = core.mailbox
         return await withCheckedContinuation { (continuation: CheckedContinuation<Rendering?, Never>) in
-            mailbox.send(.updateRoot(workflow, reply: { continuation.resume(returning: $0 as? Rendering) }))
+            mailbox.send(.updateRoot(workflow, reply: ContinuationReply(continuation: continuation)))
         }
     }
 
@@ -229,7 +229,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     private var nextTaken = 0
     /// Waiting for the next published rendering: updates applied since the last publication
     /// (`WorkflowHost.updateAndAwaitRendering`).
-    private var renderingReplies: [@Sendable ((any Sendable)?) -> Void] = []
+    private var renderingReplies: [any RenderingReply] = []
 
     init(
         workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
@@ -307,7 +307,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     private func apply(_ delivery: Delivery) {
         guard let root else {
-            if case .updateRoot(_, let reply?) = delivery { reply(nil) }
+            if case .updateRoot(_, let reply?) = delivery { reply.answer(nil) }
             return
         }
         switch delivery {
@@ -315,7 +315,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
             context.deliver(handler: handler, value: value)
         case .updateRoot(let value, let reply):
             guard let workflow = value as? W else {
-                reply?(nil)
+                reply?.answer(nil)
                 return
             }
             root.update(workflow: workflow)
@@ -380,9 +380,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         guard !renderingReplies.isEmpty else { return }
         // Swapped out rather than copied (a copy would make the next append allocate), and the
         // storage is put back for the next update unless a reply queued another meanwhile.
-        var replies: [@Sendable ((any Sendable)?) -> Void] = []
+        var replies: [any RenderingReply] = []
         swap(&replies, &renderingReplies)
-        for reply in replies { reply(rendering) }
+        for reply in replies { reply.answer(rendering) }
         replies.removeAll(keepingCapacity: true)
         if renderingReplies.isEmpty { renderingReplies = replies }
     }
@@ -408,7 +408,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         let unapplied = taken[nextTaken...] + queued
         taken.removeAll()
         nextTaken = 0
-        for case .updateRoot(_, let reply?) in unapplied { reply(nil) }
+        for case .updateRoot(_, let reply?) in unapplied { reply.answer(nil) }
     }
 
     func snapshot() -> TreeSnapshot {

@@ -33,6 +33,8 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     var epoch: UInt64 = 0
     private var host: WorkflowHost<HostedRoot<W>>?
     unowned let engine: RemoteEngine
+    /// The root's output map, made once (`HostedRoot.forwardOutput`).
+    private let forwardOutput: @Sendable (W.Output) -> AnyWorkflowAction<HostedRoot<W>> = { AnyWorkflowAction(sendingOutput: $0) }
 
     init(childID: UInt64, path: String, workflow: W, propsSequence: UInt64, snapshot: TreeSnapshot?, engine: RemoteEngine) {
         self.childID = childID
@@ -42,7 +44,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         self.exporter = exporter
         let forwarder = engine.forwarder(childID: childID, path: path, exporter: exporter)
         host = WorkflowHost(
-            workflow: HostedRoot(child: workflow, propsSequence: propsSequence),
+            workflow: HostedRoot(child: workflow, propsSequence: propsSequence, forwardOutput: forwardOutput),
             options: .optimized,
             observers: engine.configuration.hostedChildObservers,
             snapshot: snapshot.map { HostedRoot<W>.wrap($0) },
@@ -55,7 +57,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws {
         do {
             let workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
-            host?.updateOnLoop(workflow: HostedRoot(child: workflow, propsSequence: propsSequence))
+            host?.updateOnLoop(workflow: HostedRoot(child: workflow, propsSequence: propsSequence, forwardOutput: forwardOutput))
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
         }
@@ -144,6 +146,10 @@ enum HostedEventRoute {
 struct HostedRoot<W: RemotableWorkflow>: Workflow, Sendable {
     let child: W
     let propsSequence: UInt64
+    /// Passes the child's outputs on as the root's. Made once per hosted child and handed to
+    /// every root: a closure written in `render` captures the generic context, an allocation per
+    /// render pass.
+    let forwardOutput: @Sendable (W.Output) -> AnyWorkflowAction<HostedRoot<W>>
 
     struct Tagged: Sendable {
         let rendering: W.Rendering
@@ -153,7 +159,7 @@ struct HostedRoot<W: RemotableWorkflow>: Workflow, Sendable {
     typealias Output = W.Output
 
     func render(state: Void, context: RenderContext<HostedRoot<W>>) -> Tagged {
-        Tagged(rendering: child.rendered(in: context, key: ""), propsSequence: propsSequence)
+        Tagged(rendering: child.renderAsChild(in: context, key: "", outputMap: forwardOutput), propsSequence: propsSequence)
     }
 
     /// A snapshot of the child as a snapshot of this root, so the child restores when rendered.

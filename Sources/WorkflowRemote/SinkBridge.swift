@@ -151,13 +151,23 @@ private struct DeliveryBox: Sendable {
 
 /// The parent side: sinks decoded from a remote child's rendering send their events to the
 /// child's worker through the runtime.
-struct SinkForwarder: SinkImporter {
+///
+/// A class: every sink decoded looks it up in the decoder's `userInfo` as `any SinkImporter`, and
+/// a struct this large would be boxed for that cast (an allocation per decoded sink).
+final class SinkForwarder: SinkImporter {
     /// Names the remote child in the tokens this process passes on (`prefix(scope:path:)`).
     let prefix: String
     let send: @Sendable (String, [UInt8]) -> Void
     let codec: any WireCodec
     /// The child's back-pressure account, shared with its proxy.
     let outstanding: OutstandingEvents
+
+    init(prefix: String, send: @escaping @Sendable (String, [UInt8]) -> Void, codec: any WireCodec, outstanding: OutstandingEvents) {
+        self.prefix = prefix
+        self.send = send
+        self.codec = codec
+        self.outstanding = outstanding
+    }
 
     func localToken(for token: String) -> String {
         "\(prefix)~\(token)"
