@@ -10,6 +10,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     let path: String
     let placement: RemotePlacement
     unowned let engine: RemoteEngine
+    /// How the proxy hands its node a flush or asks it to render again: made by the node's
+    /// first render with this proxy and kept (any pass's sink of a live node applies its action).
     var sink: Sink<ProxyEvent<Child.Rendering, Child.Output>>?
 
     private var lastProps: [UInt8]?
