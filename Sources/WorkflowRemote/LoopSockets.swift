@@ -255,7 +255,7 @@ final class LoopSockets {
     }
 
     func sendToListenerPeer(_ peer: WorkerID, message: OutgoingMessage) throws(ZMQError) {
-        guard let listener else { return }
+        guard let listener, !listener.isClosed else { return }
         let routed: Result<Void, ZMQError> = peer.bytes.withUnsafeBytes { routingID in
             Result { () throws(ZMQError) in try listener.sendFrame(routingID, more: true, mode: .dontWait) }
         }
@@ -264,7 +264,7 @@ final class LoopSockets {
     }
 
     func sendUpstream(_ message: OutgoingMessage) throws(ZMQError) {
-        guard let upstream else { return }
+        guard let upstream, !upstream.isClosed else { return }
         try send(message, on: upstream)
     }
 

@@ -126,12 +126,7 @@ final class RemoteEngine {
             // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
             fenceIfCutOffFromParent()
             let stopRequested = jobs.takeAll(into: &jobBatch)
-            for job in jobBatch {
-                switch job {
-                case .run(let run): run()
-                case .event(let event): sendEvent(event)
-                }
-            }
+            for job in jobBatch { perform(job) }
             jobBatch.removeAll(keepingCapacity: true)
             if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
@@ -146,7 +141,25 @@ final class RemoteEngine {
             }
         }
         sockets.close()
+        // What a job may still ask of the engine after the end (a host stopped or updated late)
+        // finds nobody to send to, and the children placed on workers say so.
+        for (_, peer) in workers {
+            for id in peer.children {
+                proxies[id]?.fail(.workerUnavailable(worker: peer.name, reason: "is out of reach: this process's remote runtime has shut down"))
+            }
+        }
+        workers.removeAll()
+        workersWithHeld.removeAll()
+        awaiting.removeAll()
         shared.markStopped()
+    }
+
+    /// Runs one queued job: on the loop, or after its end on the thread that queued it.
+    func perform(_ job: RemoteJob) {
+        switch job {
+        case .run(let run): run()
+        case .event(let event): sendEvent(event)
+        }
     }
 
     /// Waits (on this thread) until every START/UPDATE sent by the last render pass has its

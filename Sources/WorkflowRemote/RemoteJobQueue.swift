@@ -8,12 +8,21 @@ import ZeroMQ
 /// burst of jobs costs one wakeup. A job the loop's own thread appends signals nothing (the loop
 /// is awake, and checks `hasJobs` before it sleeps): a worker's hosted child scheduling its own
 /// drain while an event is applied costs no pipe write and no extra wake-up.
+///
+/// Once the loop has ended (`end(performingLaterJobsWith:)`), a job runs on the thread that
+/// appends it, which holds the loop's role meanwhile, one thread at a time: a host still running
+/// on a runtime that shut down keeps answering (`stop()`, an update) instead of waiting forever
+/// for a loop that is gone.
 final class RemoteJobQueue: Sendable {
     private struct State {
         var jobs: [RemoteJob] = []
         var wakePending = false
         var stopRequested = false
         var owner: pthread_t?
+        /// Set when the loop has ended: how a job appended later is run.
+        var performAfterEnd: (@Sendable (RemoteJob) -> Void)?
+        /// Whether a thread is running jobs after the end (it takes the ones appended meanwhile).
+        var runningAfterEnd = false
     }
 
     private let state = Mutex(State())
@@ -44,13 +53,51 @@ final class RemoteJobQueue: Sendable {
     }
 
     private func append(_ job: RemoteJob) {
-        let signal = state.withLock { state in
+        let (signal, runHere) = state.withLock { state -> (Bool, Bool) in
             state.jobs.append(job)
-            if let owner = state.owner, pthread_equal(owner, pthread_self()) != 0 { return false }
+            if state.performAfterEnd != nil {
+                // The loop is gone: this thread runs the jobs, unless one already does (then it
+                // takes this one too, in order).
+                guard !state.runningAfterEnd else { return (false, false) }
+                state.runningAfterEnd = true
+                state.owner = pthread_self()
+                return (false, true)
+            }
+            if let owner = state.owner, pthread_equal(owner, pthread_self()) != 0 { return (false, false) }
             defer { state.wakePending = true }
-            return !state.wakePending
+            return (!state.wakePending, false)
         }
+        if runHere { runJobsAfterEnd() }
         if signal { wakeup.wake() }
+    }
+
+    /// Called on the loop's thread once the loop has ended and its sockets are closed: runs what
+    /// was queued after its last iteration now, and every job appended later on the appending
+    /// thread with `perform`.
+    func end(performingLaterJobsWith perform: @escaping @Sendable (RemoteJob) -> Void) {
+        state.withLock { state in
+            state.performAfterEnd = perform
+            state.runningAfterEnd = true
+            state.owner = pthread_self()
+        }
+        runJobsAfterEnd()
+    }
+
+    /// Runs queued jobs on this thread, which holds the loop's role, until none is left; then
+    /// gives the role up.
+    private func runJobsAfterEnd() {
+        while true {
+            let next = state.withLock { state -> (RemoteJob, @Sendable (RemoteJob) -> Void)? in
+                guard let perform = state.performAfterEnd, !state.jobs.isEmpty else {
+                    state.runningAfterEnd = false
+                    state.owner = nil
+                    return nil
+                }
+                return (state.jobs.removeFirst(), perform)
+            }
+            guard let (job, perform) = next else { return }
+            perform(job)
+        }
     }
 
     /// Whether jobs are queued: the loop polls without sleeping then (its own thread's appends

@@ -36,6 +36,9 @@ public final class RemoteRuntime: RuntimeLoop {
         let thread = Thread {
             jobs.claimCurrentThread()
             bound.value.run()
+            // Jobs queued after the end run on the thread that queues them, against the engine
+            // as the shutdown left it (no workers, no parent, sockets closed).
+            jobs.end { [bound] job in bound.value.perform(job) }
         }
         thread.name = "workflow.remote.\(configuration.name)"
         engine.runtime = self
@@ -121,8 +124,11 @@ public final class RemoteRuntime: RuntimeLoop {
 
     /// Leaves the cluster in order: tells the parent (GOODBYE), stops hosted children, tells the
     /// workers to stop the children placed on them (STOP), closes the sockets and ends the loop
-    /// thread. Waits until that is done. Stop the `WorkflowHost`s running on this runtime before:
-    /// a job submitted after the loop ended never runs, so a host's `stop()` would wait forever.
+    /// thread. Waits until that is done. A `WorkflowHost` still running on this runtime keeps
+    /// working afterwards on the threads that call it (its `stop()`, updates and sinks run there,
+    /// one at a time), without workers: its remote children show as unavailable. Stop the hosts
+    /// first for an orderly end: then the STOPs for their children go out with the loop's last
+    /// iteration.
     public func shutdown() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             jobs.append { [bound] in

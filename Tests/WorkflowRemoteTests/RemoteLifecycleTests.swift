@@ -60,6 +60,27 @@ import WorkflowRemote
         withExtendedLifetime(host) {}
     }
 
+    /// A host still running on a runtime that shut down keeps answering on the caller's thread:
+    /// an update is rendered (its remote children unavailable, no worker to place them on) and
+    /// `stop()` returns, instead of waiting forever for the loop.
+    @Test func hostKeepsAnsweringAfterItsRuntimeShutDown() async throws {
+        let parent = try makeParent("after-shutdown")
+        let worker = try makeWorker("after-shutdown-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry)
+        await parent.waitForWorkers(count: 1)
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 1)]), loop: parent)
+        try await rendering(of: host, "rendered remotely") { $0["a"]?.count == 0 }
+        await parent.shutdown()
+
+        let updated = try await withSafetyTimeout("an update after the shutdown") {
+            await host.updateAndAwaitRendering(workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 1), .init(key: "b", step: 1)]))
+        }
+        #expect(updated.map { Set($0.keys) } == ["a", "b"], "the update was rendered")
+        #expect(parent.statuses.values.allSatisfy { if case .unavailable = $0 { true } else { false } }, "\(parent.statuses)")
+
+        try await withSafetyTimeout("stop after the shutdown") { await host.stop() }
+        await worker.shutdown()
+    }
+
     @Test func staleRemoteSinkIsDropped() async throws {
         let parent = try makeParent("stale")
         let worker = try makeWorker("stale-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry)
