@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Frame 0 of every message: who it is for, what it means, and how its payload is encoded.
 ///
 /// The header is fixed-layout big-endian so it can be parsed without the codec and before any
@@ -127,7 +133,9 @@ public struct EnvelopeHeader: Sendable, Equatable {
                 declared: UInt64(pathLength), limit: limits.maxNodePathBytes, context: "node path")
         }
         let nodePath: String
-        if pathLength > 0, knownPath.utf8.count == pathLength, Self.matches(knownPath, frame[reader.offset..<(reader.offset + pathLength)]) {
+        if pathLength > 0, knownPath.utf8.count == pathLength, reader.remaining >= pathLength,
+            Self.matches(knownPath, UnsafeRawBufferPointer(rebasing: frame[reader.offset..<(reader.offset + pathLength)]))
+        {
             reader.offset += pathLength
             nodePath = knownPath
         } else {
@@ -141,8 +149,12 @@ public struct EnvelopeHeader: Sendable, Equatable {
             acknowledged: acknowledged, epoch: epoch, nodePath: nodePath)
     }
 
-    private static func matches(_ path: String, _ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+    /// Whether `path`'s UTF-8 is exactly `bytes` (of the same count, checked by the caller).
+    private static func matches(_ path: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var path = path
-        return path.withUTF8 { utf8 in utf8.elementsEqual(bytes) }
+        return path.withUTF8 { utf8 in
+            guard let lhs = utf8.baseAddress, let rhs = bytes.baseAddress else { return utf8.count == bytes.count }
+            return utf8.count == bytes.count && memcmp(lhs, rhs, bytes.count) == 0
+        }
     }
 }
