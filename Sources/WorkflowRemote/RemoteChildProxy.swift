@@ -73,6 +73,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// Computed once: `workflowTypeName` reflects on the type every time.
     let typeName = Child.workflowTypeName
+    /// `==` of the props when their type is `Equatable` (`nil`: compare the encoded bytes),
+    /// looked up once: the conformance lookup cost more than the comparison, twice a round trip.
+    private let propsEquality = equality(of: Child.self)
     /// The decoder context for this child's renderings and outputs (their sinks send EVENTs to
     /// it), made once rather than for every decode.
     private lazy var importerUserInfo = engine.importerUserInfo(for: self)
@@ -123,7 +126,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         defer { isRendering = false }
         // The same props as last time (the settled pass after an UPDATE renders the child again
         // with them): nothing to encode or send.
-        if worker != nil, let props, lastProps != nil, !refusedProps, sameProps(props, newProps) {
+        if worker != nil, let props, lastProps != nil, !refusedProps, propsEquality?(props, newProps) == true {
             return rendering ?? newProps.placeholderRendering()
         }
         props = newProps
@@ -431,16 +434,16 @@ struct Acknowledgement: Sendable {
     var isEmpty: Bool { sequence == 0 && snapshot == nil }
 }
 
-/// Whether two props are equal, when their type is `Equatable`; `false` (compare the encoded
-/// bytes instead) when it is not. Asks the type, not the value: casting a value to
-/// `any Equatable` boxes it (an allocation per render pass of every remote child).
-func sameProps<Props>(_ old: Props, _ new: Props) -> Bool {
-    guard let equatable = Props.self as? any Equatable.Type else { return false }
-    return equatable.areEqual(old, new)
+/// `==` for `Props` when the type is `Equatable`, `nil` when it is not. Asks the type, not a
+/// value: casting a value to `any Equatable` boxes it (an allocation per render pass of every
+/// remote child).
+func equality<Props>(of type: Props.Type) -> ((Props, Props) -> Bool)? {
+    guard let equatable = Props.self as? any Equatable.Type else { return nil }
+    return { equatable.areEqual($0, $1) }
 }
 
 extension Equatable {
-    /// `a == b` for values statically typed `Props`, whose type is `Self` (`sameProps` checked).
+    /// `a == b` for values statically typed `Props`, whose type is `Self` (`equality(of:)` checked).
     fileprivate static func areEqual<Props>(_ a: Props, _ b: Props) -> Bool {
         guard Props.self == Self.self else { return false }
         return withUnsafePointer(to: a) { a in
