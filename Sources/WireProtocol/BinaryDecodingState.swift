@@ -7,10 +7,10 @@
 final class BinaryDecodingState {
     // Hot fields are exempt from dynamic exclusivity checks: they are only mutated by this
     // class's own non-reentrant methods.
-    private let bytes: UnsafeRawBufferPointer
+    private var bytes: UnsafeRawBufferPointer
     @exclusivity(unchecked) private var valid = true
     let limits: WireLimits
-    let userInfo: [CodingUserInfoKey: Any]
+    private(set) var userInfo: [CodingUserInfoKey: Any]
 
     /// Interned keys in order of first appearance.
     @exclusivity(unchecked) private(set) var keyTable: [String] = []
@@ -38,6 +38,19 @@ final class BinaryDecodingState {
     var byteCount: Int { bytes.count }
 
     func invalidate() { valid = false }
+
+    /// Makes this state ready for another message (`WireCodingScratch`): its key tables emptied
+    /// with their storage kept.
+    func reset(bytes: UnsafeRawBufferPointer, userInfo: [CodingUserInfoKey: Any]) {
+        self.bytes = bytes
+        self.userInfo = userInfo
+        valid = true
+        keyTable.removeAll(keepingCapacity: true)
+        keyOffsets.removeAll(keepingCapacity: true)
+        hintStart = -1
+        hintEnd = -1
+        deferredError = nil
+    }
 
     /// A reader at `offset`, provided the top-level decode is still running.
     @inline(__always)

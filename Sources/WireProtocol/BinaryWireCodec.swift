@@ -20,14 +20,33 @@ public struct BinaryWireCodec: WireCodec {
     }
 
     private var anyUserInfo: [CodingUserInfoKey: Any] {
-        // An upcast, not `mapValues`: `Sendable` is a marker protocol, so `any Sendable` and
-        // `Any` are the same type at run time and the dictionary is shared, not rebuilt (one
-        // allocation and a rehash fewer per message).
-        userInfo as [CodingUserInfoKey: Any]
+        // `Sendable` is a marker protocol: `any Sendable` and `Any` are the same type at run time
+        // (the same metadata), so the dictionary is reinterpreted as it is. An `as` upcast (or
+        // `mapValues`) rebuilds it: an allocation and a rehash per message.
+        unsafeBitCast(userInfo, to: [CodingUserInfoKey: Any].self)
     }
 
     public func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
         try BinaryEncoder(limits: limits, userInfo: anyUserInfo).encodeRoot(value)
+    }
+
+    /// Encodes with `scratch`'s encoder, reset for this message (a fresh one when it is in use
+    /// or has other limits); the result is copied out at its exact size.
+    public func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
+        guard let encoder = scratch.binaryEncoder, encoder.limits == limits else {
+            let encoder = BinaryEncoder(limits: limits, userInfo: anyUserInfo)
+            let bytes = try encoder.encodeRoot(value, copying: true)
+            encoder.reset(userInfo: [:])
+            scratch.binaryEncoder = encoder
+            return bytes
+        }
+        scratch.binaryEncoder = nil
+        defer {
+            encoder.reset(userInfo: [:])
+            scratch.binaryEncoder = encoder
+        }
+        encoder.reset(userInfo: anyUserInfo)
+        return try encoder.encodeRoot(value, copying: true)
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
@@ -36,13 +55,45 @@ public struct BinaryWireCodec: WireCodec {
         }
         let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
         defer { state.invalidate() }
-        let decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
+        return try decode(type, with: BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0))
+    }
+
+    /// Decodes with `scratch`'s decoder state, reset for this message (a fresh one when it is in
+    /// use or has other limits).
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
+        guard bytes.count <= limits.maxFrameBytes else {
+            throw .lengthTooLarge(declared: UInt64(bytes.count), limit: limits.maxFrameBytes, context: "binary payload")
+        }
+        let decoder: BinaryDecoder
+        if let reused = scratch.binaryDecoder, reused.limits == limits {
+            scratch.binaryDecoder = nil
+            reused.state.reset(bytes: bytes, userInfo: anyUserInfo)
+            reused.reset()
+            decoder = reused
+        } else {
+            let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
+            decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
+        }
+        defer {
+            // Invalidated (a container kept past the decode fails cleanly) and its references
+            // to this message's bytes and context dropped before it waits for the next.
+            decoder.state.reset(bytes: UnsafeRawBufferPointer(start: nil, count: 0), userInfo: [:])
+            decoder.state.invalidate()
+            scratch.binaryDecoder = decoder
+        }
+        return try decode(type, with: decoder)
+    }
+
+    /// Decodes a whole message with a root `decoder` at offset 0.
+    private func decode<T: Decodable>(_ type: T.Type, with decoder: BinaryDecoder) throws(WireError) -> T {
+        let state = decoder.state
+        let byteCount = state.byteCount
         do {
             var end = 0
             let value = try decoder.decodeValue(type, at: 0, key: nil, end: &end)
             if let deferred = state.deferredError { throw deferred }
-            if end != bytes.count {
-                throw WireError.trailingBytes(count: bytes.count - end, context: "binary payload")
+            if end != byteCount {
+                throw WireError.trailingBytes(count: byteCount - end, context: "binary payload")
             }
             return value
         } catch {

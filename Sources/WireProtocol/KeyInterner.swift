@@ -13,6 +13,13 @@ struct KeyInterner {
         slots = [Int32](repeating: 0, count: 64)
     }
 
+    /// Forgets every key, keeping the storage (an encoder reused for another message).
+    mutating func removeAll() {
+        guard !keys.isEmpty else { return }
+        keys.removeAll(keepingCapacity: true)
+        for index in slots.indices { slots[index] = 0 }
+    }
+
     var count: Int { keys.count }
 
     /// The index of `key`, or nil after adding it as the next index.

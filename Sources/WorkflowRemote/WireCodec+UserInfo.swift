@@ -14,4 +14,12 @@ extension WireCodec {
         if userInfo.isEmpty { return try decode(type, from: bytes) }
         return try with(userInfo: userInfo).decode(type, from: bytes)
     }
+
+    /// `decode(_:from:userInfo:)` with the loop's reused coder storage.
+    func decode<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, userInfo: [CodingUserInfoKey: any Sendable], reusing scratch: WireCodingScratch
+    ) throws(WireError) -> T {
+        if userInfo.isEmpty { return try decode(type, from: bytes, reusing: scratch) }
+        return try with(userInfo: userInfo).decode(type, from: bytes, reusing: scratch)
+    }
 }
