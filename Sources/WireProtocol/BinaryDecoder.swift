@@ -22,6 +22,14 @@ final class BinaryDecoder: Decoder {
         self.depth = depth
     }
 
+    /// Makes this root decoder ready for another message (`WireCodingScratch`), its coding path's
+    /// storage kept; its state is reset separately.
+    func reset() {
+        position = 0
+        codingPath.removeAll(keepingCapacity: true)
+        depth = 0
+    }
+
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
     var limits: WireLimits { state.limits }
 

@@ -7,13 +7,10 @@
 final class BinaryDecodingState {
     // Hot fields are exempt from dynamic exclusivity checks: they are only mutated by this
     // class's own non-reentrant methods.
-    private let bytes: UnsafeRawBufferPointer
+    private var bytes: UnsafeRawBufferPointer
     @exclusivity(unchecked) private var valid = true
     let limits: WireLimits
-    /// The codec's `userInfo`, converted to `Decoder`'s type only if a value asks for it
-    /// (`UserInfoConversion`).
-    private(set) lazy var userInfo: [CodingUserInfoKey: Any] = UserInfoConversion.toAny(sendableUserInfo)
-    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
+    private(set) var userInfo: [CodingUserInfoKey: Any]
 
     /// Interned keys in order of first appearance.
     @exclusivity(unchecked) private(set) var keyTable: [String] = []
@@ -30,10 +27,10 @@ final class BinaryDecodingState {
     /// made of the empty answer it got.
     var deferredError: WireError?
 
-    init(bytes: UnsafeRawBufferPointer, limits: WireLimits, userInfo: [CodingUserInfoKey: any Sendable]) {
+    init(bytes: UnsafeRawBufferPointer, limits: WireLimits, userInfo: [CodingUserInfoKey: Any]) {
         self.bytes = bytes
         self.limits = limits
-        self.sendableUserInfo = userInfo
+        self.userInfo = userInfo
         // No room reserved for keys: a message of a scalar (an event, an output) has none, and
         // the first key reserves it (`internKey`).
     }
@@ -41,6 +38,19 @@ final class BinaryDecodingState {
     var byteCount: Int { bytes.count }
 
     func invalidate() { valid = false }
+
+    /// Makes this state ready for another message (`WireCodingScratch`): its key tables emptied
+    /// with their storage kept.
+    func reset(bytes: UnsafeRawBufferPointer, userInfo: [CodingUserInfoKey: Any]) {
+        self.bytes = bytes
+        self.userInfo = userInfo
+        valid = true
+        keyTable.removeAll(keepingCapacity: true)
+        keyOffsets.removeAll(keepingCapacity: true)
+        hintStart = -1
+        hintEnd = -1
+        deferredError = nil
+    }
 
     /// A reader at `offset`, provided the top-level decode is still running.
     @inline(__always)
@@ -92,7 +102,8 @@ final class BinaryDecodingState {
             throw .malformed("key literal at offset \(start) was skipped", codingPath: "")
         }
         let key = try reader.readUTF8(length, "key")
-        if keyTable.isEmpty {
+        // Checked on capacity, not count: a state reset for another message keeps its storage.
+        if keyTable.capacity == 0 {
             keyTable.reserveCapacity(16)
             keyOffsets.reserveCapacity(16)
         }

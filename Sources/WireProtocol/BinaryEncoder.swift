@@ -40,26 +40,39 @@ final class BinaryEncoder: Encoder {
     /// An error met in a non-throwing `Encoder` method, reported when encoding finishes.
     private var deferredError: WireError?
     @exclusivity(unchecked) private(set) var codingPath: [any CodingKey] = []
-    /// The codec's `userInfo`, converted to `Encoder`'s type only if a value asks for it
-    /// (`UserInfoConversion`).
-    private(set) lazy var userInfo: [CodingUserInfoKey: Any] = UserInfoConversion.toAny(sendableUserInfo)
-    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
+    private(set) var userInfo: [CodingUserInfoKey: Any]
     let limits: WireLimits
 
-    init(limits: WireLimits, userInfo: [CodingUserInfoKey: any Sendable]) {
+    init(limits: WireLimits, userInfo: [CodingUserInfoKey: Any]) {
         self.limits = limits
-        self.sendableUserInfo = userInfo
+        self.userInfo = userInfo
     }
 
-    /// Encodes a whole message.
-    func encodeRoot<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
+    /// Makes this encoder ready for another message (`WireCodingScratch`): everything emptied,
+    /// storage kept.
+    func reset(userInfo: [CodingUserInfoKey: Any]) {
+        self.userInfo = userInfo
+        writer.bytes.removeAll(keepingCapacity: true)
+        stack.removeAll(keepingCapacity: true)
+        nextSerial = 0
+        keys.removeAll()
+        frameBase = -1
+        depth = 0
+        deferredError = nil
+        codingPath.removeAll(keepingCapacity: true)
+    }
+
+    /// Encodes a whole message; with `copying`, returns a copy of the bytes at their exact size
+    /// and keeps the buffer for the next message.
+    func encodeRoot<T: Encodable>(_ value: T, copying: Bool = false) throws(WireError) -> [UInt8] {
         try encodeValue(value, key: nil)
         if let deferredError { throw deferredError }
         guard writer.count <= limits.maxFrameBytes else {
             throw .lengthTooLarge(
                 declared: UInt64(writer.count), limit: limits.maxFrameBytes, context: "encoded payload")
         }
-        return writer.bytes
+        // A copy of its own (`Array(_:)` of an array would share the buffer kept for reuse).
+        return copying ? writer.bytes.withUnsafeBufferPointer { Array($0) } : writer.bytes
     }
 
     // MARK: Encoder

@@ -19,43 +19,110 @@ public struct BinaryWireCodec: WireCodec {
         self.userInfo = userInfo
     }
 
+    private var anyUserInfo: [CodingUserInfoKey: Any] {
+        // `Sendable` is a marker protocol: `any Sendable` and `Any` are the same type at run time
+        // (the same metadata), so the dictionary is reinterpreted as it is. An `as` upcast (or
+        // `mapValues`) rebuilds it: an allocation and a rehash per message.
+        unsafeBitCast(userInfo, to: [CodingUserInfoKey: Any].self)
+    }
+
     public func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
-        try BinaryEncoder(limits: limits, userInfo: userInfo).encodeRoot(value)
+        try BinaryEncoder(limits: limits, userInfo: anyUserInfo).encodeRoot(value)
+    }
+
+    /// Encodes with `scratch`'s encoder, reset for this message (a fresh one when it is in use
+    /// or has other limits); the result is copied out at its exact size.
+    public func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
+        guard let encoder = scratch.binaryEncoder, encoder.limits == limits else {
+            let encoder = BinaryEncoder(limits: limits, userInfo: anyUserInfo)
+            let bytes = try encoder.encodeRoot(value, copying: true)
+            encoder.reset(userInfo: [:])
+            scratch.binaryEncoder = encoder
+            return bytes
+        }
+        scratch.binaryEncoder = nil
+        defer {
+            encoder.reset(userInfo: [:])
+            scratch.binaryEncoder = encoder
+        }
+        encoder.reset(userInfo: anyUserInfo)
+        return try encoder.encodeRoot(value, copying: true)
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
-        try withRootDecoder(of: bytes) { (decoder) throws in
-            var end = 0
-            let value = try decoder.decodeValue(type, at: 0, key: nil, end: &end)
-            return (value, end)
-        }
+        let decoder = try freshDecoder(of: bytes)
+        defer { decoder.state.invalidate() }
+        return try decodeRoot(with: decoder) { (decoder) throws in try decodeValue(type, with: decoder) }
     }
 
     /// Hands `body` the decoder itself: no `userInfo` entry to build and look up per call (the
     /// remote runtime decodes every event this way).
     public func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError) {
-        try withRootDecoder(of: bytes) { (decoder) throws in
+        let decoder = try freshDecoder(of: bytes)
+        defer { decoder.state.invalidate() }
+        try decodeRoot(with: decoder) { (decoder) throws in
             try body(decoder)
             return ((), try decoder.end(ofValueAt: 0))
         }
     }
 
-    /// Runs `body` with the decoder of `bytes`' root value; `body` returns its result and the
-    /// offset after the value, which must be the end of the payload.
-    private func withRootDecoder<Result>(
-        of bytes: UnsafeRawBufferPointer, _ body: (BinaryDecoder) throws -> (Result, Int)
-    ) throws(WireError) -> Result {
+    /// Decodes with `scratch`'s decoder state, reset for this message (a fresh one when it is in
+    /// use or has other limits).
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
+        try checkSize(of: bytes)
+        let decoder: BinaryDecoder
+        if let reused = scratch.binaryDecoder, reused.limits == limits {
+            scratch.binaryDecoder = nil
+            reused.state.reset(bytes: bytes, userInfo: anyUserInfo)
+            reused.reset()
+            decoder = reused
+        } else {
+            let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
+            decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
+        }
+        defer {
+            // Invalidated (a container kept past the decode fails cleanly) and its references
+            // to this message's bytes and context dropped before it waits for the next.
+            decoder.state.reset(bytes: UnsafeRawBufferPointer(start: nil, count: 0), userInfo: [:])
+            decoder.state.invalidate()
+            scratch.binaryDecoder = decoder
+        }
+        return try decodeRoot(with: decoder) { (decoder) throws in try decodeValue(type, with: decoder) }
+    }
+
+    private func checkSize(of bytes: UnsafeRawBufferPointer) throws(WireError) {
         guard bytes.count <= limits.maxFrameBytes else {
             throw .lengthTooLarge(declared: UInt64(bytes.count), limit: limits.maxFrameBytes, context: "binary payload")
         }
-        let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: userInfo)
-        defer { state.invalidate() }
-        let decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
+    }
+
+    /// A root decoder of `bytes` made for this one message; the caller invalidates its state
+    /// when the message is done (a container kept past the decode then fails cleanly).
+    private func freshDecoder(of bytes: UnsafeRawBufferPointer) throws(WireError) -> BinaryDecoder {
+        try checkSize(of: bytes)
+        let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
+        return BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
+    }
+
+    /// The root value decoded as a `T`, with the offset after it.
+    private func decodeValue<T: Decodable>(_ type: T.Type, with decoder: BinaryDecoder) throws -> (T, Int) {
+        var end = 0
+        let value = try decoder.decodeValue(type, at: 0, key: nil, end: &end)
+        return (value, end)
+    }
+
+    /// Runs `body` with a root `decoder` at offset 0 (fresh or reset from a scratch); `body`
+    /// returns its result and the offset after the value, which must be the end of the payload.
+    private func decodeRoot<Result>(
+        with decoder: BinaryDecoder, _ body: (BinaryDecoder) throws -> (Result, Int)
+    ) throws(WireError) -> Result {
+        let state = decoder.state
+        let byteCount = state.byteCount
         do {
             let (value, end) = try body(decoder)
             if let deferred = state.deferredError { throw deferred }
-            if end != bytes.count {
-                throw WireError.trailingBytes(count: bytes.count - end, context: "binary payload")
+            if end != byteCount {
+                throw WireError.trailingBytes(count: byteCount - end, context: "binary payload")
             }
             return value
         } catch {

@@ -11,6 +11,13 @@ struct ByteWriter {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Continues writing at the end of `storage`, which is left empty until the writer's
+    /// `bytes` are handed back (no copy: the storage moves).
+    init(taking storage: inout [UInt8]) {
+        bytes = []
+        swap(&bytes, &storage)
+    }
+
     var count: Int { bytes.count }
 
     mutating func write(_ byte: UInt8) {

@@ -91,14 +91,26 @@ public struct Envelope: Sendable, Equatable {
     /// Decodes a message from borrowed frames, the zero-copy-friendly path: the transport hands
     /// over raw message bytes and only the payloads are copied out (after validation).
     public init(frames: [UnsafeRawBufferPointer], limits: WireLimits = .default) throws(WireError) {
+        self.init(header: EnvelopeHeader(kind: .heartbeat))
+        try decode(frames: frames, limits: limits)
+    }
+
+    /// Decodes a message from borrowed frames into this envelope, reusing what it holds: the
+    /// payload array's storage, and its node path when the new message names the same node.
+    /// For a loop that decodes message after message (its last envelope handled before the next
+    /// arrives): only the payloads are allocated. Throws as `init(frames:limits:)` does, leaving
+    /// no payloads.
+    public mutating func decode(frames: [UnsafeRawBufferPointer], limits: WireLimits = .default) throws(WireError) {
+        var payloads = self.payloads
+        self.payloads = []
+        payloads.removeAll(keepingCapacity: true)
         guard let first = frames.first else { throw .missingHeader }
-        let header = try EnvelopeHeader(decoding: first, limits: limits)
+        header = try EnvelopeHeader(decoding: first, limits: limits, reusingPath: header.nodePath)
         let payloadCount = frames.count - 1
         guard payloadCount <= limits.maxPayloadFrames else {
             throw .lengthTooLarge(
                 declared: UInt64(payloadCount), limit: limits.maxPayloadFrames, context: "payload frame count")
         }
-        var payloads: [[UInt8]] = []
         payloads.reserveCapacity(payloadCount)
         for frame in frames.dropFirst() {
             guard frame.count <= limits.maxFrameBytes else {
@@ -107,7 +119,7 @@ public struct Envelope: Sendable, Equatable {
             }
             payloads.append(Array(frame))
         }
-        self.init(header: header, payloads: payloads)
+        self.payloads = payloads
     }
 
     /// Decodes a message from owned frames (header first).

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Frame 0 of every message: who it is for, what it means, and how its payload is encoded.
 ///
 /// The header is fixed-layout big-endian so it can be parsed without the codec and before any
@@ -62,12 +68,23 @@ public struct EnvelopeHeader: Sendable, Equatable {
     /// Encodes the header frame. Throws `.lengthTooLarge` when the node path exceeds the limit,
     /// so a sender learns locally what its peer would reject.
     public func encode(limits: WireLimits = .default) throws(WireError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.fixedSize + nodePath.utf8.count)
+        try encode(appendingTo: &bytes, limits: limits)
+        return bytes
+    }
+
+    /// Encodes the header frame at the end of `bytes`: for a sender that assembles its messages
+    /// in one reused buffer rather than one array per frame. Throws as ``encode(limits:)``,
+    /// leaving `bytes` as it was.
+    public func encode(appendingTo bytes: inout [UInt8], limits: WireLimits = .default) throws(WireError) {
         let pathLength = nodePath.utf8.count
         let pathLimit = min(limits.maxNodePathBytes, Int(UInt16.max))
         guard pathLength <= pathLimit else {
             throw .lengthTooLarge(declared: UInt64(pathLength), limit: pathLimit, context: "node path")
         }
-        var writer = ByteWriter(capacity: Self.fixedSize + pathLength)
+        var writer = ByteWriter(taking: &bytes)
+        defer { bytes = writer.bytes }
         writer.write(bigEndian: Self.magic)
         writer.write(Self.protocolVersion)
         writer.write(kind.rawValue)
@@ -78,13 +95,20 @@ public struct EnvelopeHeader: Sendable, Equatable {
         writer.write(bigEndian: acknowledged)
         writer.write(bigEndian: epoch)
         writer.write(bigEndian: UInt16(truncatingIfNeeded: pathLength))
-        writer.write(contentsOf: Array(nodePath.utf8))
-        return writer.bytes
+        var path = nodePath
+        path.withUTF8 { writer.write(UnsafeRawBufferPointer($0)) }
     }
 
     /// Decodes a header frame straight from borrowed bytes (e.g. a ZeroMQ message) without
     /// copying anything but the node path.
     public init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) {
+        try self.init(decoding: frame, limits: limits, reusingPath: "")
+    }
+
+    /// Decodes a header frame whose node path is probably `knownPath` (the path of the message
+    /// before it, from the same peer): when it is, that string is kept instead of a new one
+    /// made from the bytes (an allocation for any path longer than 15 bytes).
+    public init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default, reusingPath knownPath: String) throws(WireError) {
         if frame.count > limits.maxFrameBytes {
             throw .lengthTooLarge(declared: UInt64(frame.count), limit: limits.maxFrameBytes, context: "header frame")
         }
@@ -108,12 +132,29 @@ public struct EnvelopeHeader: Sendable, Equatable {
             throw .lengthTooLarge(
                 declared: UInt64(pathLength), limit: limits.maxNodePathBytes, context: "node path")
         }
-        let nodePath = try reader.readUTF8(pathLength, "node path")
+        let nodePath: String
+        if pathLength > 0, knownPath.utf8.count == pathLength, reader.remaining >= pathLength,
+            Self.matches(knownPath, UnsafeRawBufferPointer(rebasing: frame[reader.offset..<(reader.offset + pathLength)]))
+        {
+            reader.offset += pathLength
+            nodePath = knownPath
+        } else {
+            nodePath = try reader.readUTF8(pathLength, "node path")
+        }
         if !reader.isAtEnd {
             throw .trailingBytes(count: reader.remaining, context: "header")
         }
         self.init(
             kind: kind, codec: codec, correlationID: correlationID, sequence: sequence,
             acknowledged: acknowledged, epoch: epoch, nodePath: nodePath)
+    }
+
+    /// Whether `path`'s UTF-8 is exactly `bytes` (of the same count, checked by the caller).
+    private static func matches(_ path: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var path = path
+        return path.withUTF8 { utf8 in
+            guard let lhs = utf8.baseAddress, let rhs = bytes.baseAddress else { return utf8.count == bytes.count }
+            return utf8.count == bytes.count && memcmp(lhs, rhs, bytes.count) == 0
+        }
     }
 }

@@ -12,6 +12,13 @@ struct KeyInterner {
 
     init() {}
 
+    /// Forgets every key, keeping the storage (an encoder reused for another message).
+    mutating func removeAll() {
+        guard !keys.isEmpty else { return }
+        keys.removeAll(keepingCapacity: true)
+        for index in slots.indices { slots[index] = 0 }
+    }
+
     var count: Int { keys.count }
 
     /// The index of `key`, or nil after adding it as the next index.

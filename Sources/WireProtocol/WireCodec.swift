@@ -19,9 +19,25 @@ public protocol WireCodec: Sendable {
     /// runtime delivers each event to its sink's closure this way). A default implementation
     /// (`WireCodec+DecodingClosure.swift`) passes the closure through `userInfo`.
     func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError)
+    /// Encodes `value` as ``encode(_:)`` does, reusing `scratch`'s coder storage
+    /// (``WireCodingScratch``) instead of making a coder for this one message.
+    func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8]
+    /// Decodes as ``decode(_:from:)`` does, reusing `scratch`'s coder storage
+    /// (``WireCodingScratch``) instead of making a decoder for this one message.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T
 }
 
 extension WireCodec {
+    /// Without reusable coder state: encodes as ``encode(_:)`` does.
+    public func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
+        try encode(value)
+    }
+
+    /// Without reusable coder state: decodes as ``decode(_:from:)`` does.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
+        try decode(type, from: bytes)
+    }
+
     /// Decodes a `T` from an owned payload frame.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireError) -> T {
         let result = bytes.withUnsafeBytes { raw in

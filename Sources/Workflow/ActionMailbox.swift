@@ -8,7 +8,25 @@ enum Delivery: Sendable {
     /// New props for the root workflow, and, for `WorkflowHost.updateAndAwaitRendering`, where
     /// to hand the first rendering published after they were applied (`nil` if none will be:
     /// the host stopped).
-    case updateRoot(any Sendable, reply: (@Sendable ((any Sendable)?) -> Void)?)
+    case updateRoot(any Sendable, reply: (any RenderingReply)?)
+}
+
+/// Where `WorkflowHost.updateAndAwaitRendering` wants the first rendering published after its
+/// props were applied (`nil`: none will be, the host stopped).
+///
+/// A protocol rather than a closure: the waiting task's continuation, one reference, is kept in
+/// the existential's inline storage, where a closure capturing it would be allocated per update.
+protocol RenderingReply: Sendable {
+    func answer(_ rendering: (any Sendable)?)
+}
+
+/// Resumes a task waiting in `updateAndAwaitRendering` with the rendering.
+struct ContinuationReply<Rendering: Sendable>: RenderingReply {
+    let continuation: CheckedContinuation<Rendering?, Never>
+
+    func answer(_ rendering: (any Sendable)?) {
+        continuation.resume(returning: rendering as? Rendering)
+    }
 }
 
 /// The queue between sinks (called from any thread) and the host's loop.
@@ -30,8 +48,20 @@ final class ActionMailbox: Sendable {
         /// counts as busy, so a send schedules no drain job, and running empty does not make it
         /// idle.
         var held = false
-        var drain: (@Sendable () -> Void)?
-        var inlineDrain: (@Sendable () -> Void)?
+        var drainJobs: DrainJobs?
+    }
+
+    /// The host's two drain jobs, in one object. They leave the lock as this reference: a
+    /// closure returned through the lock's generic result is re-wrapped on the way (a context
+    /// allocated for each closure, in and out), which cost four allocations per send.
+    private final class DrainJobs: Sendable {
+        let drain: @Sendable () -> Void
+        let inline: @Sendable () -> Void
+
+        init(drain: @escaping @Sendable () -> Void, inline: @escaping @Sendable () -> Void) {
+            self.drain = drain
+            self.inline = inline
+        }
     }
 
     private let state = Mutex(State())
@@ -48,10 +78,8 @@ final class ActionMailbox: Sendable {
     /// Installs the job that drains the mailbox and the one-batch drain a sender may run inline
     /// (the host, weakly captured).
     func setDrain(_ drain: @escaping @Sendable () -> Void, inline inlineDrain: @escaping @Sendable () -> Void) {
-        state.withLock {
-            $0.drain = drain
-            $0.inlineDrain = inlineDrain
-        }
+        let jobs = DrainJobs(drain: drain, inline: inlineDrain)
+        state.withLock { $0.drainJobs = jobs }
     }
 
     func send(_ delivery: Delivery) {
@@ -60,14 +88,14 @@ final class ActionMailbox: Sendable {
                 "A sink was sent a value during render(state:context:). Renders must be free of side effects: "
                     + "send from an event handler, a worker or a side effect instead.")
         }
-        let jobs: (drain: @Sendable () -> Void, inline: (@Sendable () -> Void)?)? = state.withLock { state in
+        let jobs: DrainJobs? = state.withLock { state in
             state.deliveries.append(delivery)
-            guard !state.drainScheduled, let drain = state.drain else { return nil }
+            guard !state.drainScheduled, let jobs = state.drainJobs else { return nil }
             state.drainScheduled = true
-            return (drain, state.inlineDrain)
+            return jobs
         }
         guard let jobs else { return }
-        if appliesSendsInline, let inline = jobs.inline, loop.runIfIdle(inline) { return }
+        if appliesSendsInline, loop.runIfIdle(jobs.inline) { return }
         loop.execute(jobs.drain)
     }
 
@@ -84,14 +112,14 @@ final class ActionMailbox: Sendable {
     /// Ends an inline drain: idle again if nothing arrived meanwhile, otherwise the loop's
     /// thread drains the rest (the sender's thread is not kept busy with other threads' values).
     func endInlineDrain() {
-        let job: (@Sendable () -> Void)? = state.withLock { state in
+        let jobs: DrainJobs? = state.withLock { state in
             if state.deliveries.isEmpty {
                 state.drainScheduled = false
                 return nil
             }
-            return state.drain
+            return state.drainJobs
         }
-        if let job { loop.execute(job) }
+        if let jobs { loop.execute(jobs.drain) }
     }
 
     /// Takes everything queued into `taken` (which must be empty; its storage becomes the
@@ -122,14 +150,14 @@ final class ActionMailbox: Sendable {
 
     /// Ends `holdDrains`: idle if everything was applied, otherwise the loop drains the rest.
     func releaseDrains() {
-        let job: (@Sendable () -> Void)? = state.withLock { state in
+        let jobs: DrainJobs? = state.withLock { state in
             state.held = false
             if state.deliveries.isEmpty {
                 state.drainScheduled = false
                 return nil
             }
-            return state.drain
+            return state.drainJobs
         }
-        if let job { loop.execute(job) }
+        if let jobs { loop.execute(jobs.drain) }
     }
 }

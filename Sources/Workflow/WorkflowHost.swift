@@ -92,7 +92,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     public func updateAndAwaitRendering(workflow: WorkflowType) async -> Rendering? {
         let mailbox = core.mailbox
         return await withCheckedContinuation { (continuation: CheckedContinuation<Rendering?, Never>) in
-            mailbox.send(.updateRoot(workflow, reply: { continuation.resume(returning: $0 as? Rendering) }))
+            mailbox.send(.updateRoot(workflow, reply: ContinuationReply(continuation: continuation)))
         }
     }
 
@@ -133,6 +133,16 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     @_spi(WorkflowRuntime) public func applyOnLoop() {
         precondition(loop.inLoop, "applyOnLoop() must be called on the host's loop")
         core.applyQueued()
+    }
+
+    /// Applies what is queued, then gives the root new props, without rendering
+    /// (`renderOnLoop()` renders); only callable on the host's loop, outside this host's own
+    /// render. For a runtime whose props arrive on the loop itself (a worker applying its
+    /// parent's UPDATE): `update(workflow:)` would box the props into a mailbox delivery and
+    /// schedule a drain job, only for the runtime to drain at once.
+    @_spi(WorkflowRuntime) public func updateOnLoop(workflow: WorkflowType) {
+        precondition(loop.inLoop, "updateOnLoop(workflow:) must be called on the host's loop")
+        core.update(to: workflow)
     }
 
     /// Runs `body` on the loop with this host's mailbox held busy: values `body` sends to the
@@ -198,6 +208,7 @@ final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: S
     func start() { publication.holdingOutputWakes { state.withLock { $0.start() } } }
     func drain() { publication.holdingOutputWakes { state.withLock { $0.drain() } } }
     func applyQueued() { publication.holdingOutputWakes { state.withLock { $0.applyQueued() } } }
+    func update(to workflow: W) { publication.holdingOutputWakes { state.withLock { $0.update(to: workflow) } } }
     func renderIfNeeded() { publication.holdingOutputWakes { state.withLock { $0.renderIfNeeded() } } }
     /// One batch on a sender's thread, which holds the loop's role (`RuntimeLoop.runIfIdle`).
     func drainInline() {
@@ -221,7 +232,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     private var nextTaken = 0
     /// Waiting for the next published rendering: updates applied since the last publication
     /// (`WorkflowHost.updateAndAwaitRendering`).
-    private var renderingReplies: [@Sendable ((any Sendable)?) -> Void] = []
+    private var renderingReplies: [any RenderingReply] = []
 
     init(
         workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
@@ -258,6 +269,15 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         while let delivery = nextDelivery() { apply(delivery) }
     }
 
+    /// Applies everything queued, then new root props, without rendering
+    /// (`WorkflowHost.updateOnLoop`).
+    func update(to workflow: W) {
+        applyQueued()
+        guard let root else { return }
+        root.update(workflow: workflow)
+        context.needsRender = true
+    }
+
     /// Applies one batch, what is queued now, on a sender's thread that holds the loop's role
     /// (`RuntimeOptions.applySendsInline`), rendering after each delivery (or once, when
     /// conflating). The mailbox stays marked busy until `ActionMailbox.endInlineDrain`, which
@@ -290,7 +310,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     private func apply(_ delivery: Delivery) {
         guard let root else {
-            if case .updateRoot(_, let reply?) = delivery { reply(nil) }
+            if case .updateRoot(_, let reply?) = delivery { reply.answer(nil) }
             return
         }
         switch delivery {
@@ -298,7 +318,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
             context.deliver(handler: handler, value: value)
         case .updateRoot(let value, let reply):
             guard let workflow = value as? W else {
-                reply?(nil)
+                reply?.answer(nil)
                 return
             }
             root.update(workflow: workflow)
@@ -361,9 +381,13 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     /// Hands `rendering` (or `nil`: the host stopped) to every update waiting for it.
     private func answerRenderingReplies(with rendering: W.Rendering?) {
         guard !renderingReplies.isEmpty else { return }
-        let replies = renderingReplies
-        renderingReplies.removeAll(keepingCapacity: true)
-        for reply in replies { reply(rendering) }
+        // Swapped out rather than copied (a copy would make the next append allocate), and the
+        // storage is put back for the next update unless a reply queued another meanwhile.
+        var replies: [any RenderingReply] = []
+        swap(&replies, &renderingReplies)
+        for reply in replies { reply.answer(rendering) }
+        replies.removeAll(keepingCapacity: true)
+        if renderingReplies.isEmpty { renderingReplies = replies }
     }
 
     private func renderRoot(_ root: WorkflowNode<W>) -> W.Rendering {
@@ -387,7 +411,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         let unapplied = taken[nextTaken...] + queued
         taken.removeAll()
         nextTaken = 0
-        for case .updateRoot(_, let reply?) in unapplied { reply(nil) }
+        for case .updateRoot(_, let reply?) in unapplied { reply.answer(nil) }
     }
 
     func snapshot() -> TreeSnapshot {

@@ -16,7 +16,7 @@ struct TypedHostedChildFactory<W: RemotableWorkflow>: HostedChildFactory {
     ) throws -> any AnyHostedChild {
         let workflow: W
         do {
-            workflow = try engine.codec.decode(W.self, from: props, userInfo: [:])
+            workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
         }
@@ -33,6 +33,8 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     var epoch: UInt64 = 0
     private var host: WorkflowHost<HostedRoot<W>>?
     unowned let engine: RemoteEngine
+    /// The root's output map, made once (`HostedRoot.forwardOutput`).
+    private let forwardOutput: @Sendable (W.Output) -> AnyWorkflowAction<HostedRoot<W>> = { AnyWorkflowAction(sendingOutput: $0) }
 
     init(childID: UInt64, path: String, workflow: W, propsSequence: UInt64, snapshot: TreeSnapshot?, engine: RemoteEngine) {
         self.childID = childID
@@ -42,7 +44,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         self.exporter = exporter
         let forwarder = engine.forwarder(childID: childID, path: path, exporter: exporter)
         host = WorkflowHost(
-            workflow: HostedRoot(child: workflow, propsSequence: propsSequence),
+            workflow: HostedRoot(child: workflow, propsSequence: propsSequence, forwardOutput: forwardOutput),
             options: .optimized,
             observers: engine.configuration.hostedChildObservers,
             snapshot: snapshot.map { HostedRoot<W>.wrap($0) },
@@ -54,8 +56,8 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
 
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws {
         do {
-            let workflow = try engine.codec.decode(W.self, from: props, userInfo: [:])
-            host?.update(workflow: HostedRoot(child: workflow, propsSequence: propsSequence))
+            let workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
+            host?.updateOnLoop(workflow: HostedRoot(child: workflow, propsSequence: propsSequence, forwardOutput: forwardOutput))
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
         }
@@ -107,6 +109,7 @@ protocol AnyHostedChild: AnyObject {
     /// The fencing token of the placement this copy belongs to (from its START): messages about
     /// the child carry it both ways, and one for another placement is dropped.
     var epoch: UInt64 { get set }
+    /// Applies new props (after anything queued) without rendering: `render()` renders.
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
     /// Where events for `token` go (`nil`: a token the child does not know), resolved once per
     /// batch of events.
@@ -143,6 +146,10 @@ enum HostedEventRoute {
 struct HostedRoot<W: RemotableWorkflow>: Workflow, Sendable {
     let child: W
     let propsSequence: UInt64
+    /// Passes the child's outputs on as the root's. Made once per hosted child and handed to
+    /// every root: a closure written in `render` captures the generic context, an allocation per
+    /// render pass.
+    let forwardOutput: @Sendable (W.Output) -> AnyWorkflowAction<HostedRoot<W>>
 
     struct Tagged: Sendable {
         let rendering: W.Rendering
@@ -152,7 +159,7 @@ struct HostedRoot<W: RemotableWorkflow>: Workflow, Sendable {
     typealias Output = W.Output
 
     func render(state: Void, context: RenderContext<HostedRoot<W>>) -> Tagged {
-        Tagged(rendering: child.rendered(in: context, key: ""), propsSequence: propsSequence)
+        Tagged(rendering: child.renderAsChild(in: context, key: "", outputMap: forwardOutput), propsSequence: propsSequence)
     }
 
     /// A snapshot of the child as a snapshot of this root, so the child restores when rendered.

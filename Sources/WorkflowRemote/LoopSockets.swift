@@ -27,6 +27,9 @@ final class LoopSockets {
     /// libzmq tells a client about its failed handshake only this way.
     private var upstreamMonitor: ZMQSocketMonitor?
     private var upstreamMonitorToken: ZMQPoller.Token?
+    /// The worker whose message the listener received last: its id is reused for its next
+    /// message instead of being copied out of the routing frame again.
+    private var lastPeer: WorkerID?
     /// The listener's endpoint as bound (with the port a `tcp://…:*` bind chose).
     let listenEndpoint: String?
 
@@ -96,9 +99,7 @@ final class LoopSockets {
                 listenerMonitor = nil
             }
             if let endpoint = configuration.parentEndpoint {
-                let socket = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
-                upstream = socket
-                upstreamMonitor = try Self.monitorUpstream(socket)
+                (upstream, upstreamMonitor) = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
             } else {
                 upstream = nil
             }
@@ -117,8 +118,13 @@ final class LoopSockets {
 
     var hasUpstream: Bool { upstream != nil }
 
-    /// A DEALER connected to the parent, with a fresh routing id (so the parent sees a new peer).
-    private static func makeUpstream(context: ZMQContext, endpoint: String, configuration: RemoteRuntimeConfiguration) throws -> ZMQSocket {
+    /// A DEALER connected to the parent, with a fresh routing id (so the parent sees a new peer),
+    /// and the monitor of its connection. The monitor is attached before the connect: libzmq
+    /// reports an event only to a monitor attached when it happens, and a worker that missed its
+    /// handshake would hold its HELLO forever (it says HELLO once the handshake has succeeded).
+    private static func makeUpstream(
+        context: ZMQContext, endpoint: String, configuration: RemoteRuntimeConfiguration
+    ) throws -> (socket: ZMQSocket, monitor: ZMQSocketMonitor) {
         let socket = try ZMQSocket(.dealer, context: context)
         try socket.set(.linger, 200)
         try socket.set(.maxMessageSize, Int64(configuration.maxMessageSize))
@@ -138,12 +144,13 @@ final class LoopSockets {
             try socket.set(.curvePublicKey, keyPair.publicKey)
             try socket.set(.curveSecretKey, keyPair.secretKey)
         }
+        let monitor = try monitorUpstream(socket)
         do {
             try socket.connect(endpoint)
         } catch {
             throw RemoteRuntimeError.failed(endpoint, binding: false, error)
         }
-        return socket
+        return (socket, monitor)
     }
 
     /// The monitor of a connection to the parent: the events the worker role acts on.
@@ -164,10 +171,9 @@ final class LoopSockets {
         upstreamMonitorToken = nil
         try? old.set(.linger, 0)
         old.close()
-        let socket = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
+        let (socket, monitor) = try Self.makeUpstream(context: context, endpoint: endpoint, configuration: configuration)
         upstream = socket
         upstreamToken = poller.add(socket)
-        let monitor = try Self.monitorUpstream(socket)
         upstreamMonitor = monitor
         upstreamMonitorToken = poller.add(monitor)
     }
@@ -225,32 +231,60 @@ final class LoopSockets {
         return (refused, failed)
     }
 
-    /// The next message from a worker, without waiting: its routing id and frames.
+    /// The next message from a worker, without waiting: its routing id, with its frames in
+    /// `received` (frame 0 is the routing id, the message's own frames follow). `nil` when
+    /// nothing is waiting.
     ///
-    /// Only the first `maxFrames` frames are copied out of libzmq; any further ones are passed
-    /// on empty. Such a message is invalid by its frame count alone (which the envelope check
+    /// Only the first `maxFrames` frames are copied out of libzmq; any further ones are held
+    /// empty. Such a message is invalid by its frame count alone (which the envelope check
     /// still sees), and a peer's endless multipart message is then not held a second time here.
-    func receiveFromListener(copyingAtMost maxFrames: Int) -> (WorkerID, [[UInt8]])? {
-        guard let listener, var frames = try? listener.receiveMultipart(.dontWait, copyingAtMost: maxFrames + 1), !frames.isEmpty
+    func receiveFromListener(into received: inout ZMQFrameBuffer, copyingAtMost maxFrames: Int) -> WorkerID? {
+        guard let listener, (try? listener.receiveMultipart(into: &received, .dontWait, copyingAtMost: maxFrames + 1)) == true,
+            !received.isEmpty
         else { return nil }
-        let routingID = frames.removeFirst()
-        return (WorkerID(bytes: routingID), frames)
+        // The same peer as last time (the usual case): its id is not copied again.
+        let lastPeer = self.lastPeer
+        if let lastPeer, received.withFrames({ lastPeer.bytes.elementsEqual($0[0]) }) { return lastPeer }
+        let peer = WorkerID(bytes: received.frame(0))
+        self.lastPeer = peer
+        return peer
     }
 
-    /// The next message from the parent, without waiting.
-    func receiveFromUpstream() -> [[UInt8]]? {
-        guard let upstream else { return nil }
-        return try? upstream.receiveMultipart(.dontWait)
+    /// The next message from the parent, without waiting, into `received`; `false` when nothing
+    /// is waiting.
+    func receiveFromUpstream(into received: inout ZMQFrameBuffer) -> Bool {
+        guard let upstream else { return false }
+        return (try? upstream.receiveMultipart(into: &received, .dontWait)) == true
     }
 
-    func sendToListenerPeer(_ peer: WorkerID, frames: [[UInt8]]) throws(ZMQError) {
+    func sendToListenerPeer(_ peer: WorkerID, message: OutgoingMessage) throws(ZMQError) {
         guard let listener, !listener.isClosed else { return }
-        try listener.send([peer.bytes] + frames, mode: .dontWait)
+        let routed: Result<Void, ZMQError> = peer.bytes.withUnsafeBytes { routingID in
+            Result { () throws(ZMQError) in try listener.sendFrame(routingID, more: true, mode: .dontWait) }
+        }
+        try routed.get()
+        try send(message, on: listener)
     }
 
-    func sendUpstream(frames: [[UInt8]]) throws(ZMQError) {
+    func sendUpstream(_ message: OutgoingMessage) throws(ZMQError) {
         guard let upstream, !upstream.isClosed else { return }
-        try upstream.send(frames, mode: .dontWait)
+        try send(message, on: upstream)
+    }
+
+    /// Sends `message` frame by frame. Once its first frame went, libzmq has taken the message
+    /// (a full queue or an unknown peer fails the first frame), so the rest follow.
+    private func send(_ message: OutgoingMessage, on socket: ZMQSocket) throws(ZMQError) {
+        var failure: ZMQError?
+        message.forEachFrame { frame, more in
+            do throws(ZMQError) {
+                try socket.sendFrame(frame, more: more, mode: .dontWait)
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
     }
 
     func close() {

@@ -8,55 +8,91 @@ import WireProtocol
 /// multipart message whose messages the receiver handles in order, exactly as if they had come
 /// one by one, so nothing about ordering or exactly-once changes.
 struct Outbox {
-    /// Encoded messages (header frame first), oldest first.
-    private(set) var messages: [[[UInt8]]] = []
+    /// Every held frame's bytes, back to back (header frame first for each message). The
+    /// storage is kept from one flush to the next: holding and sending a message allocates
+    /// nothing once it has grown.
+    private var bytes: [UInt8] = []
+    /// Where each held frame ends in `bytes`.
+    private var frameEnds: [Int] = []
+    /// Per held message: its kind, and where its frames end in `frameEnds`.
+    private var messages: [(kind: MessageKind, frameEnd: Int)] = []
 
     var isEmpty: Bool { messages.isEmpty }
 
-    mutating func append(_ frames: [[UInt8]]) {
-        messages.append(frames)
-    }
-
-    /// Takes the held messages as the frames to send: consecutive messages packed into `batch`
-    /// messages of at most `maxPayloadFrames` payload frames (the layout frame included); a
-    /// message alone, or one too large to share, goes as itself.
-    mutating func takeSends(codec: any WireCodec) -> [(kind: MessageKind, frames: [[UInt8]])] {
-        defer { messages.removeAll(keepingCapacity: true) }
-        let room = WireLimits.default.maxPayloadFrames - 1
-        var sends: [(kind: MessageKind, frames: [[UInt8]])] = []
-        var index = 0
-        while index < messages.count {
-            var end = index
-            var frames = 0
-            while end < messages.count, frames + messages[end].count <= room {
-                frames += messages[end].count
-                end += 1
-            }
-            if end - index <= 1 {
-                // Alone (or too large to share a batch): as itself.
-                sends.append((Self.kind(of: messages[index]), messages[index]))
-                index += 1
-                continue
-            }
-            let layout = BatchLayout(frameCounts: messages[index..<end].map { UInt32($0.count) })
-            guard let layoutFrame = try? codec.encode(layout),
-                let header = try? Envelope(kind: .batch, codec: codec.id).encodeFrames().first
-            else {
-                for message in messages[index..<end] { sends.append((Self.kind(of: message), message)) }
-                index = end
-                continue
-            }
-            var batch: [[UInt8]] = [header, layoutFrame]
-            batch.reserveCapacity(2 + frames)
-            for message in messages[index..<end] { batch.append(contentsOf: message) }
-            sends.append((.batch, batch))
-            index = end
+    /// Holds a message: `header` encoded straight into the buffer, then `payloads`. Throws (and
+    /// holds nothing) when the message exceeds the wire limits, as `Envelope.encodeFrames` does.
+    mutating func append(_ header: EnvelopeHeader, payloads: some Collection<[UInt8]>) throws(WireError) {
+        let limits = WireLimits.default
+        guard payloads.count <= limits.maxPayloadFrames else {
+            throw .lengthTooLarge(declared: UInt64(payloads.count), limit: limits.maxPayloadFrames, context: "payload frame count")
         }
-        return sends
+        for payload in payloads where payload.count > limits.maxFrameBytes {
+            throw .lengthTooLarge(declared: UInt64(payload.count), limit: limits.maxFrameBytes, context: "payload frame")
+        }
+        try header.encode(appendingTo: &bytes, limits: limits)
+        frameEnds.append(bytes.count)
+        for payload in payloads {
+            bytes.append(contentsOf: payload)
+            frameEnds.append(bytes.count)
+        }
+        messages.append((header.kind, frameEnds.count))
     }
 
-    private static func kind(of frames: [[UInt8]]) -> MessageKind {
-        frames.first.flatMap(EnvelopeHeader.kind(ofEncoded:)) ?? .batch
+    /// Holds a message already encoded (header frame first).
+    mutating func append(_ frames: [[UInt8]]) {
+        for frame in frames {
+            bytes.append(contentsOf: frame)
+            frameEnds.append(bytes.count)
+        }
+        messages.append((frames.first.flatMap(EnvelopeHeader.kind(ofEncoded:)) ?? .batch, frameEnds.count))
+    }
+
+    /// Forgets every held message, keeping the storage.
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        frameEnds.removeAll(keepingCapacity: true)
+        messages.removeAll(keepingCapacity: true)
+    }
+
+    /// Hands the held messages to `transmit`, oldest first, as the ZeroMQ messages to send:
+    /// consecutive messages packed into `batch` messages of at most `maxPayloadFrames` payload
+    /// frames (the layout frame included); a message alone, or one too large to share, goes as
+    /// itself. Stops early when `transmit` returns `false` (the peer is gone: the rest is moot).
+    /// Leaves the outbox empty either way.
+    mutating func send(codec: any WireCodec, _ transmit: (OutgoingMessage) -> Bool) {
+        defer { removeAll() }
+        guard !messages.isEmpty else { return }
+        let room = WireLimits.default.maxPayloadFrames - 1
+        bytes.withUnsafeBytes { all in
+            var index = 0
+            while index < messages.count {
+                let firstFrame = index == 0 ? 0 : messages[index - 1].frameEnd
+                var end = index
+                while end < messages.count, messages[end].frameEnd - firstFrame <= room { end += 1 }
+                var kind = messages[index].kind
+                var prefix: [[UInt8]] = []
+                if end - index <= 1 {
+                    // Alone (or too large to share a batch): as itself.
+                    end = index + 1
+                } else {
+                    let counts = (index..<end).map { UInt32(messages[$0].frameEnd - ($0 == 0 ? 0 : messages[$0 - 1].frameEnd)) }
+                    if let layout = try? codec.encode(BatchLayout(frameCounts: counts)),
+                        let header = try? EnvelopeHeader(kind: .batch, codec: codec.id).encode()
+                    {
+                        prefix = [header, layout]
+                        kind = .batch
+                    } else {
+                        // Cannot happen with a working codec; sent one by one instead.
+                        end = index + 1
+                    }
+                }
+                let message = OutgoingMessage(
+                    kind: kind, prefix: prefix, bytes: all, firstStart: firstFrame == 0 ? 0 : frameEnds[firstFrame - 1],
+                    frameEnds: frameEnds[firstFrame..<messages[end - 1].frameEnd])
+                index = end
+                guard transmit(message) else { return }
+            }
+        }
     }
 
     /// Splits a received `batch` into its messages (header frame first each). `nil` when the
@@ -79,6 +115,55 @@ struct Outbox {
             start += Int(count)
         }
         return messages
+    }
+}
+
+/// One ZeroMQ message an `Outbox` sends, borrowed from its buffer (valid only during the
+/// `send` call that hands it out): `prefix` frames (a batch's header and layout, none for a
+/// message alone), then frames out of the outbox's bytes.
+struct OutgoingMessage {
+    let kind: MessageKind
+    let prefix: [[UInt8]]
+    let bytes: UnsafeRawBufferPointer
+    /// Where the first frame out of `bytes` starts.
+    let firstStart: Int
+    /// Where each frame out of `bytes` ends; each starts where the one before it ends.
+    let frameEnds: ArraySlice<Int>
+
+    var frameCount: Int { prefix.count + frameEnds.count }
+
+    /// The total size of its frames, in bytes.
+    var byteCount: Int {
+        prefix.reduce(0) { $0 + $1.count } + ((frameEnds.last ?? firstStart) - firstStart)
+    }
+
+    /// Calls `body` with each frame in order and whether more follow, until `body` returns
+    /// `false`; returns whether every frame was handed over.
+    @discardableResult
+    func forEachFrame(_ body: (UnsafeRawBufferPointer, _ more: Bool) -> Bool) -> Bool {
+        let total = frameCount
+        var handed = 0
+        for frame in prefix {
+            handed += 1
+            guard frame.withUnsafeBytes({ body($0, handed < total) }) else { return false }
+        }
+        var start = firstStart
+        for end in frameEnds {
+            handed += 1
+            guard body(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), handed < total) else { return false }
+            start = end
+        }
+        return true
+    }
+
+    /// A copy of its frames (for tests and diagnostics).
+    var frames: [[UInt8]] {
+        var frames: [[UInt8]] = []
+        forEachFrame { frame, _ in
+            frames.append(Array(frame))
+            return true
+        }
+        return frames
     }
 }
 

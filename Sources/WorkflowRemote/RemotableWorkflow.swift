@@ -49,4 +49,17 @@ public struct RemoteChild<Child: RemotableWorkflow>: AnyWorkflowConvertible {
         if placement == .local { return child.asAnyWorkflow() }
         return RemoteWorkflow(child: child, placement: placement).asAnyWorkflow()
     }
+
+    /// Renders the child, or its `RemoteWorkflow` proxy, straight through the context: the same
+    /// node as through `asAnyWorkflow()` (a child is identified by its concrete workflow type and
+    /// key), without the type-erased wrapper and its closures, which cost four allocations per
+    /// remote child and render pass.
+    public func renderAsChild<Parent>(
+        in context: RenderContext<Parent>,
+        key: String,
+        outputMap: @escaping (Child.Output) -> AnyWorkflowAction<Parent>
+    ) -> Child.Rendering {
+        if placement == .local { return child.renderAsChild(in: context, key: key, outputMap: outputMap) }
+        return RemoteWorkflow(child: child, placement: placement).renderAsChild(in: context, key: key, outputMap: outputMap)
+    }
 }

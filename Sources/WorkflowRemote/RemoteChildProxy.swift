@@ -10,6 +10,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     let path: String
     let placement: RemotePlacement
     unowned let engine: RemoteEngine
+    /// How the proxy hands its node a flush or asks it to render again: made by the node's
+    /// first render with this proxy and kept (any pass's sink of a live node applies its action).
     var sink: Sink<ProxyEvent<Child.Rendering, Child.Output>>?
 
     private var lastProps: [UInt8]?
@@ -71,6 +73,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// Computed once: `workflowTypeName` reflects on the type every time.
     let typeName = Child.workflowTypeName
+    /// `==` of the props when their type is `Equatable` (`nil`: compare the encoded bytes),
+    /// looked up once: the conformance lookup cost more than the comparison, twice a round trip.
+    private let propsEquality = equality(of: Child.self)
     /// The codec for this child's renderings and outputs, with the decoder context their sinks
     /// need (they send EVENTs to it), made once rather than for every decode.
     private lazy var importingCodec = engine.codec.with(userInfo: engine.importerUserInfo(for: self))
@@ -121,13 +126,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         defer { isRendering = false }
         // The same props as last time (the settled pass after an UPDATE renders the child again
         // with them): nothing to encode or send.
-        if worker != nil, let props, lastProps != nil, !refusedProps, sameProps(props, newProps) {
+        if worker != nil, let props, lastProps != nil, !refusedProps, propsEquality?(props, newProps) == true {
             return rendering ?? newProps.placeholderRendering()
         }
         props = newProps
         let encoded: [UInt8]
         do {
-            encoded = try engine.codec.encode(newProps)
+            encoded = try engine.codec.encode(newProps, reusing: engine.codingScratch)
         } catch {
             status = .unavailable(.refused("props of \(typeName) do not encode: \(error)"))
             return rendering ?? newProps.placeholderRendering()
@@ -239,7 +244,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             }
             do {
                 let output = try frame.withUnsafeBytes {
-                    try importingCodec.decode(Child.Output.self, from: $0)
+                    try importingCodec.decode(Child.Output.self, from: $0, reusing: engine.codingScratch)
                 }
                 partialOutputs.append(output)
             } catch {
@@ -255,7 +260,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
                 let decoded = try bytes.withUnsafeBytes {
-                    try importingCodec.decode(Child.Rendering.self, from: $0)
+                    try importingCodec.decode(Child.Rendering.self, from: $0, reusing: engine.codingScratch)
                 }
                 newRendering = (decoded, flush.renderingSequence)
                 receivedSequence = flush.renderingSequence
@@ -429,16 +434,22 @@ struct Acknowledgement: Sendable {
     var isEmpty: Bool { sequence == 0 && snapshot == nil }
 }
 
-/// Whether two props are equal, when their type is `Equatable`; `false` (compare the encoded
-/// bytes instead) when it is not.
-func sameProps<Props>(_ old: Props, _ new: Props) -> Bool {
-    guard let old = old as? any Equatable else { return false }
-    return old.isEqual(to: new)
+/// `==` for `Props` when the type is `Equatable`, `nil` when it is not. Asks the type, not a
+/// value: casting a value to `any Equatable` boxes it (an allocation per render pass of every
+/// remote child).
+func equality<Props>(of type: Props.Type) -> ((Props, Props) -> Bool)? {
+    guard let equatable = Props.self as? any Equatable.Type else { return nil }
+    return { equatable.areEqual($0, $1) }
 }
 
 extension Equatable {
-    fileprivate func isEqual(to other: Any) -> Bool {
-        guard let other = other as? Self else { return false }
-        return self == other
+    /// `a == b` for values statically typed `Props`, whose type is `Self` (`equality(of:)` checked).
+    fileprivate static func areEqual<Props>(_ a: Props, _ b: Props) -> Bool {
+        guard Props.self == Self.self else { return false }
+        return withUnsafePointer(to: a) { a in
+            withUnsafePointer(to: b) { b in
+                UnsafeRawPointer(a).assumingMemoryBound(to: Self.self).pointee == UnsafeRawPointer(b).assumingMemoryBound(to: Self.self).pointee
+            }
+        }
     }
 }

@@ -179,7 +179,7 @@ extension RemoteEngine {
         acknowledgedEvents.removeAll()
         flushOrder.removeAll()
         needsRender.removeAll()
-        upstreamOutbox = Outbox()
+        upstreamOutbox.removeAll()
     }
 
     func reconnectToParent(silentFor silence: Duration) {

@@ -93,7 +93,7 @@ extension RemoteEngine {
         noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(
             peer.id, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
-            payloads: [props])
+            payloads: CollectionOfOne(props))
     }
 
     /// Stops `proxy`'s child on its worker. `sendingDueEvents: false` when another proxy takes
@@ -271,16 +271,25 @@ extension RemoteEngine {
     func drainListener() {
         // A header and the most payload frames a valid message has; more make it invalid.
         let maxFrames = 1 + WireLimits.default.maxPayloadFrames
-        handleSlice(of: { sockets.receiveFromListener(copyingAtMost: maxFrames) }) { peerID, frames in
-            metrics.bytesIn.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
-            handleFromWorker(peerID, frames: frames)
+        handleSlice(of: { sockets.receiveFromListener(into: &receivedFrames, copyingAtMost: maxFrames) }) { peerID in
+            metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount(from: 1)))
+            // Decoded in place into the reused envelope: only the payloads are copied out.
+            let decoded = receivedFrames.withFrames(from: 1) { frames in
+                Result { () throws(WireError) in try receivedEnvelope.decode(frames: frames, limits: .default) }
+            }
+            handleFromWorker(peerID, decoded: decoded.map { receivedEnvelope })
         }
     }
 
+    /// Handles one message of a worker's `batch`.
     func handleFromWorker(_ peerID: WorkerID, frames: [[UInt8]]) {
+        handleFromWorker(peerID, decoded: Result { () throws(WireError) in try Envelope(frames: frames, limits: .default) })
+    }
+
+    func handleFromWorker(_ peerID: WorkerID, decoded: Result<Envelope, WireError>) {
         let envelope: Envelope
         do {
-            envelope = try Envelope(frames: frames, limits: .default)
+            envelope = try decoded.get()
         } catch {
             if warnLimited("malformed message from a peer dropped", detail: "\(error)", metadata: ["peer": "\(peerID)"]) {
                 replyError(to: peerID, code: .malformedMessage, message: "\(error)", correlationID: 0)
@@ -463,7 +472,7 @@ extension RemoteEngine {
     func removeWorker(_ peerID: WorkerID, reason: String) {
         guard let peer = workers.removeValue(forKey: peerID) else { return }
         // Held messages for it are moot; its children's events wait for their next placement.
-        outboxes[peerID] = nil
+        peer.outbox.removeAll()
         logger.warning("worker left: \(peer.name) \(reason)", metadata: ["worker": "\(peer.name)"])
         metrics.workersLeft.increment()
         if !peer.releasing.isEmpty {
@@ -488,16 +497,28 @@ extension RemoteEngine {
     /// Events recorded in this iteration, then every held message, one batch per worker.
     func sendHeld() {
         sendDueEvents()
-        guard !outboxes.isEmpty else { return }
-        let held = outboxes
-        outboxes.removeAll(keepingCapacity: true)
-        for (peerID, var outbox) in held {
-            for message in outbox.takeSends(codec: codec) {
-                transmit(message.frames, kind: message.kind, to: peerID, nodePath: "")
-                // A failed send removed the worker: its other messages are moot.
-                guard workers[peerID] != nil else { break }
-            }
+        guard !workersWithHeld.isEmpty else { return }
+        var peers = workersWithHeld
+        workersWithHeld = []
+        for peer in peers { sendOutbox(of: peer) }
+        // The list's storage is kept for the next time (unless a send held more meanwhile).
+        peers.removeAll(keepingCapacity: true)
+        if workersWithHeld.isEmpty { workersWithHeld = peers }
+    }
+
+    /// Sends what `peer`'s outbox holds, batched. The outbox is taken out while it is sent (a
+    /// failed send may read the workers' socket, and what that holds lands in a fresh one), and
+    /// its storage goes back for the next messages.
+    func sendOutbox(of peer: WorkerPeer) {
+        guard workers[peer.id] === peer, !peer.outbox.isEmpty else { return }
+        var outbox = Outbox()
+        swap(&outbox, &peer.outbox)
+        outbox.send(codec: codec) { message in
+            transmit(message, to: peer.id, nodePath: "")
+            // A failed send removed the worker: its other messages are moot.
+            return workers[peer.id] === peer
         }
+        if peer.outbox.isEmpty { swap(&outbox, &peer.outbox) }
     }
 
     /// Sends a message to a worker; with `hold`, at the end of the pass or loop iteration, in a
@@ -505,36 +526,50 @@ extension RemoteEngine {
     /// sends what is held for that worker, so the worker sees them in order.
     func sendToWorker(
         _ peerID: WorkerID, hold: Bool = false, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, epoch: UInt64 = 0,
-        nodePath: String, payloads: [[UInt8]]
+        nodePath: String, payloads: some Collection<[UInt8]>
     ) {
-        let envelope = Envelope(
-            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, epoch: epoch, nodePath: nodePath,
-            payloads: payloads)
-        let frames: [[UInt8]]
+        let header = EnvelopeHeader(
+            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, epoch: epoch, nodePath: nodePath)
+        let peer = workers[peerID]
+        if hold, let peer {
+            let wasEmpty = peer.outbox.isEmpty
+            do {
+                try peer.outbox.append(header, payloads: payloads)
+            } catch {
+                warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
+                return
+            }
+            if wasEmpty { workersWithHeld.append(peer) }
+            return
+        }
+        var outbox = Outbox()
+        swap(&outbox, &immediateOutbox)
+        defer {
+            outbox.removeAll()
+            swap(&outbox, &immediateOutbox)
+        }
         do {
-            frames = try envelope.encodeFrames()
+            try outbox.append(header, payloads: payloads)
         } catch {
             warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
             return
         }
-        if hold, workers[peerID] != nil {
-            outboxes[peerID, default: Outbox()].append(frames)
-            return
+        if let peer {
+            sendOutbox(of: peer)
+            guard workers[peerID] != nil else { return }
         }
-        if var outbox = outboxes.removeValue(forKey: peerID) {
-            for message in outbox.takeSends(codec: codec) {
-                transmit(message.frames, kind: message.kind, to: peerID, nodePath: "")
-                guard workers[peerID] != nil else { return }
-            }
+        outbox.send(codec: codec) { message in
+            transmit(message, to: peerID, nodePath: nodePath)
+            return true
         }
-        transmit(frames, kind: kind, to: peerID, nodePath: nodePath)
     }
 
-    private func transmit(_ frames: [[UInt8]], kind: MessageKind, to peerID: WorkerID, nodePath: String) {
+    private func transmit(_ message: OutgoingMessage, to peerID: WorkerID, nodePath: String) {
+        let kind = message.kind
         workers[peerID]?.lastSent = .now
         do {
-            metrics.bytesOut.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
-            try sockets.sendToListenerPeer(peerID, frames: frames)
+            metrics.bytesOut.increment(by: Int64(message.byteCount))
+            try sockets.sendToListenerPeer(peerID, message: message)
         } catch {
             // A reply to a peer that is not a worker (an answer to garbage) is simply dropped:
             // nothing is queued for it in this process, whatever it sends.

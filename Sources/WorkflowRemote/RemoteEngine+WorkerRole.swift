@@ -27,21 +27,33 @@ extension RemoteEngine {
     /// applied thousands of events, this worker idle while the parent applied their outputs).
     func drainUpstream() {
         eventsInSlice = 0
-        handleSlice(of: {
-            fenceIfCutOffFromParent() || eventsInSlice >= Self.eventsPerSlice ? nil : sockets.receiveFromUpstream()
-        }) { frames in
+        handleSlice(of: { () -> Void? in
+            guard !fenceIfCutOffFromParent(), eventsInSlice < Self.eventsPerSlice, sockets.receiveFromUpstream(into: &receivedFrames) else {
+                return nil
+            }
+            return ()
+        }) {
             lastHeardUpstream = .now
             // A message proves the connection even if its handshake event is still unread.
             if upstreamConnectedAt == nil { upstreamConnectedAt = lastHeardUpstream }
-            metrics.bytesIn.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
-            handleFromParent(frames)
+            metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount()))
+            // Decoded in place into the reused envelope: only the payloads are copied out.
+            let decoded = receivedFrames.withFrames { frames in
+                Result { () throws(WireError) in try receivedEnvelope.decode(frames: frames, limits: .default) }
+            }
+            handleFromParent(decoded.map { receivedEnvelope })
         }
     }
 
+    /// Handles one message of the parent's `batch`.
     func handleFromParent(_ frames: [[UInt8]]) {
+        handleFromParent(Result { () throws(WireError) in try Envelope(frames: frames, limits: .default) })
+    }
+
+    func handleFromParent(_ decoded: Result<Envelope, WireError>) {
         let envelope: Envelope
         do {
-            envelope = try Envelope(frames: frames, limits: .default)
+            envelope = try decoded.get()
         } catch {
             warnLimited("malformed message from the parent dropped", detail: "\(error)")
             return
@@ -73,7 +85,7 @@ extension RemoteEngine {
                 try props.withUnsafeBytes { try child.update(props: $0, propsSequence: envelope.sequence) }
                 // Render for the new props now rather than in a later loop job: the rendering
                 // then leaves with this iteration's flush, a thread wake-up sooner.
-                child.drain()
+                child.render()
                 shared.count { $0.updated += 1 }
             } catch {
                 shared.count { $0.errors += 1 }
@@ -260,13 +272,16 @@ extension RemoteEngine {
     func flushHosted() {
         renderTouchedChildren()
         guard !flushOrder.isEmpty else { return }
-        let order = flushOrder
+        var order = flushOrder
         flushOrder = []
         holdingUpstream = true
         for childID in order { flush(childID) }
         holdingUpstream = false
+        // The list's storage is kept for the next flush.
+        order.removeAll(keepingCapacity: true)
+        if flushOrder.isEmpty { flushOrder = order }
         // One send per batch of children, not one per child.
-        for message in upstreamOutbox.takeSends(codec: codec) { transmitUpstream(message.frames, kind: message.kind, nodePath: "") }
+        sendUpstreamOutbox(nodePath: "")
     }
 
     /// Sends what a child produced since the last flush as one step for its parent: its outputs
@@ -290,7 +305,7 @@ extension RemoteEngine {
             if let rendering {
                 sendUpstream(
                     kind: .rendering, correlationID: childID, sequence: rendering.sequence, epoch: child.epoch, nodePath: rendering.path,
-                    payloads: [rendering.bytes])
+                    payloads: CollectionOfOne(rendering.bytes))
             }
             return
         }
@@ -327,29 +342,36 @@ extension RemoteEngine {
 
     func sendUpstream(
         kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, acknowledged: UInt64 = 0, epoch: UInt64 = 0, nodePath: String,
-        payloads: [[UInt8]]
+        payloads: some Collection<[UInt8]>
     ) {
-        let envelope = Envelope(
+        let header = EnvelopeHeader(
             kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: acknowledged, epoch: epoch,
-            nodePath: nodePath, payloads: payloads)
-        let frames: [[UInt8]]
+            nodePath: nodePath)
         do {
-            frames = try envelope.encodeFrames()
+            try upstreamOutbox.append(header, payloads: payloads)
         } catch {
             logger.warning("cannot send \(kind) to the parent: \(error)", metadata: ["path": "\(nodePath)"])
             return
         }
-        if holdingUpstream {
-            upstreamOutbox.append(frames)
-        } else {
-            transmitUpstream(frames, kind: kind, nodePath: nodePath)
-        }
+        if !holdingUpstream { sendUpstreamOutbox(nodePath: nodePath) }
     }
 
-    private func transmitUpstream(_ frames: [[UInt8]], kind: MessageKind, nodePath: String) {
+    /// Sends what `upstreamOutbox` holds, batched, keeping its storage for the next messages.
+    private func sendUpstreamOutbox(nodePath: String) {
+        var outbox = Outbox()
+        swap(&outbox, &upstreamOutbox)
+        outbox.send(codec: codec) { message in
+            transmitUpstream(message, nodePath: nodePath)
+            return true
+        }
+        if upstreamOutbox.isEmpty { swap(&outbox, &upstreamOutbox) }
+    }
+
+    private func transmitUpstream(_ message: OutgoingMessage, nodePath: String) {
+        let kind = message.kind
         do {
-            metrics.bytesOut.increment(by: Int64(frames.reduce(0) { $0 + $1.count }))
-            try sockets.sendUpstream(frames: frames)
+            metrics.bytesOut.increment(by: Int64(message.byteCount))
+            try sockets.sendUpstream(message)
             lastSentUpstream = .now
         } catch {
             if upstreamConnectedAt == nil {

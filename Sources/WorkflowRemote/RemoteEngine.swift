@@ -32,9 +32,17 @@ final class RemoteEngine {
     var jobBatch: [RemoteJob] = []
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
     var childrenWithEventsDue: [UInt64] = []
-    /// START, UPDATE, STOP and EVENT messages per worker, held until the pass settles or the
-    /// loop iteration ends, then sent batched (`sendHeld`).
-    var outboxes: [WorkerID: Outbox] = [:]
+    /// Workers whose outbox (`WorkerPeer.outbox`) holds messages, sent at the end of the pass or
+    /// loop iteration (`sendHeld`).
+    var workersWithHeld: [WorkerPeer] = []
+    /// Where a message sent at once is assembled (its storage reused from one to the next).
+    var immediateOutbox = Outbox()
+    /// The message the loop received last, in storage reused for the next one.
+    var receivedFrames = ZMQFrameBuffer()
+    /// That message decoded, its payload array and node path reused for the next one.
+    var receivedEnvelope = Envelope(kind: .heartbeat)
+    /// The coder storage the loop's encodes and decodes of props, renderings and outputs reuse.
+    let codingScratch = WireCodingScratch()
     var isDrainingAfterSendFailure = false
     /// Bounds the warnings peers' traffic causes (and the ERROR replies that go with them).
     var peerWarnings = LogRateLimiter()
@@ -62,7 +70,8 @@ final class RemoteEngine {
     /// message) thin, few enough that the parent works on one flush while this worker makes the
     /// next.
     static let eventsPerSlice = 256
-    /// What a flush of the hosted children sends the parent, batched (`flushHosted`).
+    /// Where every message to the parent is assembled: sent at once, or, while `flushHosted`
+    /// runs, held and sent batched at its end. Its storage is reused from one send to the next.
     var upstreamOutbox = Outbox()
     /// Set while `flushHosted` runs: `sendUpstream` then appends to `upstreamOutbox`.
     var holdingUpstream = false
@@ -140,7 +149,7 @@ final class RemoteEngine {
             }
         }
         workers.removeAll()
-        outboxes.removeAll()
+        workersWithHeld.removeAll()
         awaiting.removeAll()
         shared.markStopped()
     }
@@ -301,6 +310,9 @@ final class WorkerPeer {
     var drainWaiting = 0
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
+    /// START, UPDATE, STOP and EVENT messages for it, held until the pass settles or the loop
+    /// iteration ends, then sent batched (`RemoteEngine.sendHeld`).
+    var outbox = Outbox()
     /// When it joined (wall clock, for the inspector).
     let joinedAt = Date()
 
@@ -350,7 +362,7 @@ struct HostedChildForwarder: Sendable {
     func rendering<R: Encodable>(_ rendering: R, propsSequence: UInt64) {
         let engine = bound.value
         do {
-            let bytes = try codec.encode(rendering)
+            let bytes = try codec.encode(rendering, reusing: engine.codingScratch)
             engine.enqueue(rendering: bytes, sequence: propsSequence, childID: childID, path: path)
         } catch {
             engine.log(error: "a rendering does not encode and was not sent: \(error)")
@@ -360,7 +372,7 @@ struct HostedChildForwarder: Sendable {
     func output<O: Encodable>(_ output: O) {
         let engine = bound.value
         do {
-            let bytes = try codec.encode(output)
+            let bytes = try codec.encode(output, reusing: engine.codingScratch)
             engine.enqueue(output: bytes, childID: childID, path: path)
         } catch {
             engine.log(error: "an output does not encode and was dropped: \(error)")

@@ -119,7 +119,18 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
                 snapshot: snapshot, pendingEvents: events)
             state.proxy = proxy
         }
-        proxy.sink = context.makeSink(of: ProxyEvent<Child.Rendering, Child.Output>.self) { event in
+        // Made once per proxy, not per pass: the node applies a sink's action whichever of its
+        // passes made it, and this one's never changes (a sink and its handler per remote child
+        // and render pass otherwise, and a closure reabstracted for each).
+        if proxy.sink == nil { proxy.sink = makeProxySink(context) }
+        context.runSideEffect(key: proxy.childID) { lifetime in
+            lifetime.onEnded { proxy.stop() }
+        }
+        return proxy.render(props: child)
+    }
+
+    private func makeProxySink(_ context: RenderContext<RemoteWorkflow<Child>>) -> Sink<ProxyEvent<Child.Rendering, Child.Output>> {
+        context.makeSink(of: ProxyEvent<Child.Rendering, Child.Output>.self) { event in
             switch event {
             case .flush(let flush):
                 // One action for the worker's whole flush: the rendering is installed and every
@@ -132,10 +143,6 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             case .refresh: AnyWorkflowAction<RemoteWorkflow<Child>>.noAction
             }
         }
-        context.runSideEffect(key: proxy.childID) { lifetime in
-            lifetime.onEnded { proxy.stop() }
-        }
-        return proxy.render(props: child)
     }
 }
 

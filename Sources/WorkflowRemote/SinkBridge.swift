@@ -125,24 +125,36 @@ final class SinkTable: SinkExporter {
         let slot: Substring
         let incarnation: Substring
 
+        /// Scans the UTF-8 bytes: the separators are ASCII, and a search by `Character` (grapheme
+        /// breaking over the whole token) cost some 12,000 instructions per rendered sink.
         init?(_ token: String) {
-            guard let at = token.lastIndex(of: "@") else { return nil }
+            guard let at = token.utf8.lastIndex(of: UInt8(ascii: "@")) else { return nil }
             slot = token[..<at]
-            let rest = token[token.index(after: at)...]
-            incarnation = rest.prefix { $0 != "." }
+            let rest = token[token.utf8.index(after: at)...]
+            incarnation = rest[..<(rest.utf8.firstIndex(of: UInt8(ascii: ".")) ?? rest.endIndex)]
         }
     }
 }
 
 /// The parent side: sinks decoded from a remote child's rendering send their events to the
 /// child's worker through the runtime.
-struct SinkForwarder: SinkImporter {
+///
+/// A class: every sink decoded looks it up in the decoder's `userInfo` as `any SinkImporter`, and
+/// a struct this large would be boxed for that cast (an allocation per decoded sink).
+final class SinkForwarder: SinkImporter {
     /// Names the remote child in the tokens this process passes on (`prefix(scope:path:)`).
     let prefix: String
     let send: @Sendable (String, [UInt8]) -> Void
     let codec: any WireCodec
     /// The child's back-pressure account, shared with its proxy.
     let outstanding: OutstandingEvents
+
+    init(prefix: String, send: @escaping @Sendable (String, [UInt8]) -> Void, codec: any WireCodec, outstanding: OutstandingEvents) {
+        self.prefix = prefix
+        self.send = send
+        self.codec = codec
+        self.outstanding = outstanding
+    }
 
     func localToken(for token: String) -> String {
         "\(prefix)~\(token)"

@@ -5,18 +5,18 @@ import CZeroMQ
 /// Every fallible call in this module throws `ZMQError` instead of trapping, because in a
 /// process tree a peer vanishing, a context being shut down or a full queue are ordinary
 /// runtime events that the caller must be able to react to. The raw `errno` is kept so
-/// callers can match codes this type has no helper for, and the `zmq_strerror` text is
-/// captured at creation time so the error stays meaningful after it crosses threads.
+/// callers can match codes this type has no helper for. The text comes from `zmq_strerror`
+/// when asked for (its strings are static and thread-safe): an `EAGAIN` that only ends a
+/// non-blocking receive costs no string.
 public struct ZMQError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The `errno` value libzmq reported (POSIX codes or libzmq's own `EFSM`, `ETERM`, ...).
     public let code: Int32
-    /// Human-readable text from `zmq_strerror`, kept for logs and test failure messages.
-    public let message: String
+    /// Human-readable text from `zmq_strerror`, for logs and test failure messages.
+    public var message: String { String(cString: zmq_strerror(code)) }
 
     /// Wraps an explicit error code; useful for comparing against a known failure.
     public init(code: Int32) {
         self.code = code
-        self.message = String(cString: zmq_strerror(code))
     }
 
     /// Captures libzmq's thread-local `errno` right after a failed call.

@@ -26,18 +26,34 @@ extension ZMQSocket {
         let last = frames.count - 1
         for index in 0...last {
             let flags = Self.sendFlags(mode: mode, more: index < last)
-            let sent = frames[index].withUnsafeBytes { Self.sendFrame(handle, $0, flags: flags) }
+            let sent = frames[index].withUnsafeBytes { Self.sendRetrying(handle, $0, flags: flags) }
             guard sent else { throw ZMQError.last() }
         }
     }
 
     /// Sends one frame (`zmq_send`, retried on `EINTR`); `false` on another error, in `errno`.
     @usableFromInline
-    static func sendFrame(_ handle: UnsafeMutableRawPointer, _ buffer: UnsafeRawBufferPointer, flags: Int32) -> Bool {
+    static func sendRetrying(_ handle: UnsafeMutableRawPointer, _ buffer: UnsafeRawBufferPointer, flags: Int32) -> Bool {
         while zmq_send(handle, buffer.baseAddress, buffer.count, flags) < 0 {
             if zmq_errno() != EINTR { return false }
         }
         return true
+    }
+
+    /// Sends one frame of a multipart message, copying its bytes: with `more`, further frames
+    /// of the same message follow (the last one is sent without it).
+    ///
+    /// For a sender that assembles a message from parts it already holds (a routing id, then
+    /// frames out of one reused buffer) without building an array of frames first. libzmq
+    /// delivers nothing of the message until its last frame is sent; a sender that stops
+    /// halfway leaves the socket mid-message, so a failure of a later frame (which a
+    /// non-blocking send does not see once the first frame went) must end the caller's use of
+    /// the socket for that message. Errors are as for ``send(_:mode:)``.
+    public func sendFrame(_ bytes: UnsafeRawBufferPointer, more: Bool, mode: SendMode = .blocking) throws(ZMQError) {
+        let handle = try requireHandle()
+        guard Self.sendRetrying(handle, bytes, flags: Self.sendFlags(mode: mode, more: more)) else {
+            throw ZMQError.last()
+        }
     }
 
     /// Sends `messages` as one atomic multipart message without copying their bytes:
@@ -123,6 +139,41 @@ extension ZMQSocket {
                     frames.append(frames.count < maxCopied ? Self.copyBytes(of: message) : [])
                     guard zmq_msg_more(message) != 0 else { return .success(frames) }
                     // Remaining frames of an atomic message are already here; waiting is never needed.
+                    guard try Self.receiveFrame(into: message, from: handle, flags: 0) else { throw ZMQError(code: EAGAIN) }
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try received.get()
+    }
+
+    /// Receives one whole multipart message into `buffer`, replacing what it held, and
+    /// returns whether a message arrived (see ``ReceiveMode``).
+    ///
+    /// Frames past the first `maxCopied` are received and held empty, as by
+    /// ``receiveMultipart(_:copyingAtMost:)``. Once `buffer` has grown to the messages it
+    /// receives, this allocates nothing: the steady-state path of a loop.
+    public func receiveMultipart(
+        into buffer: inout ZMQFrameBuffer, _ mode: ReceiveMode = .blocking, copyingAtMost maxCopied: Int = .max
+    ) throws(ZMQError) -> Bool {
+        let handle = try requireHandle()
+        buffer.removeAll()
+        guard let firstFlags = try firstReceiveFlags(handle, mode) else { return false }
+        let received: Result<Bool, ZMQError> = withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { pointer in
+            let message = pointer.baseAddress!
+            zmq_msg_init(message)
+            defer { zmq_msg_close(message) }
+            do throws(ZMQError) {
+                guard try Self.receiveFrame(into: message, from: handle, flags: firstFlags) else { return .success(false) }
+                while true {
+                    let size = zmq_msg_size(message)
+                    if buffer.count < maxCopied, size > 0, let base = zmq_msg_data(message) {
+                        buffer.append(UnsafeRawBufferPointer(start: UnsafeRawPointer(base), count: size))
+                    } else {
+                        buffer.appendEmpty()
+                    }
+                    guard zmq_msg_more(message) != 0 else { return .success(true) }
                     guard try Self.receiveFrame(into: message, from: handle, flags: 0) else { throw ZMQError(code: EAGAIN) }
                 }
             } catch {

@@ -57,9 +57,15 @@ public final class ZMQWakeup: @unchecked Sendable {
     /// Consumes all pending wake signals so the next poll can sleep again. Called by the
     /// poller on the owning thread after it reports this wakeup as ready.
     func drain() {
-        var buffer = [UInt8](repeating: 0, count: 64)
+        // A stack buffer: a wake-up drained on every busy loop iteration allocates nothing.
+        withUnsafeTemporaryAllocation(byteCount: 64, alignment: 1) { buffer in
+            drain(into: buffer)
+        }
+    }
+
+    private func drain(into buffer: UnsafeMutableRawBufferPointer) {
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(readDescriptor, $0.baseAddress, $0.count) }
+            let count = read(readDescriptor, buffer.baseAddress, buffer.count)
             if count > 0 { continue }
             if count < 0 && errno == EINTR { continue }
             return  // 0 (cannot happen while we hold the write end) or EAGAIN: drained.

@@ -37,6 +37,26 @@ struct EnvelopeTests {
         #expect(EnvelopeHeader.fixedSize + 1 == bytes.count)
     }
 
+    @Test("Decoding into a reused envelope gives each message exactly, whatever came before")
+    func decodeIntoReusedEnvelope() throws {
+        let messages = [
+            Envelope(kind: .rendering, correlationID: 1, sequence: 4, nodePath: "/Board/Remote<Counter>[a]", payloads: [[1, 2, 3]]),
+            Envelope(kind: .rendering, correlationID: 2, sequence: 5, nodePath: "/Board/Remote<Counter>[b]", payloads: [[4]]),
+            Envelope(kind: .update, correlationID: 2, sequence: 6, nodePath: "/Board/Remote<Counter>[b]", payloads: []),
+            Envelope(kind: .outputs, correlationID: 1, acknowledged: 9, nodePath: "/Board/Remote<Counter>[a]", payloads: [[5], [], [6, 7]]),
+            Envelope(kind: .heartbeat),
+        ]
+        var reused = Envelope(kind: .heartbeat)
+        for message in messages + messages.reversed() {
+            let frames = try message.encodeFrames()
+            try frames.withUnsafeRawBuffers { try reused.decode(frames: $0) }
+            #expect(reused == message)
+        }
+        // A malformed message leaves no payloads of the one before behind.
+        #expect(throws: WireError.missingHeader) { try reused.decode(frames: []) }
+        #expect(reused.payloads.isEmpty)
+    }
+
     @Test("Kinds have stable wire values")
     func kindValues() {
         #expect(MessageKind.allCases.map(\.rawValue) == Array(1...15))
@@ -60,4 +80,19 @@ func withRawFrames<R>(_ frames: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) th
         return try frames[index].withUnsafeBytes { raw in try go(index + 1, raws + [raw]) }
     }
     return try go(0, [])
+}
+
+extension Array where Element == [UInt8] {
+    /// Calls `body` with every frame borrowed, as a transport hands them over.
+    func withUnsafeRawBuffers<R>(_ body: ([UnsafeRawBufferPointer]) throws -> R) rethrows -> R {
+        var buffers: [UnsafeRawBufferPointer] = []
+        func next(_ index: Int) throws -> R {
+            guard index < count else { return try body(buffers) }
+            return try self[index].withUnsafeBytes { raw in
+                buffers.append(raw)
+                return try next(index + 1)
+            }
+        }
+        return try next(0)
+    }
 }

@@ -75,8 +75,13 @@ import WireProtocol
         held.append(large)
         outbox.append(large)
 
+        var sends: [(kind: MessageKind, frames: [[UInt8]])] = []
+        outbox.send(codec: codec) { message in
+            sends.append((message.kind, message.frames))
+            return true
+        }
         var received: [[[UInt8]]] = []
-        for send in outbox.takeSends(codec: codec) {
+        for send in sends {
             #expect(send.frames.count <= 1 + WireLimits.default.maxPayloadFrames)
             let envelope = try Envelope(frames: send.frames)
             if send.kind == .batch {
@@ -87,6 +92,7 @@ import WireProtocol
             }
         }
         #expect(received == held)
+        #expect(sends.count < held.count)
         #expect(outbox.isEmpty)
     }
 

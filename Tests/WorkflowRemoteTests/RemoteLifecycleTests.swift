@@ -40,8 +40,10 @@ import WorkflowRemote
     /// (here a minute) tells it.
     @Test func parentShutdownStopsItsChildrenOnTheWorker() async throws {
         let parent = try makeParent("shutdown-stops")
+        // Heartbeats as often as the parent expects them (its window is 0.5 s: a worker beating
+        // once a second was taken for dead whenever the test took that long, and got no STOPs).
         let worker = try makeWorker(
-            "shutdown-stops-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry, heartbeat: .seconds(1), liveness: 600)
+            "shutdown-stops-worker", parent: parent.listenEndpoint!, registry: remoteTestRegistry, heartbeat: .milliseconds(100), liveness: 6_000)
         await parent.waitForWorkers(count: 1)
 
         let host = WorkflowHost(
