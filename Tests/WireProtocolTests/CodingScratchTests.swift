@@ -31,6 +31,37 @@ struct CodingScratchTests {
         }
     }
 
+    struct Header: Codable, Equatable {
+        var sequences: [UInt64]
+        var indexes: [UInt32]
+        var label: String
+    }
+
+    /// The coders allocate their key tables and container stack on the first key or container
+    /// and keep them through `reset()`: a reused coder must neither keep the previous message's
+    /// keys nor miss its tables when a message without keys came in between.
+    @Test("Keyed, scalar and integer-array messages in turn code as with fresh coders")
+    func keysNeverStale() throws {
+        let codec = BinaryWireCodec()
+        let scratch = WireCodingScratch()
+        func roundTrip<T: Codable & Equatable>(_ value: T) throws {
+            let bytes = try codec.encode(value, reusing: scratch)
+            #expect(bytes == (try codec.encode(value)))
+            let decoded = try bytes.withUnsafeBytes { raw in
+                Result { () throws(WireError) in try codec.decode(T.self, from: raw, reusing: scratch) }
+            }.get()
+            #expect(decoded == value)
+        }
+        for round in 0..<3 {
+            try roundTrip(42 + round)
+            try roundTrip(Screen(title: "s\(round)", count: round, tags: ["x"], nested: ["a\(round)": 1, "b": 2]))
+            try roundTrip(UInt64(round))
+            try roundTrip(Header(sequences: [1, 2, UInt64(round)], indexes: [7, UInt32(round)], label: "h"))
+            try roundTrip([UInt64](repeating: 9, count: round))
+            try roundTrip(["only": round])
+        }
+    }
+
     @Test("A failed encode or decode leaves the scratch fit for the next message")
     func afterFailures() throws {
         let codec = BinaryWireCodec()
