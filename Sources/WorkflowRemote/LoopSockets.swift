@@ -126,7 +126,10 @@ final class LoopSockets {
         context: ZMQContext, endpoint: String, configuration: RemoteRuntimeConfiguration
     ) throws -> (socket: ZMQSocket, monitor: ZMQSocketMonitor) {
         let socket = try ZMQSocket(.dealer, context: context)
-        try socket.set(.linger, 200)
+        // A worker that leaves in order sends its last messages (a drain's final flushes, GOODBYE)
+        // just before it closes: they get up to a second to leave, as the listener's STOPs do
+        // (`close()`); a reconnect closes the old socket with linger 0.
+        try socket.set(.linger, 1_000)
         try socket.set(.maxMessageSize, Int64(configuration.maxMessageSize))
         try socket.set(.sendHighWaterMark, Self.sendHighWaterMark)
         try socket.set(.receiveHighWaterMark, Self.upstreamReceiveHighWaterMark)
