@@ -48,7 +48,7 @@ extension ZMQSocket {
     /// delivers nothing of the message until its last frame is sent; a sender that stops
     /// halfway leaves the socket mid-message, so a failure of a later frame (which a
     /// non-blocking send does not see once the first frame went) must end the caller's use of
-    /// the socket for that message. Errors are as for ``send(_:mode:)``.
+    /// the socket for that message. Errors are as for ``send(_:mode:)-([Frame],_)``.
     public func sendFrame(_ bytes: UnsafeRawBufferPointer, more: Bool, mode: SendMode = .blocking) throws(ZMQError) {
         let handle = try requireHandle()
         guard Self.sendRetrying(handle, bytes, flags: Self.sendFlags(mode: mode, more: more)) else {
