@@ -33,19 +33,18 @@ public struct BinaryWireCodec: WireCodec {
     /// Encodes with `scratch`'s encoder, reset for this message (a fresh one when it is in use
     /// or has other limits); the result is copied out at its exact size.
     public func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
-        guard let encoder = scratch.binaryEncoder, encoder.limits == limits else {
-            let encoder = BinaryEncoder(limits: limits, userInfo: anyUserInfo)
-            let bytes = try encoder.encodeRoot(value, copying: true)
-            encoder.reset(userInfo: [:])
-            scratch.binaryEncoder = encoder
-            return bytes
+        let encoder: BinaryEncoder
+        if let reused = scratch.binaryEncoder, reused.limits == limits {
+            scratch.binaryEncoder = nil
+            reused.reset(userInfo: anyUserInfo)
+            encoder = reused
+        } else {
+            encoder = BinaryEncoder(limits: limits, userInfo: anyUserInfo)
         }
-        scratch.binaryEncoder = nil
         defer {
             encoder.reset(userInfo: [:])
             scratch.binaryEncoder = encoder
         }
-        encoder.reset(userInfo: anyUserInfo)
         return try encoder.encodeRoot(value, copying: true)
     }
 
@@ -69,16 +68,15 @@ public struct BinaryWireCodec: WireCodec {
     /// Decodes with `scratch`'s decoder state, reset for this message (a fresh one when it is in
     /// use or has other limits).
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
-        try checkSize(of: bytes)
         let decoder: BinaryDecoder
         if let reused = scratch.binaryDecoder, reused.limits == limits {
+            try checkSize(of: bytes)
             scratch.binaryDecoder = nil
             reused.state.reset(bytes: bytes, userInfo: anyUserInfo)
             reused.reset()
             decoder = reused
         } else {
-            let state = BinaryDecodingState(bytes: bytes, limits: limits, userInfo: anyUserInfo)
-            decoder = BinaryDecoder(state: state, position: 0, codingPath: [], depth: 0)
+            decoder = try freshDecoder(of: bytes)
         }
         defer {
             // Invalidated (a container kept past the decode fails cleanly) and its references
