@@ -159,6 +159,7 @@ final class RemoteEngine {
         switch job {
         case .run(let run): run()
         case .event(let event): sendEvent(event)
+        case .task(let job, let executor): job.runSynchronously(on: executor)
         }
     }
 
