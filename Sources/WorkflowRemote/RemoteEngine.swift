@@ -165,6 +165,9 @@ final class RemoteEngine {
         var stopRequested = false
         var round = 0
         repeat {
+            // As at the top of an iteration: a job may have run long (a render pass settling), and
+            // a worker its parent may have declared dead since must not touch what is queued.
+            if round > 0 { _ = fenceIfCutOffFromParent() }
             stopRequested = jobs.takeAll(into: &jobBatch) || stopRequested
             for job in jobBatch { perform(job) }
             jobBatch.removeAll(keepingCapacity: true)
