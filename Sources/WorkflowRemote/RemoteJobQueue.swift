@@ -52,6 +52,17 @@ final class RemoteJobQueue: Sendable {
         append(.event(event))
     }
 
+    /// Queues a job of a task that runs on the runtime as its `TaskExecutor`, unless the loop
+    /// has ended; returns whether it did. After the end a task's job must not run on whichever
+    /// thread resumes the task (inside that thread's own locks), so the caller hands it to the
+    /// global executor instead.
+    func append(task job: UnownedJob, on executor: UnownedTaskExecutor) -> Bool {
+        let ended = state.withLock { $0.performAfterEnd != nil }
+        guard !ended else { return false }
+        append(.task(job, executor))
+        return true
+    }
+
     private func append(_ job: RemoteJob) {
         let (signal, runHere) = state.withLock { state -> (Bool, Bool) in
             state.jobs.append(job)
@@ -141,6 +152,9 @@ enum RemoteJob: Sendable {
     case run(@Sendable () -> Void)
     /// An event for a remote child (`RemoteEngine.sendEvent`).
     case event(QueuedEvent)
+    /// A job of a task running on the runtime as its `TaskExecutor` (`RemoteRuntime.enqueue`),
+    /// and that executor, which the job runs on.
+    case task(UnownedJob, UnownedTaskExecutor)
 }
 
 /// An event a sink decoded from a remote child's rendering sent, on its way to the loop, which
