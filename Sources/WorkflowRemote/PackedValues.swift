@@ -9,10 +9,11 @@ import WireProtocol
 /// separate: each is still decoded and applied on its own, and where a message ends changes
 /// nothing the receiver applies.
 struct PackedValues {
-    /// The most events one EVENT message carries: a worker's slice (`eventsPerSlice`), so a
-    /// slice still ends after that many events and flushes their outputs while the parent
-    /// applies the previous flush.
-    static let maxEventsPerMessage = 256
+    /// The most events one EVENT message carries. A worker ends a slice between messages once
+    /// it applied `RemoteEngine.eventsPerSlice` (256) events, so a slice is at most 255 + 64
+    /// events: small messages keep slices short (the worker flushes their outputs while the
+    /// parent applies the previous flush), and 64 events share one message's fixed cost.
+    static let maxEventsPerMessage = 64
     /// The most outputs one OUTPUTS message carries; a larger flush continues in the next message.
     static let maxOutputsPerMessage = 1024
 
