@@ -239,7 +239,7 @@ extension RemoteEngine {
             proxy.lastSentEvent = events[end - 1].sequence
             sendToWorker(
                 peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
-                nodePath: proxy.path, payloads: [header, packed.bytes])
+                nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)
             // A failed send may have lost the worker (the events wait for the next placement).
             guard proxy.worker === peer else { return }
             start = end
@@ -528,7 +528,7 @@ extension RemoteEngine {
     /// sends what is held for that worker, so the worker sees them in order.
     func sendToWorker(
         _ peerID: WorkerID, hold: Bool = false, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, epoch: UInt64 = 0,
-        nodePath: String, payloads: some Collection<[UInt8]>
+        nodePath: String, payloads: some Collection<[UInt8]>, packedValues: Int = 0
     ) {
         let header = EnvelopeHeader(
             kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, epoch: epoch, nodePath: nodePath)
@@ -536,7 +536,7 @@ extension RemoteEngine {
         if hold, let peer {
             let wasEmpty = peer.outbox.isEmpty
             do {
-                try peer.outbox.append(header, payloads: payloads)
+                try peer.outbox.append(header, payloads: payloads, packedValues: packedValues)
             } catch {
                 warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
                 return
@@ -551,7 +551,7 @@ extension RemoteEngine {
             swap(&outbox, &immediateOutbox)
         }
         do {
-            try outbox.append(header, payloads: payloads)
+            try outbox.append(header, payloads: payloads, packedValues: packedValues)
         } catch {
             warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
             return

@@ -85,6 +85,33 @@ import WireProtocol
         await worker.shutdown()
     }
 
+    /// A packed event counts as a frame towards a batch's limit: a batch carries no more
+    /// events than it did with one frame per event, so a worker, which ends a slice of input only
+    /// between the messages it receives, still ends one after at most 255 + 63 events.
+    @Test func aBatchCarriesNoMoreEventsThanItsFrameLimit() throws {
+        var outbox = Outbox()
+        var held: [[[UInt8]]] = []
+        for index in 0..<10 {
+            let header = EnvelopeHeader(kind: .event, codec: .binary, correlationID: UInt64(index), sequence: 1)
+            let payloads = [[UInt8(index)], [UInt8](repeating: UInt8(index), count: 20)]
+            try outbox.append(header, payloads: payloads, packedValues: 20)
+            held.append([try header.encode()] + payloads)
+        }
+        var received: [[[UInt8]]] = []
+        outbox.send(codec: BinaryWireCodec()) { message in
+            let frames = message.frames
+            if message.kind == .batch, let messages = try? Outbox.split(Envelope(frames: frames)) {
+                // Two messages of 3 frames and 20 events weigh 46; a third would make 69 > 63.
+                #expect(messages.count == 2)
+                received += messages
+            } else {
+                received.append(frames)
+            }
+            return true
+        }
+        #expect(received == held, "every message once, in order")
+    }
+
     /// How many values one message takes: up to the count limit, and within the frame size limit
     /// unless a single value is larger (it goes alone).
     @Test func valuesAreTakenWithinTheCountAndFrameLimits() {
