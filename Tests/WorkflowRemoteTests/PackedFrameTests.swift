@@ -87,7 +87,7 @@ import WireProtocol
 
     /// A packed event counts as a frame towards a batch's limit: a batch carries no more
     /// events than it did with one frame per event, so a worker, which ends a slice of input only
-    /// between the messages it receives, still ends one after at most 255 + 63 events.
+    /// between the messages it receives, still ends one after at most 255 + 64 events.
     @Test func aBatchCarriesNoMoreEventsThanItsFrameLimit() throws {
         var outbox = Outbox()
         var held: [[[UInt8]]] = []
