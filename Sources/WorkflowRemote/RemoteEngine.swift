@@ -288,10 +288,11 @@ func stableHash(_ text: String) -> UInt64 {
     return hash
 }
 
-/// A hosted child's outputs waiting for the next flush, each with the event that caused it.
+/// A hosted child's outputs waiting for the next flush, each with the event that caused it,
+/// packed as the OUTPUTS message carries them.
 struct PendingOutputs {
     let path: String
-    var frames: [[UInt8]] = []
+    var values = PackedValues()
     var causes: [UInt64] = []
     var ordinals: [UInt32] = []
 
@@ -300,7 +301,7 @@ struct PendingOutputs {
     }
 
     mutating func append(_ bytes: [UInt8], cause: UInt64, ordinal: UInt32) {
-        frames.append(bytes)
+        values.append(bytes)
         causes.append(cause)
         ordinals.append(ordinal)
     }
