@@ -149,12 +149,14 @@ func roundTripFigures(_ bench: RemoteBench) async throws -> [Figure] {
     var remote: [Double] = []
     let workerBefore = await WorkerAllocations.count(of: workerPID)
     let parentAllocations = await AllocationCounter.count {
-        for step in 1...iterations {
-            remote.append(await measure {
-                await updateAndAwait(host, CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1"))) {
-                    $0["rt"]?.step == step
-                }
-            })
+        await driving(on: bench.parent) {
+            for step in 1...iterations {
+                remote.append(await measure {
+                    await updateAndAwait(host, CounterBoardWorkflow(counters: [.init(key: "rt", step: step)], placement: .worker("bench-1"))) {
+                        $0["rt"]?.step == step
+                    }
+                })
+            }
         }
     }
     let workerAfter = await WorkerAllocations.count(of: workerPID)
@@ -189,6 +191,17 @@ func updateAndAwait<W: Workflow>(_ host: WorkflowHost<W>, _ workflow: W, until s
 }
 
 let streamWait = ProcessInfo.processInfo.environment["WF_BENCH_STREAM_WAIT"] == "1"
+
+/// Runs figure 3's loop as a driver of a remote host would: on the runtime's loop thread, the
+/// runtime being the task's executor (`RemoteRuntime` is a `TaskExecutor`), so an update starts
+/// and its rendering resumes the task without a thread hand-off. With
+/// `WF_BENCH_GLOBAL_EXECUTOR=1` the loop runs on the cooperative pool, as it did before the
+/// runtime was an executor (to compare both in one binary).
+func driving<T>(on runtime: RemoteRuntime, _ body: () async throws -> T) async rethrows -> T {
+    try await withTaskExecutorPreference(globalExecutorDriver ? nil : runtime, operation: body)
+}
+
+let globalExecutorDriver = ProcessInfo.processInfo.environment["WF_BENCH_GLOBAL_EXECUTOR"] == "1"
 
 /// A parent runtime for a profile mode (`profile-remote`, `profile-events`) and its one worker,
 /// `bench-1`.
@@ -247,8 +260,10 @@ func remoteRoundTripProfile(count: Int, endpoint: String?) async throws {
         await awaitRendering(host) { $0["rt"]?.step == step }
     }
     await parent.printAllocations(per: count, of: "round trips") {
-        for step in (warmUp + 1)...(warmUp + count) {
-            await updateAndAwait(host, board(step)) { $0["rt"]?.step == step }
+        await driving(on: parent.runtime) {
+            for step in (warmUp + 1)...(warmUp + count) {
+                await updateAndAwait(host, board(step)) { $0["rt"]?.step == step }
+            }
         }
     }
     await host.stop()

@@ -26,7 +26,7 @@ final class BinaryDecoder: Decoder {
     /// storage kept; its state is reset separately.
     func reset() {
         position = 0
-        codingPath.removeAll(keepingCapacity: true)
+        if !codingPath.isEmpty { codingPath.removeAll(keepingCapacity: true) }
         depth = 0
     }
 

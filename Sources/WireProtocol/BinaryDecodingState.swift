@@ -45,8 +45,9 @@ final class BinaryDecodingState {
         self.bytes = bytes
         self.userInfo = userInfo
         valid = true
-        keyTable.removeAll(keepingCapacity: true)
-        keyOffsets.removeAll(keepingCapacity: true)
+        // Emptied only when they hold something (a reused state is reset twice per message).
+        if !keyTable.isEmpty { keyTable.removeAll(keepingCapacity: true) }
+        if !keyOffsets.isEmpty { keyOffsets.removeAll(keepingCapacity: true) }
         hintStart = -1
         hintEnd = -1
         deferredError = nil

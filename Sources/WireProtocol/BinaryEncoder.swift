@@ -52,14 +52,16 @@ final class BinaryEncoder: Encoder {
     /// storage kept.
     func reset(userInfo: [CodingUserInfoKey: Any]) {
         self.userInfo = userInfo
-        writer.bytes.removeAll(keepingCapacity: true)
-        stack.removeAll(keepingCapacity: true)
+        // Each store emptied only when it holds something: a reused encoder is reset before and
+        // after every message, and emptying an empty array still costs a call of its own.
+        if !writer.bytes.isEmpty { writer.bytes.removeAll(keepingCapacity: true) }
+        if !stack.isEmpty { stack.removeAll(keepingCapacity: true) }
         nextSerial = 0
         keys.removeAll()
         frameBase = -1
         depth = 0
         deferredError = nil
-        codingPath.removeAll(keepingCapacity: true)
+        if !codingPath.isEmpty { codingPath.removeAll(keepingCapacity: true) }
     }
 
     /// Encodes a whole message; with `copying`, returns a copy of the bytes at their exact size

@@ -8,38 +8,76 @@ import Synchronization
 /// events) paid thousands of instructions per output, and yielding cost as much again. The
 /// stream a host hands out is now `AsyncStream(unfolding:)` over this queue.
 ///
+/// The items are a ring buffer of `Output`s in memory of their own, and the lock's closures
+/// return only `Bool`s: this code is not specialised for the host's output type, and every
+/// `[Output]`, `Output?` or generic lock result used to cost a generic metadata lookup (≈ 400
+/// instructions each, five per output on the publishing side).
+///
 /// `@unchecked Sendable`: every stored property is read and written only inside `lock`.
 final class OutputQueue<Output: Sendable>: @unchecked Sendable {
     private let lock = Mutex<Void>(())
-    private var items: [Output] = []
-    /// Index of the oldest item not taken yet; taken items are cleared in bulk.
+    /// `capacity` slots; `count` of them, from `head` on (wrapping), hold the untaken outputs.
+    private var items: UnsafeMutablePointer<Output>?
+    private var capacity = 0
     private var head = 0
+    private var count = 0
     /// The subscriber suspended in `next()` while the queue was empty.
     private var waiter: UnsafeContinuation<Output?, Never>?
     private var finished = false
 
-    /// Appends `output`, or hands it straight to a waiting subscriber. Dropped once finished.
+    deinit {
+        removeAllLocked()
+        items?.deallocate()
+    }
+
+    /// Appends `output`, and hands the oldest output to a waiting subscriber. Dropped once
+    /// finished.
     ///
     /// With `wake: false` a waiting subscriber is left waiting (`wake()` follows): the host
     /// applying a worker's flush of hundreds of outputs then resumes its reader once, not once
     /// per output (each resume is a task switch and, often, a thread wake-up).
     func push(_ output: Output, wake: Bool = true) {
-        var ready: Output? = output
-        let waiter = lock.withLock { _ -> UnsafeContinuation<Output?, Never>? in
-            if finished { return nil }
-            guard wake, let waiter = self.waiter else {
-                items.append(output)
-                return nil
-            }
-            self.waiter = nil
-            if head < items.count {
-                // Outputs queued without a wake are older: the reader gets the oldest.
-                items.append(output)
-                _ = takeLockedOrEnd(&ready)
-            }
-            return waiter
+        let waiting = lock.withLock { _ -> Bool in
+            if finished { return false }
+            appendLocked(output)
+            return wake && waiter != nil
         }
-        waiter?.resume(returning: ready)
+        if waiting { self.wake() }
+    }
+
+    private func appendLocked(_ output: Output) {
+        if count == capacity {
+            let grown = Swift.max(16, capacity * 2)
+            let storage = UnsafeMutablePointer<Output>.allocate(capacity: grown)
+            if let items {
+                // The untaken outputs, oldest first, move to the front of the new storage.
+                let firstPart = Swift.min(count, capacity - head)
+                storage.moveInitialize(from: items + head, count: firstPart)
+                (storage + firstPart).moveInitialize(from: items, count: count - firstPart)
+                items.deallocate()
+            }
+            items = storage
+            capacity = grown
+            head = 0
+        }
+        var tail = head + count
+        if tail >= capacity { tail -= capacity }
+        (items! + tail).initialize(to: output)
+        count += 1
+    }
+
+    /// Removes and returns the oldest output; only with `count > 0`.
+    private func takeOldestLocked() -> Output {
+        let output = (items! + head).move()
+        head += 1
+        if head == capacity { head = 0 }
+        count -= 1
+        if count == 0 { head = 0 }
+        return output
+    }
+
+    private func removeAllLocked() {
+        while count > 0 { _ = takeOldestLocked() }
     }
 
     /// Resumes a waiting subscriber with the oldest queued output, if both are there.
@@ -87,8 +125,7 @@ final class OutputQueue<Output: Sendable>: @unchecked Sendable {
     func cancel() {
         let waiter = lock.withLock { _ -> UnsafeContinuation<Output?, Never>? in
             finished = true
-            items.removeAll()
-            head = 0
+            removeAllLocked()
             defer { self.waiter = nil }
             return self.waiter
         }
@@ -102,16 +139,8 @@ final class OutputQueue<Output: Sendable>: @unchecked Sendable {
     }
 
     private func takeLockedOrEnd(_ output: inout Output?) -> Bool {
-        guard head < items.count else { return finished }
-        output = items[head]
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 1024, head * 2 >= items.count {
-            items.removeFirst(head)
-            head = 0
-        }
+        guard count > 0 else { return finished }
+        output = takeOldestLocked()
         return true
     }
 }

@@ -9,17 +9,17 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     private struct State {
         var latest: Rendering?
         var renderingSubscribers: [UInt64: AsyncStream<Rendering>.Continuation] = [:]
-        var outputSubscribers: [UInt64: OutputQueue<Output>] = [:] {
-            didSet { outputTargets = Array(outputSubscribers.values) }
-        }
-        /// `outputSubscribers`' values, kept as an array: every output is handed to them, and
-        /// copying them out of the dictionary for each allocated an array per output.
-        var outputTargets: [OutputQueue<Output>] = []
+        var outputSubscribers: [UInt64: OutputQueue<Output>] = [:]
         var nextID: UInt64 = 0
         var finished = false
     }
 
     private let state = Mutex(State())
+    /// `outputSubscribers`' queues, kept as an array (copying them out of the dictionary for
+    /// each output allocated an array per output) under a lock of their own, of a type that is
+    /// not generic: reading them through the generic `State` cost two generic metadata lookups
+    /// per output. Each is an `OutputQueue<Output>`. Written with `state` locked, after it.
+    private let outputTargets = Mutex<[AnyObject]>([])
     private let listener: HostListener<Rendering, Output>?
     /// How many output subscribers there are, readable without the lock: a host nobody
     /// subscribes to for outputs (a worker's hosted child, whose outputs go to its listener)
@@ -56,9 +56,14 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     func publish(output: Output) {
         listener?.onOutput(output)
         guard outputSubscriberCount.load(ordering: .acquiring) > 0 else { return }
-        let subscribers = state.withLock { $0.outputTargets }
+        let subscribers = outputTargets.withLock { $0 }
         let wake = outputWakesHeld.load(ordering: .relaxed) == 0
-        for subscriber in subscribers { subscriber.push(output, wake: wake) }
+        for subscriber in subscribers { unsafeDowncast(subscriber, to: OutputQueue<Output>.self).push(output, wake: wake) }
+    }
+
+    /// Copies `state`'s output subscribers to `outputTargets`; called with `state` locked.
+    private func updateOutputTargets(_ state: State) {
+        outputTargets.withLock { $0 = state.outputSubscribers.values.map { $0 as AnyObject } }
     }
 
     /// Runs `body` (the host applying actions, on its loop) with output readers left waiting
@@ -68,7 +73,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
         outputWakesHeld.add(1, ordering: .relaxed)
         defer {
             if outputWakesHeld.subtract(1, ordering: .relaxed).newValue == 0, outputSubscriberCount.load(ordering: .acquiring) > 0 {
-                for subscriber in state.withLock({ $0.outputTargets }) { subscriber.wake() }
+                for subscriber in outputTargets.withLock({ $0 }) { unsafeDowncast(subscriber, to: OutputQueue<Output>.self).wake() }
             }
         }
         return try body()
@@ -90,6 +95,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
             guard !state.finished else { return nil }
             state.nextID += 1
             state.outputSubscribers[state.nextID] = queue
+            updateOutputTargets(state)
             outputSubscriberCount.add(1, ordering: .releasing)
             return state.nextID
         }
@@ -100,7 +106,10 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
         let subscription = OutputSubscription(queue: queue) { [weak self] in
             guard let self else { return }
             self.state.withLock { state in
-                if state.outputSubscribers.removeValue(forKey: id) != nil { self.outputSubscriberCount.subtract(1, ordering: .releasing) }
+                if state.outputSubscribers.removeValue(forKey: id) != nil {
+                    self.updateOutputTargets(state)
+                    self.outputSubscriberCount.subtract(1, ordering: .releasing)
+                }
             }
         }
         return AsyncStream(unfolding: { await subscription.queue.next() }, onCancel: { subscription.cancel() })
@@ -141,6 +150,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
             defer {
                 state.renderingSubscribers = [:]
                 state.outputSubscribers = [:]
+                updateOutputTargets(state)
                 outputSubscriberCount.store(0, ordering: .releasing)
             }
             return (Array(state.renderingSubscribers.values), Array(state.outputSubscribers.values))

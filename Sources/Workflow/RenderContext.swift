@@ -18,6 +18,23 @@ open class RenderContext<WorkflowType: Workflow> {
         fatalError("RenderContext is abstract; \(Self.self) must override render(workflow:key:outputMap:)")
     }
 
+    /// Renders `workflow` as a child whose outputs go straight to `passOutput`, on the loop, as
+    /// the child emits them, instead of becoming actions of this workflow. For a runtime's own
+    /// root that only passes its one child's outputs on (a worker's hosted child): the action per
+    /// output it would otherwise apply changes nothing but costs the runtime's hottest path a
+    /// closure call, an action and its application. The runtime's nodes override it; any other
+    /// context calls `passOutput` from a no-op action's output map.
+    @_spi(WorkflowRuntime) open func render<Child: Workflow>(
+        workflow: Child,
+        key: String,
+        passingOutputsTo passOutput: @escaping (Child.Output) -> Void
+    ) -> Child.Rendering {
+        render(workflow: workflow, key: key, outputMap: { output in
+            passOutput(output)
+            return .noAction
+        })
+    }
+
     /// Makes a sink that turns each event into an action of this workflow. The sink keeps this
     /// pass's `onEvent`: sent to after later passes, it still applies the action *this* closure
     /// makes, to the workflow's current state (never the closure a later pass declared in the same

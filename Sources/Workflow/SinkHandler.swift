@@ -64,8 +64,19 @@ where Action.WorkflowType == W {
     }
 
     override func action(for value: any Sendable) -> AnyWorkflowAction<W>? {
-        guard let event = value as? Event else { return nil }
+        guard let event = exactEvent(value) ?? (value as? Event) else { return nil }
         return AnyWorkflowAction(onEvent(event))
+    }
+
+    /// `value` when it holds exactly an `Event` (what a sink of this handler delivers): a
+    /// comparison of types and a copy. `as?` alone is a dynamic cast per event (≈ 1,000
+    /// instructions in this unspecialised code); it still handles any other value.
+    private func exactEvent(_ value: any Sendable) -> Event? {
+        func open<Value>(_ value: Value) -> Event? {
+            guard Value.self == Event.self else { return nil }
+            return withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: Event.self).pointee }
+        }
+        return open(value)
     }
 
     override func exportToken() -> String {

@@ -52,6 +52,7 @@ final class SubtreeManager<W: Workflow> {
         workflow: Child,
         key: String,
         outputMap: @escaping (Child.Output) -> AnyWorkflowAction<W>,
+        passOutput: ((Child.Output) -> Void)? = nil,
         parent: WorkflowNode<W>
     ) -> Child.Rendering {
         let type = ObjectIdentifier(Child.self)
@@ -66,12 +67,14 @@ final class SubtreeManager<W: Workflow> {
             children.append(entry)
             child = unsafeDowncast(entry.node, to: ChildNode<Child, W>.self)
             child.outputMap = outputMap
+            child.passOutput = passOutput
             child.update(workflow: workflow)
         } else {
             guard noteCreated(ChildKey(type: type, key: key)) else { duplicate(Child.self, key: key) }
             child = ChildNode(
                 workflow: workflow, key: key, parent: parent, snapshot: parent.pendingSnapshot(of: Child.self, key: key),
                 outputMap: outputMap)
+            child.passOutput = passOutput
             children.append(ChildEntry(type: type, key: key, node: child))
         }
         return child.render()

@@ -206,6 +206,15 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         return claimedSubtree.render(workflow: workflow, key: key, outputMap: outputMap, parent: self)
     }
 
+    override func render<Child: Workflow>(
+        workflow: Child,
+        key: String,
+        passingOutputsTo passOutput: @escaping (Child.Output) -> Void
+    ) -> Child.Rendering {
+        checkValid()
+        return claimedSubtree.render(workflow: workflow, key: key, outputMap: { _ in .noAction }, passOutput: passOutput, parent: self)
+    }
+
     override func makeSink<Event: Sendable, Action: WorkflowAction>(
         of eventType: Event.Type,
         onEvent: @escaping (Event) -> Action
@@ -231,6 +240,9 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
 final class ChildNode<Child: Workflow, Parent: Workflow>: WorkflowNode<Child>, AnyChildNode {
     private unowned let parent: WorkflowNode<Parent>
     var outputMap: (Child.Output) -> AnyWorkflowAction<Parent>
+    /// Where the outputs go instead of through `outputMap`, for a parent that renders this child
+    /// with `render(workflow:key:passingOutputsTo:)`.
+    var passOutput: ((Child.Output) -> Void)?
 
     init(
         workflow: Child, key: String, parent: WorkflowNode<Parent>, snapshot: TreeSnapshot?,
@@ -244,6 +256,7 @@ final class ChildNode<Child: Workflow, Parent: Workflow>: WorkflowNode<Child>, A
     override var parentPath: String { parent.path }
 
     override func emit(_ output: Child.Output) {
+        if let passOutput { return passOutput(output) }
         parent.apply(outputMap(output))
     }
 }

@@ -33,8 +33,8 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     var epoch: UInt64 = 0
     private var host: WorkflowHost<HostedRoot<W>>?
     unowned let engine: RemoteEngine
-    /// The root's output map, made once (`HostedRoot.forwardOutput`).
-    private let forwardOutput: @Sendable (W.Output) -> AnyWorkflowAction<HostedRoot<W>> = { AnyWorkflowAction(sendingOutput: $0) }
+    /// Where the child's outputs go, made once (`HostedRoot.forwardOutput`).
+    private let forwardOutput: @Sendable (W.Output) -> Void
 
     init(childID: UInt64, path: String, workflow: W, propsSequence: UInt64, snapshot: TreeSnapshot?, engine: RemoteEngine) {
         self.childID = childID
@@ -43,6 +43,8 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
         let exporter = SinkTable()
         self.exporter = exporter
         let forwarder = engine.forwarder(childID: childID, path: path, exporter: exporter)
+        let forwardOutput: @Sendable (W.Output) -> Void = { forwarder.output($0) }
+        self.forwardOutput = forwardOutput
         host = WorkflowHost(
             workflow: HostedRoot(child: workflow, propsSequence: propsSequence, forwardOutput: forwardOutput),
             options: .optimized,
@@ -51,7 +53,8 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
             loop: engine.runtime.map { HostedChildLoop(runtime: $0, scope: path) },
             listener: HostListener(
                 onRendering: { forwarder.rendering($0.rendering, propsSequence: $0.propsSequence) },
-                onOutput: { forwarder.output($0) }))
+                // The root emits nothing itself: its child's outputs go by `forwardOutput`.
+                onOutput: { _ in }))
     }
 
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws {
@@ -146,10 +149,11 @@ enum HostedEventRoute {
 struct HostedRoot<W: RemotableWorkflow>: Workflow, Sendable {
     let child: W
     let propsSequence: UInt64
-    /// Passes the child's outputs on as the root's. Made once per hosted child and handed to
-    /// every root: a closure written in `render` captures the generic context, an allocation per
-    /// render pass.
-    let forwardOutput: @Sendable (W.Output) -> AnyWorkflowAction<HostedRoot<W>>
+    /// Sends each of the child's outputs to the parent as the child emits it (to the engine's
+    /// forwarder, which tags it with the event being applied), without an action of this root
+    /// per output. Made once per hosted child and handed to every root: a closure written in
+    /// `render` captures the generic context, an allocation per render pass.
+    let forwardOutput: @Sendable (W.Output) -> Void
 
     struct Tagged: Sendable {
         let rendering: W.Rendering
@@ -159,7 +163,7 @@ struct HostedRoot<W: RemotableWorkflow>: Workflow, Sendable {
     typealias Output = W.Output
 
     func render(state: Void, context: RenderContext<HostedRoot<W>>) -> Tagged {
-        Tagged(rendering: child.renderAsChild(in: context, key: "", outputMap: forwardOutput), propsSequence: propsSequence)
+        Tagged(rendering: context.render(workflow: child, key: "", passingOutputsTo: forwardOutput), propsSequence: propsSequence)
     }
 
     /// A snapshot of the child as a snapshot of this root, so the child restores when rendered.

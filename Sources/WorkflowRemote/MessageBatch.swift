@@ -14,14 +14,20 @@ struct Outbox {
     private var bytes: [UInt8] = []
     /// Where each held frame ends in `bytes`.
     private var frameEnds: [Int] = []
-    /// Per held message: its kind, and where its frames end in `frameEnds`.
-    private var messages: [(kind: MessageKind, frameEnd: Int)] = []
+    /// Per held message: its kind, where its frames end in `frameEnds`, and where its weight
+    /// ends in the running total of weights (a message weighs its frames and its packed values).
+    private var messages: [(kind: MessageKind, frameEnd: Int, weightEnd: Int)] = []
 
     var isEmpty: Bool { messages.isEmpty }
 
     /// Holds a message: `header` encoded straight into the buffer, then `payloads`. Throws (and
     /// holds nothing) when the message exceeds the wire limits, as `Envelope.encodeFrames` does.
-    mutating func append(_ header: EnvelopeHeader, payloads: some Collection<[UInt8]>) throws(WireError) {
+    ///
+    /// `packedValues`: how many values (events) its payloads pack in one frame. Each counts as a
+    /// frame towards a batch's limit, so a batch carries no more events than it did with a frame
+    /// per event: a worker ends its slice of input only between the messages it receives, and a
+    /// batch is one message to it.
+    mutating func append(_ header: EnvelopeHeader, payloads: some Collection<[UInt8]>, packedValues: Int = 0) throws(WireError) {
         let limits = WireLimits.default
         guard payloads.count <= limits.maxPayloadFrames else {
             throw .lengthTooLarge(declared: UInt64(payloads.count), limit: limits.maxPayloadFrames, context: "payload frame count")
@@ -35,7 +41,8 @@ struct Outbox {
             bytes.append(contentsOf: payload)
             frameEnds.append(bytes.count)
         }
-        messages.append((header.kind, frameEnds.count))
+        let frames = 1 + payloads.count
+        messages.append((header.kind, frameEnds.count, (messages.last?.weightEnd ?? 0) + frames + packedValues))
     }
 
     /// Holds a message already encoded (header frame first).
@@ -44,7 +51,7 @@ struct Outbox {
             bytes.append(contentsOf: frame)
             frameEnds.append(bytes.count)
         }
-        messages.append((frames.first.flatMap(EnvelopeHeader.kind(ofEncoded:)) ?? .batch, frameEnds.count))
+        messages.append((frames.first.flatMap(EnvelopeHeader.kind(ofEncoded:)) ?? .batch, frameEnds.count, (messages.last?.weightEnd ?? 0) + frames.count))
     }
 
     /// Forgets every held message, keeping the storage.
@@ -56,7 +63,8 @@ struct Outbox {
 
     /// Hands the held messages to `transmit`, oldest first, as the ZeroMQ messages to send:
     /// consecutive messages packed into `batch` messages of at most `maxPayloadFrames` payload
-    /// frames (the layout frame included); a message alone, or one too large to share, goes as
+    /// frames (the layout frame included; a packed value counts as a frame, see `append`); a
+    /// message alone, or one too large to share, goes as
     /// itself. Stops early when `transmit` returns `false` (the peer is gone: the rest is moot).
     /// Leaves the outbox empty either way.
     mutating func send(codec: any WireCodec, _ transmit: (OutgoingMessage) -> Bool) {
@@ -64,9 +72,10 @@ struct Outbox {
         _ = sendBatches(codec: codec, keepingOpenBatch: false, transmit)
     }
 
-    /// Whether a batch is full: the held frames are more than one batch carries, so the first
-    /// batch `send` would make cannot take another message.
-    var hasClosedBatch: Bool { frameEnds.count > WireLimits.default.maxPayloadFrames - 1 }
+    /// Whether a batch is full: the held messages weigh more than one batch carries (frames
+    /// and packed values, see `append`), so the first batch `send` would make cannot take
+    /// another message.
+    var hasClosedBatch: Bool { (messages.last?.weightEnd ?? 0) > WireLimits.default.maxPayloadFrames - 1 }
 
     /// Hands `transmit` every batch that no further message could join (`hasClosedBatch`) and
     /// keeps the rest, the open batch, for later messages to fill: held messages go out while
@@ -82,12 +91,16 @@ struct Outbox {
         guard sent > 0 else { return }
         // Drop what was sent, keeping the open batch's messages (at the front, rebased).
         let sentFrames = messages[sent - 1].frameEnd
+        let sentWeight = messages[sent - 1].weightEnd
         let sentBytes = frameEnds[sentFrames - 1]
         bytes.removeFirst(sentBytes)
         frameEnds.removeFirst(sentFrames)
         for index in frameEnds.indices { frameEnds[index] -= sentBytes }
         messages.removeFirst(sent)
-        for index in messages.indices { messages[index].frameEnd -= sentFrames }
+        for index in messages.indices {
+            messages[index].frameEnd -= sentFrames
+            messages[index].weightEnd -= sentWeight
+        }
     }
 
     /// Hands the held messages to `transmit` as batches, oldest first; with `keepingOpenBatch`
@@ -100,8 +113,9 @@ struct Outbox {
             var index = 0
             while index < messages.count {
                 let firstFrame = index == 0 ? 0 : messages[index - 1].frameEnd
+                let firstWeight = index == 0 ? 0 : messages[index - 1].weightEnd
                 var end = index
-                while end < messages.count, messages[end].frameEnd - firstFrame <= room { end += 1 }
+                while end < messages.count, messages[end].weightEnd - firstWeight <= room { end += 1 }
                 // The last batch is open: a later message may still fit.
                 if keepingOpenBatch, end == messages.count || (end == index && index + 1 == messages.count) { return index }
                 var kind = messages[index].kind

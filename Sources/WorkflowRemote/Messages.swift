@@ -34,9 +34,11 @@ struct StartPayload: Codable, Sendable {
 
 /// First payload of OUTPUTS (worker → parent): one flush of a child, or a share of it.
 ///
-/// The outputs follow, one frame each, then (when `renderingSequence` is set) the rendering
-/// after exactly those outputs as the last frame. A flush with more outputs than one message
-/// carries is split over consecutive messages; all but the last say `continues`, and only the
+/// The outputs follow in one frame, back to back (`lengths[i]` bytes each; no frame when there
+/// are none), then (when `renderingSequence` is set) the rendering after exactly those outputs
+/// as the last frame. A flush with more outputs than one message carries
+/// (`PackedValues.maxOutputsPerMessage`, or the frame size limit) is split over consecutive
+/// messages; all but the last say `continues`, and only the
 /// last carries the rendering and the acknowledgement. The parent applies the whole flush as
 /// one step (docs/ARCHITECTURE.md, "One flush, one step").
 ///
@@ -48,6 +50,8 @@ struct StartPayload: Codable, Sendable {
 struct OutputsPayload: Codable, Sendable {
     var causes: [UInt64]
     var ordinals: [UInt32]
+    /// The size of each output in the packed outputs frame, in order.
+    var lengths: [UInt32]
     var snapshot: TreeSnapshot?
     /// More messages of this flush follow.
     var continues: Bool
@@ -60,18 +64,20 @@ struct OutputsPayload: Codable, Sendable {
 }
 
 /// First payload of EVENT (parent → worker): one or more events for one child, the encoded
-/// events following as one frame each.
+/// events following back to back in one frame (`lengths[i]` bytes each).
 ///
 /// The events of one message have consecutive sequence numbers from the header's `sequence`
 /// (the first event's). A parent sends all the events a child got in one loop iteration in as
-/// few messages as the frame limit allows (63 events each), and replays unacknowledged events
-/// the same way after a failover; where one message ends never changes what the worker applies
+/// few messages as `PackedValues.maxEventsPerMessage` and the frame size limit allow, and
+/// replays unacknowledged events the same way after a failover; where one message ends never changes what the worker applies
 /// (each event is applied on its own, and its outputs are tagged with its own sequence).
 struct EventsPayload: Codable, Sendable {
     /// The distinct sink tokens of the batch, each once.
     var tokens: [String]
-    /// For each event frame, in order, the index of its token in `tokens`.
+    /// For each event, in order, the index of its token in `tokens`.
     var tokenIndexes: [UInt32]
+    /// For each event, in order, its size in the packed events frame.
+    var lengths: [UInt32]
 }
 
 /// Payload of ERROR (either direction).
@@ -93,4 +99,5 @@ struct ErrorPayload: Codable, Sendable {
 
 /// The protocol version this build speaks; HELLO carries it, a mismatch is refused.
 /// 3: EVENT carries a batch of events (`EventsPayload`), and `batch` messages.
-let remoteProtocolVersion = 3
+/// 4: EVENT and OUTPUTS carry their events and outputs packed in one frame (`PackedValues`).
+let remoteProtocolVersion = 4

@@ -234,22 +234,20 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// rendering is installed at once unless an earlier flush is still waiting to be applied.
     func receive(flush: WorkerFlush, workerName: String) -> Bool {
         guard !isStopped else { return false }
-        for (index, frame) in flush.outputs.enumerated() {
+        PackedValues.forEach(in: flush.outputs, lengths: flush.lengths) { index, bytes in
             let (cause, ordinal) = (flush.causes[index], flush.ordinals[index])
             // An output caused by an event whose outputs were already delivered is a replay's
             // duplicate and is dropped.
             if cause > 0 {
-                guard (cause, ordinal) > partialLastOutput ?? lastOutput else { continue }
+                guard (cause, ordinal) > partialLastOutput ?? lastOutput else { return true }
                 partialLastOutput = (cause, ordinal)
             }
             do {
-                let output = try frame.withUnsafeBytes {
-                    try importingCodec.decode(Child.Output.self, from: $0, reusing: engine.codingScratch)
-                }
-                partialOutputs.append(output)
+                partialOutputs.append(try importingCodec.decode(Child.Output.self, from: bytes, reusing: engine.codingScratch))
             } catch {
                 engine.log(error: "an output of \(path) does not decode and was dropped: \(error)")
             }
+            return true
         }
         guard !flush.continues else { return false }
         let outputs = partialOutputs
@@ -407,11 +405,13 @@ protocol AnyRemoteChildProxy: AnyObject {
     func retryIfUnplaced()
 }
 
-/// One message's share of a worker's flush, as the engine hands it to a proxy: output frames
-/// with their (event sequence, ordinal) tags and, in the last message of the flush, the
-/// rendering after them.
+/// One message's share of a worker's flush, as the engine hands it to a proxy: its outputs
+/// (packed: `lengths[i]` bytes each) with their (event sequence, ordinal) tags and, in the last
+/// message of the flush, the rendering after them.
 struct WorkerFlush {
-    var outputs: ArraySlice<[UInt8]>
+    var outputs: [UInt8]
+    /// The size of each output in `outputs`; `PackedValues.lengths(_:match:)` holds.
+    var lengths: [UInt32]
     var causes: [UInt64]
     var ordinals: [UInt32]
     /// More messages of the same flush follow (more outputs than one message carries).

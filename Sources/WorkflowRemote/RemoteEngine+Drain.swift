@@ -92,7 +92,8 @@ extension RemoteEngine {
 
     /// A released flush for a child this worker does not host: no outputs, no snapshot.
     func sendReleased(childID: UInt64, epoch: UInt64, path: String) {
-        let info = OutputsPayload(causes: [], ordinals: [], snapshot: nil, continues: false, renderingSequence: nil, released: true)
+        let info = OutputsPayload(
+            causes: [], ordinals: [], lengths: [], snapshot: nil, continues: false, renderingSequence: nil, released: true)
         guard let header = try? codec.encode(info) else { return }
         sendUpstream(kind: .outputs, correlationID: childID, epoch: epoch, nodePath: path, payloads: [header])
     }

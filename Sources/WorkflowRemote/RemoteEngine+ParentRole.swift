@@ -206,8 +206,9 @@ extension RemoteEngine {
     }
 
     /// Sends `proxy`'s unacknowledged events after the last one sent to its current placement,
-    /// in order, up to 63 per EVENT message (one payload frame each, after the batch's header).
-    /// Where a message ends does not matter to the worker: it applies each event on its own.
+    /// in order, up to `PackedValues.maxEventsPerMessage` per EVENT message (packed in one frame
+    /// after the batch's header). Where a message ends does not matter to the worker: it applies
+    /// each event on its own.
     func sendDueEvents(of proxy: any AnyRemoteChildProxy) {
         proxy.eventsDue = false
         // A child whose worker is draining: its events wait for the next placement.
@@ -216,14 +217,14 @@ extension RemoteEngine {
         var start = events.count
         while start > 0, events[start - 1].sequence > proxy.lastSentEvent { start -= 1 }
         guard start < events.count else { return }
-        let room = WireLimits.default.maxPayloadFrames - 1
         while start < events.count {
-            let end = min(events.count, start + room)
+            let end = start + PackedValues.prefixFitting(
+                events[start...].lazy.map { $0.bytes.count }, maxCount: PackedValues.maxEventsPerMessage)
             var tokens: [String] = []
             var indexes: [UInt32] = []
             indexes.reserveCapacity(end - start)
-            var payloads: [[UInt8]] = [[]]
-            payloads.reserveCapacity(end - start + 1)
+            var packed = PackedValues()
+            packed.reserveCapacity(count: end - start, byteCount: events[start..<end].reduce(0) { $0 + $1.bytes.count })
             for event in events[start..<end] {
                 // Usually one token (one sink) per batch: a linear search beats hashing.
                 if let index = tokens.lastIndex(of: event.token) {
@@ -232,14 +233,13 @@ extension RemoteEngine {
                     indexes.append(UInt32(tokens.count))
                     tokens.append(event.token)
                 }
-                payloads.append(event.bytes)
+                packed.append(event.bytes)
             }
-            guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes)) else { return }
-            payloads[0] = header
+            guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)) else { return }
             proxy.lastSentEvent = events[end - 1].sequence
             sendToWorker(
                 peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
-                nodePath: proxy.path, payloads: payloads)
+                nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)
             // A failed send may have lost the worker (the events wait for the next placement).
             guard proxy.worker === peer else { return }
             start = end
@@ -419,21 +419,23 @@ extension RemoteEngine {
         case .rendering:
             guard let payload = envelope.payloads.first else { return }
             let flush = WorkerFlush(
-                outputs: [], causes: [], ordinals: [], continues: false, rendering: payload, renderingSequence: envelope.sequence)
+                outputs: [], lengths: [], causes: [], ordinals: [], continues: false, rendering: payload,
+                renderingSequence: envelope.sequence)
             receive(flush, for: proxy)
         case .outputs:
             guard let first = envelope.payloads.first,
                 let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
-                info.ordinals.count == info.causes.count,
-                envelope.payloads.count == 1 + info.causes.count + (info.renderingSequence == nil ? 0 : 1),
-                !(info.continues && info.renderingSequence != nil)
+                info.ordinals.count == info.causes.count, info.lengths.count == info.causes.count,
+                envelope.payloads.count == 1 + (info.lengths.isEmpty ? 0 : 1) + (info.renderingSequence == nil ? 0 : 1),
+                !(info.continues && info.renderingSequence != nil),
+                PackedValues.lengths(info.lengths, match: info.lengths.isEmpty ? 0 : envelope.payloads[1].count)
             else {
                 warnLimited("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
                 return
             }
             let flush = WorkerFlush(
-                outputs: envelope.payloads[1..<(1 + info.causes.count)], causes: info.causes, ordinals: info.ordinals,
-                continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
+                outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
+                ordinals: info.ordinals, continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
                 renderingSequence: info.renderingSequence ?? 0, acknowledged: envelope.acknowledged, snapshot: info.snapshot)
             receive(flush, for: proxy)
             if info.released == true { completeRelease(of: proxy) }
@@ -463,7 +465,7 @@ extension RemoteEngine {
     /// child's current props.
     func receive(_ flush: WorkerFlush, for proxy: any AnyRemoteChildProxy) {
         let workerName = proxy.worker?.name ?? "?"
-        if !flush.outputs.isEmpty { metrics.outputsReceived.increment(by: Int64(flush.outputs.count)) }
+        if !flush.lengths.isEmpty { metrics.outputsReceived.increment(by: Int64(flush.lengths.count)) }
         if let rendering = flush.rendering { noteRendering(childID: proxy.childID, bytes: rendering.count) }
         if proxy.receive(flush: flush, workerName: workerName) { settleChanged = true }
         if !proxy.isAwaitingRendering, awaiting.remove(proxy.childID) != nil { noteRoundTrip(of: proxy) }
@@ -583,14 +585,14 @@ extension RemoteEngine {
     /// sends what is held for that worker, so the worker sees them in order.
     func sendToWorker(
         _ peerID: WorkerID, hold: Bool = false, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, epoch: UInt64 = 0,
-        nodePath: String, payloads: some Collection<[UInt8]>
+        nodePath: String, payloads: some Collection<[UInt8]>, packedValues: Int = 0
     ) {
         let header = EnvelopeHeader(
             kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, epoch: epoch, nodePath: nodePath)
         let peer = workers[peerID]
         if hold, let peer {
             do {
-                try peer.outbox.append(header, payloads: payloads)
+                try peer.outbox.append(header, payloads: payloads, packedValues: packedValues)
             } catch {
                 warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
                 return
@@ -609,7 +611,7 @@ extension RemoteEngine {
             swap(&outbox, &immediateOutbox)
         }
         do {
-            try outbox.append(header, payloads: payloads)
+            try outbox.append(header, payloads: payloads, packedValues: packedValues)
         } catch {
             warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
             return

@@ -144,43 +144,55 @@ extension RemoteEngine {
     /// rendering after the last event of a flush would be sent anyway.
     func handleEvents(_ envelope: Envelope) {
         let childID = envelope.correlationID
-        let count = max(1, envelope.payloads.count - 1)
-        guard let child = hosted[childID], child.epoch == envelope.epoch, envelope.sequence > 0, let first = envelope.payloads.first,
-            let info = try? first.withUnsafeBytes({ try codec.decode(EventsPayload.self, from: $0, userInfo: [:]) }),
-            info.tokenIndexes.count == envelope.payloads.count - 1, info.tokenIndexes.allSatisfy({ Int($0) < info.tokens.count })
-        else {
-            shared.count { $0.droppedEvents += count }
+        let info = envelope.payloads.first.flatMap { first in
+            try? first.withUnsafeBytes { try codec.decode(EventsPayload.self, from: $0, userInfo: [:]) }
+        }
+        guard let child = hosted[childID], child.epoch == envelope.epoch else {
+            shared.count { $0.droppedEvents += max(1, info?.lengths.count ?? 1) }
             logger.debug("events for an unknown child dropped", metadata: ["path": "\(envelope.nodePath)"])
+            return
+        }
+        // The header, and the events packed in one frame: all of it matches, or none of it is
+        // applied.
+        guard envelope.sequence > 0, envelope.payloads.count == 2, let info,
+            info.tokenIndexes.count == info.lengths.count, info.tokenIndexes.allSatisfy({ Int($0) < info.tokens.count }),
+            PackedValues.lengths(info.lengths, match: envelope.payloads[1].count)
+        else {
+            shared.count { $0.droppedEvents += max(1, info?.lengths.count ?? 1) }
+            warnLimited("malformed events from the parent dropped", detail: "the EVENT header does not match its events frame",
+                metadata: ["path": "\(envelope.nodePath)"])
             return
         }
         // Resolved once per batch: the sink table changes only when the child renders.
         let routes = info.tokens.map { child.route(for: $0) }
         var delivered = 0
         var applied = appliedEvents[childID, default: 0]
+        let tokenIndexes = info.tokenIndexes
         // Each event is applied right after it is delivered: the host need not schedule a drain.
         child.holdingDrains {
-            for (index, tokenIndex) in info.tokenIndexes.enumerated() {
+            PackedValues.forEach(in: envelope.payloads[1], lengths: info.lengths) { index, event in
                 let sequence = envelope.sequence + UInt64(index)
                 // Apply the event now, so the outputs it causes are tagged with its sequence and
                 // the next flush can acknowledge it together with a snapshot that includes it.
-                if let route = routes[Int(tokenIndex)], envelope.payloads[1 + index].withUnsafeBytes({ child.deliver(event: $0, via: route) }) {
+                if let route = routes[Int(tokenIndexes[index])], child.deliver(event: event, via: route) {
                     currentCause = (childID, sequence, 0)
                     child.apply()
                     currentCause = nil
                     delivered += 1
                 }
                 applied = max(applied, sequence)
+                return true
             }
         }
         if applied > appliedEvents[childID, default: 0] {
             appliedEvents[childID] = applied
             markDirty(childID)
         }
-        eventsInSlice += info.tokenIndexes.count
+        eventsInSlice += tokenIndexes.count
         if delivered > 0, !needsRender.contains(childID) { needsRender.append(childID) }
         shared.count {
             $0.events += delivered
-            $0.droppedEvents += info.tokenIndexes.count - delivered
+            $0.droppedEvents += tokenIndexes.count - delivered
         }
         if delivered > 0 { metrics.eventsApplied.increment(by: Int64(delivered)) }
     }
@@ -316,32 +328,41 @@ extension RemoteEngine {
             return
         }
         let path = outputs?.path ?? child.path
-        let frames = outputs?.frames ?? []
-        let room = WireLimits.default.maxPayloadFrames - 1
+        let values = outputs?.values ?? PackedValues()
+        let lengths = values.lengths
         var start = 0
+        var byteStart = 0
         while true {
-            // The last message holds the remaining outputs and the rendering after them.
-            let isLast = frames.count - start <= room - (rendering == nil ? 0 : 1)
-            let end = isLast ? frames.count : start + room
+            // As many outputs as one message carries; the last message holds the remaining
+            // outputs and the rendering after them.
+            let end = start + PackedValues.prefixFitting(
+                lengths[start...].lazy.map { Int($0) }, maxCount: PackedValues.maxOutputsPerMessage)
+            let isLast = end == lengths.count
+            let byteEnd = lengths[start..<end].reduce(byteStart) { $0 + Int($1) }
             // With the acknowledgement, and with any outputs: the parent applies them together
             // with this state, so a parent restored from it after a failover neither loses nor
             // repeats outputs no event of its caused (a worker's, or a grandchild's passed on).
             let snapshot = isLast && (acknowledge || outputs != nil) ? child.snapshot() : nil
             let info = OutputsPayload(
                 causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []),
-                snapshot: snapshot, continues: !isLast, renderingSequence: isLast ? rendering?.sequence : nil,
-                released: isLast && releasing ? true : nil)
+                lengths: Array(lengths[start..<end]), snapshot: snapshot, continues: !isLast,
+                renderingSequence: isLast ? rendering?.sequence : nil, released: isLast && releasing ? true : nil)
             guard let header = try? codec.encode(info) else {
                 logger.error("an outputs header does not encode", metadata: ["path": "\(path)"])
                 return
             }
-            var payloads = [header] + frames[start..<end]
+            var payloads = [header]
+            if end > start {
+                // The whole flush in one message (the usual case) needs no copy of its outputs.
+                payloads.append(start == 0 && isLast ? values.bytes : Array(values.bytes[byteStart..<byteEnd]))
+            }
             if isLast, let rendering { payloads.append(rendering.bytes) }
             sendUpstream(
                 kind: .outputs, correlationID: childID, acknowledged: isLast && acknowledge ? applied : 0, epoch: child.epoch,
                 nodePath: path, payloads: payloads)
             if isLast { break }
             start = end
+            byteStart = byteEnd
         }
         if acknowledge { acknowledgedEvents[childID] = applied }
     }

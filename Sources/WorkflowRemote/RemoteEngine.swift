@@ -131,9 +131,7 @@ final class RemoteEngine {
             // First, before any queued input is touched (this thread may just have woken from
             // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
             fenceIfCutOffFromParent()
-            let stopRequested = jobs.takeAll(into: &jobBatch)
-            for job in jobBatch { perform(job) }
-            jobBatch.removeAll(keepingCapacity: true)
+            let stopRequested = runQueuedJobs()
             if ready.security { serviceSecurity() }
             if ready.listener { drainListener() }
             if ready.upstream { drainUpstream() }
@@ -160,11 +158,36 @@ final class RemoteEngine {
         shared.markStopped()
     }
 
+    /// How many more times an iteration takes the jobs queued while its jobs ran, before it
+    /// looks at the sockets again (`runQueuedJobs`).
+    static let chainedJobRounds = 3
+
+    /// Runs the queued jobs, then, a few times over, the jobs they queued (a task running on the
+    /// loop, `RemoteRuntime.enqueue`, queues the host's drain with its update; the rendering that
+    /// answers it queues the task's continuation): each round saved is a poll of every socket,
+    /// several system calls, on the round trip's path. Bounded, so jobs that keep queueing jobs
+    /// cannot keep the sockets waiting. Returns whether a stop was requested.
+    private func runQueuedJobs() -> Bool {
+        var stopRequested = false
+        var round = 0
+        repeat {
+            // As at the top of an iteration: a job may have run long (a render pass settling), and
+            // a worker its parent may have declared dead since must not touch what is queued.
+            if round > 0 { _ = fenceIfCutOffFromParent() }
+            stopRequested = jobs.takeAll(into: &jobBatch) || stopRequested
+            for job in jobBatch { perform(job) }
+            jobBatch.removeAll(keepingCapacity: true)
+            round += 1
+        } while round <= Self.chainedJobRounds && !stopRequested && jobs.hasJobs
+        return stopRequested
+    }
+
     /// Runs one queued job: on the loop, or after its end on the thread that queued it.
     func perform(_ job: RemoteJob) {
         switch job {
         case .run(let run): run()
         case .event(let event): sendEvent(event)
+        case .task(let job, let executor): job.runSynchronously(on: executor)
         }
     }
 
@@ -271,10 +294,11 @@ func stableHash(_ text: String) -> UInt64 {
     return hash
 }
 
-/// A hosted child's outputs waiting for the next flush, each with the event that caused it.
+/// A hosted child's outputs waiting for the next flush, each with the event that caused it,
+/// packed as the OUTPUTS message carries them.
 struct PendingOutputs {
     let path: String
-    var frames: [[UInt8]] = []
+    var values = PackedValues()
     var causes: [UInt64] = []
     var ordinals: [UInt32] = []
 
@@ -283,7 +307,7 @@ struct PendingOutputs {
     }
 
     mutating func append(_ bytes: [UInt8], cause: UInt64, ordinal: UInt32) {
-        frames.append(bytes)
+        values.append(bytes)
         causes.append(cause)
         ordinals.append(ordinal)
     }

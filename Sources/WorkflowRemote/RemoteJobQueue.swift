@@ -52,23 +52,43 @@ final class RemoteJobQueue: Sendable {
         append(.event(event))
     }
 
-    private func append(_ job: RemoteJob) {
-        let (signal, runHere) = state.withLock { state -> (Bool, Bool) in
-            state.jobs.append(job)
-            if state.performAfterEnd != nil {
-                // The loop is gone: this thread runs the jobs, unless one already does (then it
-                // takes this one too, in order).
-                guard !state.runningAfterEnd else { return (false, false) }
-                state.runningAfterEnd = true
-                state.owner = pthread_self()
-                return (false, true)
-            }
-            if let owner = state.owner, pthread_equal(owner, pthread_self()) != 0 { return (false, false) }
-            defer { state.wakePending = true }
-            return (!state.wakePending, false)
+    /// Queues a job of a task that runs on the runtime as its `TaskExecutor`, unless the loop
+    /// has ended; returns whether it did. After the end a task's job must not run on whichever
+    /// thread resumes the task (inside that thread's own locks), so the caller hands it to the
+    /// global executor instead.
+    func append(task job: UnownedJob, on executor: UnownedTaskExecutor) -> Bool {
+        append(.task(job, executor), unlessEnded: true)
+    }
+
+    /// Appends `job`; with `unlessEnded`, only while the loop runs (checked under the same lock
+    /// as the append, so the loop cannot end in between), and returns whether it did.
+    @discardableResult
+    private func append(_ job: RemoteJob, unlessEnded: Bool = false) -> Bool {
+        let (accepted, signal, runHere) = state.withLock { state -> (Bool, Bool, Bool) in
+            if unlessEnded, state.performAfterEnd != nil { return (false, false, false) }
+            let (signal, runHere) = Self.record(job, in: &state)
+            return (true, signal, runHere)
         }
         if runHere { runJobsAfterEnd() }
         if signal { wakeup.wake() }
+        return accepted
+    }
+
+    /// Queues `job` under the lock; returns whether the loop must be woken and whether the
+    /// appending thread must run the jobs itself (the loop has ended).
+    private static func record(_ job: RemoteJob, in state: inout State) -> (signal: Bool, runHere: Bool) {
+        state.jobs.append(job)
+        if state.performAfterEnd != nil {
+            // The loop is gone: this thread runs the jobs, unless one already does (then it
+            // takes this one too, in order).
+            guard !state.runningAfterEnd else { return (false, false) }
+            state.runningAfterEnd = true
+            state.owner = pthread_self()
+            return (false, true)
+        }
+        if let owner = state.owner, pthread_equal(owner, pthread_self()) != 0 { return (false, false) }
+        defer { state.wakePending = true }
+        return (!state.wakePending, false)
     }
 
     /// Called on the loop's thread once the loop has ended and its sockets are closed: runs what
@@ -141,6 +161,9 @@ enum RemoteJob: Sendable {
     case run(@Sendable () -> Void)
     /// An event for a remote child (`RemoteEngine.sendEvent`).
     case event(QueuedEvent)
+    /// A job of a task running on the runtime as its `TaskExecutor` (`RemoteRuntime.enqueue`),
+    /// and that executor, which the job runs on.
+    case task(UnownedJob, UnownedTaskExecutor)
 }
 
 /// An event a sink decoded from a remote child's rendering sent, on its way to the loop, which

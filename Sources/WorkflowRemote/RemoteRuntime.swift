@@ -11,7 +11,17 @@ import ZeroMQ
 /// `child.remote(on:)`. One thread does both jobs, so a message from a worker reaches the tree
 /// without a thread hop, and a render pass that waits for remote renderings blocks this thread,
 /// never Swift's cooperative pool.
-public final class RemoteRuntime: RuntimeLoop {
+///
+/// The runtime is also a `TaskExecutor`: a task that drives a host on it (sends updates and
+/// awaits renderings, e.g. `WorkflowHost.updateAndAwaitRendering(workflow:)` in a loop) may run
+/// on the loop thread itself, `Task(executorPreference: runtime) { … }` or
+/// `withTaskExecutorPreference(runtime) { … }`. Its calls into the host then start on the loop
+/// without a thread hand-off, and the rendering resumes it on the loop without waking a thread of
+/// the cooperative pool: the two wake-ups a round trip pays between the task and the loop are
+/// gone (the loop's sockets are confined to its thread, so the task's work cannot run on the
+/// task's own thread instead). The task's code runs between the loop's jobs and holds the loop
+/// meanwhile: keep what it does between its awaits short, and never block in it.
+public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     private let jobs: RemoteJobQueue
     private let bound: LoopBound<RemoteEngine>
     private let shared: RuntimeSharedState
@@ -54,6 +64,17 @@ public final class RemoteRuntime: RuntimeLoop {
     }
 
     public var inLoop: Bool { jobs.isOwnerThread }
+
+    /// Runs a job of a task that prefers this runtime as its executor on the loop thread, in line
+    /// with the loop's other jobs (queued from the loop's own thread, as a task resumed by a
+    /// rendering is, it costs no wake-up). Once the loop has ended, the job goes to the global
+    /// concurrent executor: the task keeps running, off the loop.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        if !jobs.append(task: unowned, on: asUnownedTaskExecutor()) {
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        }
+    }
 
     public func settleRenderPass() -> Bool {
         bound.value.settle()

@@ -6,11 +6,11 @@ import WireProtocol
 @testable import WorkflowRemote
 
 /// Batching (issue 14) must not change what a child applies: the parent sends a child's events
-/// of one loop iteration in EVENT messages of up to 63, replays unacknowledged ones after a
+/// of one loop iteration in EVENT messages of up to 64 (packed in one frame), replays unacknowledged ones after a
 /// failover in batches that start wherever the acknowledgement left off, and packs messages for
 /// one worker into `batch` messages. None of those boundaries may matter.
 @Suite struct BatchBoundaryTests {
-    /// Bursts sized around the 63-event message limit, and kills timed so that a worker dies with
+    /// Bursts sized around the 64-event message limit, and kills timed so that a worker dies with
     /// part of a batch applied: the replay's batches then start mid-way through the original
     /// ones. Every output must still arrive exactly once, in order.
     @Test func replayDoesNotDependOnWhereBatchesEnd() async throws {
@@ -23,7 +23,7 @@ import WireProtocol
             workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .worker("boundary")), loop: parent)
         let outputs = host.outputs
         let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
-        let bursts = [1, 62, 63, 64, 125, 126, 127, 200, 1, 63, 64, 300, 2, 189, 190, 61, 1_000, 5, 63, 126]
+        let bursts = [1, 63, 64, 65, 127, 128, 129, 200, 1, 64, 65, 300, 2, 191, 192, 62, 1_000, 5, 64, 128]
         let total = bursts.reduce(0, +)
         let progress = Progress()
         let collector = progress.collect(outputs, upTo: total) { $0.count }
@@ -34,10 +34,10 @@ import WireProtocol
         for (index, burst) in bursts.enumerated() {
             for _ in 0..<burst { screen.onIncrement.send(1) }
             sent += burst
-            // Every fourth burst: kill once part of it is applied (never at a multiple of 63).
+            // Every fourth burst: kill once part of it is applied (never at a message boundary).
             if index % 4 == 3, index < bursts.count - 1 {
                 var target = sent - burst + Int.random(in: 1...max(1, burst - 1), using: &generator)
-                if target % 63 == 0 { target += 1 }
+                if target % PackedValues.maxEventsPerMessage == 0 { target += 1 }
                 let goal = min(target, sent)
                 try await eventually("progress to \(goal)") { progress.count.load(ordering: .relaxed) >= goal }
                 worker.kill()

@@ -276,7 +276,7 @@ import ZeroMQ
             var name: String; var pool: String; var hostedTypes: [String]; var capacity: Int; var protocolVersion: Int; var instance: String
         }
         try worker.send(try Envelope(kind: .hello, payloads: [try codec.encode(Hello(
-            name: "by-hand", pool: "solo", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 3,
+            name: "by-hand", pool: "solo", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
             instance: "by-hand-1"))]).encodeFrames())
         let welcome = try receive()
         #expect(welcome.kind == .welcome)
@@ -308,7 +308,7 @@ import ZeroMQ
 
         // The final flush: the child's state, no event applied. Nowhere else to go: it waits.
         let state = TreeSnapshot(workflowType: CounterWorkflow.workflowTypeName, state: Data(#"{"count":7}"#.utf8), children: [])
-        let final = ReleasedOutputsPayloadMirror(causes: [], ordinals: [], snapshot: state, continues: false, released: true)
+        let final = ReleasedOutputsPayloadMirror(causes: [], ordinals: [], lengths: [], snapshot: state, continues: false, released: true)
         try worker.send(try Envelope(
             kind: .outputs, correlationID: start.correlationID, epoch: start.epoch, nodePath: start.nodePath,
             payloads: [try codec.encode(final)]).encodeFrames())
@@ -334,6 +334,7 @@ import ZeroMQ
 struct ReleasedOutputsPayloadMirror: Codable {
     var causes: [UInt64]
     var ordinals: [UInt32]
+    var lengths: [UInt32]
     var snapshot: TreeSnapshot?
     var continues: Bool
     var released: Bool?

@@ -40,8 +40,8 @@ import Workflow
 
     /// 1,000 events waiting at once are applied in slices: each exactly once and in order (the
     /// outputs count 1…1,000 with no gap and no repeat), all their outputs reach the parent, and
-    /// the final rendering shows every event. A slice holds at most 255 + 63 events (it ends once
-    /// 256 were read, and a message holds up to 63), so the parent applies at least four
+    /// the final rendering shows every event. A slice holds at most 255 + 64 events (it ends once
+    /// 256 were read, and a message holds up to 64), so the parent applies at least four
     /// flushes; with one slice for the whole backlog it applies one or two.
     @Test func aBacklogIsAppliedInSlicesEachEventOnceInOrder() async throws {
         let parent = try makeParent("event-slices")
@@ -56,7 +56,7 @@ import Workflow
         let outputs = host.outputs
         let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
         let total = 1_000
-        #expect(total > 3 * (RemoteEngine.eventsPerSlice + 63))
+        #expect(total > 3 * (RemoteEngine.eventsPerSlice + PackedValues.maxEventsPerMessage))
         try await Self.queueBacklog(of: total, sentInAll: total, on: worker, through: screen, parent: parent)
 
         let seen = try await withSafetyTimeout("\(total) outputs") { () -> [Int] in
@@ -111,7 +111,7 @@ import Workflow
             try await Self.queueBacklog(of: perRound, sentInAll: base + perRound, on: worker, through: screen, parent: parent)
             // Past the round's first slice, never on a slice or message boundary.
             var target = base + Int.random(in: (RemoteEngine.eventsPerSlice + 1)...(perRound / 2), using: &generator)
-            while target % RemoteEngine.eventsPerSlice == 0 || target % 63 == 0 { target += 1 }
+            while target % RemoteEngine.eventsPerSlice == 0 || target % PackedValues.maxEventsPerMessage == 0 { target += 1 }
             let goal = target
             kills.append(goal)
             try await eventually("progress to \(goal)") { progress.count.load(ordering: .relaxed) >= goal }

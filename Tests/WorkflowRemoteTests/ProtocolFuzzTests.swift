@@ -88,7 +88,7 @@ import ZeroMQ
             }
             let hello = Hello(
                 name: "intruder-\(Int.random(in: 0..<3, using: &generator))", pool: "default", hostedTypes: [],
-                capacity: 1, protocolVersion: Int.random(in: 1...3, using: &generator), instance: "i\(Int.random(in: 0..<2, using: &generator))")
+                capacity: 1, protocolVersion: Int.random(in: 1...4, using: &generator), instance: "i\(Int.random(in: 0..<2, using: &generator))")
             return try Envelope(kind: .hello, payloads: [try codec.encode(hello)]).encodeFrames()
         default:
             return try Envelope(kind: .outputs, correlationID: 999, acknowledged: 5, payloads: [bytes(4), bytes(4)]).encodeFrames()

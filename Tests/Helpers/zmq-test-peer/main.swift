@@ -78,7 +78,7 @@ func flood(endpoint: String, count: Int, size: Int, kind: FloodKind, peers: Int)
             kind == .hello
             ? ["Flood.Type".padding(toLength: size, withPad: "_", startingAt: 0)]
             : (0..<max(1, size / 16)).map { "Flood.Type\($0)".padding(toLength: 16, withPad: "_", startingAt: 0) }
-        let hello = Hello(name: "intruder", pool: "flood", hostedTypes: types, capacity: 0, protocolVersion: 3, instance: "flood")
+        let hello = Hello(name: "intruder", pool: "flood", hostedTypes: types, capacity: 0, protocolVersion: 4, instance: "flood")
         message = try Envelope(kind: .hello, payloads: [try BinaryWireCodec().encode(hello)]).encodeFrames()
     }
     let context = try ZMQContext()
