@@ -129,7 +129,9 @@ extension Sink: Codable where Value: Codable {
             throw SinkCodingError.noTransport
         }
         let send = importer.importSink(token: token)
-        let localToken = importer.localToken(for: token)
-        self.init(exportToken: { localToken }, accepting: { send($0) })
+        // Made only if this process encodes the sink again (it is the middle of a tree of three
+        // processes): a parent that only shows the rendering never needs it, and building it
+        // for every decoded sink cost a string per remote child and rendering.
+        self.init(exportToken: { importer.localToken(for: token) }, accepting: { send($0) })
     }
 }
