@@ -48,6 +48,21 @@ public final class ApplyContext<WorkflowType: Workflow> {
         hasEmittedOutputs = true
     }
 
+    /// Says that this action changed nothing a render pass would show; for runtimes only.
+    ///
+    /// A runtime's own workflow asks its node to render again with an action (a remote child's
+    /// "refresh" after a failure, a new status, a worker that joined). Several such requests can
+    /// queue up before the first is applied, and the pass the first one causes answers them all;
+    /// the later ones then call this, and the host does not render for them. Without it, a
+    /// worker lost with N children cost N render passes of the whole tree.
+    @_spi(WorkflowRuntime) public func rendersNothing() {
+        precondition(isValid, "ApplyContext<\(WorkflowType.self)>.rendersNothing used after apply returned")
+        skipsRender = true
+    }
+
+    /// Set by `rendersNothing()`.
+    private(set) var skipsRender = false
+
     /// Ends the context's validity.
     public func invalidate() {
         isValid = false
@@ -58,6 +73,7 @@ public final class ApplyContext<WorkflowType: Workflow> {
     func renew(workflow: WorkflowType) {
         self.workflow = workflow
         isValid = true
+        skipsRender = false
         if hasEmittedOutputs {
             emittedOutputs.removeAll(keepingCapacity: true)
             hasEmittedOutputs = false

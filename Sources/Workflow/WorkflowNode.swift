@@ -108,7 +108,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
             if !equal(before, state) { host.needsRender = true }
         } else {
             output = action.apply(toState: &state, context: context)
-            host.needsRender = true
+            if !context.skipsRender { host.needsRender = true }
         }
         context.invalidate()
         if let observers = host.observers {

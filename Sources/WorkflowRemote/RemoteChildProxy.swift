@@ -367,6 +367,10 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         requestRefresh()
     }
 
+    /// Whether a refresh this proxy asked for is still unanswered: false once the node rendered
+    /// the proxy after the request (that pass already showed what the refresh was for).
+    var isRefreshPending: Bool { refreshPending }
+
     private func requestRefresh() {
         guard !refreshPending, !isRendering, let sink else { return }
         refreshPending = true

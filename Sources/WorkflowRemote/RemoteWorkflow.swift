@@ -140,7 +140,15 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
                     for output in flush.outputs { context.emitOutput(output) }
                     return nil
                 }
-            case .refresh: AnyWorkflowAction<RemoteWorkflow<Child>>.noAction
+            case .refresh:
+                // A refresh the node's last pass already answered (it rendered the proxy after
+                // the request) renders nothing: when a worker with a thousand children is lost,
+                // each proxy asks once, and the first pass answers them all (a render pass of the
+                // whole tree per refresh was quadratic in the number of children).
+                AnyWorkflowAction<RemoteWorkflow<Child>> { state, context in
+                    if state.proxy?.isRefreshPending != true { context.rendersNothing() }
+                    return nil
+                }
             }
         }
     }
