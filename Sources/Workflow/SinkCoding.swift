@@ -58,6 +58,32 @@ public protocol SinkImporter: Sendable {
     func localToken(for token: String) -> String
 }
 
+/// A `SinkExporter` or `SinkImporter` as the remote runtime puts it in a coder's `userInfo`.
+///
+/// A sink finds its exporter (importer) in `userInfo`, an `[CodingUserInfoKey: Any]`, once per
+/// encoded (decoded) sink: a cast of that `Any` to `any SinkExporter` looks up the protocol
+/// conformance (≈ 2,900 instructions, once per rendering on each side of a remote round trip),
+/// a cast to this concrete type compares one metadata pointer. A plain exporter or importer in
+/// `userInfo` (as the cluster's JSON sessions put there) still works, through the slower cast.
+@_spi(WorkflowRuntime) public struct SinkTransport<Transport: Sendable>: Sendable {
+    /// The exporter or importer.
+    public let transport: Transport
+
+    /// Wraps `transport` for a coder's `userInfo`.
+    public init(_ transport: Transport) {
+        self.transport = transport
+    }
+}
+
+extension [CodingUserInfoKey: Any] {
+    /// The value at `key`: a `SinkTransport<T>` (the runtime's, a cheap cast) or a plain `T`.
+    fileprivate func sinkTransport<T: Sendable>(_ key: CodingUserInfoKey, as type: T.Type) -> T? {
+        guard let value = self[key] else { return nil }
+        if let wrapped = value as? SinkTransport<T> { return wrapped.transport }
+        return value as? T
+    }
+}
+
 /// Why a sink could not be encoded or decoded.
 public enum SinkCodingError: Error, CustomStringConvertible {
     /// The sink was made from a closure, not by a `RenderContext`, so nothing can route to it.
@@ -144,7 +170,7 @@ enum SinkRoute {
 
 extension Sink: Codable where Value: Codable {
     public func encode(to encoder: any Encoder) throws {
-        let exporter = encoder.userInfo[.workflowSinkExporter] as? any SinkExporter
+        let exporter = encoder.userInfo.sinkTransport(.workflowSinkExporter, as: (any SinkExporter).self)
         var container = encoder.singleValueContainer()
         guard let token = exportToken?() else {
             guard exporter?.encodesUnroutableSinksAsNull == true else { throw SinkCodingError.unroutableSink }
@@ -173,7 +199,7 @@ extension Sink: Codable where Value: Codable {
             self = .inert
             return
         }
-        guard let importer = decoder.userInfo[.workflowSinkImporter] as? any SinkImporter else {
+        guard let importer = decoder.userInfo.sinkTransport(.workflowSinkImporter, as: (any SinkImporter).self) else {
             throw SinkCodingError.noTransport
         }
         let send = importer.importSink(token: token)
