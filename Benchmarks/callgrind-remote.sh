@@ -5,6 +5,9 @@
 #                         (`workflow-bench profile-remote COUNT ENDPOINT`; LOW=50, HIGH=250)
 #   events                figure 4: events → remote child → output → parent
 #                         (`workflow-bench profile-events COUNT ENDPOINT`; LOW=2000, HIGH=10000)
+#   fanout                figure 5: props change of CHILDREN (default 1000) remote children
+#                         (`workflow-bench profile-fanout COUNT ENDPOINT CHILDREN`; LOW=5, HIGH=20;
+#                         also printed per child)
 # The profile mode runs COUNT of them against one worker (`workflow-bench worker ENDPOINT
 # bench-1`); both run under callgrind, started here (Foundation's Process cannot spawn under
 # valgrind), and the worker is ended with SIGTERM, after which callgrind still writes its profile.
@@ -16,6 +19,7 @@
 #   swift build -c release --product workflow-bench && Benchmarks/callgrind-remote.sh
 #   Benchmarks/callgrind-remote.sh .build-bench/release           (another build directory)
 #   Benchmarks/callgrind-remote.sh .build/release events          (figure 4)
+#   CHILDREN=100 Benchmarks/callgrind-remote.sh .build/release fanout   (figure 5, 100 children)
 # Needs valgrind (apt-get install -y valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +28,12 @@ figure="${2:-round-trip}"
 case "$figure" in
 round-trip) mode=profile-remote unit="round trip" low="${LOW:-50}" high="${HIGH:-250}" allocs=2000 ;;
 events) mode=profile-events unit=event low="${LOW:-2000}" high="${HIGH:-10000}" allocs=200000 ;;
-*) echo "unknown figure $figure (round-trip or events)" >&2; exit 64 ;;
+fanout) mode=profile-fanout unit="props change" low="${LOW:-5}" high="${HIGH:-20}" allocs=20 ;;
+*) echo "unknown figure $figure (round-trip, events or fanout)" >&2; exit 64 ;;
 esac
+children="${CHILDREN:-1000}"
+extra=() # the profile mode's arguments after COUNT ENDPOINT
+if [ "$figure" = fanout ]; then extra=("$children"); fi
 bin="$(cd "$build" && pwd)/workflow-bench"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
@@ -34,7 +42,7 @@ ir() { # count -> "parent worker": total instructions of each process, every thr
     valgrind --tool=callgrind --callgrind-out-file="$out/worker.cg" "$bin" worker "$endpoint" bench-1 \
         >/dev/null 2>"$out/worker.log" &
     worker=$!
-    valgrind --tool=callgrind --callgrind-out-file="$out/parent.cg" "$bin" "$mode" "$1" "$endpoint" \
+    valgrind --tool=callgrind --callgrind-out-file="$out/parent.cg" "$bin" "$mode" "$1" "$endpoint" "${extra[@]}" \
         >/dev/null 2>"$out/parent.log"
     kill -TERM "$worker"
     wait "$worker" || true
@@ -52,8 +60,18 @@ awk -v pl="$pl" -v wl="$wl" -v ph="$ph" -v wh="$wh" -v l="$low" -v h="$high" -v 
     p = (ph - pl) / (h - l); w = (wh - wl) / (h - l)
     printf "instructions per %s: parent %.0f, worker %.0f, both %.0f\n", unit, p, w, p + w
 }'
+if [ "$figure" = fanout ]; then
+    awk -v pl="$pl" -v wl="$wl" -v ph="$ph" -v wh="$wh" -v l="$low" -v h="$high" -v n="$children" 'BEGIN {
+        p = (ph - pl) / (h - l) / n; w = (wh - wl) / (h - l) / n
+        printf "instructions per child (%d children): parent %.0f, worker %.0f, both %.0f\n", n, p, w, p + w
+    }'
+fi
 if [ -n "${ALLOCS:-}" ]; then
     counter="$out/libwfmalloc.so"
     cc -O2 -shared -fPIC -o "$counter" Benchmarks/MallocCounter/malloc_counter.c
-    LD_PRELOAD="$counter" "$bin" "$mode" "$allocs"
+    if [ "$figure" = fanout ]; then
+        LD_PRELOAD="$counter" "$bin" "$mode" "$allocs" "" "$children"
+    else
+        LD_PRELOAD="$counter" "$bin" "$mode" "$allocs"
+    fi
 fi

@@ -12,6 +12,9 @@ import Synchronization
 ///                                                    (Benchmarks/callgrind-remote.sh)
 ///     workflow-bench profile-events COUNT [ENDPOINT] COUNT events of figure 4 alone, for callgrind
 ///                                                    (Benchmarks/callgrind-remote.sh … events)
+///     workflow-bench profile-fanout COUNT [ENDPOINT] [CHILDREN]  COUNT props changes of figure 5
+///                                                    (CHILDREN remote children, default 1,000)
+///                                                    (Benchmarks/callgrind-remote.sh … fanout)
 ///
 /// Internal modes (the benchmark spawns itself): `worker ENDPOINT NAME`, `raw-echo ENDPOINT`.
 ///
@@ -32,11 +35,14 @@ struct WorkflowBench {
         Task.detached {
             do {
                 let count = arguments.count > 1 ? Int(arguments[1]) : nil
-                let endpoint = arguments.count > 2 ? arguments[2] : nil
+                let endpoint = arguments.count > 2 && !arguments[2].isEmpty ? arguments[2] : nil
                 if arguments.first == "profile-remote" {
                     try await remoteRoundTripProfile(count: count ?? 100, endpoint: endpoint)
                 } else if arguments.first == "profile-events" {
                     try await remoteEventsProfile(count: count ?? 10_000, endpoint: endpoint)
+                } else if arguments.first == "profile-fanout" {
+                    let children = arguments.count > 3 ? Int(arguments[3]) : nil
+                    try await remoteFanOutProfile(count: count ?? 20, endpoint: endpoint, children: children ?? 1_000)
                 } else {
                     try await runFigures(arguments)
                 }

@@ -293,6 +293,35 @@ func remoteEventsProfile(count: Int, endpoint: String?) async throws {
     await parent.stop()
 }
 
+/// `profile-fanout COUNT [ENDPOINT] [CHILDREN]`: figure 5's props change alone, COUNT props
+/// changes of CHILDREN (default 1,000) remote counters of one board (after a start and a warm-up
+/// of 5), against one worker (`ProfileParent`), for `Benchmarks/callgrind-remote.sh … fanout`;
+/// with the preloaded malloc counter it prints both processes' allocations per props change.
+func remoteFanOutProfile(count: Int, endpoint: String?, children: Int) async throws {
+    let parent = try await ProfileParent(endpoint: endpoint)
+    func board(_ step: Int) -> CounterBoardWorkflow {
+        CounterBoardWorkflow(counters: (0..<children).map { .init(key: "k\($0)", step: step) }, placement: .anyWorker)
+    }
+    let host = WorkflowHost(workflow: board(1), loop: parent.runtime)
+    await awaitRendering(host) { screens in screens.count == children && screens.values.allSatisfy { $0.step == 1 } }
+    let warmUp = 5
+    for step in 2...(1 + warmUp) {
+        host.update(workflow: board(step))
+        await awaitRendering(host) { screens in screens.values.allSatisfy { $0.step == step } }
+    }
+    // The boards are built before the count starts: building one is the benchmark's cost, not
+    // the runtime's (1,000 keys formatted per board).
+    let boards = ((2 + warmUp)...(1 + warmUp + count)).map { ($0, board($0)) }
+    await parent.printAllocations(per: count, of: "props changes") {
+        for (step, workflow) in boards {
+            host.update(workflow: workflow)
+            await awaitRendering(host) { screens in screens.values.allSatisfy { $0.step == step } }
+        }
+    }
+    await host.stop()
+    await parent.stop()
+}
+
 /// Figure 4's load: events sent to a remote counter through the latest rendering's sink, in
 /// batches of 1,000 with at most `window` (4,000) in flight (as a real producer would keep),
 /// until the parent has applied the output of every one.

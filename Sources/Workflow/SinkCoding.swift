@@ -203,8 +203,9 @@ extension Sink: Codable where Value: Codable {
             throw SinkCodingError.noTransport
         }
         let send = importer.importSink(token: token)
-        // The local token is only needed if this sink is encoded again (a process in the middle
-        // of a three-process tree passing it on), so it is made then, not for every decoded sink.
+        // Made only if this process encodes the sink again (it is the middle of a tree of three
+        // processes): a parent that only shows the rendering never needs it, and building it
+        // for every decoded sink cost a string per remote child and rendering.
         self.init(exportToken: { importer.localToken(for: token) }, accepting: { send($0) })
     }
 }

@@ -122,16 +122,14 @@ final class SubtreeManager<W: Workflow> {
     }
 
     func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {
-        if sideEffects[key] != nil {
+        // Two lookups per declared side effect, not three: every pass re-declares each one (a
+        // remote child's proxy is one), so this runs once per node and pass.
+        let existing = previousSideEffects.removeValue(forKey: key)
+        let lifetime = existing ?? Lifetime()
+        if sideEffects.updateValue(lifetime, forKey: key) != nil {
             preconditionFailure("\(W.self) declared the side effect \(key) more than once in one render pass.")
         }
-        if let existing = previousSideEffects.removeValue(forKey: key) {
-            sideEffects[key] = existing
-        } else {
-            let lifetime = Lifetime()
-            sideEffects[key] = lifetime
-            action(lifetime)
-        }
+        if existing == nil { action(lifetime) }
     }
 
     func tearDown() {

@@ -69,15 +69,55 @@ struct Outbox {
     /// Leaves the outbox empty either way.
     mutating func send(codec: any WireCodec, _ transmit: (OutgoingMessage) -> Bool) {
         defer { removeAll() }
-        guard !messages.isEmpty else { return }
+        _ = sendBatches(codec: codec, keepingOpenBatch: false, transmit)
+    }
+
+    /// Whether a batch is full: the held messages weigh more than one batch carries (frames
+    /// and packed values, see `append`), so the first batch `send` would make cannot take
+    /// another message.
+    var hasClosedBatch: Bool { (messages.last?.weightEnd ?? 0) > WireLimits.default.maxPayloadFrames - 1 }
+
+    /// Hands `transmit` every batch that no further message could join (`hasClosedBatch`) and
+    /// keeps the rest, the open batch, for later messages to fill: held messages go out while
+    /// the pass that holds them is still running, in batches as full as `send` makes them, and
+    /// in the same order. When `transmit` returns `false` the outbox is left empty (the peer is
+    /// gone: the rest is moot).
+    mutating func sendClosedBatches(codec: any WireCodec, _ transmit: (OutgoingMessage) -> Bool) {
+        guard hasClosedBatch else { return }
+        guard let sent = sendBatches(codec: codec, keepingOpenBatch: true, transmit) else {
+            removeAll()
+            return
+        }
+        guard sent > 0 else { return }
+        // Drop what was sent, keeping the open batch's messages (at the front, rebased).
+        let sentFrames = messages[sent - 1].frameEnd
+        let sentWeight = messages[sent - 1].weightEnd
+        let sentBytes = frameEnds[sentFrames - 1]
+        bytes.removeFirst(sentBytes)
+        frameEnds.removeFirst(sentFrames)
+        for index in frameEnds.indices { frameEnds[index] -= sentBytes }
+        messages.removeFirst(sent)
+        for index in messages.indices {
+            messages[index].frameEnd -= sentFrames
+            messages[index].weightEnd -= sentWeight
+        }
+    }
+
+    /// Hands the held messages to `transmit` as batches, oldest first; with `keepingOpenBatch`
+    /// it stops before the last batch (the one later messages could still join). Returns how
+    /// many messages went out, `nil` when `transmit` returned `false`.
+    private func sendBatches(codec: any WireCodec, keepingOpenBatch: Bool, _ transmit: (OutgoingMessage) -> Bool) -> Int? {
+        guard !messages.isEmpty else { return 0 }
         let room = WireLimits.default.maxPayloadFrames - 1
-        bytes.withUnsafeBytes { all in
+        return bytes.withUnsafeBytes { all -> Int? in
             var index = 0
             while index < messages.count {
                 let firstFrame = index == 0 ? 0 : messages[index - 1].frameEnd
                 let firstWeight = index == 0 ? 0 : messages[index - 1].weightEnd
                 var end = index
                 while end < messages.count, messages[end].weightEnd - firstWeight <= room { end += 1 }
+                // The last batch is open: a later message may still fit.
+                if keepingOpenBatch, end == messages.count || (end == index && index + 1 == messages.count) { return index }
                 var kind = messages[index].kind
                 var prefix: [[UInt8]] = []
                 if end - index <= 1 {
@@ -99,8 +139,9 @@ struct Outbox {
                     kind: kind, prefix: prefix, bytes: all, firstStart: firstFrame == 0 ? 0 : frameEnds[firstFrame - 1],
                     frameEnds: frameEnds[firstFrame..<messages[end - 1].frameEnd])
                 index = end
-                guard transmit(message) else { return }
+                guard transmit(message) else { return nil }
             }
+            return index
         }
     }
 

@@ -178,6 +178,7 @@ extension RemoteEngine {
         appliedEvents.removeAll()
         acknowledgedEvents.removeAll()
         flushOrder.removeAll()
+        flushScheduled.removeAll()
         needsRender.removeAll()
         upstreamOutbox.removeAll()
     }

@@ -86,6 +86,10 @@ extension RemoteEngine {
                 // Render for the new props now rather than in a later loop job: the rendering
                 // then leaves with this iteration's flush, a thread wake-up sooner.
                 child.render()
+                // An update is work of an event's size: counted in the slice, so a burst of a
+                // thousand updates is flushed in parts while the parent still sends the rest
+                // (and decodes each part while this worker renders the next).
+                eventsInSlice += 1
                 shared.count { $0.updated += 1 }
             } catch {
                 shared.count { $0.errors += 1 }
@@ -261,7 +265,8 @@ extension RemoteEngine {
     }
 
     func markDirty(_ childID: UInt64) {
-        if !flushOrder.contains(childID) { flushOrder.append(childID) }
+        // A set beside the list: a scan of the list cost a pass of N updates N²/2 comparisons.
+        if flushScheduled.insert(childID).inserted { flushOrder.append(childID) }
     }
 
     func enqueue(rendering bytes: [UInt8], sequence: UInt64, childID: UInt64, path: String) {
@@ -286,6 +291,7 @@ extension RemoteEngine {
         guard !flushOrder.isEmpty else { return }
         var order = flushOrder
         flushOrder = []
+        flushScheduled.removeAll(keepingCapacity: true)
         holdingUpstream = true
         for childID in order { flush(childID) }
         holdingUpstream = false

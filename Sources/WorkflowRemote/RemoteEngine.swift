@@ -35,6 +35,9 @@ final class RemoteEngine {
     /// Workers whose outbox (`WorkerPeer.outbox`) holds messages, sent at the end of the pass or
     /// loop iteration (`sendHeld`).
     var workersWithHeld: [WorkerPeer] = []
+    /// Workers an early batch (`sendClosedBatches(of:)`) found gone, removed by the next
+    /// `sendHeld`.
+    var workersUnreachableEarly: [WorkerPeer] = []
     /// Where a message sent at once is assembled (its storage reused from one to the next).
     var immediateOutbox = Outbox()
     /// The message the loop received last, in storage reused for the next one.
@@ -61,9 +64,12 @@ final class RemoteEngine {
     var appliedEvents: [UInt64: UInt64] = [:]
     var acknowledgedEvents: [UInt64: UInt64] = [:]
     var flushOrder: [UInt64] = []
+    /// The children in `flushOrder` (`markDirty`).
+    var flushScheduled: Set<UInt64> = []
     /// Hosted children that applied events without rendering yet (rendered once per slice).
     var needsRender: [UInt64] = []
-    /// Events received in the current slice of the parent's messages (`drainUpstream`).
+    /// Events (and props updates) received in the current slice of the parent's messages
+    /// (`drainUpstream`).
     var eventsInSlice = 0
     /// After how many events a slice of the parent's messages ends and the loop flushes their
     /// outputs (`drainUpstream`): enough to spread a flush's fixed costs (a render, a snapshot, a
@@ -337,6 +343,11 @@ final class WorkerPeer {
     /// START, UPDATE, STOP and EVENT messages for it, held until the pass settles or the loop
     /// iteration ends, then sent batched (`RemoteEngine.sendHeld`).
     var outbox = Outbox()
+    /// Whether it is in the engine's `workersWithHeld` (listed once however often its outbox
+    /// empties and fills again within a pass, as early batches make it).
+    var isListedWithHeld = false
+    /// An early batch found it gone: nothing more is sent to it until `sendHeld` removes it.
+    var isUnreachable = false
     /// When it joined (wall clock, for the inspector).
     let joinedAt = Date()
 

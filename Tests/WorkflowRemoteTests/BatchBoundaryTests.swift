@@ -96,6 +96,62 @@ import WireProtocol
         #expect(outbox.isEmpty)
     }
 
+    /// Full batches sent while messages are still being held (`sendClosedBatches`, as a render
+    /// pass does for a worker) are the very batches `send` alone makes: the same messages in
+    /// the same order and the same packing, and an open batch stays held until the end.
+    @Test func closedBatchesLeaveEarlyExactlyAsTheyWouldAtTheEnd() throws {
+        let codec = BinaryWireCodec()
+        var all: [[[UInt8]]] = []
+        for index in 0..<300 {
+            // Messages of 1 to 4 frames, and now and then one too large to share a batch.
+            let count = index % 97 == 50 ? 63 : index % 4
+            let payloads = (0..<count).map { [UInt8(index % 256), UInt8($0)] }
+            all.append(try Envelope(kind: .update, correlationID: UInt64(index), payloads: payloads).encodeFrames())
+        }
+        func frames(_ send: (inout Outbox, (OutgoingMessage) -> Bool) -> Void, _ outbox: inout Outbox, into sends: inout [[[UInt8]]]) {
+            var sent: [[[UInt8]]] = []
+            send(&outbox) { message in
+                sent.append(message.frames)
+                return true
+            }
+            sends += sent
+        }
+        // At the end only.
+        var whole = Outbox()
+        var atEnd: [[[UInt8]]] = []
+        for message in all { whole.append(message) }
+        frames({ outbox, transmit in outbox.send(codec: codec, transmit) }, &whole, into: &atEnd)
+        // Closed batches as soon as there are any, then the rest at the end.
+        var early = Outbox()
+        var sends: [[[UInt8]]] = []
+        var sentEarly = 0
+        for message in all {
+            early.append(message)
+            if early.hasClosedBatch {
+                let before = sends.count
+                frames({ outbox, transmit in outbox.sendClosedBatches(codec: codec, transmit) }, &early, into: &sends)
+                sentEarly += sends.count - before
+            }
+            #expect(!early.isEmpty, "the open batch stays held")
+        }
+        frames({ outbox, transmit in outbox.send(codec: codec, transmit) }, &early, into: &sends)
+        #expect(sentEarly > 0)
+        #expect(sends == atEnd)
+        #expect(early.isEmpty)
+        var received: [[[UInt8]]] = []
+        for send in sends {
+            #expect(send.count <= 1 + WireLimits.default.maxPayloadFrames)
+            let envelope = try Envelope(frames: send)
+            received += envelope.kind == .batch ? try #require(Outbox.split(envelope)) : [send]
+        }
+        #expect(received == all)
+        // A peer found gone while early batches leave: the rest is moot, nothing stays held.
+        var failing = Outbox()
+        for message in all.prefix(100) { failing.append(message) }
+        failing.sendClosedBatches(codec: codec) { _ in false }
+        #expect(failing.isEmpty)
+    }
+
     @Test func malformedBatchesAreRefused() throws {
         let codec = BinaryWireCodec()
         let inner = try Envelope(kind: .stop, correlationID: 1).encodeFrames()
