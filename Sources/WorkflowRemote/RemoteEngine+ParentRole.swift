@@ -152,7 +152,7 @@ extension RemoteEngine {
             },
             codec: codec,
             outstanding: proxy.outstanding)
-        return [.workflowSinkImporter: forwarder]
+        return [.workflowSinkImporter: SinkTransport<any SinkImporter>(forwarder)]
     }
 
     func sendEvent(_ event: QueuedEvent) {

@@ -388,7 +388,7 @@ struct HostedChildForwarder: Sendable {
         self.path = path
         self.exporter = exporter
         self.bound = bound
-        self.codec = codec.with(userInfo: [.workflowSinkExporter: exporter])
+        self.codec = codec.with(userInfo: [.workflowSinkExporter: SinkTransport<any SinkExporter>(exporter)])
     }
 
     /// Encodes at once, not at flush: encoding is what registers the rendering's sinks in the

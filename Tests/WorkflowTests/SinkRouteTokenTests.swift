@@ -1,0 +1,31 @@
+import Testing
+@testable import Workflow
+
+/// A sink's token is what a parent holds and sends events back with: its bytes are part of the
+/// remote protocol (a parent and a worker of different builds must agree on them), so the
+/// byte-by-byte writer must produce exactly `<node>:<slot>:<event type>@<incarnation in base 36>.<pass>`.
+struct SinkRouteTokenTests {
+    private struct Event: Sendable {}
+
+    private static func interpolated<Event>(node: UInt64, slot: Int, event: Event.Type, incarnation: UInt64, pass: UInt64) -> String {
+        "\(node):\(slot):\(_typeName(event, qualified: true))@\(String(incarnation, radix: 36)).\(pass)"
+    }
+
+    @Test(arguments: [
+        (UInt64(0), 0, UInt64(0), UInt64(0)),
+        (1, 1, 35, 9),
+        (10, 9, 36, 10),
+        (12_345, 42, 1_296, 999_999),
+        (.max, .max, .max, .max),
+        (7, -3, 0x1234_5678_9abc, 1),
+        (3, .min, 1, .max),
+    ])
+    func theTokenIsTheDocumentedForm(node: UInt64, slot: Int, incarnation: UInt64, pass: UInt64) {
+        #expect(
+            SinkRoute.token(node: node, slot: slot, event: Int.self, incarnation: incarnation, pass: pass)
+                == Self.interpolated(node: node, slot: slot, event: Int.self, incarnation: incarnation, pass: pass))
+        #expect(
+            SinkRoute.token(node: node, slot: slot, event: Event.self, incarnation: incarnation, pass: pass)
+                == Self.interpolated(node: node, slot: slot, event: Event.self, incarnation: incarnation, pass: pass))
+    }
+}
