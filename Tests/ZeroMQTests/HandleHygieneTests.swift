@@ -26,10 +26,10 @@ import ZeroMQ
             try exerciseOneLifecycle(iteration: iteration)
         }
         let after = try openFileDescriptorCount()
-        // Other tests run in parallel in this process and open descriptors of their own (remote
-        // runtimes, spawned daemons' pipes, flood peers: up to ~520 seen), so allow a constant
-        // slack well below what a leak of even one descriptor per iteration would show (2,000+;
-        // a leaked socket or context holds several).
-        #expect(after - before < 1_000, "open descriptors went from \(before) to \(after)")
+        // `scripts/test.sh` runs this suite alone: beside other tests (remote runtimes, spawned
+        // daemons' pipes, flood peers) the count moved by over 1,000. Alone, libzmq's own
+        // lazily made state is all that may move it; a leak of even one descriptor per
+        // iteration shows 2,000+ (a leaked socket or context holds several).
+        #expect(after - before < 200, "open descriptors went from \(before) to \(after)")
     }
 }

@@ -63,15 +63,23 @@ final class Daemon: Sendable {
         try input.write(contentsOf: Data((line + "\n").utf8))
     }
 
-    /// Waits for the exit and returns the status.
+    /// Waits for the exit, and for both pipes' ends (so `stdout` and `stderr` hold every line
+    /// the daemon wrote), and returns the status.
     @discardableResult
     func waitForExit() async throws -> Int32 {
-        if let status = exitStatus.value.withLock({ $0 }) { return status }
         let (exited, label) = (self.exited, self.label)
-        return try await withTimeout("\(label) to exit") {
-            for await status in exited { return status }
-            throw TestFailure("\(label): no exit status")
+        let status: Int32
+        if let known = exitStatus.value.withLock({ $0 }) {
+            status = known
+        } else {
+            status = try await withTimeout("\(label) to exit") {
+                for await status in exited { return status }
+                throw TestFailure("\(label): no exit status")
+            }
         }
+        try await stdout.waitForEnd("the end of \(label)'s standard output")
+        try await stderr.waitForEnd("the end of \(label)'s standard error")
+        return status
     }
 
     /// SIGTERM, then the exit status.

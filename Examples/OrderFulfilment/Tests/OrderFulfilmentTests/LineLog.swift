@@ -41,13 +41,8 @@ final class LineLog: Sendable {
     /// `Timeouts.safety`); fails if the pipe ends first.
     @discardableResult
     func first(_ what: String, from: Int = 0, where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
-        let (changes, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { state in
-            state.nextID += 1
-            state.watchers[state.nextID] = continuation
-            return state.nextID
-        }
-        defer { _ = state.withLock { $0.watchers.removeValue(forKey: id) } }
+        let (id, changes) = watch()
+        defer { unwatch(id) }
         return try await withTimeout(what) { [self] in
             var index = from
             var iterator = changes.makeAsyncIterator()
@@ -61,6 +56,36 @@ final class LineLog: Sendable {
                 guard await iterator.next() != nil else { throw TestFailure("cancelled while waiting for \(what)") }
             }
         }
+    }
+}
+
+extension LineLog {
+    /// Waits for the pipe's end (bounded by `Timeouts.safety`): a process's exit can be seen
+    /// before the thread reading its pipe has read the last bytes.
+    func waitForEnd(_ what: String) async throws {
+        let (id, changes) = watch()
+        defer { unwatch(id) }
+        try await withTimeout(what) { [self] in
+            var iterator = changes.makeAsyncIterator()
+            while !state.withLock({ $0.ended }) {
+                guard await iterator.next() != nil else { throw TestFailure("cancelled while waiting for \(what)") }
+            }
+        }
+    }
+
+    /// A stream that yields after each append, until `unwatch`.
+    private func watch() -> (UInt64, AsyncStream<Void>) {
+        let (changes, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.watchers[state.nextID] = continuation
+            return state.nextID
+        }
+        return (id, changes)
+    }
+
+    private func unwatch(_ id: UInt64) {
+        _ = state.withLock { $0.watchers.removeValue(forKey: id) }
     }
 }
 
