@@ -1,0 +1,240 @@
+import Foundation
+import Logging
+import WireProtocol
+import ZeroMQ
+@_spi(WorkflowRuntime) import Workflow
+
+/// The parent role, inbound: the workers' messages (HELLO, renderings and flushes, errors),
+/// routed to the proxies they answer, and the workers that join and leave.
+extension RemoteEngine {
+    /// Handles what the workers' socket holds, one slice (`handleSlice`) per loop iteration, so
+    /// a peer flooding it with messages that are slow to handle cannot starve the heartbeats
+    /// that keep the other workers connected.
+    func drainListener() {
+        // A header and the most payload frames a valid message has; more make it invalid.
+        let maxFrames = 1 + WireLimits.default.maxPayloadFrames
+        handleSlice(of: { sockets.receiveFromListener(into: &receivedFrames, copyingAtMost: maxFrames) }) { peerID in
+            metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount(from: 1)))
+            // Decoded in place into the reused envelope: only the payloads are copied out.
+            let decoded = receivedFrames.withFrames(from: 1) { frames in
+                Result { () throws(WireError) in try receivedEnvelope.decode(frames: frames, limits: .default) }
+            }
+            handleFromWorker(peerID, decoded: decoded.map { receivedEnvelope })
+        }
+    }
+
+    /// Handles one message of a worker's `batch`.
+    func handleFromWorker(_ peerID: WorkerID, frames: [[UInt8]]) {
+        handleFromWorker(peerID, decoded: Result { () throws(WireError) in try Envelope(frames: frames, limits: .default) })
+    }
+
+    func handleFromWorker(_ peerID: WorkerID, decoded: Result<Envelope, WireError>) {
+        let envelope: Envelope
+        do {
+            envelope = try decoded.get()
+        } catch {
+            if warnLimited("malformed message from a peer dropped", detail: "\(error)", metadata: ["peer": "\(peerID)"]) {
+                replyError(to: peerID, code: .malformedMessage, message: "\(error)", correlationID: 0)
+            }
+            return
+        }
+        if let peer = workers[peerID] { peer.lastHeard = .now }
+        switch envelope.kind {
+        case .batch:
+            guard let messages = Outbox.split(envelope) else {
+                if warnLimited("malformed message from a peer dropped", detail: "a batch's layout does not match its frames", metadata: ["peer": "\(peerID)"]) {
+                    replyError(to: peerID, code: .malformedMessage, message: "malformed batch", correlationID: 0)
+                }
+                return
+            }
+            for message in messages { handleFromWorker(peerID, frames: message) }
+        case .hello: handleHello(peerID, envelope)
+        case .rendering, .outputs, .error, .heartbeat, .drain:
+            // A peer talking as a worker without having joined (this parent restarted, or took
+            // it for dead): tell it to join again rather than wait for it to notice the silence.
+            guard workers[peerID] != nil else {
+                sendToWorker(peerID, kind: .reconnect, correlationID: 0, nodePath: "", payloads: [])
+                return
+            }
+            switch envelope.kind {
+            case .heartbeat: break
+            case .drain: if let peer = workers[peerID] { handleDrain(from: peer) }
+            default: routeToProxy(peerID, envelope)
+            }
+        case .goodbye: removeWorker(peerID, reason: workers[peerID]?.isDraining == true ? "left after draining (it said goodbye)" : "left (it said goodbye)")
+        default:
+            if warnLimited("unexpected message from a worker dropped", detail: "\(envelope.kind)", metadata: ["peer": "\(peerID)"]) {
+                replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
+            }
+        }
+    }
+
+    func handleHello(_ peerID: WorkerID, _ envelope: Envelope) {
+        guard let payload = envelope.payloads.first,
+            let hello = try? payload.withUnsafeBytes({ try codec.decode(HelloPayload.self, from: $0, userInfo: [:]) })
+        else {
+            if warnLimited("HELLO refused", detail: "its payload does not decode", metadata: ["peer": "\(peerID)"]) {
+                replyError(to: peerID, code: .malformedMessage, message: "HELLO payload does not decode", correlationID: 0)
+            }
+            return
+        }
+        guard hello.name.utf8.count <= WorkerPeer.maxNameBytes, hello.pool.utf8.count <= WorkerPeer.maxNameBytes else {
+            let reason = "a worker or pool name is longer than \(WorkerPeer.maxNameBytes) bytes"
+            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)"]) {
+                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
+            }
+            return
+        }
+        guard hello.protocolVersion == remoteProtocolVersion else {
+            let reason = "protocol version \(hello.protocolVersion) is not \(remoteProtocolVersion)"
+            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
+                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
+            }
+            return
+        }
+        if let known = workers[peerID] {
+            // HELLO again on a connection that has joined: a worker told to RECONNECT twice, or
+            // a peer repeating itself. It is welcomed again and keeps its state (its children);
+            // it cannot change its name, which would let one connection pose as many workers.
+            guard known.name == hello.name else {
+                let reason = "this connection joined as \(known.name)"
+                if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
+                    replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
+                }
+                return
+            }
+            logger.debug("repeated HELLO answered", metadata: ["worker": "\(hello.name)"])
+            sendWelcome(to: peerID)
+            return
+        }
+        if let (oldID, old) = workers.first(where: { $0.value.name == hello.name && $0.key != peerID }) {
+            if old.instance != hello.instance {
+                // Another process under a live worker's name (a leftover, or a replacement started
+                // during a partition). Is the old one still connected? A send to a peer that has
+                // gone fails at once and removes it.
+                sendToWorker(oldID, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+            }
+            if let old = workers[oldID], old.instance != hello.instance {
+                // Refused while the old one is alive: letting each evict the other would swap them
+                // over and over, restarting their children every time. The old one's liveness
+                // window decides; a refused worker asks again with back-off.
+                let reason = "a live worker named \(hello.name) is already connected"
+                if warnLimited("HELLO refused: name taken", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
+                    replyError(to: peerID, code: .nameTaken, message: reason, correlationID: 0)
+                }
+                return
+            }
+            // The same worker on a fresh connection (it reconnected), or the old one is gone:
+            // the new connection takes its place and its children are placed again.
+            removeWorker(oldID, reason: "rejoined on a new connection")
+        }
+        let peer = WorkerPeer(
+            id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
+            instance: hello.instance, processID: hello.processID, hostName: hello.hostName)
+        workers[peerID] = peer
+        metrics.workersJoined.increment()
+        logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": .stringConvertible(hello.hostedTypes.count)])
+        sendWelcome(to: peerID)
+        shared.setWorkers(workers.values.map(\.name))
+        for proxy in proxies.values where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
+            proxy.retryIfUnplaced()
+        }
+    }
+
+    func sendWelcome(to peerID: WorkerID) {
+        let welcome = WelcomePayload(
+            parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds), drains: true)
+        guard let payload = try? codec.encode(welcome) else { return }
+        sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [payload])
+    }
+
+    func routeToProxy(_ peerID: WorkerID, _ envelope: Envelope) {
+        // Fencing: only the child's current placement speaks for it. A message from another
+        // worker, or from this worker about an earlier placement (an older epoch), is stale.
+        guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID, envelope.epoch == proxy.epoch else {
+            logger.debug(
+                "\(envelope.kind) for an unknown or moved child dropped",
+                metadata: ["path": "\(envelope.nodePath)", "epoch": .stringConvertible(envelope.epoch)])
+            return
+        }
+        switch envelope.kind {
+        case .rendering:
+            guard let payload = envelope.payloads.first else { return }
+            let flush = WorkerFlush(
+                outputs: [], lengths: [], causes: [], ordinals: [], continues: false, rendering: payload,
+                renderingSequence: envelope.sequence)
+            receive(flush, for: proxy)
+        case .outputs:
+            guard let first = envelope.payloads.first,
+                let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
+                info.ordinals.count == info.causes.count, info.lengths.count == info.causes.count,
+                envelope.payloads.count == 1 + (info.lengths.isEmpty ? 0 : 1) + (info.renderingSequence == nil ? 0 : 1),
+                !(info.continues && info.renderingSequence != nil),
+                PackedValues.lengths(info.lengths, match: info.lengths.isEmpty ? 0 : envelope.payloads[1].count)
+            else {
+                warnLimited("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
+                return
+            }
+            let flush = WorkerFlush(
+                outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
+                ordinals: info.ordinals, continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
+                renderingSequence: info.renderingSequence ?? 0, acknowledged: envelope.acknowledged, snapshot: info.snapshot)
+            receive(flush, for: proxy)
+            if info.released == true { completeRelease(of: proxy) }
+        case .error:
+            let error = envelope.payloads.first.flatMap { payload in
+                try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
+            }
+            let childError: RemoteChildError
+            switch error?.code {
+            case .unknownType: childError = .unknownType(error?.typeName ?? proxy.typeName)
+            case .undecodableProps: childError = .undecodableProps(typeName: proxy.typeName, reason: error?.message ?? "")
+            default: childError = .refused(error?.message ?? "unreadable error")
+            }
+            if let peer = proxy.worker {
+                peer.children.remove(proxy.childID)
+                endRelease(of: proxy.childID, on: peer)
+            }
+            proxy.fail(childError)
+            awaiting.remove(proxy.childID)
+            settleChanged = true
+        default:
+            break
+        }
+    }
+
+    /// Hands a worker's flush to its proxy, and ends the settle's wait for it if it answers the
+    /// child's current props.
+    func receive(_ flush: WorkerFlush, for proxy: any AnyRemoteChildProxy) {
+        let workerName = proxy.worker?.name ?? "?"
+        if !flush.lengths.isEmpty { metrics.outputsReceived.increment(by: Int64(flush.lengths.count)) }
+        if let rendering = flush.rendering { noteRendering(childID: proxy.childID, bytes: rendering.count) }
+        if proxy.receive(flush: flush, workerName: workerName) { settleChanged = true }
+        if !proxy.isAwaitingRendering, awaiting.remove(proxy.childID) != nil { noteRoundTrip(of: proxy) }
+    }
+
+    func removeWorker(_ peerID: WorkerID, reason: String) {
+        guard let peer = workers.removeValue(forKey: peerID) else { return }
+        // Held messages for it are moot; its children's events wait for their next placement.
+        peer.outbox.removeAll()
+        logger.warning("worker left: \(peer.name) \(reason)", metadata: ["worker": "\(peer.name)"])
+        metrics.workersLeft.increment()
+        if !peer.releasing.isEmpty {
+            logger.warning(
+                "\(peer.name) left before handing over \(peer.releasing.count) children; they move from their last acknowledged state",
+                metadata: ["worker": "\(peer.name)"])
+        }
+        for id in peer.children {
+            guard let proxy = proxies[id], proxy.worker === peer else { continue }
+            proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
+            awaiting.remove(id)
+        }
+        peer.children.removeAll()
+        shared.setWorkers(workers.values.map(\.name))
+    }
+
+    func replyError(to peerID: WorkerID, code: ErrorPayload.Code, message: String, correlationID: UInt64) {
+        guard let payload = try? codec.encode(ErrorPayload(code: code, message: message)) else { return }
+        sendToWorker(peerID, kind: .error, correlationID: correlationID, nodePath: "", payloads: [payload])
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+import WireProtocol
+import ZeroMQ
+@_spi(WorkflowRuntime) import Workflow
+
+/// The parent role, outbound: messages to workers, held per worker until the render pass
+/// settles (or sent early once a batch is full) and sent as one atomic batch each.
+extension RemoteEngine {
+    /// Events recorded in this iteration, then every held message, one batch per worker.
+    func sendHeld() {
+        // A worker an early batch could not reach is handled first: what is held for it is moot.
+        removeWorkersUnreachableEarly()
+        sendDueEvents()
+        if !workersWithHeld.isEmpty {
+            var peers = workersWithHeld
+            workersWithHeld = []
+            for peer in peers {
+                peer.isListedWithHeld = false
+                sendOutbox(of: peer)
+            }
+            // The list's storage is kept for the next time (unless a send held more meanwhile).
+            peers.removeAll(keepingCapacity: true)
+            if workersWithHeld.isEmpty { workersWithHeld = peers }
+        }
+        // Early batches of the events just sent.
+        removeWorkersUnreachableEarly()
+    }
+
+    /// Sends the batches of `peer`'s held messages that are full (`Outbox.sendClosedBatches`)
+    /// now rather than at the end of the pass, so the worker starts on them while the pass
+    /// renders the rest: a pass that updates a thousand children of one worker otherwise had
+    /// the worker idle until the pass ended, and this process idle while the worker worked.
+    /// What reaches the worker, and in which order and batches, is the same.
+    ///
+    /// A send that finds the worker gone does not remove it here, in the middle of a render
+    /// pass (removing it fails its children's proxies, and reading its last messages could hand
+    /// renderings to proxies mid-pass): it is marked, nothing more is sent to it, and the next
+    /// `sendHeld` (the settle's first step, or the loop iteration's end) removes it as a failed
+    /// send there would.
+    private func sendClosedBatches(of peer: WorkerPeer) {
+        guard !peer.isUnreachable, workers[peer.id] === peer else { return }
+        peer.outbox.sendClosedBatches(codec: codec) { message in
+            transmitEarly(message, to: peer)
+        }
+    }
+
+    /// `transmit` for an early batch: a worker found gone is marked for `sendHeld`, not removed.
+    private func transmitEarly(_ message: OutgoingMessage, to peer: WorkerPeer) -> Bool {
+        peer.lastSent = .now
+        do {
+            metrics.bytesOut.increment(by: Int64(message.byteCount))
+            try sockets.sendToListenerPeer(peer.id, message: message)
+            return true
+        } catch {
+            guard error.isHostUnreachable else {
+                // A full send queue: dropped, as `transmit` drops it (events stay unacknowledged).
+                warnLimited("cannot send to a worker", detail: "\(message.kind): \(error)", metadata: ["worker": "\(peer.name)"])
+                return true
+            }
+            peer.isUnreachable = true
+            workersUnreachableEarly.append(peer)
+            return false
+        }
+    }
+
+    /// Removes the workers an early batch found gone (`sendClosedBatches(of:)`), as a failed
+    /// send in `transmit` does: after reading what they sent last, so an orderly leave is
+    /// reported as one.
+    private func removeWorkersUnreachableEarly() {
+        guard !workersUnreachableEarly.isEmpty else { return }
+        let peers = workersUnreachableEarly
+        workersUnreachableEarly.removeAll()
+        for peer in peers where workers[peer.id] === peer {
+            lost(peer.id)
+        }
+    }
+
+    /// Sends what `peer`'s outbox holds, batched. The outbox is taken out while it is sent (a
+    /// failed send may read the workers' socket, and what that holds lands in a fresh one), and
+    /// its storage goes back for the next messages.
+    func sendOutbox(of peer: WorkerPeer) {
+        guard workers[peer.id] === peer, !peer.outbox.isEmpty else { return }
+        var outbox = Outbox()
+        swap(&outbox, &peer.outbox)
+        outbox.send(codec: codec) { message in
+            transmit(message, to: peer.id, nodePath: "")
+            // A failed send removed the worker: its other messages are moot.
+            return workers[peer.id] === peer
+        }
+        if peer.outbox.isEmpty { swap(&outbox, &peer.outbox) }
+    }
+
+    /// Sends a message to a worker; with `hold`, at the end of the pass or loop iteration, in a
+    /// batch with the worker's other held messages (`sendHeld`). A message sent at once first
+    /// sends what is held for that worker, so the worker sees them in order.
+    func sendToWorker(
+        _ peerID: WorkerID, hold: Bool = false, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, epoch: UInt64 = 0,
+        nodePath: String, payloads: some Collection<[UInt8]>, packedValues: Int = 0
+    ) {
+        let header = EnvelopeHeader(
+            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, epoch: epoch, nodePath: nodePath)
+        let peer = workers[peerID]
+        if hold, let peer {
+            do {
+                try peer.outbox.append(header, payloads: payloads, packedValues: packedValues)
+            } catch {
+                warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
+                return
+            }
+            if !peer.isListedWithHeld {
+                peer.isListedWithHeld = true
+                workersWithHeld.append(peer)
+            }
+            if peer.outbox.hasClosedBatch { sendClosedBatches(of: peer) }
+            return
+        }
+        var outbox = Outbox()
+        swap(&outbox, &immediateOutbox)
+        defer {
+            outbox.removeAll()
+            swap(&outbox, &immediateOutbox)
+        }
+        do {
+            try outbox.append(header, payloads: payloads, packedValues: packedValues)
+        } catch {
+            warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["path": "\(nodePath)"])
+            return
+        }
+        if let peer {
+            sendOutbox(of: peer)
+            guard workers[peerID] != nil else { return }
+        }
+        outbox.send(codec: codec) { message in
+            transmit(message, to: peerID, nodePath: nodePath)
+            return true
+        }
+    }
+
+    private func transmit(_ message: OutgoingMessage, to peerID: WorkerID, nodePath: String) {
+        let kind = message.kind
+        workers[peerID]?.lastSent = .now
+        do {
+            metrics.bytesOut.increment(by: Int64(message.byteCount))
+            try sockets.sendToListenerPeer(peerID, message: message)
+        } catch {
+            // A reply to a peer that is not a worker (an answer to garbage) is simply dropped:
+            // nothing is queued for it in this process, whatever it sends.
+            guard workers[peerID] != nil else { return }
+            // Only a peer that is gone is a lost worker. A full send queue (EAGAIN) is a
+            // transient overload: the message is dropped here, and an event in it stays in its
+            // child's unacknowledged list (bounded below the queue by `maxOutstandingEvents`).
+            guard error.isHostUnreachable else {
+                let worker = workers[peerID]?.name ?? "?"
+                warnLimited("cannot send to a worker", detail: "\(kind): \(error)", metadata: ["worker": "\(worker)", "path": "\(nodePath)"])
+                return
+            }
+            lost(peerID)
+        }
+    }
+
+    /// A send found the worker `peerID` gone (its connection closed).
+    private func lost(_ peerID: WorkerID) {
+        // The peer may have said GOODBYE after the last poll: read what it sent first, so an
+        // orderly leave is reported as one and not as a lost worker. (Only here: draining on
+        // every failed send would let a peer that never reads keep the loop in this drain.)
+        if !isDrainingAfterSendFailure {
+            isDrainingAfterSendFailure = true
+            drainListener()
+            isDrainingAfterSendFailure = false
+        }
+        guard workers[peerID] != nil else { return }
+        removeWorker(peerID, reason: "is unreachable (its connection closed)")
+    }
+}
