@@ -74,7 +74,7 @@ where Action.WorkflowType == W {
     private func exactEvent(_ value: any Sendable) -> Event? {
         func open<Value>(_ value: Value) -> Event? {
             guard Value.self == Event.self else { return nil }
-            return withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: Event.self).pointee }
+            return reinterpret(value, as: Event.self)
         }
         return open(value)
     }

@@ -23,7 +23,7 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
         // `as?`: this code is not specialised for the user's types, and a dynamic cast per
         // action (every event and every output mapped by a parent) cost ≈ 1,000 instructions.
         if A.self == AnyWorkflowAction<WorkflowType>.self {
-            self = withUnsafePointer(to: action) { UnsafeRawPointer($0).assumingMemoryBound(to: AnyWorkflowAction<WorkflowType>.self).pointee }
+            self = reinterpret(action, as: AnyWorkflowAction<WorkflowType>.self)
             return
         }
         applyClosure = { state, context in action.apply(toState: &state, context: context) }

@@ -260,20 +260,3 @@ final class ChildNode<Child: Workflow, Parent: Workflow>: WorkflowNode<Child>, A
         parent.apply(outputMap(output))
     }
 }
-
-/// `==` for two values of `T` when `T` is `Equatable`; `nil` when it is not. One dynamic cast of
-/// the type, instead of one of each value per comparison.
-private func equality<T>(of type: T.Type) -> ((T, T) -> Bool)? {
-    guard let equatable = type as? any Equatable.Type else { return nil }
-    func open<E: Equatable>(_: E.Type) -> (T, T) -> Bool {
-        // `E` is `T` (the cast above proved it): the values are reinterpreted, not converted.
-        { lhs, rhs in
-            withUnsafePointer(to: lhs) { lhs in
-                withUnsafePointer(to: rhs) { rhs in
-                    UnsafeRawPointer(lhs).assumingMemoryBound(to: E.self).pointee == UnsafeRawPointer(rhs).assumingMemoryBound(to: E.self).pointee
-                }
-            }
-        }
-    }
-    return open(equatable)
-}

@@ -1,5 +1,5 @@
 import Foundation
-import Workflow
+@_spi(WorkflowRuntime) import Workflow
 
 /// The parent's record of one remote child: what it last sent, what the worker last rendered.
 ///
@@ -436,24 +436,4 @@ struct Acknowledgement: Sendable {
     var snapshot: TreeSnapshot?
 
     var isEmpty: Bool { sequence == 0 && snapshot == nil }
-}
-
-/// `==` for `Props` when the type is `Equatable`, `nil` when it is not. Asks the type, not a
-/// value: casting a value to `any Equatable` boxes it (an allocation per render pass of every
-/// remote child).
-func equality<Props>(of type: Props.Type) -> ((Props, Props) -> Bool)? {
-    guard let equatable = Props.self as? any Equatable.Type else { return nil }
-    return { equatable.areEqual($0, $1) }
-}
-
-extension Equatable {
-    /// `a == b` for values statically typed `Props`, whose type is `Self` (`equality(of:)` checked).
-    fileprivate static func areEqual<Props>(_ a: Props, _ b: Props) -> Bool {
-        guard Props.self == Self.self else { return false }
-        return withUnsafePointer(to: a) { a in
-            withUnsafePointer(to: b) { b in
-                UnsafeRawPointer(a).assumingMemoryBound(to: Self.self).pointee == UnsafeRawPointer(b).assumingMemoryBound(to: Self.self).pointee
-            }
-        }
-    }
 }
