@@ -112,6 +112,7 @@ public enum SinkCodingError: Error, CustomStringConvertible {
 /// parent still holds from the lost worker (see `SinkTable`). Computed only when a sink is
 /// encoded.
 enum SinkRoute {
+    /// The token of a sink: `<node>:<slot>:<event type>@<incarnation in base 36>.<pass>`.
     ///
     /// Written byte by byte into one buffer: string interpolation of the five parts (each number
     /// made a `String` of its own, then appended) cost ≈ 4,000 instructions per encoded sink,
