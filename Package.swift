@@ -10,8 +10,10 @@ import PackageDescription
 //   WorkflowCluster     the daemons' logic: configuration, coordinator, worker, generic JSON root
 //   WorkflowGateway     the coordinator's HTTP side: renderings, events, inspector, metrics, health
 //   WorkflowClusterCommands  the daemons' command lines as entry points an application's @main calls
-//   WorkflowExamples    the seeds' example workflows
-//   EmailBrowserCluster the email browser as a cluster application (the shipped daemons)
+//   WorkflowClusterTesting   test support for cluster applications: daemons as processes, their lines
+//
+// The example applications are packages of their own under Examples/ (the email browser, order
+// fulfilment), depending on this one by path as a user's application does.
 let package = Package(
     name: "DistributedWorkflow",
     platforms: [.macOS(.v15)],
@@ -24,8 +26,7 @@ let package = Package(
         .library(name: "WorkflowCluster", targets: ["WorkflowCluster"]),
         .library(name: "WorkflowGateway", targets: ["WorkflowGateway"]),
         .library(name: "WorkflowClusterCommands", targets: ["WorkflowClusterCommands"]),
-        .executable(name: "workflow-coordinator", targets: ["workflow-coordinator"]),
-        .executable(name: "workflow-worker", targets: ["workflow-worker"]),
+        .library(name: "WorkflowClusterTesting", targets: ["WorkflowClusterTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -62,7 +63,6 @@ let package = Package(
                 "Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]),
-        .target(name: "WorkflowExamples", dependencies: ["Workflow", "WorkflowRemote"]),
         // The cluster daemons' logic (configuration, coordinator, worker, logging, the generic
         // JSON root), testable; knows no example.
         .target(
@@ -97,53 +97,70 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        // The email browser as a cluster application: its root, worker types, screens and demo.
-        .target(
-            name: "EmailBrowserCluster",
-            dependencies: [
-                "WorkflowCluster", "WorkflowClusterCommands", "WorkflowExamples", "WorkflowRemote",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
-        .executableTarget(name: "workflow-coordinator", dependencies: ["EmailBrowserCluster", "WorkflowClusterCommands"]),
-        .executableTarget(name: "workflow-worker", dependencies: ["EmailBrowserCluster", "WorkflowClusterCommands"]),
-        // Workflows and a worker process used by the remote-runtime tests.
+        // Test support for cluster applications (this package's tests and the examples'): start
+        // daemons as processes, wait on the lines they print, stop them all. Foundation only.
+        .target(name: "WorkflowClusterTesting"),
+        // The tests' own workflows (counters, lists, the list-detail root the daemon tests host).
         .target(name: "RemoteTestSupport", dependencies: ["Workflow", "WorkflowRemote"], path: "Tests/Helpers/RemoteTestSupport"),
+        // A bare worker process for the remote-runtime tests (no configuration file).
         .executableTarget(
-            name: "remote-test-worker", dependencies: ["RemoteTestSupport", "WorkflowExamples", "WorkflowRemote"],
-            path: "Tests/Helpers/remote-test-worker"),
+            name: "remote-test-worker", dependencies: ["RemoteTestSupport", "WorkflowRemote"], path: "Tests/Helpers/remote-test-worker"),
+        // The daemon tests' coordinator and worker: the library's commands hosting the test workflows.
+        .executableTarget(
+            name: "test-coordinator",
+            dependencies: [
+                "RemoteTestSupport", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/Helpers/test-coordinator"),
+        .executableTarget(
+            name: "test-worker", dependencies: ["RemoteTestSupport", "WorkflowClusterCommands"], path: "Tests/Helpers/test-worker"),
+        // What the daemon tests share: a cluster of test daemons on a private endpoint, the lines
+        // they print, a client of the gateway.
+        .target(
+            name: "ClusterTestSupport",
+            dependencies: [
+                "WorkflowClusterTesting", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Helpers/ClusterTestSupport"),
         // The benchmark suite (scripts/bench.sh): every figure beside its baseline, one table.
         .executableTarget(
             name: "workflow-bench",
-            dependencies: ["Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowExamples", "ZeroMQ", "WireProtocol"],
+            dependencies: ["Workflow", "WorkflowRemote", "RemoteTestSupport", "ZeroMQ", "WireProtocol"],
             path: "Benchmarks/WorkflowBenchmarks"),
-        .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
-        .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowExamples"]),
-        // docs/GUIDE.md's code, compiled and run.
-        .testTarget(name: "GuideTests", dependencies: ["Workflow", "WorkflowTesting", "WorkflowRemote"]),
+        .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting"]),
+        .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "zmq-test-peer"]),
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
         .testTarget(
             name: "WorkflowRemoteTests",
             dependencies: [
-                "WorkflowRemote", "RemoteTestSupport", "WorkflowExamples", "ZeroMQ", "WireProtocol", "remote-test-worker",
+                "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ZeroMQ", "WireProtocol", "remote-test-worker",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "WorkflowGatewayTests",
             dependencies: [
-                "WorkflowGateway", "WorkflowCluster", "WorkflowRemote", "Workflow", "RemoteTestSupport", "EmailBrowserCluster",
-                "WorkflowExamples", "workflow-coordinator", "workflow-worker",
+                "WorkflowGateway", "WorkflowCluster", "WorkflowRemote", "Workflow", "RemoteTestSupport", "WorkflowClusterTesting",
+                "ClusterTestSupport", "test-coordinator", "test-worker",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
+        // WorkflowCluster in process: configuration, the root session, the coordinator service.
         .testTarget(
             name: "WorkflowClusterTests",
+            dependencies: ["WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting"]),
+        // The daemons the commands make, as real processes (Daemons/), the scenario suites that
+        // run them under load and faults (Scenarios/Flood, Scenarios/NetworkLab), and
+        // docs/GUIDE.md's code, compiled and run (Guide/).
+        .testTarget(
+            name: "WorkflowClusterCommandsTests",
             dependencies: [
-                "WorkflowCluster", "WorkflowExamples", "Workflow", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator",
-                "workflow-worker", "zmq-test-peer",
+                "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote", "WorkflowTesting", "Workflow", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport", "ZeroMQ", "WireProtocol",
+                "test-coordinator", "test-worker", "zmq-test-peer",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]),
     ],

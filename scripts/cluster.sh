@@ -8,17 +8,20 @@
 #                                        when a daemon or a listed worker is not running
 #   scripts/cluster.sh logs   [CONFIG]   the end of every daemon's log
 #
-# CONFIG defaults to Config/local-cluster.json (CURVE on loopback tcp; `up` creates the missing
-# keys in Config/keys/ with `workflow-coordinator keygen --config`, gitignored). Pid files and logs go to $RUN_DIR (default run/,
-# gitignored); the binaries come from $BIN_DIR (default $SCRATCH_PATH/debug, SCRATCH_PATH
-# default .build), built first if missing or stale unless SKIP_BUILD=1.
+# The daemons are the email browser's (the package Examples/EmailBrowser). CONFIG defaults to
+# Config/local-cluster.json (CURVE on loopback tcp; `up` creates the missing keys in Config/keys/
+# with `workflow-coordinator keygen --config`, gitignored). Pid files and logs go to $RUN_DIR
+# (default run/, gitignored); the binaries come from $BIN_DIR (default $SCRATCH_PATH/debug,
+# SCRATCH_PATH default Examples/EmailBrowser/.build), built first if missing or stale unless
+# SKIP_BUILD=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 COMMAND=${1:-status}
 CONFIG=${2:-Config/local-cluster.json}
 RUN_DIR=${RUN_DIR:-run}
-SCRATCH_PATH=${SCRATCH_PATH:-.build}
+SCRATCH_PATH=${SCRATCH_PATH:-Examples/EmailBrowser/.build}
+APP=Examples/EmailBrowser
 BIN=${BIN_DIR:-$SCRATCH_PATH/debug}
 READY_TIMEOUT=${READY_TIMEOUT:-60}   # seconds to wait for the workers to join
 STOP_TIMEOUT=${STOP_TIMEOUT:-15}     # seconds between SIGTERM and SIGKILL
@@ -27,15 +30,15 @@ build_if_needed() {
   [[ ${SKIP_BUILD:-} == 1 ]] && return 0
   local stale=""
   for product in workflow-coordinator workflow-worker; do
-    if [[ ! -x "$BIN/$product" ]] || [[ -n $(find Sources Package.swift -newer "$BIN/$product" -print -quit 2>/dev/null) ]]; then
+    if [[ ! -x "$BIN/$product" ]] || [[ -n $(find Sources Package.swift "$APP/Sources" "$APP/Package.swift" -newer "$BIN/$product" -print -quit 2>/dev/null) ]]; then
       stale=yes
     fi
   done
   if [[ -n $stale ]]; then
     scripts/install-deps.sh
     echo "building the daemons..." >&2
-    swift build --scratch-path "$SCRATCH_PATH" --product workflow-coordinator >&2
-    swift build --scratch-path "$SCRATCH_PATH" --product workflow-worker >&2
+    swift build --package-path "$APP" --scratch-path "$SCRATCH_PATH" --product workflow-coordinator >&2
+    swift build --package-path "$APP" --scratch-path "$SCRATCH_PATH" --product workflow-worker >&2
   fi
 }
 

@@ -7,14 +7,16 @@
 # The coordinator serves the gateway at http://127.0.0.1:8570/ (GATEWAY_LISTEN overrides): the
 # email browser's page, its inspector at /inspector, /metrics and the probes. With chromium
 # installed, a screenshot of the page is kept in docs/email-browser.png (for the README).
-# KEEP_SERVING=1 keeps the cluster up at the end until Ctrl-C.
+# KEEP_SERVING=1 keeps the cluster up at the end until Ctrl-C. The daemons are the email browser
+# application's, a package of its own (Examples/EmailBrowser).
 # Installs what is missing, builds, and stops every process it started on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CONFIG=${CONFIG:-Config/local-cluster.json}
 SELECTIONS=${SELECTIONS:-3,1,4}
-SCRATCH_PATH=${SCRATCH_PATH:-.build}
+SCRATCH_PATH=${SCRATCH_PATH:-Examples/EmailBrowser/.build}
+APP=Examples/EmailBrowser
 BIN="$SCRATCH_PATH/debug"
 RUN_DIR=${RUN_DIR:-run}/demo
 GATEWAY_LISTEN=${GATEWAY_LISTEN:-127.0.0.1:8570}
@@ -25,8 +27,8 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 echo "building..." >&2
-swift build --scratch-path "$SCRATCH_PATH" --product workflow-coordinator >&2
-swift build --scratch-path "$SCRATCH_PATH" --product workflow-worker >&2
+swift build --package-path "$APP" --scratch-path "$SCRATCH_PATH" --product workflow-coordinator >&2
+swift build --package-path "$APP" --scratch-path "$SCRATCH_PATH" --product workflow-worker >&2
 
 mkdir -p "$RUN_DIR"
 # The config's CURVE keys (created once, kept afterwards): the demo runs encrypted, as a real

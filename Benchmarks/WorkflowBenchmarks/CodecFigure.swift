@@ -1,10 +1,10 @@
 import WireProtocol
-import WorkflowExamples
+import RemoteTestSupport
 
-/// Figure 6: JSON vs binary encode+decode of the demo's props and a rendering-sized value.
+/// Figure 6: JSON vs binary encode+decode of a root's props and a list pane's props.
 func codecFigures() throws -> [Figure] {
-    let props = EmailBrowserWorkflow(messageIDs: Array(1...20))
-    let inbox = InboxWorkflow(messageIDs: Array(1...50))
+    let props = ListDetailWorkflow(ids: Array(1...20), listPlacement: .local, detailPlacement: .local)
+    let list = ListPaneWorkflow(ids: Array(1...50))
     var figures: [Figure] = []
     func time<T: Codable & Equatable & Sendable>(_ value: T, _ codec: some WireCodec) throws -> Double {
         let iterations = 20_000
@@ -13,9 +13,9 @@ func codecFigures() throws -> [Figure] {
     }
     let binaryProps = try time(props, BinaryWireCodec())
     let jsonProps = try time(props, JSONWireCodec())
-    figures.append(Figure(name: "6 codec: browser props (binary vs JSON)", value: binaryProps, unit: "ns", baseline: jsonProps, goal: "< JSON", met: binaryProps < jsonProps))
-    let binaryInbox = try time(inbox, BinaryWireCodec())
-    let jsonInbox = try time(inbox, JSONWireCodec())
-    figures.append(Figure(name: "6 codec: inbox of 50 (binary vs JSON)", value: binaryInbox, unit: "ns", baseline: jsonInbox, goal: "< JSON", met: binaryInbox < jsonInbox))
+    figures.append(Figure(name: "6 codec: root props (binary vs JSON)", value: binaryProps, unit: "ns", baseline: jsonProps, goal: "< JSON", met: binaryProps < jsonProps))
+    let binaryList = try time(list, BinaryWireCodec())
+    let jsonList = try time(list, JSONWireCodec())
+    figures.append(Figure(name: "6 codec: list of 50 ids (binary vs JSON)", value: binaryList, unit: "ns", baseline: jsonList, goal: "< JSON", met: binaryList < jsonList))
     return figures
 }

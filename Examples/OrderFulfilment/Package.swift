@@ -35,7 +35,12 @@ let package = Package(
                 .product(name: "WorkflowRemote", package: "DistributedWorkflow"),
                 .product(name: "WorkflowClusterCommands", package: "DistributedWorkflow"),
             ]),
-        .testTarget(name: "OrderFulfilmentTests", dependencies: ["OrderFulfilment", "orders-coordinator", "orders-worker"]),
+        .testTarget(
+            name: "OrderFulfilmentTests",
+            dependencies: [
+                "OrderFulfilment", "orders-coordinator", "orders-worker",
+                .product(name: "WorkflowClusterTesting", package: "DistributedWorkflow"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

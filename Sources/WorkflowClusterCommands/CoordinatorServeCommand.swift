@@ -22,14 +22,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 """)
     }
 
-    @Option(name: .long, help: ArgumentHelp("The cluster configuration file (JSON).", valueName: "file"))
-    var config: String
-
-    @Option(name: .long, help: ArgumentHelp("The lowest log level: trace, debug, info, notice, warning, error, critical. Overrides log.level and WORKFLOW_LOG_LEVEL.", valueName: "level"))
-    var logLevel: String?
-
-    @Option(name: .long, help: ArgumentHelp("Log line format: text (default) or json. Overrides log.format and WORKFLOW_LOG_FORMAT.", valueName: "format"))
-    var logFormat: String?
+    @OptionGroup var daemon: DaemonOptions
 
     @Option(name: .long, help: ArgumentHelp("The endpoint to bind (tcp://host:port or ipc://path). Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
     var endpoint: String?
@@ -74,9 +67,9 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
         let settings: ClusterSettings
         do {
             settings = try await ClusterSettings.load(
-                file: config,
+                file: daemon.config,
                 overrides: ClusterOverrides(
-                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen))
+                    logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen))
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)

@@ -25,8 +25,7 @@ struct WorkerCommand: ParsableCommand {
             version: WorkflowClusterVersion.current)
     }
 
-    @Option(name: .long, help: ArgumentHelp("The cluster configuration file (JSON).", valueName: "file"))
-    var config: String
+    @OptionGroup var daemon: DaemonOptions
 
     @Option(name: .long, help: ArgumentHelp("This worker's name, unique in the cluster; its pool and capacity come from the file's workers entry of that name. Overrides WORKFLOW_WORKER_NAME.", valueName: "name"))
     var name: String?
@@ -36,12 +35,6 @@ struct WorkerCommand: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("How long SIGTERM waits for this worker's children to move to other workers before it leaves anyway, in milliseconds (0: leave at once). Overrides drain.deadline_ms and WORKFLOW_DRAIN_DEADLINE_MS.", valueName: "ms"))
     var drainDeadlineMs: String?
-
-    @Option(name: .long, help: ArgumentHelp("The lowest log level: trace, debug, info, notice, warning, error, critical. Overrides log.level and WORKFLOW_LOG_LEVEL.", valueName: "level"))
-    var logLevel: String?
-
-    @Option(name: .long, help: ArgumentHelp("Log line format: text (default) or json. Overrides log.format and WORKFLOW_LOG_FORMAT.", valueName: "format"))
-    var logFormat: String?
 
     @Option(name: .long, help: ArgumentHelp("The coordinator endpoint to connect to. Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
     var endpoint: String?
@@ -54,9 +47,9 @@ struct WorkerCommand: ParsableCommand {
         let settings: ClusterSettings
         do {
             settings = try await ClusterSettings.load(
-                file: config,
+                file: daemon.config,
                 overrides: ClusterOverrides(
-                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, workerName: name, workerPool: pool,
+                    logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, workerName: name, workerPool: pool,
                     drainDeadlineMilliseconds: drainDeadlineMs))
         } catch {
             ClusterDaemon.reportFatal(program, error)

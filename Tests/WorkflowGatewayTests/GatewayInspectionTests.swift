@@ -9,6 +9,7 @@ import Workflow
 import WorkflowCluster
 import WorkflowGateway
 import WorkflowRemote
+import WorkflowClusterTesting
 
 /// `/api/tree`, the probes and `/metrics`, over a real parent runtime and an in-process worker.
 @Suite("Gateway inspection, probes and metrics")

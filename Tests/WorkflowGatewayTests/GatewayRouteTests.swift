@@ -12,6 +12,7 @@ import Workflow
 import WorkflowCluster
 @testable import WorkflowGateway
 import WorkflowRemote
+import WorkflowClusterTesting
 
 /// Every gateway route in process, through HummingbirdTesting, over a real root session.
 @Suite("Gateway routes")

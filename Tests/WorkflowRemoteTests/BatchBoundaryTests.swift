@@ -3,6 +3,7 @@ import Testing
 import RemoteTestSupport
 import Workflow
 import WireProtocol
+import WorkflowClusterTesting
 @testable import WorkflowRemote
 
 /// Batching (issue 14) must not change what a child applies: the parent sends a child's events

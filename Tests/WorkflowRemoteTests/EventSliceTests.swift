@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 import RemoteTestSupport
 import Workflow
+import WorkflowClusterTesting
 @testable import WorkflowRemote
 
 /// A worker ends a slice of its parent's messages after `RemoteEngine.eventsPerSlice` events and

@@ -2,6 +2,7 @@ import Foundation
 import RemoteTestSupport
 import Testing
 import Workflow
+import WorkflowClusterTesting
 @testable import WorkflowRemote
 
 /// Events sent to a remote child and not acknowledged by its worker yet are part of the parent's

@@ -2,6 +2,7 @@ import Testing
 import RemoteTestSupport
 import Workflow
 import WorkflowRemote
+import WorkflowClusterTesting
 
 /// Keyed lifecycle across processes: START on first render, UPDATE on new props, STOP on absence.
 @Suite struct RemoteLifecycleTests {

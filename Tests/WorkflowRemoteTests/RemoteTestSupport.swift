@@ -3,6 +3,7 @@ import RemoteTestSupport
 import Testing
 import Workflow
 import WorkflowRemote
+import WorkflowClusterTesting
 
 /// Polls `condition` (a counter kept by another process's runtime, which has no event stream)
 /// until it holds. The condition is read once more after the deadline has passed before the wait

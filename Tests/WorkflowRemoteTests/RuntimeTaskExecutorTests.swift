@@ -2,6 +2,7 @@ import RemoteTestSupport
 import Testing
 import Workflow
 import WorkflowRemote
+import WorkflowClusterTesting
 
 /// A task may run on a `RemoteRuntime` as its `TaskExecutor` (the loop thread), so its updates
 /// start and its renderings resume it without a thread hand-off. These check that such a task

@@ -1,6 +1,5 @@
 import Testing
 import Workflow
-import WorkflowExamples
 import WorkflowTesting
 
 /// Each test makes the tester fail on purpose and checks that it recorded an issue saying why.

@@ -1,6 +1,5 @@
 import Testing
 import Workflow
-import WorkflowExamples
 import WorkflowTesting
 
 extension TicTacToeWorkflow: DefaultInitializableWorkflow {}

@@ -1,12 +1,11 @@
 import Synchronization
 import Foundation
 import RemoteTestSupport
-import WorkflowExamples
 import WorkflowRemote
 
 // A worker process for the remote-runtime tests:
 //   remote-test-worker --name NAME --connect ENDPOINT [--listen ENDPOINT] [--pool POOL] [--drain-ms MS]
-// Hosts the test and example workflows until SIGTERM (drains for at most MS, default 5000, then
+// Hosts the test workflows until SIGTERM (drains for at most MS, default 5000, then
 // leaves in order and exits 0) or SIGKILL.
 var arguments = CommandLine.arguments.dropFirst()
 var options: [String: String] = [:]
@@ -22,7 +21,7 @@ var configuration = RemoteRuntimeConfiguration(name: options["name"] ?? "worker"
 configuration.parentEndpoint = options["connect"]
 configuration.listenEndpoint = options["listen"]
 if let pool = options["pool"] { configuration.pool = pool }
-configuration.registry = remoteTestRegistry.registering(InboxWorkflow.self).registering(MessageWorkflow.self)
+configuration.registry = remoteTestRegistry
 configuration.heartbeatInterval = .milliseconds(100)
 configuration.heartbeatLiveness = 5
 let drainDeadline = Duration.milliseconds(Int(options["drain-ms"] ?? "") ?? 5_000)

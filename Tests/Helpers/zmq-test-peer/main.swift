@@ -24,6 +24,13 @@
 // Prints "flood sent <count> messages, <bytes> bytes[, disconnected <n> times]" on standard
 // output and exits 0 once every message has left its socket; 1 on any libzmq error.
 //
+//   zmq-test-peer lifecycles <count>
+//
+// Runs <count> full socket lifecycles in this process (a context, a bound ROUTER and a connected
+// DEALER on a fresh ipc endpoint, one message, teardown) after one to warm up, and prints
+// "descriptors <before> <after>": the process's open file descriptors before and after. A
+// process of its own, so nothing else moves the count (the descriptor-leak test reads it).
+//
 // In every mode the process ends within 60 s whatever happens (SIGALRM), so a test that dies
 // never leaves a peer running.
 import Foundation
@@ -110,10 +117,35 @@ func flood(endpoint: String, count: Int, size: Int, kind: FloodKind, peers: Int)
     return (count * message.reduce(0) { $0 + $1.count }, disconnects)
 }
 
+/// One lifecycle of the descriptor-leak check: a context, two sockets, a message, teardown.
+func exerciseOneLifecycle(iteration: Int) throws {
+    let context = try ZMQContext()
+    let server = try ZMQSocket(.router, context: context)
+    let client = try ZMQSocket(.dealer, context: context)
+    try server.set(.linger, 0)
+    try client.set(.linger, 0)
+    let path = "/tmp/zmq-peer-\(getpid())-\(iteration)"
+    try server.bind("ipc://" + path)
+    try client.connect(try server.lastEndpoint)
+    try client.send([Array("ping-\(iteration)".utf8)])
+    guard let received = try server.receiveMultipart(.timeout(.seconds(10))), received.last == Array("ping-\(iteration)".utf8) else {
+        fail("lifecycle \(iteration): the message did not arrive", code: 2)
+    }
+    client.close()
+    client.close()  // idempotent
+    server.close()
+    unlink(path)
+}
+
+/// The process's open file descriptors.
+func openDescriptors() throws -> Int {
+    try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+}
+
 // The process's lifetime bound: SIGALRM's default action ends it.
 alarm(60)
 let arguments = CommandLine.arguments
-let usage = "usage: zmq-test-peer echo <endpoint> <count> | flood <endpoint> <count> <size> <garbage|hello|slow-hello|oversize> [<peers>]"
+let usage = "usage: zmq-test-peer echo <endpoint> <count> | flood <endpoint> <count> <size> <garbage|hello|slow-hello|oversize> [<peers>] | lifecycles <count>"
 do {
     switch arguments.dropFirst().first {
     case "echo":
@@ -126,6 +158,12 @@ do {
         let (bytes, disconnects) = try flood(endpoint: arguments[2], count: count, size: size, kind: kind, peers: peers)
         let disconnected = kind == .oversize ? ", disconnected \(disconnects) times" : ""
         print("flood sent \(count) messages, \(bytes) bytes\(disconnected)")
+    case "lifecycles":
+        guard arguments.count == 3, let count = Int(arguments[2]), count >= 0 else { fail(usage, code: 64) }
+        try exerciseOneLifecycle(iteration: -1)  // warm up lazily created process-wide state
+        let before = try openDescriptors()
+        for iteration in 0..<count { try exerciseOneLifecycle(iteration: iteration) }
+        print("descriptors \(before) \(try openDescriptors())")
     default:
         fail(usage, code: 64)
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Testing
+import WorkflowClusterTesting
 
 /// A test's order-fulfilment cluster: the shipped configuration on a private ipc endpoint, and
 /// every daemon started through it, so `shutDown()` stops them all (SIGTERM, then SIGKILL) and
@@ -13,46 +13,31 @@ final class OrdersCluster: Sendable {
     let endpoint = "ipc:///tmp/orders-test-\(getpid())-\(UUID().uuidString.prefix(8)).ipc"
     /// A private directory for files a test writes (snapshots); removed at shutdown.
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orders-test-\(getpid())-\(UUID().uuidString.prefix(8))")
-    private let daemons = Mutex<[Daemon]>([])
+    /// The daemons the test started.
+    let daemons = DaemonGroup()
 
     /// Starts the coordinator (JSON renderings, events from standard input) and waits until it
     /// listens.
-    func startCoordinator(_ extra: [String] = []) async throws -> Daemon {
-        let coordinator = try start(
+    func startCoordinator(_ extra: [String] = []) async throws -> DaemonProcess {
+        let coordinator = try daemons.start(
             "orders-coordinator",
             ["--config", Self.config, "--endpoint", endpoint, "--print-renderings", "json", "--events-from-stdin"] + extra,
-            label: "coordinator")
+            label: "coordinator", standardInput: true)
         try await coordinator.stdout.first("the coordinator to listen") { $0.contains(#""event":"listening""#) }
         return coordinator
     }
 
     /// Starts the worker `name` and waits until the coordinator welcomed it.
     @discardableResult
-    func startWorker(_ name: String) async throws -> Daemon {
-        let worker = try start("orders-worker", ["--config", Self.config, "--endpoint", endpoint, "--name", name], label: name)
+    func startWorker(_ name: String) async throws -> DaemonProcess {
+        let worker = try daemons.start("orders-worker", ["--config", Self.config, "--endpoint", endpoint, "--name", name], label: name)
         try await worker.stderr.first("\(name) to be welcomed") { $0.contains("welcomed by the parent") }
         return worker
     }
 
-    func start(_ executable: String, _ arguments: [String], label: String) throws -> Daemon {
-        let daemon = try Daemon(executable, arguments, label: label)
-        daemons.withLock { $0.append(daemon) }
-        return daemon
-    }
-
     /// Stops every daemon still running (workers first), SIGKILLing one that does not exit.
     func shutDown() async {
-        let started = daemons.withLock { $0 }
-        for daemon in started.reversed() where daemon.isRunning {
-            kill(daemon.process.processIdentifier, SIGTERM)
-            if (try? await daemon.waitForExit()) == nil {
-                kill(daemon.process.processIdentifier, SIGKILL)
-                daemon.process.waitUntilExit()
-            }
-        }
-        for daemon in started {
-            #expect(!daemon.isRunning, "\(daemon.label) (pid \(daemon.process.processIdentifier)) is still running")
-        }
+        for survivor in await daemons.shutDown() { Issue.record("\(survivor) is still running") }
         try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
         try? FileManager.default.removeItem(at: directory)
     }
@@ -63,7 +48,7 @@ final class OrdersCluster: Sendable {
         do {
             try await body(cluster)
         } catch {
-            for daemon in cluster.daemons.withLock({ $0 }) {
+            for daemon in cluster.daemons.members {
                 let tail = (daemon.stdout.lines.suffix(5) + daemon.stderr.lines.suffix(20)).joined(separator: "\n")
                 Issue.record(Comment(rawValue: "\(daemon.label) output:\n\(tail)"))
             }

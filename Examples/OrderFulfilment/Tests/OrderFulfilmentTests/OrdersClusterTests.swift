@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkflowClusterTesting
 
 /// The order-fulfilment app as a real cluster: its own coordinator and two workers, built on the
 /// library's entry points, driven through the root's JSON rendering and events by token.
@@ -96,7 +97,7 @@ struct OrdersClusterTests {
     func version() async throws {
         try await OrdersCluster.with { cluster in
             for executable in ["orders-coordinator", "orders-worker"] {
-                let daemon = try cluster.start(executable, ["--version"], label: executable)
+                let daemon = try cluster.daemons.start(executable, ["--version"], label: executable)
                 #expect(try await daemon.waitForExit() == 0)
                 #expect(daemon.stdout.lines.first?.isEmpty == false)
             }

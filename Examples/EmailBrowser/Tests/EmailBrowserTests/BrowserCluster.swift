@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import WorkflowClusterTesting
+
+/// A test's email-browser cluster: a configuration file on a private ipc endpoint (the browser's
+/// usual placement: the inbox on worker-1, the message on worker-2; the gateway on a free
+/// loopback port), and every daemon started through its `DaemonGroup`, so `shutDown()` stops
+/// them all and checks none is left, whether the test passed or failed.
+final class BrowserCluster: Sendable {
+    let directory: URL
+    let configPath: String
+    let endpoint: String
+    let daemons = DaemonGroup()
+
+    init(_ name: String) throws {
+        let unique = "\(getpid())-\(name)-\(UUID().uuidString.prefix(8))"
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("email-browser-\(unique)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        configPath = directory.appendingPathComponent("cluster.json").path
+        endpoint = "ipc://" + directory.appendingPathComponent("endpoint").path
+        let document: [String: Any] = [
+            "coordinator": ["endpoint": endpoint, "root": "email-browser"],
+            "workers": [["name": "worker-1", "pool": "inbox"], ["name": "worker-2", "pool": "messages"]],
+            "heartbeat": ["interval_ms": 100, "liveness": 5],
+            "request": ["deadline_ms": 10_000],
+            "log": ["level": "info", "format": "text"],
+            "placement": [
+                ["match": "EmailBrowser.InboxWorkflow", "worker": "worker-1"],
+                ["match": "EmailBrowser.MessageWorkflow", "worker": "worker-2"],
+            ],
+            "security": ["mode": "plaintext"],
+            "gateway": ["listen": "127.0.0.1:0"],
+        ]
+        try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
+            .write(to: URL(fileURLWithPath: configPath))
+    }
+
+    /// Starts the coordinator printing JSON lines and waits until it listens.
+    @discardableResult
+    func startCoordinator(_ extra: [String] = []) async throws -> DaemonProcess {
+        let coordinator = try start("workflow-coordinator", ["--config", configPath, "--print-renderings", "json"] + extra, label: "coordinator")
+        try await coordinator.stdout.first("the coordinator to listen") { $0.contains(#""event":"listening""#) }
+        return coordinator
+    }
+
+    /// Starts the worker `name` and waits until the coordinator welcomed it.
+    @discardableResult
+    func startWorker(_ name: String) async throws -> DaemonProcess {
+        let worker = try start("workflow-worker", ["--config", configPath, "--name", name], label: name)
+        try await worker.stderr.first("\(name) to be welcomed") { $0.contains("welcomed by the parent") }
+        return worker
+    }
+
+    /// Starts any process as a member of the cluster (so it is stopped with it).
+    func start(_ executable: String, _ arguments: [String], label: String, environment: [String: String] = [:]) throws -> DaemonProcess {
+        try daemons.start(executable, arguments, label: label, environment: environment)
+    }
+
+    /// The latest daemon started under `label`.
+    func daemon(labelled label: String) -> DaemonProcess? { daemons.daemon(labelled: label) }
+
+    /// The gateway's base URL, as the coordinator printed it (`{"event":"gateway","url":…}`).
+    static func gatewayURL(of coordinator: DaemonProcess) async throws -> String {
+        struct Line: Decodable {
+            var url: String?
+        }
+        let line = try await coordinator.stdout.first("the gateway to listen") { $0.contains(#""event":"gateway""#) }
+        guard let url = try JSONDecoder().decode(Line.self, from: Data(line.utf8)).url else {
+            throw WaitFailure(description: "no url in \(line)")
+        }
+        return url
+    }
+
+    /// Runs `body` with a fresh cluster and always shuts it down, even when `body` throws.
+    static func with(_ name: String, _ body: (BrowserCluster) async throws -> Void) async throws {
+        let cluster = try BrowserCluster(name)
+        do {
+            try await body(cluster)
+        } catch {
+            for tail in cluster.daemons.logTails() { Issue.record(Comment(rawValue: tail)) }
+            await cluster.shutDown()
+            throw error
+        }
+        await cluster.shutDown()
+    }
+
+    private func shutDown() async {
+        for survivor in await daemons.shutDown() { Issue.record("\(survivor) is still running") }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A coordinator JSON line describing a rendering of the email browser (`EmailBrowserFrames`).
+struct BrowserFrame: Decodable {
+    struct Inbox: Decodable {
+        var renderedBy: String
+        var messageIDs: [Int]
+    }
+    struct Message: Decodable {
+        var renderedBy: String
+        var messageID: Int?
+    }
+    var event: String
+    var inbox: Inbox
+    var message: Message
+
+    /// A predicate for lines showing the inbox rendered by `inbox` and the message by `message`.
+    static func rendered(inbox: String, message: String) -> @Sendable (String) -> Bool {
+        { line in
+            guard let frame = try? JSONDecoder().decode(BrowserFrame.self, from: Data(line.utf8)), frame.event == "rendering" else { return false }
+            return frame.inbox.renderedBy == inbox && frame.message.renderedBy == message && !frame.inbox.messageIDs.isEmpty
+        }
+    }
+}

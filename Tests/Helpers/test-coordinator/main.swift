@@ -1,0 +1,9 @@
+// The cluster tests' coordinator: the library's coordinator command hosting the test root
+// `list-detail` (a list pane and a detail pane placed by the configuration), with a scripted
+// sequence of picks (`--picks 3,1`) that drives events through the whole tree.
+import RemoteTestSupport
+import WorkflowCluster
+import WorkflowClusterCommands
+
+await WorkflowCoordinatorCommand.main(
+    roots: RootWorkflowRegistry().registering("list-detail") { ListDetailWorkflow() }, extension: PickScriptOptions.self)

@@ -1,0 +1,120 @@
+import Foundation
+import RemoteTestSupport
+import Synchronization
+import Testing
+import Workflow
+import WorkflowRemote
+import WorkflowClusterTesting
+
+/// One live copy of a child: a worker that was stopped (SIGSTOP) past the liveness window, while
+/// its child moved to another worker and the events queued for it were replayed there, applies
+/// none of those events when it runs again (SIGCONT). It stops its children and rejoins on a
+/// fresh socket before it reads anything queued on the old one.
+@Suite struct FencingTests {
+    @Test func workerStoppedPastTheLivenessWindowAppliesNothingQueuedForIt() async throws {
+        let parent = try makeParent("fence", requestTimeout: .seconds(30))
+        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("wf-fence-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: logs) }
+        let names = ["fence-a", "fence-b"]
+        let workers = try names.map { try WorkerProcess(name: $0, connect: parent.listenEndpoint!, pool: "fence") }
+        defer {
+            for worker in workers {
+                worker.resume()
+                worker.stop()
+            }
+        }
+        await parent.waitForWorkers(count: 2)
+
+        let host = WorkflowHost(workflow: FencingRoot(logDirectory: logs.path), loop: parent)
+        let outputs = host.outputs
+        let progress = Progress()
+        let collector = progress.collect(outputs, upTo: 400) { $0 }
+        let screen = try await rendering(of: host, "the counter") { $0.count == 0 }
+        guard case .running(let first) = try await status(of: parent, pathSuffix: "[c]", where: { if case .running = $0 { true } else { false } })
+        else { return }
+        let old = workers[names.firstIndex(of: first)!]
+        let oldLog = logs.appendingPathComponent("\(old.process.processIdentifier).log").path
+
+        // Applied, flushed and received: the old worker is idle when it is stopped.
+        for _ in 0..<100 { screen.onIncrement.send(1) }
+        try await eventually("the first 100 outputs") { progress.count.load(ordering: .relaxed) >= 100 }
+        old.suspend()
+        try await eventually("the worker stopped") { old.isSuspended }
+        let appliedBeforeStop = Self.lines(oldLog)
+        #expect(appliedBeforeStop == 100)
+
+        // These are queued for the stopped worker until it is declared dead; then they are
+        // replayed on the other worker, where the child moves.
+        for _ in 0..<200 { screen.onIncrement.send(1) }
+        let second = names.first { $0 != first }!
+        _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: second) })
+        old.resume()
+        try await eventually("the old worker rejoined") { parent.workerNames == names }
+
+        for _ in 0..<100 { screen.onIncrement.send(1) }
+        let seen = try await withSafetyTimeout("400 outputs") { await collector.value }
+        #expect(seen == Array(1...400), "every output exactly once, in order")
+        try await rendering(of: host, "the final count") { $0.count == 400 }
+        #expect(
+            Self.lines(oldLog) == appliedBeforeStop,
+            "the old worker applied events after it was declared dead: \(Self.lines(oldLog) - appliedBeforeStop) more")
+
+        await host.stop()
+        await parent.shutdown()
+    }
+
+    static func lines(_ path: String) -> Int {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
+    }
+}
+
+/// Renders one `LoggingCounterWorkflow` on the `fence` pool and passes its outputs on.
+struct FencingRoot: Workflow, Sendable {
+    var logDirectory: String
+    typealias State = Void
+    typealias Output = Int
+
+    func render(state: Void, context: RenderContext<FencingRoot>) -> CounterScreen {
+        LoggingCounterWorkflow(logDirectory: logDirectory)
+            .remote(on: .pool("fence"))
+            .rendered(in: context, key: "c", onOutput: { _, count in count })
+    }
+}
+
+/// One live worker per name: a HELLO under the name of a worker that is alive, from another
+/// runtime instance, is refused with a typed reason; the live one keeps its place and its child.
+/// Once that worker is really gone, the refused one (asking again with back-off) takes the name.
+@Suite struct WorkerNameTests {
+    @Test func secondLiveWorkerOfTheSameNameIsRefusedUntilTheFirstIsGone() async throws {
+        let parent = try makeParent("twin-parent")
+        let endpoint = parent.listenEndpoint!
+        let first = try makeWorker("twin", parent: endpoint)
+        await parent.waitForWorkers(count: 1)
+        let host = WorkflowHost(
+            workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .worker("twin")), loop: parent)
+        let screen = try await rendering(of: host, "the counter on the first worker") { $0["c"]?.count == 0 }["c"]!
+
+        let second = try makeWorker("twin", parent: endpoint)
+        let refusal = try await withSafetyTimeout("the refusal") { await second.refusal() }
+        #expect(refusal == .nameTaken(name: "twin"))
+        #expect(!second.isWelcomed)
+        // The first worker kept its place and its child: no restart, events still applied there.
+        screen.onIncrement.send(1)
+        try await rendering(of: host, "an event applied by the first worker") { $0["c"]?.count == 1 }
+        #expect(first.isWelcomed)
+        #expect(first.workerCounters.started == 1 && first.workerCounters.events == 1)
+        #expect(second.workerCounters.started == 0)
+        #expect(parent.workerNames == ["twin"])
+
+        // Gone for real: the name is free, and the refused worker joins and gets the child.
+        await first.shutdown()
+        try await eventually("the second worker welcomed") { second.isWelcomed }
+        try await rendering(of: host, "the child restarted on the second worker from its snapshot") { $0["c"]?.count == 1 }
+        try await eventually("the child started there") { second.workerCounters.started == 1 }
+
+        await host.stop()
+        await second.shutdown()
+        await parent.shutdown()
+    }
+}
