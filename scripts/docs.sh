@@ -12,7 +12,7 @@ out=.build/docs
 mkdir -p "$out"
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(Workflow WorkflowTesting ZeroMQ WireProtocol WorkflowRemote WorkflowCluster WorkflowGateway WorkflowClusterCommands)
+  targets=(Workflow WorkflowTesting ZeroMQ WireProtocol WorkflowRemote WorkflowCluster WorkflowGateway WorkflowClusterCommands WorkflowClusterTesting)
 fi
 failed=0
 for target in "${targets[@]}"; do

@@ -9,8 +9,8 @@ import WorkflowClusterTesting
 ///
 /// Daemons are started through a `ClusterFixture` (so every one is stopped, also when a test
 /// fails) and run on their host with `netlab.sh exec`. Workers: worker-1 and worker-3 in pool
-/// `inbox` (the inbox pane's rule), worker-2 alone hosting the message pane (a named rule):
-/// losing the inbox's worker moves the inbox; losing worker-2 makes the message pane unavailable
+/// `inbox` (the list pane's rule), worker-2 alone hosting the detail pane (a named rule):
+/// losing the list pane's worker moves the list pane; losing worker-2 makes the detail pane unavailable
 /// until worker-2 is back.
 final class LabCluster: Sendable {
     let lab: NetLab
@@ -137,7 +137,7 @@ final class LabCluster: Sendable {
     }
 }
 
-/// The selections the coordinator's scripted demo makes (`--demo-selections`) and the ones its
+/// The selections the coordinator's scripted demo makes (`--picks`) and the ones its
 /// frames show, to check that every event took effect once and in order.
 ///
 /// The script cycles 1, 2, 3, 4, 5, 1, …: each selection differs from the two before it, and the
@@ -150,7 +150,7 @@ enum SelectionScript {
     /// The script's first `count` selections.
     static func selections(_ count: Int) -> [Int] { (0..<count).map { $0 % 5 + 1 } }
 
-    /// `--demo-selections` for the first `count` selections.
+    /// `--picks` for the first `count` selections.
     static func argument(_ count: Int) -> String { selections(count).map(String.init).joined(separator: ",") }
 
     /// The selections the rendering lines among `lines` show, consecutive repeats folded.

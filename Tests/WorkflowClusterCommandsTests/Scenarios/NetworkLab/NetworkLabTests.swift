@@ -8,9 +8,9 @@ import WorkflowClusterTesting
 /// The daemons across hosts of a network lab (`scripts/netlab.sh`: network namespaces joined by
 /// a bridge, faults by nftables, latency by a delay proxy), over tcp with CURVE as shipped.
 ///
-/// Events are the coordinator's scripted selections (`--demo-selections`, see `SelectionScript`):
-/// each goes to the inbox pane on its worker, comes back as the inbox's output and becomes the
-/// root's state, then the message pane's props on worker-2. The frames the coordinator prints
+/// Events are the coordinator's scripted selections (`--picks`, see `SelectionScript`):
+/// each goes to the list pane on its worker, comes back as the list's output and becomes the
+/// root's state, then the detail pane's props on worker-2. The frames the coordinator prints
 /// show every step, so each test checks that every selection took effect exactly once, in order.
 /// Needs root, iproute2 and nftables (`scripts/netlab.sh check`); skipped otherwise.
 @Suite("Network lab", .serialized, .enabled(if: NetLab.availability.available, NetLab.skipReason))
@@ -23,9 +23,9 @@ struct NetworkLabTests {
     /// Added to a heartbeat window to bound detection on a loaded machine.
     static let detectionSlack: Duration = .seconds(5)
 
-    /// The worker the coordinator's status lines last showed the inbox running on.
+    /// The worker the coordinator's status lines last showed the list pane running on.
     static func inboxWorker(_ coordinator: DaemonProcess, from start: Int = 0) async throws -> String {
-        let line = try await coordinator.stdout.first("the inbox running", from: start, where: StatusLine.matching("ListPaneWorkflow", "running"))
+        let line = try await coordinator.stdout.first("the list pane running", from: start, where: StatusLine.matching("ListPaneWorkflow", "running"))
         return try JSONDecoder().decode(StatusLine.self, from: Data(line.utf8)).detail
     }
 
@@ -123,7 +123,7 @@ struct NetworkLabTests {
             #expect(!coordinator.stdout.lines.contains(where: StatusLine.matching("", "unavailable")))
             for worker in workers.values { Self.expectNeverSilent(worker) }
             let frames = coordinator.stdout.lines.compactMap(ListDetailFrame.parse).filter { !$0.list.ids.isEmpty }
-            #expect(frames.allSatisfy { $0.list.renderedBy == victim }, "the inbox moved")
+            #expect(frames.allSatisfy { $0.list.renderedBy == victim }, "the list pane moved")
             let count = Self.expectEveryEventOnce(coordinator, "0.5 s partition")
             labFigure(
                 "partition 0.5 s of \(victim) (heartbeat \(heartbeat)): \(dropped) frames dropped, no failover; \(count) selections, "
@@ -151,11 +151,11 @@ struct NetworkLabTests {
             if moves {
                 survivor = try await Self.inboxWorker(coordinator, from: cutLine)
                 #expect(survivor != victim)
-                // The moved inbox serves while its old worker is cut off.
+                // The moved list pane serves while its old worker is cut off.
                 try await coordinator.waitForSelections(Self.afterHeal, from: cutLine, "while \(victim) is cut off")
             } else {
                 survivor = nil
-                try await coordinator.stdout.first("the message pane unavailable", from: cutLine, where: StatusLine.matching("DetailPaneWorkflow", "unavailable"))
+                try await coordinator.stdout.first("the detail pane unavailable", from: cutLine, where: StatusLine.matching("DetailPaneWorkflow", "unavailable"))
             }
             let remaining = duration - (ContinuousClock.now - cutAt)
             if remaining > .zero { try await Task.sleep(for: remaining) }  // the fault itself
@@ -166,7 +166,7 @@ struct NetworkLabTests {
             try await coordinator.stderr.first("\(victim) to rejoin", from: healLog, where: Self.join(of: victim))
             let rejoin = ContinuousClock.now - healAt
             if !moves {
-                try await coordinator.stdout.first("the message pane back on worker-2", from: healLine, where: StatusLine.matching("DetailPaneWorkflow", "running"))
+                try await coordinator.stdout.first("the detail pane back on worker-2", from: healLine, where: StatusLine.matching("DetailPaneWorkflow", "running"))
             }
             try await coordinator.waitForSelections(Self.afterHeal, from: healLine, "after the heal")
             try await Self.stop(coordinator, workers)
@@ -174,7 +174,7 @@ struct NetworkLabTests {
             #expect(detection < heartbeat.window + Self.detectionSlack, "detected after \(detection)")
             #expect(workers[victim]?.stderr.lines.contains { $0.contains("the parent is silent") } == true)
             if let survivor {
-                // One live copy: once moved, the inbox never again renders from the cut worker.
+                // One live copy: once moved, the list pane never again renders from the cut worker.
                 let frames = coordinator.stdout.lines[cutLine...].compactMap(ListDetailFrame.parse).filter { !$0.list.ids.isEmpty }
                 let firstMoved = frames.firstIndex { $0.list.renderedBy == survivor } ?? frames.endIndex
                 #expect(frames[firstMoved...].allSatisfy { $0.list.renderedBy == survivor }, "the old copy rendered again")
@@ -183,17 +183,17 @@ struct NetworkLabTests {
             let count = Self.expectEveryEventOnce(coordinator, "\(duration) partition")
             labFigure(
                 "partition \(seconds(duration)) of \(victim) (heartbeat \(heartbeat)): detected in \(seconds(detection)), "
-                    + (moves ? "inbox moved to \(survivor ?? "?")" : "message pane unavailable")
+                    + (moves ? "list pane moved to \(survivor ?? "?")" : "detail pane unavailable")
                     + ", rejoined \(seconds(rejoin)) after the heal; \(count) selections, lost 0, applied twice 0")
         }
     }
 
-    @Test("the message pane's worker partitioned for 2 s: detected, the pane unavailable, back on its worker after the heal, each event once")
+    @Test("the detail pane's worker partitioned for 2 s: detected, the pane unavailable, back on its worker after the heal, each event once")
     func twoSecondPartition() async throws {
         try await partition(for: .seconds(2), moves: false)
     }
 
-    @Test("the inbox's worker partitioned for 10 s: detected, the inbox moved and serving, the old worker rejoins, each event once")
+    @Test("the list pane's worker partitioned for 10 s: detected, the list pane moved and serving, the old worker rejoins, each event once")
     func tenSecondPartition() async throws {
         try await partition(for: .seconds(10), moves: true)
     }
@@ -231,7 +231,7 @@ struct NetworkLabTests {
             let what = direction == "out" ? "\(victim) → coordinator" : "coordinator → \(victim)"
             labFigure(
                 "one-way cut \(what) (heartbeat \(heartbeat)): coordinator noticed in \(seconds(coordinatorNoticed)), worker in "
-                    + "\(seconds(workerNoticed)), inbox moved to \(survivor), rejoined \(seconds(rejoin)) after the heal; "
+                    + "\(seconds(workerNoticed)), list pane moved to \(survivor), rejoined \(seconds(rejoin)) after the heal; "
                     + "\(count) selections, lost 0, applied twice 0")
         }
     }
