@@ -4,7 +4,7 @@
 # callgrind as in `callgrind-remote.sh`, with every allocation function's calls kept apart by
 # their last 14 callers (`--separate-callers14=malloc`, …), once for LOW and once for HIGH round
 # trips; `allocation-sites.py` prints the difference per round trip, chain by chain. Counts are
-# exact, so two runs agree. See docs/BENCHMARKS.md, "Remote paths (issue 14)".
+# exact, so two runs agree. See docs/BENCHMARKS.md, "How to reproduce".
 #   swift build -c release --product workflow-bench && Benchmarks/allocation-sites.sh
 #   DEPTH=12 Benchmarks/allocation-sites.sh .build-bench/release     (another build, longer chains)
 # Needs valgrind and python3; swift-demangle from the toolchain on PATH.

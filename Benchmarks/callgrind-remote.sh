@@ -14,8 +14,8 @@
 # Each process's (Ir(HIGH) - Ir(LOW)) / (HIGH - LOW) is the cost of one round trip (or event)
 # without start-up. With ALLOCS=1 it also runs the same mode once under the preloaded malloc
 # counter (exact allocation counts of both processes). With KEEP=DIR the HIGH run's profiles stay
-# in DIR (parent.cg, worker.cg) for callgrind_annotate. See docs/BENCHMARKS.md, "Remote paths
-# (issue 14)".
+# in DIR (parent.cg, worker.cg) for callgrind_annotate. See docs/BENCHMARKS.md, "How to
+# reproduce".
 #   swift build -c release --product workflow-bench && Benchmarks/callgrind-remote.sh
 #   Benchmarks/callgrind-remote.sh .build-bench/release           (another build directory)
 #   Benchmarks/callgrind-remote.sh .build/release events          (figure 4)

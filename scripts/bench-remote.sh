@@ -3,7 +3,7 @@
 # allocation rows (the preloaded malloc counter, inherited by the worker processes).
 #   scripts/bench-remote.sh                 three runs, release build in .build
 #   RUNS=1 BENCH_SCRATCH=.build-bench scripts/bench-remote.sh
-# See docs/BENCHMARKS.md, "Remote paths (issue 14)".
+# See docs/BENCHMARKS.md, "How to reproduce".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch="${BENCH_SCRATCH:-.build}"

@@ -326,11 +326,11 @@ func remoteFanOutProfile(count: Int, endpoint: String?, children: Int) async thr
 /// batches of 1,000 with at most `window` (4,000) in flight (as a real producer would keep),
 /// until the parent has applied the output of every one.
 ///
-/// The window matters: blasting all of them at once fills the parent's send queue to the worker
-/// (HWM 100,000), and the runtime then treats EAGAIN as "worker unreachable" (see
-/// docs/BENCHMARKS.md). The latest rendering's sink, as a screen would use: a worker's sink table
-/// forgets a token 32,768 exported sinks later (one per worker render), and the first
-/// rendering's sink then reaches nothing (docs/BENCHMARKS.md, "Remote paths").
+/// The window matters: blasting all of them at once runs into the parent's bound on outstanding
+/// events (`maxOutstandingEvents`, below the send queue's high-water mark of 100,000), past which
+/// a sink refuses events. The latest rendering's sink, as a screen would use: a worker's sink
+/// table forgets a token 32,768 exported sinks later (one per worker render), and the first
+/// rendering's sink then reaches nothing (docs/BENCHMARKS.md, "What each figure measures").
 struct EventBurst {
     let host: WorkflowHost<CounterBoardWorkflow>
     let screen: CounterScreen

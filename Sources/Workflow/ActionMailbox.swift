@@ -53,7 +53,7 @@ final class ActionMailbox: Sendable {
 
     /// The host's two drain jobs, in one object. They leave the lock as this reference: a
     /// closure returned through the lock's generic result is re-wrapped on the way (a context
-    /// allocated for each closure, in and out), which cost four allocations per send.
+    /// allocated for each closure, in and out) on every send.
     private final class DrainJobs: Sendable {
         let drain: @Sendable () -> Void
         let inline: @Sendable () -> Void

@@ -7,8 +7,8 @@ public final class ApplyContext<WorkflowType: Workflow> {
     // The props and a validity flag rather than an optional: the runtime applies every action
     // through one of these from code that is generic over the workflow and not specialised for
     // it, where each use of `WorkflowType?` or `[WorkflowType.Output]` costs a generic metadata
-    // lookup (about 450 instructions). An invalidated context therefore still holds its props
-    // until it is renewed or released.
+    // lookup. An invalidated context therefore still holds its props until it is renewed or
+    // released.
     private var workflow: WorkflowType
     private var isValid = true
     /// Outputs reported with `emitOutput(_:)`, in order, before the one `apply` returns.

@@ -4,14 +4,14 @@ import Synchronization
 /// taken in constant time.
 ///
 /// `AsyncStream`'s own buffer takes each element with `Array.removeFirst()`, which moves every
-/// element behind it: a subscriber that fell a few thousand outputs behind (a burst of remote
-/// events) paid thousands of instructions per output, and yielding cost as much again. The
-/// stream a host hands out is now `AsyncStream(unfolding:)` over this queue.
+/// element behind it: a subscriber that fell far behind (a burst of remote events) paid for a
+/// move of its whole backlog on every output, and yielding cost as much again. The stream a
+/// host hands out is now `AsyncStream(unfolding:)` over this queue.
 ///
 /// The items are a ring buffer of `Output`s in memory of their own, and the lock's closures
 /// return only `Bool`s: this code is not specialised for the host's output type, and every
-/// `[Output]`, `Output?` or generic lock result used to cost a generic metadata lookup (≈ 400
-/// instructions each, five per output on the publishing side).
+/// `[Output]`, `Output?` or generic lock result used to cost a generic metadata lookup (several
+/// per output on the publishing side).
 ///
 /// `@unchecked Sendable`: every stored property is read and written only inside `lock`.
 final class OutputQueue<Output: Sendable>: @unchecked Sendable {

@@ -119,7 +119,7 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
     ///
     /// The subscriber table is chosen by the two closures (they capture nothing), not by a key
     /// path: a key path into the generic `State` is instantiated from its mangled pattern on
-    /// every call, about 27,000 instructions per subscription (docs/BENCHMARKS.md).
+    /// every call, a costly step of every subscription.
     private func subscribe<Element>(
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,

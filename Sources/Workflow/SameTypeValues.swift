@@ -1,7 +1,8 @@
 /// `value` as `U`, for code that has proved `T` and `U` are one type by comparing their
 /// metatypes. In runtime code that is not specialised for the user's types, `as?` is a dynamic
-/// cast (about 1,000 instructions); a metatype comparison and this reinterpretation cost next to
-/// nothing. Calling it with two different types is undefined behaviour.
+/// cast (a search of the type's metadata and conformances); a metatype comparison and this
+/// reinterpretation cost next to nothing. Calling it with two different types is undefined
+/// behaviour.
 @inline(__always)
 func reinterpret<T, U>(_ value: T, as _: U.Type) -> U {
     withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: U.self).pointee }

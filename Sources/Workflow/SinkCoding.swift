@@ -61,9 +61,9 @@ public protocol SinkImporter: Sendable {
 /// A `SinkExporter` or `SinkImporter` as the remote runtime puts it in a coder's `userInfo`.
 ///
 /// A sink finds its exporter (importer) in `userInfo`, an `[CodingUserInfoKey: Any]`, once per
-/// encoded (decoded) sink: a cast of that `Any` to `any SinkExporter` looks up the protocol
-/// conformance (≈ 2,900 instructions, once per rendering on each side of a remote round trip),
-/// a cast to this concrete type compares one metadata pointer. A plain exporter or importer in
+/// encoded (decoded) sink: a cast of that `Any` to `any SinkExporter` searches the protocol
+/// conformances (once per rendering on each side of a remote round trip), a cast to this
+/// concrete type compares one metadata pointer. A plain exporter or importer in
 /// `userInfo` (as the cluster's JSON sessions put there) still works, through the slower cast.
 @_spi(WorkflowRuntime) public struct SinkTransport<Transport: Sendable>: Sendable {
     /// The exporter or importer.
@@ -115,8 +115,8 @@ enum SinkRoute {
     /// The token of a sink: `<node>:<slot>:<event type>@<incarnation in base 36>.<pass>`.
     ///
     /// Written byte by byte into one buffer: string interpolation of the five parts (each number
-    /// made a `String` of its own, then appended) cost ≈ 4,000 instructions per encoded sink,
-    /// once per rendering sent; this writes the same bytes for ≈ 1,000.
+    /// made a `String` of its own, then appended) cost several times as much per encoded sink,
+    /// once per rendering sent, for the same bytes.
     static func token<Event>(node: UInt64, slot: Int, event: Event.Type, incarnation: UInt64, pass: UInt64) -> String {
         var typeName = _typeName(event, qualified: true)
         return typeName.withUTF8 { name in

@@ -69,8 +69,8 @@ where Action.WorkflowType == W {
     }
 
     /// `value` when it holds exactly an `Event` (what a sink of this handler delivers): a
-    /// comparison of types and a copy. `as?` alone is a dynamic cast per event (≈ 1,000
-    /// instructions in this unspecialised code); it still handles any other value.
+    /// comparison of types and a copy. `as?` alone is a dynamic cast per event (costly in this
+    /// unspecialised code); it still handles any other value.
     private func exactEvent(_ value: any Sendable) -> Event? {
         func open<Value>(_ value: Value) -> Event? {
             guard Value.self == Event.self else { return nil }

@@ -150,7 +150,7 @@ final class SubtreeManager<W: Workflow> {
 
 /// One child of a pass, in the order the pass rendered it. Not nested in the generic
 /// `SubtreeManager`: a nested type would be generic too, and every array operation on it would
-/// look its metadata up at run time (15% of a re-render's instructions, measured).
+/// look its metadata up at run time (a sizeable share of a re-render's work, measured).
 struct ChildEntry {
     let type: ObjectIdentifier
     let key: String

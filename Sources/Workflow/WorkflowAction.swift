@@ -21,7 +21,7 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
     public init<A: WorkflowAction>(_ action: A) where A.WorkflowType == WorkflowType {
         // An action that is already erased is taken as it is. A comparison of types, not
         // `as?`: this code is not specialised for the user's types, and a dynamic cast per
-        // action (every event and every output mapped by a parent) cost ≈ 1,000 instructions.
+        // action (every event and every output mapped by a parent) is a costly search.
         if A.self == AnyWorkflowAction<WorkflowType>.self {
             self = reinterpret(action, as: AnyWorkflowAction<WorkflowType>.self)
             return

@@ -52,8 +52,8 @@ public struct RemoteChild<Child: RemotableWorkflow>: AnyWorkflowConvertible {
 
     /// Renders the child, or its `RemoteWorkflow` proxy, straight through the context: the same
     /// node as through `asAnyWorkflow()` (a child is identified by its concrete workflow type and
-    /// key), without the type-erased wrapper and its closures, which cost four allocations per
-    /// remote child and render pass.
+    /// key), without the type-erased wrapper and its closures, which would be allocated for
+    /// every remote child on every render pass.
     public func renderAsChild<Parent>(
         in context: RenderContext<Parent>,
         key: String,

@@ -126,9 +126,9 @@ final class SinkTable: SinkExporter {
         let incarnation: Substring
 
         /// Scans the UTF-8 bytes: the separators are ASCII, and a search by `Character` (grapheme
-        /// breaking over the whole token) cost some 12,000 instructions per rendered sink.
+        /// breaking over the whole token) was costly, once per rendered sink.
         /// Over the contiguous bytes when the string has them (a native string does): the
-        /// generic `UTF8View` search cost some 1,000 instructions per exported sink.
+        /// generic `UTF8View` search costs more per exported sink.
         init?(_ token: String) {
             let utf8 = token.utf8
             let offsets = utf8.withContiguousStorageIfAvailable { bytes -> (at: Int, dot: Int)? in

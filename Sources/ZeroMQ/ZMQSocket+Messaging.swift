@@ -17,8 +17,7 @@ extension ZMQSocket {
     /// is rejected with `EINVAL`.
     ///
     /// Inlinable, so a caller's module specialises the loop for its frame type: unspecialised,
-    /// walking the frames generically cost about 2,000 instructions per frame, several times
-    /// libzmq's own work for a small frame.
+    /// walking the frames generically cost several times libzmq's own work for a small frame.
     @inlinable
     public func send<Frame: ContiguousBytes>(_ frames: [Frame], mode: SendMode = .blocking) throws(ZMQError) {
         let handle = try requireHandle()
