@@ -145,11 +145,7 @@ extension RemoteEngine {
     /// every event queued on it, is closed unread. Returns whether it did.
     @discardableResult
     func fenceIfCutOffFromParent() -> Bool {
-        guard sockets.hasUpstream, !shuttingDown, !hosted.isEmpty else { return false }
-        let now = ContinuousClock.now
-        let deadAfter = configuration.heartbeatInterval * configuration.heartbeatLiveness
-        let silence = max(now - lastHeardUpstream, now - lastSentUpstream)
-        guard silence > deadAfter else { return false }
+        guard let silence = silenceBeyondLease() else { return false }
         if isLeaving {
             stopHostingWhileLeaving(silentFor: silence)
             return true
@@ -159,6 +155,19 @@ extension RemoteEngine {
             metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(hosted.count)])
         reconnectToParent(silentFor: silence)
         return true
+    }
+
+    /// Whether this worker's lease on its children has run out: it hosts children and has
+    /// neither heard from nor sent to its parent for the liveness window. Reads the monotonic
+    /// clock and changes nothing, so it is cheap enough to check before every action a hosted
+    /// child applies (`handleEvents`, each job of a round), not only before a slice or a round:
+    /// a worker stopped (SIGSTOP) in the middle of a packed message of events must not apply its
+    /// rest once woken, if its parent has meanwhile moved the child. Returns the silence.
+    func silenceBeyondLease() -> Duration? {
+        guard sockets.hasUpstream, !shuttingDown, !hosted.isEmpty else { return nil }
+        let now = ContinuousClock.now
+        let silence = max(now - lastHeardUpstream, now - lastSentUpstream)
+        return silence > configuration.heartbeatInterval * configuration.heartbeatLiveness ? silence : nil
     }
 
     /// Stops every hosted child and drops what was queued for the parent: a parent that lost

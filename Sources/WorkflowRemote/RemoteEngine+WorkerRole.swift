@@ -65,7 +65,12 @@ extension RemoteEngine {
                 logger.warning("malformed message from the parent dropped: a batch's layout does not match its frames")
                 return
             }
-            for message in messages { handleFromParent(message) }
+            for message in messages {
+                // A batch holds many messages: the lease is checked before each, as before each
+                // message read from the socket.
+                guard !fenceIfCutOffFromParent() else { return }
+                handleFromParent(message)
+            }
         case .welcome:
             reconnectAttempts = 0
             let welcome = envelope.payloads.first.flatMap { payload in
@@ -167,10 +172,16 @@ extension RemoteEngine {
         let routes = info.tokens.map { child.route(for: $0) }
         var delivered = 0
         var applied = appliedEvents[childID, default: 0]
+        var leaseRanOut = false
         let tokenIndexes = info.tokenIndexes
         // Each event is applied right after it is delivered: the host need not schedule a drain.
         child.holdingDrains {
             PackedValues.forEach(in: envelope.payloads[1], lengths: info.lengths) { index, event in
+                // The lease before each event: this thread may have been stopped between two.
+                guard silenceBeyondLease() == nil else {
+                    leaseRanOut = true
+                    return false
+                }
                 let sequence = envelope.sequence + UInt64(index)
                 // Apply the event now, so the outputs it causes are tagged with its sequence and
                 // the next flush can acknowledge it together with a snapshot that includes it.
@@ -183,6 +194,11 @@ extension RemoteEngine {
                 applied = max(applied, sequence)
                 return true
             }
+        }
+        if leaseRanOut {
+            // The child may run elsewhere already: stop hosting, apply and send nothing more.
+            fenceIfCutOffFromParent()
+            return
         }
         if applied > appliedEvents[childID, default: 0] {
             appliedEvents[childID] = applied

@@ -171,11 +171,15 @@ final class RemoteEngine {
         var stopRequested = false
         var round = 0
         repeat {
-            // As at the top of an iteration: a job may have run long (a render pass settling), and
-            // a worker its parent may have declared dead since must not touch what is queued.
-            if round > 0 { _ = fenceIfCutOffFromParent() }
             stopRequested = jobs.takeAll(into: &jobBatch) || stopRequested
-            for job in jobBatch { perform(job) }
+            for job in jobBatch {
+                // As at the top of an iteration, and before each job: a job may have run long (a
+                // render pass settling), this thread may have been stopped between two, and a job
+                // may apply a hosted child's action (a worker's result): a worker its parent may
+                // have declared dead since must not touch what is queued.
+                fenceIfCutOffFromParent()
+                perform(job)
+            }
             jobBatch.removeAll(keepingCapacity: true)
             round += 1
         } while round <= Self.chainedJobRounds && !stopRequested && jobs.hasJobs

@@ -64,6 +64,65 @@ import WorkflowClusterTesting
         await parent.shutdown()
     }
 
+    /// The same while the worker is busy: stopped (SIGSTOP) in the middle of a burst of 1,000
+    /// events, its child moves and takes 1,000 more; woken (SIGCONT), the old worker starts none
+    /// of the events it had received before the stop and not yet applied: its lease is checked
+    /// before every event, not once per message or slice. The one action the stop may have
+    /// caught in the middle (its lease checked, its effect not yet made) ends on waking: no check
+    /// made before an action can stop an action already under way, which only a fencing token
+    /// checked by the resource itself could (see ARCHITECTURE, "Fencing"). Its output is refused
+    /// by the parent like any from an earlier placement. Three runs, one after the other.
+    @Test(.serialized, arguments: 1...3)
+    func workerStoppedInTheMiddleOfABurstAppliesNoneOfItsRestOnceWoken(run: Int) async throws {
+        let parent = try makeParent("fence-burst-\(run)", requestTimeout: .seconds(30))
+        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("wf-fence-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: logs) }
+        let names = ["burst-a", "burst-b"]
+        let workers = try names.map { try WorkerProcess(name: $0, connect: parent.listenEndpoint!, pool: "fence") }
+        defer {
+            for worker in workers {
+                worker.resume()
+                worker.stop()
+            }
+        }
+        await parent.waitForWorkers(count: 2)
+
+        let host = WorkflowHost(workflow: FencingRoot(logDirectory: logs.path), loop: parent)
+        let progress = Progress()
+        let collector = progress.collect(host.outputs, upTo: 2_000) { $0 }
+        let screen = try await rendering(of: host, "the counter") { $0.count == 0 }
+        guard case .running(let first) = try await status(of: parent, pathSuffix: "[c]", where: { if case .running = $0 { true } else { false } })
+        else { return }
+        let old = workers[names.firstIndex(of: first)!]
+        let oldLog = logs.appendingPathComponent("\(old.process.processIdentifier).log").path
+
+        // A burst, and the stop while the worker is still applying it.
+        for _ in 0..<1_000 { screen.onIncrement.send(1) }
+        try await eventually("300 outputs") { progress.count.load(ordering: .relaxed) >= 300 }
+        old.suspend()
+        try await eventually("the worker stopped") { old.isSuspended }
+        let appliedBeforeStop = Self.lines(oldLog)
+
+        // The rest of the burst and 1,000 more are replayed and applied on the other worker.
+        let second = names.first { $0 != first }!
+        _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: second) })
+        for _ in 0..<1_000 { screen.onIncrement.send(1) }
+        let seen = try await withSafetyTimeout("2,000 outputs") { await collector.value }
+        #expect(seen == Array(1...2_000), "every output exactly once, in order")
+
+        // Woken, the old worker stops its copy and rejoins; it applied nothing meanwhile.
+        old.resume()
+        try await eventually("the old worker rejoined") { parent.workerNames == names }
+        #expect(
+            Self.lines(oldLog) - appliedBeforeStop <= 1,
+            "the woken worker applied \(Self.lines(oldLog) - appliedBeforeStop) events after its child moved (at most the one under way)")
+        try await rendering(of: host, "the final count") { $0.count == 2_000 }
+
+        await host.stop()
+        await parent.shutdown()
+    }
+
     static func lines(_ path: String) -> Int {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
     }
