@@ -35,6 +35,11 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// How often the snapshot is written (it is also written on SIGTERM); a coordinator crash
     /// loses at most this much state.
     public var snapshotInterval: Duration = .seconds(1)
+    /// How long a starting coordinator lets a child placed in a pool wait for the pool's listed
+    /// workers to join before placing it among those present (`coordinator.placement_grace_ms`;
+    /// zero: place at once on whoever is there). A cold start or a restore then spreads the
+    /// children over the pool, and hashed placement finds each child's own worker.
+    public var placementGrace: Duration = .seconds(2)
     /// The coordinator's HTTP gateway (off unless `gateway.listen` is set).
     public var gateway = GatewaySettings()
     /// How long a worker stopped with SIGTERM/SIGINT waits for its children to be handed over to

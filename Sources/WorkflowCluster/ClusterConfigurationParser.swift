@@ -47,11 +47,14 @@ public struct ClusterConfigurationParser: Sendable {
         try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
-        try allowOnly(coordinator, "coordinator", ["endpoint", "root"])
+        try allowOnly(coordinator, "coordinator", ["endpoint", "root", "placement_grace_ms"])
         let endpoint = try ClusterEndpoint.validated(
             try string(try required(coordinator, "endpoint", in: "coordinator"), "coordinator.endpoint"), key: "coordinator.endpoint", source: file)
         var configuration = ClusterConfiguration(coordinatorEndpoint: endpoint)
         if let rootName = coordinator["root"] { configuration.root = try string(rootName, "coordinator.root") }
+        if let grace = coordinator["placement_grace_ms"] {
+            configuration.placementGrace = .milliseconds(try nonNegativeInt(grace, "coordinator.placement_grace_ms"))
+        }
 
         if let workers = root["workers"] {
             configuration.workers = try parseWorkers(workers)

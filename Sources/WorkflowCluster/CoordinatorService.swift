@@ -54,6 +54,8 @@ public struct CoordinatorService: Service {
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: "coordinator", logger: logger)
         runtimeConfiguration.listenEndpoint = configuration.coordinatorEndpoint
         runtimeConfiguration.placementTable = configuration.placement
+        runtimeConfiguration.poolMembers = Dictionary(grouping: configuration.workers, by: \.pool).mapValues { $0.map(\.name) }
+        runtimeConfiguration.placementGrace = configuration.placementGrace
         runtimeConfiguration.requestTimeout = configuration.requestDeadline
         runtimeConfiguration.heartbeatInterval = configuration.heartbeatInterval
         runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness

@@ -96,6 +96,12 @@ extension RemoteEngine {
     func runTimers() {
         let now = ContinuousClock.now
         checkDrainDeadline(now: now)
+        if childrenWaitForGrace, now >= placementGraceEnds {
+            // The start's grace is over: children still waiting for their pool's missing workers
+            // are placed among those present.
+            childrenWaitForGrace = false
+            for proxy in proxies.values where proxy.worker == nil { proxy.retryIfUnplaced() }
+        }
         let interval = configuration.heartbeatInterval
         // At most ten times per interval: the checks below walk every worker and child, and a
         // busy loop iterates far more often than that.

@@ -35,6 +35,11 @@ extension RemoteEngine {
     }
 
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
+        if placementWaitsForGrace(proxy.placement, typeName: proxy.typeName, path: proxy.path) {
+            // Still `starting`: placed when the pool's workers have joined or the grace ends.
+            childrenWaitForGrace = true
+            return
+        }
         guard let (id, peer) = chooseWorker(typeName: proxy.typeName, placement: proxy.placement, path: proxy.path) else {
             if let drained = proxy.drainedFrom {
                 proxy.fail(.workerDrained(worker: drained, waitingFor: waitingFor(proxy.placement, typeName: proxy.typeName)))
@@ -249,19 +254,33 @@ extension RemoteEngine {
     }
 
     func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {
-        // A draining worker is leaving: nothing new goes there.
-        let candidates = workers.filter { $0.value.hostedTypes.contains(typeName) && !$0.value.isDraining }.map { ($0.key, $0.value) }
-        let eligible: [(WorkerID, WorkerPeer)]
+        guard case .worker(let name) = poolChoice(placement, typeName: typeName, path: path, withinGrace: false) else { return nil }
+        return workers.first { $0.value.name == name && $0.value.hostedTypes.contains(typeName) && !$0.value.isDraining }
+            .map { ($0.key, $0.value) }
+    }
+
+    /// Whether a child placed by `placement` waits for its pool's configured workers: the start's
+    /// grace runs and one it would consider has not joined yet.
+    func placementWaitsForGrace(_ placement: RemotePlacement, typeName: String, path: String) -> Bool {
+        guard ContinuousClock.now < placementGraceEnds else { return false }
+        return poolChoice(placement, typeName: typeName, path: path, withinGrace: true) == .wait
+    }
+
+    /// The worker `placement` picks for a child (by name), among the connected workers that host
+    /// its type and are not draining (a draining worker is leaving: nothing new goes there).
+    private func poolChoice(_ placement: RemotePlacement, typeName: String, path: String, withinGrace: Bool) -> PoolPlacement.Choice {
+        let candidates = workers.values.filter { $0.hostedTypes.contains(typeName) && !$0.isDraining }
         switch placement {
-        case .local, .configured: return nil
-        case .anyWorker: eligible = candidates
-        case .worker(let name): eligible = candidates.filter { $0.1.name == name }
-        case .pool(let pool): eligible = candidates.filter { $0.1.pool == pool }
+        case .local, .configured: return .none
+        case .anyWorker:
+            return poolPlacement.leastLoaded(pool: nil, connected: candidates.map { ($0.name, $0.children.count) }, withinGrace: false)
+        case .worker(let name): return candidates.contains { $0.name == name } ? .worker(name) : .none
+        case .pool(let pool):
+            let members = candidates.filter { $0.pool == pool }.map { (name: $0.name, children: $0.children.count) }
+            return poolPlacement.leastLoaded(pool: pool, connected: members, withinGrace: withinGrace)
         case .hashed(let pool):
-            let members = candidates.filter { $0.1.pool == pool }.sorted { $0.1.name < $1.1.name }
-            guard !members.isEmpty else { return nil }
-            return members[Int(stableHash(path) % UInt64(members.count))]
+            let members = Set(candidates.filter { $0.pool == pool }.map(\.name))
+            return poolPlacement.hashed(pool: pool, path: path, connected: members, withinGrace: withinGrace)
         }
-        return eligible.min { ($0.1.children.count, $0.1.name) < ($1.1.children.count, $1.1.name) }
     }
 }

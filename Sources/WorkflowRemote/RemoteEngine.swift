@@ -27,6 +27,12 @@ final class RemoteEngine {
     var forwardingRoutes: [String: UInt64] = [:]
     var awaiting: Set<UInt64> = []
     var nextChildID: UInt64 = 1
+    /// How children placed in pools pick their worker (`chooseWorker`).
+    let poolPlacement: PoolPlacement
+    /// Until when a child placed in a pool waits for the pool's configured workers to join.
+    let placementGraceEnds: ContinuousClock.Instant
+    /// Whether a child waited for the grace: when it ends, every unplaced child is tried again.
+    var childrenWaitForGrace = false
     var settleChanged = false
     /// The jobs the loop runs in this iteration (its storage is swapped with the queue's).
     var jobBatch: [RemoteJob] = []
@@ -113,6 +119,8 @@ final class RemoteEngine {
     let instance = UUID().uuidString
 
     init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
+        poolPlacement = PoolPlacement(configuredMembers: configuration.poolMembers)
+        placementGraceEnds = .now + configuration.placementGrace
         self.configuration = configuration
         self.codec = BinaryWireCodec()
         self.logger = configuration.logger
@@ -286,16 +294,6 @@ final class RemoteEngine {
                 metadata: ["suppressed": .stringConvertible(count)])
         }
     }
-}
-
-/// FNV-1a over the UTF-8 bytes: the same in every process and run (unlike `hashValue`).
-func stableHash(_ text: String) -> UInt64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in text.utf8 {
-        hash ^= UInt64(byte)
-        hash = hash &* 0x0000_0100_0000_01b3
-    }
-    return hash
 }
 
 /// A hosted child's outputs waiting for the next flush, each with the event that caused it,

@@ -27,6 +27,16 @@ public struct RemoteRuntimeConfiguration: Sendable {
     public var allowPlaintextOnNetwork = false
     /// Where `.configured` children run.
     public var placementTable = PlacementTable()
+    /// The workers the configuration lists in each pool, by name. Hashed placement ranks a
+    /// child's candidates among these (rendezvous hashing), so which worker a child lands on
+    /// depends on its path and this list, not on which worker happened to join first; and a
+    /// start waits `placementGrace` for them. Empty: pools are whoever is connected.
+    public var poolMembers: [String: [String]] = [:]
+    /// How long after this runtime starts a child placed in a pool (`.pool`, `.hashed`) waits for
+    /// the pool's members in `poolMembers` to join before it is placed among those present. A
+    /// cold start or a restore then spreads its children over the pool instead of piling them
+    /// onto the first worker to join; the child shows `starting` meanwhile. Zero: no waiting.
+    public var placementGrace: Duration = .zero
     /// How many children a worker accepts; more are refused with an error.
     public var capacity: Int = 10_000
     /// How long a parent waits for a worker's answer before reporting the child unavailable.

@@ -1,0 +1,83 @@
+/// How a child placed in a pool picks its worker, as a value with no I/O and no clock (the
+/// engine passes what it sees: who is connected, their load, whether the start's grace runs).
+///
+/// Two rules make placement independent of the order in which workers happen to join:
+/// - **Hashed** (`.hashed(pool)`): the child's worker is the first of the pool's *configured*
+///   members in its rendezvous ranking (highest random weight: each member scored by a hash of
+///   the child's path and the member's name) that is connected. The owner is a function of the
+///   path and the configuration alone, so the same child lands on the same worker across
+///   restarts; when a member is missing, only the children it owns go elsewhere, each to its
+///   next-ranked member.
+/// - **Least-loaded** (`.pool(pool)`): the connected member with the fewest children.
+///
+/// Both wait while the start's grace runs and a configured member they would consider has not
+/// joined yet (`.wait`): a cold start or a restore then spreads its children over the pool
+/// instead of piling them onto the first worker to join.
+package struct PoolPlacement {
+    /// The workers the configuration lists, by pool. A pool with none listed ranks its
+    /// connected members (and never waits).
+    package var configuredMembers: [String: [String]]
+
+    /// A policy over the pools the configuration lists.
+    package init(configuredMembers: [String: [String]]) {
+        self.configuredMembers = configuredMembers
+    }
+
+    /// What a placement decided.
+    package enum Choice: Equatable {
+        /// Place the child on the worker of this name.
+        case worker(String)
+        /// Not yet: a member the rule considers may still join within the grace.
+        case wait
+        /// No connected member can take it.
+        case none
+    }
+
+    /// The owner first: `members` ranked for `path` by rendezvous hashing.
+    package static func ranked(_ members: [String], for path: String) -> [String] {
+        members.map { (name: $0, score: score(path: path, member: $0)) }
+            .sorted { ($0.score, $0.name) > ($1.score, $1.name) }
+            .map(\.name)
+    }
+
+    /// The weight of `member` for `path`: FNV-1a over both, then a 64-bit finaliser so that
+    /// paths differing in one character spread over the whole range.
+    package static func score(path: String, member: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in path.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        hash = (hash ^ 0xff) &* 0x0000_0100_0000_01b3
+        for byte in member.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
+        return hash ^ (hash >> 31)
+    }
+
+    /// The hashed rule for the child at `path`, among the pool members that are `connected`
+    /// (and can host the child).
+    package func hashed(pool: String, path: String, connected: Set<String>, withinGrace: Bool) -> Choice {
+        let configured = configuredMembers[pool] ?? []
+        let members = configured.isEmpty ? Array(connected) : configured
+        for member in Self.ranked(members, for: path) {
+            if connected.contains(member) { return .worker(member) }
+            // The owner (or a member ranked before the first connected one) may still join.
+            if withinGrace { return .wait }
+        }
+        // A connected worker the configuration does not list in the pool: ranked after the
+        // configured ones, so it takes children only when none of those is there.
+        return Self.ranked(Array(connected.subtracting(members)), for: path).first.map(Choice.worker) ?? .none
+    }
+
+    /// The least-loaded rule among the pool members that are `connected`, with their child
+    /// counts: the fewest children, then the name. `pool` `nil`: any worker (never waits).
+    package func leastLoaded(pool: String?, connected: [(name: String, children: Int)], withinGrace: Bool) -> Choice {
+        if withinGrace, let pool {
+            let present = Set(connected.map(\.name))
+            if (configuredMembers[pool] ?? []).contains(where: { !present.contains($0) }) { return .wait }
+        }
+        return connected.min { ($0.children, $0.name) < ($1.children, $1.name) }.map { .worker($0.name) } ?? .none
+    }
+}
