@@ -45,6 +45,10 @@ struct ClusterTreeInspection: Codable, Sendable {
         var propsSequence: UInt64?
         var events: Events?
         var lastRoundTripMilliseconds: Double?
+        /// The current placement's fencing token (raised by every START) and since when it runs
+        /// where it runs: ownership an operator can check against the workers' logs.
+        var epoch: UInt64?
+        var placedAt: Date?
     }
 
     struct Root: Codable, Sendable {
@@ -99,7 +103,8 @@ struct ClusterTreeInspection: Codable, Sendable {
                 placement: child.placement, propsBytes: child.propsBytes, renderingBytes: child.renderingBytes,
                 propsSequence: child.propsSequence,
                 events: Events(sent: child.eventsSent, acknowledged: child.eventsAcknowledged, outstanding: child.eventsOutstanding),
-                lastRoundTripMilliseconds: child.lastRoundTripSeconds.map { ($0 * 1e6).rounded() / 1e3 })
+                lastRoundTripMilliseconds: child.lastRoundTripSeconds.map { ($0 * 1e6).rounded() / 1e3 },
+                epoch: child.epoch == 0 ? nil : child.epoch, placedAt: child.placedAt)
         }
         var nodes: [Node] = []
         for node in liveTree where node.depth > 0 {

@@ -69,6 +69,9 @@ enum InspectorPage {
             const shortType = node.type.split(".").pop();
             const lines = [`${node.path}`, `${node.type} · placement ${node.placement}`,
               `${node.status}${node.detail ? ": " + node.detail : ""}`];
+            if (node.epoch != null) {
+              lines.push(`epoch ${node.epoch}${node.placedAt ? " · placed " + node.placedAt : ""}`);
+            }
             if (node.events) {
               const rt = node.lastRoundTripMilliseconds == null ? "–" : node.lastRoundTripMilliseconds.toFixed(2) + " ms";
               lines.push(`props #${node.propsSequence} ${node.propsBytes} B · rendering ${node.renderingBytes ?? "–"} B · last round trip ${rt}`,

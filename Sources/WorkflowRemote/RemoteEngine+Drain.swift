@@ -84,10 +84,9 @@ extension RemoteEngine {
         child.drain()
         child.render()
         flush(childID, releasing: true)
-        discardHosted(childID)
+        discardHosted(childID, because: "handed over to the parent (drain)")
         shared.count { $0.stopped += 1 }
         drain?.handedOver += 1
-        logger.debug("released", metadata: ["path": "\(envelope.nodePath)"])
     }
 
     /// A released flush for a child this worker does not host: no outputs, no snapshot.

@@ -1,15 +1,17 @@
 import Foundation
 
 /// What the parent role remembers only for the inspector and the metrics: per child, events sent,
-/// the size of its last rendering and when its pending request left.
+/// the size of its last rendering, when its pending request left and when its placement began.
 struct InspectionCounters {
     var eventsSent: [UInt64: UInt64] = [:]
+    var placedAt: [UInt64: Date] = [:]
     var renderingBytes: [UInt64: Int] = [:]
     var requestSent: [UInt64: (sequence: UInt64, at: ContinuousClock.Instant)] = [:]
     var lastRoundTrip: [UInt64: Duration] = [:]
 
     mutating func forget(childID: UInt64) {
         eventsSent[childID] = nil
+        placedAt[childID] = nil
         renderingBytes[childID] = nil
         requestSent[childID] = nil
         lastRoundTrip[childID] = nil
@@ -58,7 +60,8 @@ extension RemoteEngine {
                 worker: proxy.worker?.name, propsSequence: proxy.propsSequence, propsBytes: proxy.encodedProps?.count ?? 0,
                 renderingBytes: inspection.renderingBytes[proxy.childID], eventsSent: sent,
                 eventsAcknowledged: sent - UInt64(min(outstanding, Int(sent))), eventsOutstanding: outstanding,
-                lastRoundTripSeconds: inspection.lastRoundTrip[proxy.childID].map(\.seconds))
+                lastRoundTripSeconds: inspection.lastRoundTrip[proxy.childID].map(\.seconds), epoch: proxy.epoch,
+                placedAt: proxy.worker == nil ? nil : inspection.placedAt[proxy.childID])
         }
         let peers = workers.values.map { peer in
             RemoteRuntimeInspection.Worker(

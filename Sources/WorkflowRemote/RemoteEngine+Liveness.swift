@@ -184,7 +184,10 @@ extension RemoteEngine {
         // A drain cannot hand anything over now: the parent moves these children as after a failure.
         finishDrain(.notConnected)
         shared.setWelcomed(false)
-        for (_, child) in hosted { child.stop() }
+        for (_, child) in hosted {
+            child.stop()
+            logStoppedHosting(child, because: "cut off from the parent")
+        }
         let stopped = hosted.count
         if stopped > 0 { shared.count { $0.stopped += stopped } }
         hosted.removeAll()

@@ -54,6 +54,7 @@ extension RemoteEngine {
             // earlier placement of this child is recognisably stale.
             proxy.epoch += 1
             proxy.worker = peer
+            inspection.placedAt[proxy.childID] = Date()
             peer.children.insert(proxy.childID)
             awaiting.insert(proxy.childID)
             noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)

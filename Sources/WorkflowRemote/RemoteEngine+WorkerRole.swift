@@ -103,9 +103,8 @@ extension RemoteEngine {
         case .stop:
             // A STOP for an earlier placement must not stop the current one.
             if let child = hosted[childID], child.epoch == envelope.epoch {
-                discardHosted(childID)
+                discardHosted(childID, because: "the parent stopped it")
                 shared.count { $0.stopped += 1 }
-                logger.debug("stopped", metadata: ["path": "\(envelope.nodePath)"])
             }
         case .event:
             handleEvents(envelope)
@@ -241,7 +240,7 @@ extension RemoteEngine {
         }
         // A new placement of a child this worker already hosts: the old copy ends here, with
         // everything it had queued for the parent (stale under the new epoch).
-        discardHosted(childID)
+        discardHosted(childID, because: "placed here again, epoch \(envelope.epoch)")
         do {
             let child = try envelope.payloads[1].withUnsafeBytes { bytes in
                 try factory.start(childID: childID, path: envelope.nodePath, props: bytes, propsSequence: envelope.sequence, snapshot: start.snapshot, engine: self)
@@ -251,7 +250,11 @@ extension RemoteEngine {
             // Placed before the parent read this worker's DRAIN: it is released like the others.
             drain?.children += 1
             shared.count { $0.started += 1 }
-            logger.debug("started", metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)"])
+            // One line per placement, with its fencing token: an operator can check from the workers'
+            // logs alone that no two of them hosted a child in the same epoch.
+            logger.info(
+                "hosting \(envelope.nodePath), epoch \(envelope.epoch)",
+                metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)", "epoch": .stringConvertible(envelope.epoch)])
         } catch {
             shared.count { $0.errors += 1 }
             logger.error("START failed: \(error)", metadata: ["path": "\(envelope.nodePath)"])
@@ -260,13 +263,23 @@ extension RemoteEngine {
     }
 
     /// Stops a hosted child and drops what it had queued for the parent.
-    func discardHosted(_ childID: UInt64) {
-        hosted.removeValue(forKey: childID)?.stop()
+    func discardHosted(_ childID: UInt64, because reason: String) {
+        if let child = hosted.removeValue(forKey: childID) {
+            child.stop()
+            logStoppedHosting(child, because: reason)
+        }
         pendingRenderings[childID] = nil
         pendingOutputs[childID] = nil
         needsRender.removeAll { $0 == childID }
         appliedEvents[childID] = nil
         acknowledgedEvents[childID] = nil
+    }
+
+    /// The end of a placement here, with its epoch (the counterpart of "hosting").
+    func logStoppedHosting(_ child: any AnyHostedChild, because reason: String) {
+        logger.info(
+            "stopped hosting \(child.path), epoch \(child.epoch): \(reason)",
+            metadata: ["path": "\(child.path)", "epoch": .stringConvertible(child.epoch)])
     }
 
     func replyUpstreamError(_ code: ErrorPayload.Code, _ message: String, _ envelope: Envelope, typeName: String? = nil) {

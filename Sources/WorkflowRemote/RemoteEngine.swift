@@ -243,7 +243,10 @@ final class RemoteEngine {
         guard !shuttingDown else { return }
         finishDrain(.interrupted)
         shuttingDown = true
-        for (_, child) in hosted { child.stop() }
+        for (_, child) in hosted {
+            child.stop()
+            logStoppedHosting(child, because: "this worker is shutting down")
+        }
         hosted.removeAll()
         flushHosted()
         if sockets.hasUpstream { sendUpstream(kind: .goodbye, correlationID: 0, nodePath: "", payloads: []) }

@@ -32,6 +32,12 @@ public struct RemoteRuntimeInspection: Sendable {
         public var eventsOutstanding: Int
         /// The last START/UPDATE → rendering round trip, in seconds.
         public var lastRoundTripSeconds: Double?
+        /// The current placement's fencing token, raised by every START: the worker applies only
+        /// messages of its copy's epoch, and the parent only accepts its copy's renderings. Two
+        /// workers claiming one child differ here (0: never placed).
+        public var epoch: UInt64 = 0
+        /// When the current placement began (its START to `worker`); `nil` while unplaced.
+        public var placedAt: Date?
     }
 
     /// One worker connected to this parent.

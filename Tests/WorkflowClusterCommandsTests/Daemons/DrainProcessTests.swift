@@ -32,6 +32,9 @@ struct DrainProcessTests {
             let (mark, logMark) = (coordinator.stdout.count, coordinator.stderr.count)
             #expect(try await worker1.terminate() == 0)
             #expect(worker1.stderr.lines.contains { $0.contains("drained: 1 children handed over") }, "\(worker1.stderr.lines)")
+            #expect(
+                worker1.stderr.lines.contains { $0.contains("stopped hosting") && $0.contains("epoch 1: handed over to the parent (drain)") },
+                "\(worker1.stderr.lines)")
             try await coordinator.stderr.first("the coordinator to log the drain", from: logMark) {
                 $0.contains("worker-1 draining: moving 1 children")
             }

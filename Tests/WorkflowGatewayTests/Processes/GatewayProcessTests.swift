@@ -22,6 +22,8 @@ struct GatewayProcessTests {
             var runsOn: Location?
             var status: String
             var events: Events?
+            var epoch: UInt64?
+            var placedAt: String?
         }
         struct Events: Decodable {
             var sent: UInt64
@@ -89,6 +91,10 @@ struct GatewayProcessTests {
             #expect(tree.missingWorkers.isEmpty)
             let inbox = try #require(tree.nodes.first { $0.type.hasSuffix("ListPaneWorkflow") })
             #expect(inbox.runsOn?.process == "worker-1" && inbox.status == "running" && inbox.key == "list")
+            // Ownership to check: the placement's epoch and since when, here and in the worker's log.
+            #expect(inbox.epoch == 1 && inbox.placedAt != nil, "\(inbox)")
+            let worker1 = try #require(cluster.daemon(labelled: "worker-1"))
+            #expect(worker1.stderr.lines.contains { $0.contains("hosting \(inbox.path), epoch 1") }, "\(worker1.stderr.lines)")
             let inboxEvents = try #require(inbox.events)
             #expect(inboxEvents.sent >= 1 && inboxEvents.acknowledged == inboxEvents.sent && inboxEvents.outstanding == 0)
             let message = try #require(tree.nodes.first { $0.type.hasSuffix("DetailPaneWorkflow") })
