@@ -40,6 +40,10 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// zero: place at once on whoever is there). A cold start or a restore then spreads the
     /// children over the pool, and hashed placement finds each child's own worker.
     public var placementGrace: Duration = .seconds(2)
+    /// How the coordinator moves running children placed in pools to where their placement would
+    /// put them now (`rebalance`: on by default, 4 moves at once, a spread of 2); `nil` when
+    /// `rebalance.enabled` is false. Named placements never move.
+    public var rebalancing: RebalancePolicy? = RebalancePolicy()
     /// The coordinator's HTTP gateway (off unless `gateway.listen` is set).
     public var gateway = GatewaySettings()
     /// How long a worker stopped with SIGTERM/SIGINT waits for its children to be handed over to

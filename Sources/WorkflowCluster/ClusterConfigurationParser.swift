@@ -44,7 +44,7 @@ public struct ClusterConfigurationParser: Sendable {
             throw fail("", "a JSON object", found: found)
         }
         let root = try object(document, "")
-        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain"])
+        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain", "rebalance"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
         try allowOnly(coordinator, "coordinator", ["endpoint", "root", "placement_grace_ms"])
@@ -79,6 +79,25 @@ public struct ClusterConfigurationParser: Sendable {
             try allowOnly(object, "drain", ["deadline_ms"])
             if let deadline = object["deadline_ms"] {
                 configuration.drainDeadline = .milliseconds(try nonNegativeInt(deadline, "drain.deadline_ms"))
+            }
+        }
+        if let rebalance = root["rebalance"] {
+            let object = try object(rebalance, "rebalance")
+            try allowOnly(object, "rebalance", ["enabled", "moves_at_once", "spread"])
+            var policy = RebalancePolicy()
+            if let moves = object["moves_at_once"] { policy.movesAtOnce = try positiveInt(moves, "rebalance.moves_at_once") }
+            if let spread = object["spread"] {
+                let value = try positiveInt(spread, "rebalance.spread")
+                guard value >= 2 else { throw fail("rebalance.spread", "an integer of at least 2", found: "\(value)") }
+                policy.spread = value
+            }
+            if let enabled = object["enabled"] {
+                guard !(enabled is String), let enabled = enabled as? Bool else {
+                    throw fail("rebalance.enabled", "true or false", found: describe(enabled))
+                }
+                configuration.rebalancing = enabled ? policy : nil
+            } else {
+                configuration.rebalancing = policy
             }
         }
         if let snapshot = root["snapshot"] {

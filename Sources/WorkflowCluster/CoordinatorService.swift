@@ -56,6 +56,7 @@ public struct CoordinatorService: Service {
         runtimeConfiguration.placementTable = configuration.placement
         runtimeConfiguration.poolMembers = Dictionary(grouping: configuration.workers, by: \.pool).mapValues { $0.map(\.name) }
         runtimeConfiguration.placementGrace = configuration.placementGrace
+        runtimeConfiguration.rebalancing = configuration.rebalancing
         runtimeConfiguration.requestTimeout = configuration.requestDeadline
         runtimeConfiguration.heartbeatInterval = configuration.heartbeatInterval
         runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness

@@ -205,7 +205,7 @@ extension RemoteEngine {
 
     /// The child no longer waits for its release (released, stopped, or its worker left).
     func endRelease(of childID: UInt64, on peer: WorkerPeer) {
-        guard peer.releasing.remove(childID) != nil, peer.releasing.isEmpty else { return }
+        guard peer.releasing.remove(childID) != nil, peer.releasing.isEmpty, peer.isDraining else { return }
         reportDrained(peer)
     }
 

@@ -109,6 +109,7 @@ extension RemoteEngine {
         nextTimerCheck = now + interval / 10
         reportSuppressedWarnings()
         updateGauges()
+        rebalance(now: now)
         let deadAfter = interval * configuration.heartbeatLiveness
         if sockets.hasUpstream, !shuttingDown {
             // Not while a HELLO is unanswered or refused: the parent would only answer RECONNECT,

@@ -76,8 +76,14 @@ extension RemoteEngine {
             } else if let drained = proxy.drainedFrom {
                 proxy.placed()
                 metrics.handovers.increment()
-                logger.info(
-                    "moved after \(drained) drained", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "events": .stringConvertible(replay)])
+                if rebalancing.remove(proxy.childID) != nil {
+                    metrics.rebalanceMoves.increment()
+                    logger.info(
+                        "moved from \(drained) (rebalance)", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "events": .stringConvertible(replay)])
+                } else {
+                    logger.info(
+                        "moved after \(drained) drained", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "events": .stringConvertible(replay)])
+                }
             } else if replay > 0 {
                 metrics.failovers.increment()
                 metrics.eventsReplayed.increment(by: Int64(replay))
@@ -108,6 +114,7 @@ extension RemoteEngine {
     /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
         proxies[proxy.childID] = nil
+        rebalancing.remove(proxy.childID)
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
         awaiting.remove(proxy.childID)
         inspection.forget(childID: proxy.childID)

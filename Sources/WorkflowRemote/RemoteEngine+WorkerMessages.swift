@@ -228,6 +228,7 @@ extension RemoteEngine {
             guard let proxy = proxies[id], proxy.worker === peer else { continue }
             proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
             awaiting.remove(id)
+            rebalancing.remove(id)
         }
         peer.children.removeAll()
         shared.setWorkers(workers.values.map(\.name))

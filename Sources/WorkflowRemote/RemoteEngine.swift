@@ -33,6 +33,10 @@ final class RemoteEngine {
     let placementGraceEnds: ContinuousClock.Instant
     /// Whether a child waited for the grace: when it ends, every unplaced child is tried again.
     var childrenWaitForGrace = false
+    /// Children whose handover a rebalance began (not a drain): their next START is a move.
+    var rebalancing: Set<UInt64> = []
+    /// When the next rebalance plan is made (once per heartbeat interval: a plan walks every child).
+    var nextRebalance = ContinuousClock.now
     var settleChanged = false
     /// The jobs the loop runs in this iteration (its storage is swapped with the queue's).
     var jobBatch: [RemoteJob] = []

@@ -37,6 +37,11 @@ public struct RemoteRuntimeConfiguration: Sendable {
     /// cold start or a restore then spreads its children over the pool instead of piling them
     /// onto the first worker to join; the child shows `starting` meanwhile. Zero: no waiting.
     public var placementGrace: Duration = .zero
+    /// Whether, and how, running children placed in pools move to where their placement would put
+    /// them now: a hashed child back to its owner when the owner returns, a least-loaded pool's
+    /// children onto a worker that joins it (`RebalancePlan`). Each move is a planned handover,
+    /// never `unavailable`. `nil` (the default): children stay where they were placed.
+    public var rebalancing: RebalancePolicy?
     /// How many children a worker accepts; more are refused with an error.
     public var capacity: Int = 10_000
     /// How long a parent waits for a worker's answer before reporting the child unavailable.

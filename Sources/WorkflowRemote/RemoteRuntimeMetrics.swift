@@ -19,6 +19,7 @@ struct RemoteRuntimeMetrics {
     let workersLeft: Counter
     let failovers: Counter
     let handovers: Counter
+    let rebalanceMoves: Counter
     let refusedPeers: Counter
     let eventsOutstanding: Meter
     let workersConnected: Meter
@@ -40,6 +41,7 @@ struct RemoteRuntimeMetrics {
         workersLeft = counter("workflow_remote_workers_left_total")
         failovers = counter("workflow_remote_failovers_total")
         handovers = counter("workflow_remote_handovers_total")
+        rebalanceMoves = counter("workflow_remote_rebalance_moves_total")
         refusedPeers = counter("workflow_remote_refused_peers_total")
         eventsOutstanding = Meter(label: "workflow_remote_events_outstanding", dimensions: dimensions, factory: factory)
         workersConnected = Meter(label: "workflow_remote_workers_connected", dimensions: dimensions, factory: factory)

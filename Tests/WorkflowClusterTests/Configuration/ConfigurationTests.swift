@@ -72,6 +72,17 @@ struct ConfigurationTests {
         #expect(configuration.placement.rules.map(\.placement) == [.pool("a"), .hashed(pool: "b")])
     }
 
+    @Test("the start's placement grace and rebalancing: on by default, tunable, or off")
+    func placementGraceAndRebalancing() throws {
+        let defaults = try parse(#"{"coordinator":{"endpoint":"ipc:///x"}}"#)
+        #expect(defaults.placementGrace == .seconds(2))
+        #expect(defaults.rebalancing == RebalancePolicy(movesAtOnce: 4, spread: 2))
+        let tuned = try parse(#"{"coordinator":{"endpoint":"ipc:///x","placement_grace_ms":0},"rebalance":{"moves_at_once":2,"spread":5}}"#)
+        #expect(tuned.placementGrace == .zero)
+        #expect(tuned.rebalancing == RebalancePolicy(movesAtOnce: 2, spread: 5))
+        #expect(try parse(#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"enabled":false}}"#).rebalancing == nil)
+    }
+
     @Test(
         "invalid documents are rejected with the key and what was expected",
         arguments: [
@@ -90,6 +101,10 @@ struct ConfigurationTests {
             (#"{"coordinator":{"endpoint":"tcp://127.0.0.1"}}"#, "coordinator.endpoint", "ZeroMQ endpoint"),
             (#"{"coordinator":{"endpoint":"ipc://"}}"#, "coordinator.endpoint", "ZeroMQ endpoint"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"heartbeats":{}}"#, "heartbeats", "no such key"),
+            (#"{"coordinator":{"endpoint":"ipc:///x","placement_grace_ms":-5}}"#, "coordinator.placement_grace_ms", "integer"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"spread":1}}"#, "rebalance.spread", "at least 2"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"enabled":"no"}}"#, "rebalance.enabled", "true or false"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"moves":3}}"#, "rebalance.moves", "no such key"),
             (#"not json"#, "", "JSON object"),
         ])
     func rejected(json: String, key: String, expected: String) {

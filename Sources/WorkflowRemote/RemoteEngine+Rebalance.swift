@@ -1,0 +1,41 @@
+import Foundation
+import Logging
+
+/// Rebalancing, the parent role: running children move, a few at a time, to where their
+/// placement would put them now (`RebalancePlan`), each by the drain's planned handover (RELEASE,
+/// the child's final flush, placed again from it with the events kept meanwhile).
+extension RemoteEngine {
+    /// From the timers: plans and begins the moves the current picture calls for. Not during the
+    /// start's placement grace (the pool is still filling), nor while shutting down.
+    func rebalance(now: ContinuousClock.Instant) {
+        guard let policy = configuration.rebalancing, !shuttingDown, now >= placementGraceEnds, now >= nextRebalance, workers.count > 1
+        else { return }
+        nextRebalance = now + configuration.heartbeatInterval
+        var children: [RebalancePlan.Child] = []
+        for proxy in proxies.values {
+            guard let peer = proxy.worker, !peer.isDraining else { continue }
+            let pool: String
+            let isHashed: Bool
+            switch proxy.placement {
+            case .pool(let name): (pool, isHashed) = (name, false)
+            case .hashed(let name): (pool, isHashed) = (name, true)
+            default: continue
+            }
+            children.append(
+                RebalancePlan.Child(
+                    id: proxy.childID, path: proxy.path, pool: pool, isHashed: isHashed, worker: peer.name, isMoving: proxy.isReleasing))
+        }
+        guard !children.isEmpty else { return }
+        let peers = workers.values.filter { !$0.isDraining }.map { RebalancePlan.Worker(name: $0.name, pool: $0.pool, load: $0.children.count) }
+        for id in RebalancePlan.moves(children: children, workers: peers, placement: poolPlacement, policy: policy) {
+            guard let proxy = proxies[id], let peer = proxy.worker else { continue }
+            proxy.beginRelease()
+            peer.releasing.insert(id)
+            rebalancing.insert(id)
+            logger.info(
+                "rebalancing: moving \(proxy.path) from \(peer.name)",
+                metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "load": .stringConvertible(peer.children.count)])
+            sendToWorker(peer.id, kind: .release, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+        }
+    }
+}
