@@ -1,9 +1,8 @@
-import Testing
 import Workflow
 
 /// What one tested render pass led to: the state and output after applying its action.
 ///
-/// Assertions return the result so they chain; each takes a `sourceLocation` so a failure points
+/// Assertions return the result so they chain; each takes a `file` and `line` so a failure points
 /// at the test line that made it.
 public struct RenderTesterResult<WorkflowType: Workflow> {
     /// The state after the action (the rendered state if no action was applied).
@@ -29,21 +28,21 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
 
     /// Asserts that the workflow reported no output.
     @discardableResult
-    public func assertNoOutput(sourceLocation: SourceLocation = #_sourceLocation) -> RenderTesterResult {
+    public func assertNoOutput(file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
         if let output {
-            recordFailure("Expected no output, but \(WorkflowType.self) reported \(output).", at: sourceLocation)
+            recordFailure("Expected no output, but \(WorkflowType.self) reported \(output).", file: file, line: line)
         }
         return self
     }
 
     /// Asserts that the pass led to no action (nothing was tapped, emitted or sent).
     @discardableResult
-    public func assertNoAction(sourceLocation: SourceLocation = #_sourceLocation) -> RenderTesterResult {
+    public func assertNoAction(file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
         if let appliedAction {
             recordFailure(
                 "Expected no action, but an action of type \(appliedAction.actionTypeName) "
                     + "(from \(appliedAction.origin)) was applied.",
-                at: sourceLocation)
+                file: file, line: line)
         }
         return self
     }
@@ -57,27 +56,27 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
     @discardableResult
     public func assert<Action: WorkflowAction & Equatable>(
         action expected: Action,
-        sourceLocation: SourceLocation = #_sourceLocation
+        file: StaticString = #filePath, line: UInt = #line
     ) -> RenderTesterResult where Action.WorkflowType == WorkflowType {
         guard let appliedAction else {
-            recordFailure("Expected the action \(expected), but no action was applied.", at: sourceLocation)
+            recordFailure("Expected the action \(expected), but no action was applied.", file: file, line: line)
             return self
         }
         guard let concrete = appliedAction.concrete else {
             recordFailure(
                 "The applied action (\(appliedAction.actionTypeName), from \(appliedAction.origin)) was produced by an "
                     + "output map and is type-erased, so it cannot be compared with \(expected); assert on state or output.",
-                at: sourceLocation)
+                file: file, line: line)
             return self
         }
         guard let actual = concrete as? Action else {
             recordFailure(
                 "Expected the action \(expected), but an action of type \(appliedAction.actionTypeName) was applied: \(concrete).",
-                at: sourceLocation)
+                file: file, line: line)
             return self
         }
         if actual != expected {
-            recordFailure("Expected the action \(expected), but \(actual) was applied.", at: sourceLocation)
+            recordFailure("Expected the action \(expected), but \(actual) was applied.", file: file, line: line)
         }
         return self
     }
@@ -86,9 +85,9 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
 extension RenderTesterResult where WorkflowType.State: Equatable {
     /// Asserts that the resulting state equals `expected`.
     @discardableResult
-    public func assert(state expected: WorkflowType.State, sourceLocation: SourceLocation = #_sourceLocation) -> RenderTesterResult {
+    public func assert(state expected: WorkflowType.State, file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
         if state != expected {
-            recordFailure("State \(state) is not equal to the expected \(expected).", at: sourceLocation)
+            recordFailure("State \(state) is not equal to the expected \(expected).", file: file, line: line)
         }
         return self
     }
@@ -97,13 +96,13 @@ extension RenderTesterResult where WorkflowType.State: Equatable {
 extension RenderTesterResult where WorkflowType.Output: Equatable {
     /// Asserts that the workflow reported exactly `expected` to its parent.
     @discardableResult
-    public func assert(output expected: WorkflowType.Output, sourceLocation: SourceLocation = #_sourceLocation) -> RenderTesterResult {
+    public func assert(output expected: WorkflowType.Output, file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
         guard let output else {
-            recordFailure("Expected the output \(expected), but \(WorkflowType.self) reported none.", at: sourceLocation)
+            recordFailure("Expected the output \(expected), but \(WorkflowType.self) reported none.", file: file, line: line)
             return self
         }
         if output != expected {
-            recordFailure("Output \(output) is not equal to the expected \(expected).", at: sourceLocation)
+            recordFailure("Output \(output) is not equal to the expected \(expected).", file: file, line: line)
         }
         return self
     }

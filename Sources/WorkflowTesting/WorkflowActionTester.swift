@@ -1,4 +1,3 @@
-import Testing
 import Workflow
 
 /// Tests actions in isolation: applies them one after another to a state and checks the result.
@@ -45,9 +44,9 @@ public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowActio
 
     /// Asserts that the last action reported no output.
     @discardableResult
-    public func assertNoOutput(sourceLocation: SourceLocation = #_sourceLocation) -> WorkflowActionTester {
+    public func assertNoOutput(file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
         if let output {
-            recordFailure("Expected no output, but the last action reported \(output).", at: sourceLocation)
+            recordFailure("Expected no output, but the last action reported \(output).", file: file, line: line)
         }
         return self
     }
@@ -56,9 +55,9 @@ public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowActio
 extension WorkflowActionTester where WorkflowType.State: Equatable {
     /// Asserts that the current state equals `expected`.
     @discardableResult
-    public func assert(state expected: WorkflowType.State, sourceLocation: SourceLocation = #_sourceLocation) -> WorkflowActionTester {
+    public func assert(state expected: WorkflowType.State, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
         if state != expected {
-            recordFailure("State \(state) is not equal to the expected \(expected).", at: sourceLocation)
+            recordFailure("State \(state) is not equal to the expected \(expected).", file: file, line: line)
         }
         return self
     }
@@ -67,13 +66,13 @@ extension WorkflowActionTester where WorkflowType.State: Equatable {
 extension WorkflowActionTester where WorkflowType.Output: Equatable {
     /// Asserts that the last action reported exactly `expected`.
     @discardableResult
-    public func assert(output expected: WorkflowType.Output, sourceLocation: SourceLocation = #_sourceLocation) -> WorkflowActionTester {
+    public func assert(output expected: WorkflowType.Output, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
         guard let output else {
-            recordFailure("Expected the output \(expected), but the last action reported none.", at: sourceLocation)
+            recordFailure("Expected the output \(expected), but the last action reported none.", file: file, line: line)
             return self
         }
         if output != expected {
-            recordFailure("Output \(output) is not equal to the expected \(expected).", at: sourceLocation)
+            recordFailure("Output \(output) is not equal to the expected \(expected).", file: file, line: line)
         }
         return self
     }
