@@ -39,7 +39,7 @@ extension RenderTester {
             output = action.erased.apply(toState: &state, context: applyContext)
             applyContext.invalidate()
         }
-        return RenderTesterResult(state: state, output: output, appliedAction: actions.first)
+        return RenderTesterResult(initialState: self.state, state: state, output: output, appliedAction: actions.first)
     }
 
     /// Runs the render pass and checks it against the expectations, without looking at the

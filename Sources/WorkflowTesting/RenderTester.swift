@@ -68,6 +68,22 @@ public struct RenderTester<WorkflowType: Workflow> {
         return tester
     }
 
+    /// Expects the pass to render a child of type `type` with `key`, answering `rendering`, and
+    /// states that the test does not make it produce an output: workflow-swift's
+    /// `expectWorkflowIgnoringOutput`, for children whose output type cannot be written in the
+    /// test (an output that is an action of a private type, say).
+    public func expectWorkflowIgnoringOutput<Child: Workflow>(
+        type: Child.Type,
+        key: String = "",
+        producingRendering rendering: Child.Rendering,
+        file: StaticString = #filePath, line: UInt = #line,
+        assertions: @escaping (Child) -> Void = { _ in }
+    ) -> RenderTester {
+        expectWorkflow(
+            type: type, key: key, producingRendering: rendering, producingOutput: nil,
+            file: file, line: line, assertions: assertions)
+    }
+
     /// Expects a child whose rendering is `Void`, so there is no rendering to supply.
     public func expectWorkflow<Child: Workflow>(
         type: Child.Type,
@@ -151,5 +167,18 @@ public struct RenderTester<WorkflowType: Workflow> {
             output: output,
             location: FailureLocation(file: file, line: line)))
         return tester
+    }
+}
+
+extension RenderTester {
+    /// Expects the pass to run a worker equivalent to `worker` with `key`: WorkflowConcurrency
+    /// testing's spelling of `expectWorker(_:key:producingOutput:)`.
+    public func expect<W: Worker>(
+        worker: W,
+        producingOutput output: W.Output? = nil,
+        key: String = "",
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> RenderTester {
+        expectWorker(worker, key: key, producingOutput: output, file: file, line: line)
     }
 }

@@ -11,8 +11,14 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
     public let output: WorkflowType.Output?
     /// The action that was applied, if any.
     let appliedAction: TestedAction<WorkflowType>?
+    /// The state the pass rendered, for `assertStateModifications`.
+    let initialState: WorkflowType.State
 
-    init(state: WorkflowType.State, output: WorkflowType.Output?, appliedAction: TestedAction<WorkflowType>?) {
+    init(
+        initialState: WorkflowType.State, state: WorkflowType.State, output: WorkflowType.Output?,
+        appliedAction: TestedAction<WorkflowType>?
+    ) {
+        self.initialState = initialState
         self.state = state
         self.output = output
         self.appliedAction = appliedAction
@@ -23,6 +29,58 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
     @discardableResult
     public func assert(state assertions: (WorkflowType.State) throws -> Void) rethrows -> RenderTesterResult {
         try assertions(state)
+        return self
+    }
+
+    /// Runs `assertions` on the resulting state (workflow-swift's name for `assert(state:)` with
+    /// a closure).
+    @discardableResult
+    public func verifyState(
+        file: StaticString = #filePath, line: UInt = #line,
+        assertions: (WorkflowType.State) throws -> Void
+    ) rethrows -> RenderTesterResult {
+        try assert(state: assertions)
+    }
+
+    /// Runs `assertions` on the output the workflow reported; a failure if it reported none
+    /// (the closure then does not run).
+    @discardableResult
+    public func verifyOutput(
+        file: StaticString = #filePath, line: UInt = #line,
+        assertions: (WorkflowType.Output) throws -> Void
+    ) rethrows -> RenderTesterResult {
+        guard let output else {
+            recordFailure("No output was produced: \(WorkflowType.self) reported none.", file: file, line: line)
+            return self
+        }
+        try assertions(output)
+        return self
+    }
+
+    /// Runs `assertions` on the applied action, as an `ActionType`; a failure if no action was
+    /// applied or it is of another type (the closure then does not run).
+    ///
+    /// Actions from sinks and expected side effects are seen as they were sent; an action a
+    /// parent's output map made for an expected child's or worker's output is seen as the map
+    /// returned it (an `AnyWorkflowAction` for inline maps, otherwise its concrete type).
+    @discardableResult
+    public func verifyAction<ActionType: WorkflowAction>(
+        type: ActionType.Type = ActionType.self,
+        file: StaticString = #filePath, line: UInt = #line,
+        assertions: (ActionType) throws -> Void
+    ) rethrows -> RenderTesterResult where ActionType.WorkflowType == WorkflowType {
+        guard let appliedAction else {
+            recordFailure("No action was produced: expected an action of type \(ActionType.self).", file: file, line: line)
+            return self
+        }
+        guard let action = appliedAction.action(as: ActionType.self) else {
+            recordFailure(
+                "Expected an action of type \(String(reflecting: ActionType.self)), but an action of type "
+                    + "\(appliedAction.actionTypeName) (from \(appliedAction.origin)) was applied.",
+                file: file, line: line)
+            return self
+        }
+        try assertions(action)
         return self
     }
 
@@ -47,12 +105,10 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
         return self
     }
 
-    /// Asserts that the applied action equals `expected`.
-    ///
-    /// Only actions the tester saw before erasure can be compared: those sent to sinks and those
-    /// given to `expectSideEffect`. An action produced by a parent's output map (for a child's or
-    /// worker's output) reaches the tester type-erased; comparing it is reported as a failure
-    /// explaining why, and the test should assert on state or output instead.
+    /// Asserts that the applied action equals `expected`: the action sent to a sink, given to
+    /// `expectSideEffect`, or made by a parent's output map for an expected child's or worker's
+    /// output (an inline map's action is an `AnyWorkflowAction`, which is not `Equatable`: check
+    /// its effect on state or output instead).
     @discardableResult
     public func assert<Action: WorkflowAction & Equatable>(
         action expected: Action,
@@ -62,16 +118,10 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
             recordFailure("Expected the action \(expected), but no action was applied.", file: file, line: line)
             return self
         }
-        guard let concrete = appliedAction.concrete else {
+        guard let actual = appliedAction.action(as: Action.self) else {
             recordFailure(
-                "The applied action (\(appliedAction.actionTypeName), from \(appliedAction.origin)) was produced by an "
-                    + "output map and is type-erased, so it cannot be compared with \(expected); assert on state or output.",
-                file: file, line: line)
-            return self
-        }
-        guard let actual = concrete as? Action else {
-            recordFailure(
-                "Expected the action \(expected), but an action of type \(appliedAction.actionTypeName) was applied: \(concrete).",
+                "Expected the action \(expected), but an action of type \(appliedAction.actionTypeName) "
+                    + "(from \(appliedAction.origin)) was applied.",
                 file: file, line: line)
             return self
         }
@@ -88,6 +138,23 @@ extension RenderTesterResult where WorkflowType.State: Equatable {
     public func assert(state expected: WorkflowType.State, file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
         if state != expected {
             recordFailure("State \(state) is not equal to the expected \(expected).", file: file, line: line)
+        }
+        return self
+    }
+
+    /// Exhaustive state check: `modifications` changes the rendered state into what the pass's
+    /// action should have made of it, and the resulting state must equal the result.
+    @discardableResult
+    public func assertStateModifications(
+        file: StaticString = #filePath, line: UInt = #line,
+        _ modifications: (inout WorkflowType.State) throws -> Void
+    ) rethrows -> RenderTesterResult {
+        var expected = initialState
+        try modifications(&expected)
+        if state != expected {
+            recordFailure(
+                "State \(state) does not match the rendered state with the expected modifications, \(expected).",
+                file: file, line: line)
         }
         return self
     }

@@ -74,8 +74,7 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         let expectation = pendingWorkflows.remove(at: index)
         expectation.assertions(workflow)
         if let output = expectation.output as? Child.Output {
-            expectationActions.append(TestedAction(
-                erased: outputMap(output), origin: "output of child \(expectation.description)"))
+            expectationActions.append(TestedAction(outputMap(output), origin: "output of child \(expectation.description)"))
         }
         guard let rendering = expectation.rendering as? Child.Rendering else {
             // Unreachable: `expectWorkflow` ties the rendering's type to the child type.
@@ -190,7 +189,7 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         }
         let expectation = pendingWorkers.remove(at: index)
         if let output = expectation.output as? Output {
-            expectationActions.append(TestedAction(erased: outputMap(output), origin: "output of \(expectation.description)"))
+            expectationActions.append(TestedAction(outputMap(output), origin: "output of \(expectation.description)"))
         }
     }
 }

@@ -11,22 +11,38 @@ import Workflow
 ///         .send(action: .tap(index: 2))
 ///         .assert(output: .won(.x))
 ///
+/// The checks carry workflow-swift's names too (`verifyState`, `verifyOutput`,
+/// `assertStateModifications`), so action tests written for it run unchanged. Failures are
+/// reported to the framework running the test (Swift Testing or XCTest) at the caller's line.
+///
 /// A value type: `send` returns a new tester, so intermediate testers can be reused.
 public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowAction> where Action.WorkflowType == WorkflowType {
-    /// The workflow (props) the actions read through their context.
-    public let workflow: WorkflowType
+    /// The workflow (props) the actions read through their context; `nil` when none was given and
+    /// none can be made (see `WorkflowAction.tester(withState:workflow:)`).
+    let workflow: WorkflowType?
+    /// The state the tester was created with, for `assertStateModifications`.
+    let initialState: WorkflowType.State
     /// The state after the actions sent so far.
     public private(set) var state: WorkflowType.State
     /// The output of the last action sent, if it reported one.
     public private(set) var output: WorkflowType.Output?
 
-    init(workflow: WorkflowType, state: WorkflowType.State) {
+    init(workflow: WorkflowType?, state: WorkflowType.State) {
         self.workflow = workflow
+        self.initialState = state
         self.state = state
     }
 
     /// Applies `action` to the current state; the new tester holds the new state and its output.
-    public func send(action: Action) -> WorkflowActionTester {
+    @discardableResult
+    public func send(action: Action, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
+        guard let workflow else {
+            recordFailure(
+                "Cannot apply \(action): no \(WorkflowType.self) to read props from. Pass an instance of the workflow "
+                    + "as tester(withState:workflow:), or conform it to DefaultInitializableWorkflow.",
+                file: file, line: line)
+            return self
+        }
         var tester = self
         let context = ApplyContext.make(for: workflow)
         tester.output = action.apply(toState: &tester.state, context: context)
@@ -39,6 +55,28 @@ public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowActio
     @discardableResult
     public func assert(state assertions: (WorkflowType.State) throws -> Void) rethrows -> WorkflowActionTester {
         try assertions(state)
+        return self
+    }
+
+    /// Runs `assertions` on the current state (workflow-swift's name for `assert(state:)` with a
+    /// closure).
+    @discardableResult
+    public func verifyState(_ assertions: (WorkflowType.State) throws -> Void) rethrows -> WorkflowActionTester {
+        try assert(state: assertions)
+    }
+
+    /// Runs `assertions` on the last action's output; a failure if it reported none (the
+    /// closure then does not run).
+    @discardableResult
+    public func verifyOutput(
+        file: StaticString = #filePath, line: UInt = #line,
+        _ assertions: (WorkflowType.Output) throws -> Void
+    ) rethrows -> WorkflowActionTester {
+        guard let output else {
+            recordFailure("No output was produced: the last action reported none.", file: file, line: line)
+            return self
+        }
+        try assertions(output)
         return self
     }
 
@@ -61,6 +99,24 @@ extension WorkflowActionTester where WorkflowType.State: Equatable {
         }
         return self
     }
+
+    /// Exhaustive state check: `modifications` changes the tester's initial state into what the
+    /// actions sent should have made of it, and the current state must equal the result. Says
+    /// what changed rather than restating the whole state.
+    @discardableResult
+    public func assertStateModifications(
+        file: StaticString = #filePath, line: UInt = #line,
+        _ modifications: (inout WorkflowType.State) throws -> Void
+    ) rethrows -> WorkflowActionTester {
+        var expected = initialState
+        try modifications(&expected)
+        if state != expected {
+            recordFailure(
+                "State \(state) does not match the initial state with the expected modifications, \(expected).",
+                file: file, line: line)
+        }
+        return self
+    }
 }
 
 extension WorkflowActionTester where WorkflowType.Output: Equatable {
@@ -68,7 +124,7 @@ extension WorkflowActionTester where WorkflowType.Output: Equatable {
     @discardableResult
     public func assert(output expected: WorkflowType.Output, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
         guard let output else {
-            recordFailure("Expected the output \(expected), but the last action reported none.", file: file, line: line)
+            recordFailure("Expected the output \(expected), but no output was produced.", file: file, line: line)
             return self
         }
         if output != expected {
