@@ -13,6 +13,7 @@ public struct AsyncOperationWorker<Output: Sendable>: Worker {
         self.operation = operation
     }
 
+    /// Runs the operation; its result is the worker's one output.
     public func run() async -> Output {
         await operation()
     }

@@ -64,6 +64,7 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
     /// of `sendingOutput:` and `noAction`) rather than erased from a concrete action type.
     public var isClosureBased: Bool { actionType == AnyWorkflowAction.self }
 
+    /// Applies the wrapped action (or runs the closure).
     public func apply(toState state: inout WorkflowType.State, context: ApplyContext<WorkflowType>) -> WorkflowType.Output? {
         wrapped.apply(toState: &state, context: context)
     }
