@@ -105,3 +105,59 @@ struct ObservedParent: Workflow, Sendable {
         #expect(recorder.events.last == .ended(type: parent, key: ""))
     }
 }
+
+/// Keeps what a `WorkflowDebugger` is told.
+final class RecordingDebugger: WorkflowDebugger {
+    enum Report: Equatable, Sendable {
+        case initial(WorkflowHierarchyDebugSnapshot)
+        case update(WorkflowHierarchyDebugSnapshot, WorkflowUpdateDebugInfo)
+    }
+
+    private let recorded = Mutex<[Report]>([])
+    var reports: [Report] { recorded.withLock { $0 } }
+
+    func didEnterInitialState(snapshot: WorkflowHierarchyDebugSnapshot) {
+        recorded.withLock { $0.append(.initial(snapshot)) }
+    }
+
+    func didUpdate(snapshot: WorkflowHierarchyDebugSnapshot, updateInfo: WorkflowUpdateDebugInfo) {
+        recorded.withLock { $0.append(.update(snapshot, updateInfo)) }
+    }
+}
+
+@Suite struct WorkflowDebuggerTests {
+    @Test func aDebuggerSeesTheTreeAfterEveryPassAndWhatLedToIt() async throws {
+        let debugger = RecordingDebugger()
+        let host = WorkflowHost(workflow: ObservedParent(showsChild: true), debugger: debugger)
+        let initial = try #require(debugger.reports.first)
+        guard case .initial(let tree) = initial else { Issue.record("first report: \(initial)"); return }
+        #expect(tree.workflowType == "ObservedParent")
+        #expect(tree.stateDescription == "0")
+        #expect(tree.children.map(\.key) == ["n"])
+        #expect(tree.children.first?.snapshot.workflowType == "NumberChild")
+
+        try #require(host.rendering).send(2)
+        try await rendering(of: host) { $0 != nil }
+        host.update(workflow: ObservedParent(showsChild: false))
+        try await rendering(of: host) { $0 == nil }
+        _ = await host.treeDescription()  // loop barrier
+
+        let updates = debugger.reports.dropFirst().compactMap { report -> (WorkflowHierarchyDebugSnapshot, WorkflowUpdateDebugInfo)? in
+            guard case .update(let snapshot, let info) = report else { return nil }
+            return (snapshot, info)
+        }
+        let afterOutput = try #require(updates.first { $0.0.stateDescription == "2" && !$0.0.children.isEmpty })
+        #expect(afterOutput.1.workflowType == "ObservedParent")
+        guard case .didUpdate(source: .subtree(let child)) = afterOutput.1.kind else {
+            Issue.record("the parent's update should come from its child: \(afterOutput.1)")
+            return
+        }
+        #expect(child.workflowType == "NumberChild")
+        #expect(child.kind == .didUpdate(source: .external))
+        let last = try #require(updates.last)
+        #expect(last.0.children.isEmpty, "the child is gone from the tree")
+        #expect(last.1.workflowType == "ObservedParent")
+        #expect(last.1.kind == .didUpdate(source: .external))
+        await host.stop()
+    }
+}
