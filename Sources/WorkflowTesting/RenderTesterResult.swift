@@ -24,6 +24,9 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
         self.appliedAction = appliedAction
     }
 
+    /// The checks of `output`.
+    private var outputCheck: OutputCheck<WorkflowType.Output> { OutputCheck(output: output, reporter: "\(WorkflowType.self)") }
+
     /// Runs `assertions` on the resulting state: for states that are not `Equatable`, or to check
     /// only the part that matters.
     @discardableResult
@@ -49,11 +52,7 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
         file: StaticString = #filePath, line: UInt = #line,
         assertions: (WorkflowType.Output) throws -> Void
     ) rethrows -> RenderTesterResult {
-        guard let output else {
-            recordFailure("No output was produced: \(WorkflowType.self) reported none.", file: file, line: line)
-            return self
-        }
-        try assertions(output)
+        try outputCheck.verify(file: file, line: line, assertions)
         return self
     }
 
@@ -69,27 +68,35 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
         file: StaticString = #filePath, line: UInt = #line,
         assertions: (ActionType) throws -> Void
     ) rethrows -> RenderTesterResult where ActionType.WorkflowType == WorkflowType {
-        guard let appliedAction else {
-            recordFailure("No action was produced: expected an action of type \(ActionType.self).", file: file, line: line)
-            return self
-        }
-        guard let action = appliedAction.action(as: ActionType.self) else {
-            recordFailure(
-                "Expected an action of type \(String(reflecting: ActionType.self)), but an action of type "
-                    + "\(appliedAction.actionTypeName) (from \(appliedAction.origin)) was applied.",
-                file: file, line: line)
-            return self
-        }
+        let expected = "an action of type \(String(reflecting: ActionType.self))"
+        guard let action = appliedAction(as: ActionType.self, expecting: expected, file: file, line: line) else { return self }
         try assertions(action)
         return self
+    }
+
+    /// The applied action as an `A`, or `nil` after recording that there was none or it is of
+    /// another type; `expected` says what the test expected, for the message.
+    private func appliedAction<A: WorkflowAction>(
+        as type: A.Type, expecting expected: String, file: StaticString, line: UInt
+    ) -> A? where A.WorkflowType == WorkflowType {
+        guard let appliedAction else {
+            recordFailure("No action was produced: expected \(expected).", file: file, line: line)
+            return nil
+        }
+        guard let action = appliedAction.action(as: A.self) else {
+            recordFailure(
+                "Expected \(expected), but an action of type \(appliedAction.actionTypeName) "
+                    + "(from \(appliedAction.origin)) was applied.",
+                file: file, line: line)
+            return nil
+        }
+        return action
     }
 
     /// Asserts that the workflow reported no output.
     @discardableResult
     public func assertNoOutput(file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
-        if let output {
-            recordFailure("Expected no output, but \(WorkflowType.self) reported \(output).", file: file, line: line)
-        }
+        outputCheck.assertNone(file: file, line: line)
         return self
     }
 
@@ -114,15 +121,7 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
         action expected: Action,
         file: StaticString = #filePath, line: UInt = #line
     ) -> RenderTesterResult where Action.WorkflowType == WorkflowType {
-        guard let appliedAction else {
-            recordFailure("Expected the action \(expected), but no action was applied.", file: file, line: line)
-            return self
-        }
-        guard let actual = appliedAction.action(as: Action.self) else {
-            recordFailure(
-                "Expected the action \(expected), but an action of type \(appliedAction.actionTypeName) "
-                    + "(from \(appliedAction.origin)) was applied.",
-                file: file, line: line)
+        guard let actual = appliedAction(as: Action.self, expecting: "the action \(expected)", file: file, line: line) else {
             return self
         }
         if actual != expected {
@@ -133,12 +132,15 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
 }
 
 extension RenderTesterResult where WorkflowType.State: Equatable {
+    /// The checks of `state`.
+    private var stateCheck: StateCheck<WorkflowType.State> {
+        StateCheck(state: state, baseline: initialState, baselineName: "rendered state")
+    }
+
     /// Asserts that the resulting state equals `expected`.
     @discardableResult
     public func assert(state expected: WorkflowType.State, file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
-        if state != expected {
-            recordFailure("State \(state) is not equal to the expected \(expected).", file: file, line: line)
-        }
+        stateCheck.assertEqual(to: expected, file: file, line: line)
         return self
     }
 
@@ -149,13 +151,7 @@ extension RenderTesterResult where WorkflowType.State: Equatable {
         file: StaticString = #filePath, line: UInt = #line,
         _ modifications: (inout WorkflowType.State) throws -> Void
     ) rethrows -> RenderTesterResult {
-        var expected = initialState
-        try modifications(&expected)
-        if state != expected {
-            recordFailure(
-                "State \(state) does not match the rendered state with the expected modifications, \(expected).",
-                file: file, line: line)
-        }
+        try stateCheck.assertModifications(file: file, line: line, modifications)
         return self
     }
 }
@@ -164,13 +160,7 @@ extension RenderTesterResult where WorkflowType.Output: Equatable {
     /// Asserts that the workflow reported exactly `expected` to its parent.
     @discardableResult
     public func assert(output expected: WorkflowType.Output, file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
-        guard let output else {
-            recordFailure("Expected the output \(expected), but \(WorkflowType.self) reported none.", file: file, line: line)
-            return self
-        }
-        if output != expected {
-            recordFailure("Output \(output) is not equal to the expected \(expected).", file: file, line: line)
-        }
+        outputCheck.assertEqual(to: expected, file: file, line: line)
         return self
     }
 }

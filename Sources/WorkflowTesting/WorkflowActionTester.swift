@@ -50,6 +50,9 @@ public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowActio
         return tester
     }
 
+    /// The checks of `output`.
+    private var outputCheck: OutputCheck<WorkflowType.Output> { OutputCheck(output: output, reporter: "the last action") }
+
     /// Runs `assertions` on the current state: for states that are not `Equatable`, or to check
     /// only the part that matters.
     @discardableResult
@@ -72,31 +75,28 @@ public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowActio
         file: StaticString = #filePath, line: UInt = #line,
         _ assertions: (WorkflowType.Output) throws -> Void
     ) rethrows -> WorkflowActionTester {
-        guard let output else {
-            recordFailure("No output was produced: the last action reported none.", file: file, line: line)
-            return self
-        }
-        try assertions(output)
+        try outputCheck.verify(file: file, line: line, assertions)
         return self
     }
 
     /// Asserts that the last action reported no output.
     @discardableResult
     public func assertNoOutput(file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
-        if let output {
-            recordFailure("Expected no output, but the last action reported \(output).", file: file, line: line)
-        }
+        outputCheck.assertNone(file: file, line: line)
         return self
     }
 }
 
 extension WorkflowActionTester where WorkflowType.State: Equatable {
+    /// The checks of `state`.
+    private var stateCheck: StateCheck<WorkflowType.State> {
+        StateCheck(state: state, baseline: initialState, baselineName: "initial state")
+    }
+
     /// Asserts that the current state equals `expected`.
     @discardableResult
     public func assert(state expected: WorkflowType.State, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
-        if state != expected {
-            recordFailure("State \(state) is not equal to the expected \(expected).", file: file, line: line)
-        }
+        stateCheck.assertEqual(to: expected, file: file, line: line)
         return self
     }
 
@@ -108,13 +108,7 @@ extension WorkflowActionTester where WorkflowType.State: Equatable {
         file: StaticString = #filePath, line: UInt = #line,
         _ modifications: (inout WorkflowType.State) throws -> Void
     ) rethrows -> WorkflowActionTester {
-        var expected = initialState
-        try modifications(&expected)
-        if state != expected {
-            recordFailure(
-                "State \(state) does not match the initial state with the expected modifications, \(expected).",
-                file: file, line: line)
-        }
+        try stateCheck.assertModifications(file: file, line: line, modifications)
         return self
     }
 }
@@ -123,13 +117,7 @@ extension WorkflowActionTester where WorkflowType.Output: Equatable {
     /// Asserts that the last action reported exactly `expected`.
     @discardableResult
     public func assert(output expected: WorkflowType.Output, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
-        guard let output else {
-            recordFailure("Expected the output \(expected), but no output was produced.", file: file, line: line)
-            return self
-        }
-        if output != expected {
-            recordFailure("Output \(output) is not equal to the expected \(expected).", file: file, line: line)
-        }
+        outputCheck.assertEqual(to: expected, file: file, line: line)
         return self
     }
 }
