@@ -10,6 +10,13 @@ public struct AnyWorkflow<Rendering, Output> {
         storage = WrappedWorkflowStorage(workflow: workflow, mapRendering: { $0 }, mapOutput: { $0 })
     }
 
+    /// Wraps anything that stands in for a workflow; an `AnyWorkflow` is taken as it is, so
+    /// code written for workflow-swift's `AnyWorkflow(anyWorkflow)` compiles and costs nothing.
+    public init<Convertible: AnyWorkflowConvertible>(_ convertible: Convertible)
+    where Convertible.Rendering == Rendering, Convertible.Output == Output {
+        self = convertible.asAnyWorkflow()
+    }
+
     init(storage: AnyWorkflowStorage<Rendering, Output>) {
         self.storage = storage
     }

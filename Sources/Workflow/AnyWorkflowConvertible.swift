@@ -116,3 +116,35 @@ extension AnyWorkflowConvertible {
 @usableFromInline func ignoreOutput<Output, Parent: Workflow>(_ output: Output) -> AnyWorkflowAction<Parent> {
     .noAction
 }
+
+extension AnyWorkflowConvertible where Output: WorkflowAction {
+    /// Renders a child whose outputs are actions of the parent, applying each as it comes:
+    /// workflow-swift's shape for a child made with `onOutput(_:)` or `mapOutput` into actions.
+    @inlinable
+    public func rendered<Parent>(in context: RenderContext<Parent>, key: String = "") -> Rendering
+    where Output.WorkflowType == Parent {
+        renderAsChild(in: context, key: key, outputMap: { AnyWorkflowAction($0) })
+    }
+}
+
+extension AnyWorkflowConvertible where Rendering == Void, Output: WorkflowAction {
+    /// Runs a rendering-less child whose outputs are actions of the parent, applying each.
+    @inlinable
+    public func running<Parent>(in context: RenderContext<Parent>, key: String = "")
+    where Output.WorkflowType == Parent {
+        rendered(in: context, key: key)
+    }
+}
+
+extension AnyWorkflowConvertible {
+    /// This child with each output turned into an inline action of `Parent`: `apply` may change
+    /// the parent's state and return an output for the parent's own parent. workflow-swift's
+    /// `child.onOutput { state, output in … }.rendered(in: context)`; identity stays the child's.
+    public func onOutput<Parent>(
+        _ apply: @escaping (inout Parent.State, Output) -> Parent.Output?
+    ) -> AnyWorkflow<Rendering, AnyWorkflowAction<Parent>> {
+        asAnyWorkflow().mapOutput { output in
+            AnyWorkflowAction<Parent> { state in apply(&state, output) }
+        }
+    }
+}

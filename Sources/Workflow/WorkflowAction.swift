@@ -12,7 +12,10 @@ public protocol WorkflowAction<WorkflowType> {
 
 /// A type-erased action, or an action written as a closure.
 public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
-    private let applyClosure: (inout WorkflowType.State, ApplyContext<WorkflowType>) -> WorkflowType.Output?
+    /// The wrapped action: the concrete one, or a `ClosureAction` for the closure forms. An
+    /// existential rather than a closure capturing the action: small actions (most are enums)
+    /// fit its inline buffer, so erasing one allocates nothing, and `base` can hand it back.
+    private let wrapped: any WorkflowAction<WorkflowType>
 
     /// The concrete action type this wraps (the closure form reports itself), for observers.
     public let actionType: Any.Type
@@ -26,19 +29,25 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
             self = reinterpret(action, as: AnyWorkflowAction<WorkflowType>.self)
             return
         }
-        applyClosure = { state, context in action.apply(toState: &state, context: context) }
+        wrapped = action
         actionType = A.self
     }
 
     /// An action written inline.
     public init(_ apply: @escaping (inout WorkflowType.State, ApplyContext<WorkflowType>) -> WorkflowType.Output?) {
-        applyClosure = apply
+        wrapped = ClosureAction(apply: apply)
         actionType = AnyWorkflowAction.self
+    }
+
+    /// An action written inline that does not read the workflow's props: workflow-swift's
+    /// `AnyWorkflowAction { state in … }`.
+    public init(_ apply: @escaping (inout WorkflowType.State) -> WorkflowType.Output?) {
+        self.init { state, _ in apply(&state) }
     }
 
     /// An action that leaves state alone and reports `output`.
     public init(sendingOutput output: WorkflowType.Output) {
-        applyClosure = { _, _ in output }
+        wrapped = OutputAction(output: output)
         actionType = AnyWorkflowAction.self
     }
 
@@ -47,7 +56,34 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
         AnyWorkflowAction { _, _ in nil }
     }
 
+    /// The wrapped action, for tests and diagnostics: the concrete action value for an erased
+    /// one (`base as? MyAction`), an opaque value for the closure forms.
+    public var base: Any { wrapped }
+
+    /// Whether this action was written as a closure (`AnyWorkflowAction { state in … }`, or one
+    /// of `sendingOutput:` and `noAction`) rather than erased from a concrete action type.
+    public var isClosureBased: Bool { actionType == AnyWorkflowAction.self }
+
+    /// Applies the wrapped action (or runs the closure).
     public func apply(toState state: inout WorkflowType.State, context: ApplyContext<WorkflowType>) -> WorkflowType.Output? {
-        applyClosure(&state, context)
+        wrapped.apply(toState: &state, context: context)
+    }
+}
+
+/// The action of `AnyWorkflowAction`'s closure forms.
+private struct ClosureAction<WorkflowType: Workflow>: WorkflowAction {
+    let apply: (inout WorkflowType.State, ApplyContext<WorkflowType>) -> WorkflowType.Output?
+
+    func apply(toState state: inout WorkflowType.State, context: ApplyContext<WorkflowType>) -> WorkflowType.Output? {
+        apply(&state, context)
+    }
+}
+
+/// The action of `AnyWorkflowAction(sendingOutput:)`: no closure to allocate per output.
+private struct OutputAction<WorkflowType: Workflow>: WorkflowAction {
+    let output: WorkflowType.Output
+
+    func apply(toState state: inout WorkflowType.State, context: ApplyContext<WorkflowType>) -> WorkflowType.Output? {
+        output
     }
 }

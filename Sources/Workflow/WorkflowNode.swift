@@ -32,6 +32,8 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     private var stateEqualityKnown = false
     /// Where the root's outputs go (the host); child nodes override `emit` instead.
     var onOutput: ((W.Output) -> Void)?
+    /// The node's `WorkflowSession`, made the first time an observer needs it.
+    private var cachedSession: WorkflowSession?
 
     init(workflow: W, key: String, host: HostContext, snapshot: TreeSnapshot?) {
         self.workflow = workflow
@@ -53,7 +55,26 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         super.init()
         id = host.register(self)
         if let rejection { host.observers?.forEach { $0.snapshotWasRejected(path: path, reason: rejection) } }
+        if let observers = host.observers {
+            let session = self.session
+            for observer in observers {
+                observer.sessionDidBegin(session)
+                observer.workflowDidMakeInitialState(workflow, initialState: state, session: session)
+            }
+        }
     }
+
+    /// The node's identity for workflow-swift-shaped observers.
+    var session: WorkflowSession {
+        if let cachedSession { return cachedSession }
+        let session = WorkflowSession(
+            workflowType: W.self, renderKey: key, sessionID: .init(host: host.incarnation, node: id), parent: parentSession)
+        cachedSession = session
+        return session
+    }
+
+    /// The parent node's session (`nil` for the root).
+    var parentSession: WorkflowSession? { nil }
 
     /// The path of the node's parent (empty for the root); computed on demand, since building
     /// every node's full path eagerly costs O(depth) per node.
@@ -78,9 +99,11 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         subtree?.beginPass()
         sinkCount = 0
         isRendering = true
+        let didRender = host.observers == nil ? nil : observeRender()
         let rendering = workflow.render(state: state, context: self)
         isRendering = false
         subtree?.endPass()
+        didRender?(rendering)
         // Snapshots only apply to children rendered on the first pass after a restore.
         if !pendingChildSnapshots.isEmpty { pendingChildSnapshots = [] }
         host.observers?.forEach { $0.workflowDidRender(path: path) }
@@ -92,10 +115,39 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         let previous = workflow
         workflow = newWorkflow
         newWorkflow.workflowDidChange(from: previous, state: &state)
+        if let observers = host.observers {
+            let session = self.session
+            observers.forEach { $0.workflowDidChange(from: previous, to: newWorkflow, state: state, session: session) }
+        }
+    }
+
+    /// Tells the observers a render begins; returns what to call with the rendering, if any
+    /// observer asked (called in reverse order, so the first observer brackets the others).
+    private func observeRender() -> ((W.Rendering) -> Void)? {
+        let session = self.session
+        let callbacks = (host.observers ?? []).compactMap { $0.workflowWillRender(workflow, state: state, session: session) }
+        guard !callbacks.isEmpty else { return nil }
+        return { rendering in
+            for callback in callbacks.reversed() { callback(rendering) }
+        }
+    }
+
+    /// Tells the observers `action` arrived and is about to be applied; returns what to call with
+    /// the new state and output, if any observer asked (in reverse order, like `observeRender`).
+    private func observeApply<A: WorkflowAction>(_ action: A) -> ((W.State, W.Output?) -> Void)? where A.WorkflowType == W {
+        let session = self.session
+        let observers = host.observers ?? []
+        observers.forEach { $0.workflowDidReceiveAction(action, workflow: workflow, session: session) }
+        let callbacks = observers.compactMap { $0.workflowWillApplyAction(action, workflow: workflow, state: state, session: session) }
+        guard !callbacks.isEmpty else { return nil }
+        return { state, output in
+            for callback in callbacks.reversed() { callback(state, output) }
+        }
     }
 
     /// Applies `action`, then forwards any output up the tree (the cascade runs synchronously).
     func apply<A: WorkflowAction>(_ action: A) where A.WorkflowType == W {
+        let didApply = host.observers == nil ? nil : observeApply(action)
         let context = takeApplyContext()
         defer { spareApplyContext = context }
         let output: W.Output?
@@ -111,6 +163,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
             if !context.skipsRender { host.needsRender = true }
         }
         context.invalidate()
+        didApply?(state, output)
         if let observers = host.observers {
             let name = (action as? AnyWorkflowAction<W>).map { String(describing: $0.actionType) } ?? String(describing: A.self)
             observers.forEach { $0.actionWasApplied(action: name, path: path, producedOutput: output != nil || context.hasEmittedOutputs) }
@@ -157,6 +210,10 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     func tearDown() {
         subtree?.tearDown()
         host.unregister(id)
+        if let observers = host.observers {
+            let session = self.session
+            observers.forEach { $0.sessionDidEnd(session) }
+        }
     }
 
     /// The node's snapshot, including every live child's.
@@ -254,6 +311,7 @@ final class ChildNode<Child: Workflow, Parent: Workflow>: WorkflowNode<Child>, A
     }
 
     override var parentPath: String { parent.path }
+    override var parentSession: WorkflowSession? { parent.session }
 
     override func emit(_ output: Child.Output) {
         if let passOutput { return passOutput(output) }

@@ -1,4 +1,3 @@
-import Testing
 import Workflow
 
 /// A side effect the workflow under test is expected to declare.
@@ -11,5 +10,5 @@ struct ExpectedSideEffect<WorkflowType: Workflow> {
     /// The action to apply as if the side effect sent it, if any.
     let action: TestedAction<WorkflowType>?
     /// Where the expectation was declared, for the "not declared" failure.
-    let sourceLocation: SourceLocation
+    let location: FailureLocation
 }

@@ -1,4 +1,3 @@
-import Testing
 import Workflow
 
 /// A worker the workflow under test is expected to run, and the output the tester pretends it
@@ -19,7 +18,7 @@ struct ExpectedWorker {
     /// The output to feed through the parent's output map after render, if any.
     let output: (any Sendable)?
     /// Where the expectation was declared, for the "not rendered" failure.
-    let sourceLocation: SourceLocation
+    let location: FailureLocation
 
     /// "Worker Loader(id: 1) with key """, for messages.
     var description: String { "worker \(workerDescription) with key \"\(key)\"" }

@@ -1,4 +1,3 @@
-import Testing
 import Workflow
 
 /// A child the workflow under test is expected to render, and what the tester answers for it.
@@ -18,18 +17,23 @@ struct ExpectedWorkflow {
     /// Assertions on the child value (its props) the parent rendered.
     let assertions: (any Workflow) -> Void
     /// Where the expectation was declared, for the "not rendered" failure.
-    let sourceLocation: SourceLocation
+    let location: FailureLocation
 
     /// Whether a child of `type` with `key` is the one this expectation describes.
     func matches(_ type: any Workflow.Type, key: String) -> Bool {
         ObjectIdentifier(workflowType) == ObjectIdentifier(type) && self.key == key
     }
 
-    /// "InboxWorkflow with key "inbox"", for messages.
+    /// "of type InboxWorkflow with key "inbox"", for messages.
     var description: String { describeChild(workflowType, key: key) }
 }
 
-/// Names a child by type and key the same way in every message.
+/// Names a child by type and key the same way in every message ("of type T with key "k"").
 func describeChild(_ type: Any.Type, key: String) -> String {
-    "\(String(reflecting: type)) with key \"\(key)\""
+    "of type \(String(reflecting: type)) with key \"\(key)\""
+}
+
+/// Quotes a string key and leaves other keys as they print, for messages.
+func describeKey(_ key: AnyHashable) -> String {
+    (key.base as? String).map { "\"\($0)\"" } ?? "\(key)"
 }

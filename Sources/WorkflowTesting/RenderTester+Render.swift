@@ -1,4 +1,3 @@
-import Testing
 import Workflow
 
 extension RenderTester {
@@ -10,17 +9,17 @@ extension RenderTester {
     /// most one action, as a real render pass is followed by one action before the next render;
     /// more than one is a failure and only the first is applied. Sinks sent after `render`
     /// returns are ignored (like sinks of a torn-down workflow). Failures point at
-    /// `sourceLocation` (or at the `expect…` call for an expectation that was not met).
+    /// `file` and `line` (or at the `expect…` call for an expectation that was not met).
     @discardableResult
     public func render(
-        sourceLocation: SourceLocation = #_sourceLocation,
+        file: StaticString = #filePath, line: UInt = #line,
         assertions: (WorkflowType.Rendering) throws -> Void
     ) rethrows -> RenderTesterResult<WorkflowType> {
         let context = TestingRenderContext<WorkflowType>(
             workflows: expectedWorkflows,
             workers: expectedWorkers,
             sideEffects: expectedSideEffects,
-            sourceLocation: sourceLocation)
+            location: FailureLocation(file: file, line: line))
         let rendering = workflow.render(state: state, context: context)
         context.finishRender()
 
@@ -29,9 +28,9 @@ extension RenderTester {
         let actions = context.collectActions()
         if actions.count > 1 {
             recordFailure(
-                "The render pass of \(WorkflowType.self) led to \(actions.count) actions "
-                    + "(\(actions.map(\.origin).joined(separator: ", "))); at most one may be applied per pass.",
-                at: sourceLocation)
+                "Received multiple actions in a single render test: the render pass of \(WorkflowType.self) led to "
+                    + "\(actions.count) actions (\(actions.map(\.origin).joined(separator: ", "))); only the first is applied.",
+                file: file, line: line)
         }
         var state = self.state
         var output: WorkflowType.Output?
@@ -40,7 +39,7 @@ extension RenderTester {
             output = action.erased.apply(toState: &state, context: applyContext)
             applyContext.invalidate()
         }
-        return RenderTesterResult(state: state, output: output, appliedAction: actions.first)
+        return RenderTesterResult(initialState: self.state, state: state, output: output, appliedAction: actions.first)
     }
 
     /// Runs the render pass and checks it against the expectations, without looking at the
@@ -49,7 +48,7 @@ extension RenderTester {
     /// (A separate overload rather than a defaulted closure, because a defaulted `rethrows`
     /// closure makes every call site need `try`.)
     @discardableResult
-    public func render(sourceLocation: SourceLocation = #_sourceLocation) -> RenderTesterResult<WorkflowType> {
-        render(sourceLocation: sourceLocation, assertions: { _ in })
+    public func render(file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult<WorkflowType> {
+        render(file: file, line: line, assertions: { _ in })
     }
 }

@@ -1,4 +1,3 @@
-import Testing
 import Workflow
 
 /// Tests one render pass of a workflow in isolation.
@@ -47,14 +46,14 @@ public struct RenderTester<WorkflowType: Workflow> {
         key: String = "",
         producingRendering rendering: Child.Rendering,
         producingOutput output: Child.Output? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation,
+        file: StaticString = #filePath, line: UInt = #line,
         assertions: @escaping (Child) -> Void = { _ in }
     ) -> RenderTester {
         var tester = self
         if expectedWorkflows.contains(where: { $0.matches(Child.self, key: key) }) {
             recordFailure(
-                "\(describeChild(Child.self, key: key)) is already expected; a pass renders each type and key at most once.",
-                at: sourceLocation)
+                "A child workflow \(describeChild(Child.self, key: key)) is already expected; a pass renders each type and key at most once.",
+                file: file, line: line)
             return tester
         }
         tester.expectedWorkflows.append(ExpectedWorkflow(
@@ -65,8 +64,24 @@ public struct RenderTester<WorkflowType: Workflow> {
             assertions: { child in
                 if let child = child as? Child { assertions(child) }
             },
-            sourceLocation: sourceLocation))
+            location: FailureLocation(file: file, line: line)))
         return tester
+    }
+
+    /// Expects the pass to render a child of type `type` with `key`, answering `rendering`, and
+    /// states that the test does not make it produce an output: workflow-swift's
+    /// `expectWorkflowIgnoringOutput`, for children whose output type cannot be written in the
+    /// test (an output that is an action of a private type, say).
+    public func expectWorkflowIgnoringOutput<Child: Workflow>(
+        type: Child.Type,
+        key: String = "",
+        producingRendering rendering: Child.Rendering,
+        file: StaticString = #filePath, line: UInt = #line,
+        assertions: @escaping (Child) -> Void = { _ in }
+    ) -> RenderTester {
+        expectWorkflow(
+            type: type, key: key, producingRendering: rendering, producingOutput: nil,
+            file: file, line: line, assertions: assertions)
     }
 
     /// Expects a child whose rendering is `Void`, so there is no rendering to supply.
@@ -74,12 +89,12 @@ public struct RenderTester<WorkflowType: Workflow> {
         type: Child.Type,
         key: String = "",
         producingOutput output: Child.Output? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation,
+        file: StaticString = #filePath, line: UInt = #line,
         assertions: @escaping (Child) -> Void = { _ in }
     ) -> RenderTester where Child.Rendering == Void {
         expectWorkflow(
             type: type, key: key, producingRendering: (), producingOutput: output,
-            sourceLocation: sourceLocation, assertions: assertions)
+            file: file, line: line, assertions: assertions)
     }
 
     /// Expects the pass to declare the side effect `key`.
@@ -89,22 +104,22 @@ public struct RenderTester<WorkflowType: Workflow> {
     public func expectSideEffect<Action: WorkflowAction>(
         key: AnyHashable,
         producingAction action: Action?,
-        sourceLocation: SourceLocation = #_sourceLocation
+        file: StaticString = #filePath, line: UInt = #line
     ) -> RenderTester where Action.WorkflowType == WorkflowType {
         var tester = self
         tester.expectedSideEffects.append(ExpectedSideEffect(
             key: key,
             action: action.map { TestedAction($0, origin: "side effect \(key)") },
-            sourceLocation: sourceLocation))
+            location: FailureLocation(file: file, line: line)))
         return tester
     }
 
     /// Expects the pass to declare the side effect `key`, with no action resulting from it.
     public func expectSideEffect(
         key: AnyHashable,
-        sourceLocation: SourceLocation = #_sourceLocation
+        file: StaticString = #filePath, line: UInt = #line
     ) -> RenderTester {
-        expectSideEffect(key: key, producingAction: AnyWorkflowAction<WorkflowType>?.none, sourceLocation: sourceLocation)
+        expectSideEffect(key: key, producingAction: AnyWorkflowAction<WorkflowType>?.none, file: file, line: line)
     }
 
     /// Expects the pass to run a worker equivalent (`isEquivalent(to:)`) to `worker` with `key`.
@@ -115,10 +130,10 @@ public struct RenderTester<WorkflowType: Workflow> {
         _ worker: W,
         key: String = "",
         producingOutput output: W.Output? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        file: StaticString = #filePath, line: UInt = #line
     ) -> RenderTester {
         appendingWorker(
-            worker, key: key, output: output, sourceLocation: sourceLocation,
+            worker, key: key, output: output, file: file, line: line,
             isEquivalent: { ($0 as? W).map(worker.isEquivalent(to:)) ?? false })
     }
 
@@ -128,10 +143,10 @@ public struct RenderTester<WorkflowType: Workflow> {
         _ worker: W,
         key: String = "",
         producingOutput output: W.Output? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        file: StaticString = #filePath, line: UInt = #line
     ) -> RenderTester {
         appendingWorker(
-            worker, key: key, output: output, sourceLocation: sourceLocation,
+            worker, key: key, output: output, file: file, line: line,
             isEquivalent: { ($0 as? W).map(worker.isEquivalent(to:)) ?? false })
     }
 
@@ -139,7 +154,8 @@ public struct RenderTester<WorkflowType: Workflow> {
         _ worker: W,
         key: String,
         output: Output?,
-        sourceLocation: SourceLocation,
+        file: StaticString,
+        line: UInt,
         isEquivalent: @escaping (any Sendable) -> Bool
     ) -> RenderTester {
         var tester = self
@@ -149,7 +165,20 @@ public struct RenderTester<WorkflowType: Workflow> {
             workerDescription: String(describing: worker),
             isEquivalent: isEquivalent,
             output: output,
-            sourceLocation: sourceLocation))
+            location: FailureLocation(file: file, line: line)))
         return tester
+    }
+}
+
+extension RenderTester {
+    /// Expects the pass to run a worker equivalent to `worker` with `key`: WorkflowConcurrency
+    /// testing's spelling of `expectWorker(_:key:producingOutput:)`.
+    public func expect<W: Worker>(
+        worker: W,
+        producingOutput output: W.Output? = nil,
+        key: String = "",
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> RenderTester {
+        expectWorker(worker, key: key, producingOutput: output, file: file, line: line)
     }
 }

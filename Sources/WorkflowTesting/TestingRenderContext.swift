@@ -1,4 +1,3 @@
-import Testing
 @_spi(WorkflowRuntime) import Workflow
 
 /// The render context a `RenderTester` hands the workflow under test for its one render pass.
@@ -26,7 +25,7 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
     /// Where the sinks handed out by this pass deliver.
     private let recorder = SinkEventRecorder()
     /// The tester's `render` call, where failures not tied to an expectation point.
-    private let sourceLocation: SourceLocation
+    private let location: FailureLocation
     /// False once the render pass returned: a context is only valid during its pass.
     private var isValid = true
 
@@ -34,12 +33,12 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         workflows: [ExpectedWorkflow],
         workers: [ExpectedWorker],
         sideEffects: [ExpectedSideEffect<WorkflowType>],
-        sourceLocation: SourceLocation
+        location: FailureLocation
     ) {
         pendingWorkflows = workflows
         pendingWorkers = workers
         pendingSideEffects = sideEffects
-        self.sourceLocation = sourceLocation
+        self.location = location
         super.init()
     }
 
@@ -52,12 +51,12 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
     ) -> Child.Rendering {
         guard checkValid("render a child") else { return renderInertly(workflow) }
         guard renderedChildren.insert(ChildIdentity(type: ObjectIdentifier(Child.self), key: key)).inserted else {
-            let name = (workflow as? any WorkerRendering).map { "worker of type \(String(reflecting: type(of: $0.wrappedWorker)))" }
-                ?? "child workflow of type \(String(reflecting: Child.self))"
+            let name = (workflow as? any WorkerRendering).map { "workers of type \(String(reflecting: type(of: $0.wrappedWorker)))" }
+                ?? "workflows of type \(String(reflecting: Child.self))"
             recordFailure(
-                "\(WorkflowType.self) rendered a \(name) with key \"\(key)\" more than once in one render pass; "
+                "Multiple \(name) with key \"\(key)\" rendered by \(WorkflowType.self) in the same render pass; "
                     + "give each child of the same type a unique key.",
-                at: sourceLocation)
+                at: location)
             return renderInertly(workflow)
         }
         if let worker = workflow as? any WorkerRendering {
@@ -67,20 +66,19 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         }
         guard let index = pendingWorkflows.firstIndex(where: { $0.matches(Child.self, key: key) }) else {
             recordFailure(
-                "Unexpected child workflow \(describeChild(Child.self, key: key)) rendered by \(WorkflowType.self). "
-                    + "Declare it with expectWorkflow(type:key:producingRendering:).",
-                at: sourceLocation)
+                "Attempted to render unexpected workflow \(describeChild(Child.self, key: key)) "
+                    + "(rendered by \(WorkflowType.self)). \(unexpectedChildHint(Child.self, key: key))",
+                at: location)
             return renderInertly(workflow)
         }
         let expectation = pendingWorkflows.remove(at: index)
         expectation.assertions(workflow)
         if let output = expectation.output as? Child.Output {
-            expectationActions.append(TestedAction(
-                erased: outputMap(output), origin: "output of child \(expectation.description)"))
+            expectationActions.append(TestedAction(outputMap(output), origin: "output of child \(expectation.description)"))
         }
         guard let rendering = expectation.rendering as? Child.Rendering else {
             // Unreachable: `expectWorkflow` ties the rendering's type to the child type.
-            recordFailure("The rendering expected for \(expectation.description) has the wrong type.", at: sourceLocation)
+            recordFailure("The rendering expected for \(expectation.description) has the wrong type.", at: location)
             return renderInertly(workflow)
         }
         return rendering
@@ -104,15 +102,15 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         guard checkValid("run a side effect") else { return }
         guard declaredSideEffects.insert(key).inserted else {
             recordFailure(
-                "\(WorkflowType.self) declared the side effect \(key) more than once in one render pass.",
-                at: sourceLocation)
+                "Multiple side-effects with key \(describeKey(key)) declared by \(WorkflowType.self) in the same render pass.",
+                at: location)
             return
         }
         guard let index = pendingSideEffects.firstIndex(where: { $0.key == key }) else {
             recordFailure(
-                "Unexpected side effect with key \(key) declared by \(WorkflowType.self). "
+                "Unexpected side-effect with key \(describeKey(key)) declared by \(WorkflowType.self). "
                     + "Declare it with expectSideEffect(key:producingAction:).",
-                at: sourceLocation)
+                at: location)
             return
         }
         // The side effect's closure is deliberately not run: it would start real work.
@@ -127,13 +125,14 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
     func finishRender() {
         isValid = false
         for expectation in pendingWorkflows {
-            recordFailure("Expected child workflow \(expectation.description) was not rendered.", at: expectation.sourceLocation)
+            recordFailure("Expected child workflow \(expectation.description), but it was not rendered.", at: expectation.location)
         }
         for expectation in pendingWorkers {
-            recordFailure("Expected \(expectation.description) was not run.", at: expectation.sourceLocation)
+            recordFailure("Expected \(expectation.description), but it was not run.", at: expectation.location)
         }
         for expectation in pendingSideEffects {
-            recordFailure("Expected side effect with key \(expectation.key) was not declared.", at: expectation.sourceLocation)
+            recordFailure(
+                "Expected side-effect with key \(describeKey(expectation.key)), but it was not declared.", at: expectation.location)
         }
         pendingWorkflows = []
         pendingWorkers = []
@@ -149,12 +148,25 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
 
     // MARK: Private
 
+    /// What to do about an unexpected child: the expectations it nearly matched, or how to declare it.
+    private func unexpectedChildHint(_ type: any Workflow.Type, key: String) -> String {
+        let sameType = pendingWorkflows.filter { ObjectIdentifier($0.workflowType) == ObjectIdentifier(type) }.map(\.key)
+        let sameKey = pendingWorkflows.filter { $0.key == key }.map { String(reflecting: $0.workflowType) }
+        if !sameType.isEmpty {
+            return "Expecting key \(sameType.map { "\"\($0)\"" }.joined(separator: " or ")) for this type."
+        }
+        if !sameKey.isEmpty {
+            return "Found expectation of type \(sameKey.joined(separator: ", ")) for key \"\(key)\"."
+        }
+        return "If this child is expected, declare it with expectWorkflow(type:key:producingRendering:) before render()."
+    }
+
     private func checkValid(_ what: String) -> Bool {
         if !isValid {
             recordFailure(
                 "\(WorkflowType.self) tried to \(what) after render(state:context:) returned; "
                     + "a context is only valid during its render pass.",
-                at: sourceLocation)
+                at: location)
         }
         return isValid
     }
@@ -172,12 +184,12 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
             recordFailure(
                 "Unexpected worker \(worker) of type \(String(reflecting: type(of: worker))) with key \"\(key)\" "
                     + "run by \(WorkflowType.self). \(hint)",
-                at: sourceLocation)
+                at: location)
             return
         }
         let expectation = pendingWorkers.remove(at: index)
         if let output = expectation.output as? Output {
-            expectationActions.append(TestedAction(erased: outputMap(output), origin: "output of \(expectation.description)"))
+            expectationActions.append(TestedAction(outputMap(output), origin: "output of \(expectation.description)"))
         }
     }
 }

@@ -1,4 +1,3 @@
-import Testing
 import Workflow
 
 /// Tests actions in isolation: applies them one after another to a state and checks the result.
@@ -12,28 +11,47 @@ import Workflow
 ///         .send(action: .tap(index: 2))
 ///         .assert(output: .won(.x))
 ///
+/// The checks carry workflow-swift's names too (`verifyState`, `verifyOutput`,
+/// `assertStateModifications`), so action tests written for it run unchanged. Failures are
+/// reported to the framework running the test (Swift Testing or XCTest) at the caller's line.
+///
 /// A value type: `send` returns a new tester, so intermediate testers can be reused.
 public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowAction> where Action.WorkflowType == WorkflowType {
-    /// The workflow (props) the actions read through their context.
-    public let workflow: WorkflowType
+    /// The workflow (props) the actions read through their context; `nil` when none was given and
+    /// none can be made (see `WorkflowAction.tester(withState:workflow:)`).
+    let workflow: WorkflowType?
+    /// The state the tester was created with, for `assertStateModifications`.
+    let initialState: WorkflowType.State
     /// The state after the actions sent so far.
     public private(set) var state: WorkflowType.State
     /// The output of the last action sent, if it reported one.
     public private(set) var output: WorkflowType.Output?
 
-    init(workflow: WorkflowType, state: WorkflowType.State) {
+    init(workflow: WorkflowType?, state: WorkflowType.State) {
         self.workflow = workflow
+        self.initialState = state
         self.state = state
     }
 
     /// Applies `action` to the current state; the new tester holds the new state and its output.
-    public func send(action: Action) -> WorkflowActionTester {
+    @discardableResult
+    public func send(action: Action, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
+        guard let workflow else {
+            recordFailure(
+                "Cannot apply \(action): no \(WorkflowType.self) to read props from. Pass an instance of the workflow "
+                    + "as tester(withState:workflow:), or conform it to DefaultInitializableWorkflow.",
+                file: file, line: line)
+            return self
+        }
         var tester = self
         let context = ApplyContext.make(for: workflow)
         tester.output = action.apply(toState: &tester.state, context: context)
         context.invalidate()
         return tester
     }
+
+    /// The checks of `output`.
+    private var outputCheck: OutputCheck<WorkflowType.Output> { OutputCheck(output: output, reporter: "the last action") }
 
     /// Runs `assertions` on the current state: for states that are not `Equatable`, or to check
     /// only the part that matters.
@@ -43,23 +61,54 @@ public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowActio
         return self
     }
 
+    /// Runs `assertions` on the current state (workflow-swift's name for `assert(state:)` with a
+    /// closure).
+    @discardableResult
+    public func verifyState(_ assertions: (WorkflowType.State) throws -> Void) rethrows -> WorkflowActionTester {
+        try assert(state: assertions)
+    }
+
+    /// Runs `assertions` on the last action's output; a failure if it reported none (the
+    /// closure then does not run).
+    @discardableResult
+    public func verifyOutput(
+        file: StaticString = #filePath, line: UInt = #line,
+        _ assertions: (WorkflowType.Output) throws -> Void
+    ) rethrows -> WorkflowActionTester {
+        try outputCheck.verify(file: file, line: line, assertions)
+        return self
+    }
+
     /// Asserts that the last action reported no output.
     @discardableResult
-    public func assertNoOutput(sourceLocation: SourceLocation = #_sourceLocation) -> WorkflowActionTester {
-        if let output {
-            recordFailure("Expected no output, but the last action reported \(output).", at: sourceLocation)
-        }
+    public func assertNoOutput(file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
+        outputCheck.assertNone(file: file, line: line)
         return self
     }
 }
 
 extension WorkflowActionTester where WorkflowType.State: Equatable {
+    /// The checks of `state`.
+    private var stateCheck: StateCheck<WorkflowType.State> {
+        StateCheck(state: state, baseline: initialState, baselineName: "initial state")
+    }
+
     /// Asserts that the current state equals `expected`.
     @discardableResult
-    public func assert(state expected: WorkflowType.State, sourceLocation: SourceLocation = #_sourceLocation) -> WorkflowActionTester {
-        if state != expected {
-            recordFailure("State \(state) is not equal to the expected \(expected).", at: sourceLocation)
-        }
+    public func assert(state expected: WorkflowType.State, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
+        stateCheck.assertEqual(to: expected, file: file, line: line)
+        return self
+    }
+
+    /// Exhaustive state check: `modifications` changes the tester's initial state into what the
+    /// actions sent should have made of it, and the current state must equal the result. Says
+    /// what changed rather than restating the whole state.
+    @discardableResult
+    public func assertStateModifications(
+        file: StaticString = #filePath, line: UInt = #line,
+        _ modifications: (inout WorkflowType.State) throws -> Void
+    ) rethrows -> WorkflowActionTester {
+        try stateCheck.assertModifications(file: file, line: line, modifications)
         return self
     }
 }
@@ -67,14 +116,8 @@ extension WorkflowActionTester where WorkflowType.State: Equatable {
 extension WorkflowActionTester where WorkflowType.Output: Equatable {
     /// Asserts that the last action reported exactly `expected`.
     @discardableResult
-    public func assert(output expected: WorkflowType.Output, sourceLocation: SourceLocation = #_sourceLocation) -> WorkflowActionTester {
-        guard let output else {
-            recordFailure("Expected the output \(expected), but the last action reported none.", at: sourceLocation)
-            return self
-        }
-        if output != expected {
-            recordFailure("Output \(output) is not equal to the expected \(expected).", at: sourceLocation)
-        }
+    public func assert(output expected: WorkflowType.Output, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
+        outputCheck.assertEqual(to: expected, file: file, line: line)
         return self
     }
 }

@@ -29,7 +29,7 @@ struct FailureReportingTests {
                 .render { leaf = $0.leaf }
         } matching: { issue in
             issue.comments.contains {
-                $0.rawValue.contains("Unexpected child workflow") && $0.rawValue.contains("LeafWorkflow")
+                $0.rawValue.contains("unexpected workflow of type") && $0.rawValue.contains("LeafWorkflow")
                     && $0.rawValue.contains("\"leaf\"")
             }
         }
@@ -73,7 +73,7 @@ struct FailureReportingTests {
         withKnownIssue {
             LeafWorkflow(label: "x").renderTester().expectSideEffect(key: "never").render()
         } matching: { issue in
-            issue.comments.contains { $0.rawValue.contains("side effect with key never was not declared") }
+            issue.comments.contains { $0.rawValue.contains("Expected side-effect with key \"never\"") }
         }
         withKnownIssue {
             ParentWorkflow()
@@ -83,7 +83,7 @@ struct FailureReportingTests {
                 .expectWorker(Counter(limit: 3), key: "counter")
                 .render()
         } matching: { issue in
-            issue.comments.contains { $0.rawValue.contains("Unexpected side effect with key refresh") }
+            issue.comments.contains { $0.rawValue.contains("Unexpected side-effect with key \"refresh\"") }
         }
     }
 
@@ -99,7 +99,7 @@ struct FailureReportingTests {
                 .expectSideEffect(key: "refresh", producingAction: ParentWorkflow.Action.refresh)
                 .render { $0.onBump.send(1) }
         } matching: { issue in
-            issue.comments.contains { $0.rawValue.contains("led to 2 actions") }
+            issue.comments.contains { $0.rawValue.contains("Received multiple actions in a single render test") }
         }
         #expect(result?.state == ParentWorkflow.State(refreshed: true))
     }
@@ -138,6 +138,6 @@ func duplicateChildKey() {
             .expectWorkflow(type: LeafWorkflow.self, key: "same", producingRendering: "x")
             .render()
     } matching: { issue in
-        issue.comments.contains { $0.rawValue.contains("more than once") }
+        issue.comments.contains { $0.rawValue.contains("Multiple workflows of type") && $0.rawValue.contains("LeafWorkflow") }
     }
 }

@@ -93,7 +93,7 @@ struct GuideTests {
     /// The `GUIDE-BEGIN`…`GUIDE-END` blocks of every Swift file the guide may quote.
     static func compiledBlocks() throws -> [String] {
         var blocks: [String] = []
-        let roots = ["Tests/WorkflowClusterCommandsTests/Guide", "Examples"].map { repository.appendingPathComponent($0) }
+        let roots = ["Tests/WorkflowClusterCommandsTests/Guide", "Tests/WorkflowTestingTests", "Examples"].map { repository.appendingPathComponent($0) }
         for root in roots {
             guard let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { continue }
             for case let file as URL in files where file.pathExtension == "swift" && !file.path.contains("/.build") {
