@@ -131,7 +131,7 @@ let package = Package(
             path: "Benchmarks/WorkflowBenchmarks"),
         .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting"]),
         .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting"]),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "zmq-test-peer"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "WorkflowClusterTesting", "zmq-test-peer"]),
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
         .testTarget(
             name: "WorkflowRemoteTests",

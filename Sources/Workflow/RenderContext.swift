@@ -38,7 +38,8 @@ open class RenderContext<WorkflowType: Workflow> {
     /// Makes a sink that turns each event into an action of this workflow. The sink keeps this
     /// pass's `onEvent`: sent to after later passes, it still applies the action *this* closure
     /// makes, to the workflow's current state (never the closure a later pass declared in the same
-    /// place), and it becomes a no-op once the workflow is torn down. See `Sink`.
+    /// place), and it becomes a no-op once the workflow is torn down or once a pass declares no
+    /// sink of the same event and action types. See `Sink`.
     open func makeSink<Event: Sendable, Action: WorkflowAction>(
         of eventType: Event.Type,
         onEvent: @escaping (Event) -> Action

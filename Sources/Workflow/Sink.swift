@@ -14,7 +14,10 @@
 /// handler (see `SinkCoding.swift`).
 ///
 /// A sink whose workflow has been torn down silently drops what it is sent: renderings outlive
-/// the workflows that made them, and a late tap on a stale screen must not crash.
+/// the workflows that made them, and a late tap on a stale screen must not crash. So does a sink
+/// the workflow stopped declaring (workflow-swift's rule): once a render pass makes no sink of the
+/// same event and action types, sinks of that kind from earlier passes drop what they are sent,
+/// even if a later pass declares the kind again; a button the workflow no longer offers must not act.
 ///
 /// `send` reports whether the value was accepted: a sink of a remote child refuses values while
 /// the child already has as many unacknowledged events as its runtime allows (back-pressure), and

@@ -82,16 +82,32 @@ public enum SnapshotError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Encoding and decoding of a node's state, for whatever `State` turns out to be `Codable`.
-enum StateCoding {
+/// `package`: a worker checks a snapshot before it starts a child from it (`WorkflowRemote`).
+package enum StateCoding {
     static func encode<State>(_ state: State) -> Data? {
         guard let encodable = state as? any Encodable else { return nil }
         return try? JSONEncoder().encode(encodable)
     }
 
-    static func decode<W: Workflow>(_ snapshot: TreeSnapshot, for type: W.Type) throws(SnapshotError) -> W.State {
+    /// The state `snapshot` holds for a node of `W`: decoded, or migrated from an earlier state
+    /// version (`StateMigrating`). Throws why it cannot be.
+    package static func decode<W: Workflow>(_ snapshot: TreeSnapshot, for type: W.Type) throws(SnapshotError) -> W.State {
         let identity = stableIdentity(of: W.self)
         guard snapshot.workflowType == identity.name else {
             throw .typeMismatch(expected: identity.name, found: snapshot.workflowType)
+        }
+        if snapshot.stateVersion < identity.version, let migrating = W.self as? any StateMigrating.Type, let data = snapshot.state {
+            do {
+                guard let state = try migrating.migratedState(from: data, version: snapshot.stateVersion) as? W.State else {
+                    throw SnapshotError.undecodableState(type: identity.name, reason: "the migrated value has another type")
+                }
+                return state
+            } catch let error as SnapshotError {
+                throw error
+            } catch {
+                throw .undecodableState(
+                    type: identity.name, reason: "migrating from state version \(snapshot.stateVersion): \(String(describing: error))")
+            }
         }
         guard snapshot.stateVersion == identity.version else {
             throw .versionMismatch(type: identity.name, expected: identity.version, found: snapshot.stateVersion)

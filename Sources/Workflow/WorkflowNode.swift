@@ -20,6 +20,13 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     private var pendingChildSnapshots: [TreeSnapshot.Child]
     /// How many sinks the current pass made so far: each sink's slot, for its export token.
     private var sinkCount = 0
+    /// The host's render pass in which this node last rendered: the sinks it made then are current.
+    private var renderedPass: UInt64 = 0
+    /// The kinds of sink the latest pass declared, and since which pass each has been declared
+    /// without a gap. A sink's kind is its handler's class (event type plus action type, as
+    /// workflow-swift keys its sinks by action type); an older sink still applies its action only
+    /// while its kind has been declared by every pass since its own. See `handleEvent`.
+    private var declaredSinks = DeclaredSinkKinds()
     /// Whether `render` is running: the context is only valid then.
     private var isRendering = false
     /// The context of the last applied action (an `ApplyContext<W>`), kept for the next one when
@@ -98,6 +105,8 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     func render() -> W.Rendering {
         subtree?.beginPass()
         sinkCount = 0
+        renderedPass = host.renderPass
+        declaredSinks.beginPass()
         isRendering = true
         let didRender = host.observers == nil ? nil : observeRender()
         let rendering = workflow.render(state: state, context: self)
@@ -196,8 +205,13 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         return ApplyContext(workflow: workflow)
     }
 
-    /// Applies the action the sink's own handler makes for `value`, whichever pass made it.
+    /// Applies the action the sink's own handler makes for `value`, whichever pass made it, as
+    /// long as the latest pass declared a sink of the same kind again (and every pass since the
+    /// handler's did): a sink the workflow stopped declaring is dropped, as in workflow-swift.
     func handleEvent(handler: AnySinkHandler, value: any Sendable) {
+        if handler.pass != renderedPass, !declaredSinks.isCurrent(ObjectIdentifier(type(of: handler)), madeIn: handler.pass) {
+            return
+        }
         // The registry found this node by the handler's node id, and only this node makes
         // handlers with that id: they are `SinkHandler<W>`s. A checked cast would look the
         // generic type up on every event.
@@ -281,6 +295,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
             node: id, mailbox: host.mailbox, incarnation: host.incarnation, pass: host.renderPass, slot: sinkCount,
             onEvent: onEvent)
         sinkCount += 1
+        declaredSinks.declare(ObjectIdentifier(type(of: handler)), in: renderedPass)
         return Sink(handler: handler)
     }
 

@@ -12,7 +12,9 @@ extension Workflow {
 ///
 /// Conform when the default name (module-qualified Swift name) is not stable enough, or when
 /// the snapshot format of `State` changes: a snapshot written with another version is not decoded
-/// but replaced by `makeInitialState()`, which is safer than misreading old bytes.
+/// (misreading old bytes would be worse) unless the workflow is `StateMigrating` and the snapshot
+/// is older. A rejected snapshot is reported (`WorkflowObserver.snapshotWasRejected`; a remote
+/// child's worker refuses to start it, and the parent shows why).
 public protocol StablyNamedWorkflow: Workflow {
     /// The stable name of the type.
     static var stableTypeName: String { get }

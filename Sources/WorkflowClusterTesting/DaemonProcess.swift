@@ -51,7 +51,7 @@ public final class DaemonProcess: Sendable {
         Self.drain(err.fileHandleForReading, into: stderr, name: "\(label) stderr")
         let exit = exit
         process.terminationHandler = { process in exit.record(process.terminationStatus) }
-        try process.run()
+        try ProcessLaunch.run(process)
     }
 
     /// Reads `handle` to its end on a dedicated thread (blocking reads; a pipe's end is the

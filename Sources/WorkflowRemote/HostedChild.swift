@@ -20,6 +20,15 @@ struct TypedHostedChildFactory<W: RemotableWorkflow>: HostedChildFactory {
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
         }
+        // A snapshot this build cannot read is refused, not replaced by a fresh state: the parent
+        // keeps it for a worker that can (a newer build, in a rolling upgrade).
+        if let snapshot, snapshot.state != nil {
+            do {
+                _ = try StateCoding.decode(snapshot, for: W.self)
+            } catch {
+                throw RemoteChildError.undecodableSnapshot(typeName: W.workflowTypeName, reason: error.description)
+            }
+        }
         return HostedChild(childID: childID, path: path, workflow: workflow, propsSequence: propsSequence, snapshot: snapshot, engine: engine)
     }
 }

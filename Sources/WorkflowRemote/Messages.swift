@@ -85,6 +85,8 @@ struct ErrorPayload: Codable, Sendable {
     enum Code: String, Codable, Sendable {
         case unknownType
         case undecodableProps
+        /// The child's snapshot holds a state this build cannot read (`RemoteChildError.undecodableSnapshot`).
+        case undecodableSnapshot
         case malformedMessage
         case unknownChild
         case refused

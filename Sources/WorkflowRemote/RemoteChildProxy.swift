@@ -323,7 +323,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     func fail(_ error: RemoteChildError) {
         guard !isStopped else { return }
         switch error {
-        case .unknownType, .undecodableProps, .refused: refusedProps = true
+        case .unknownType, .undecodableProps, .undecodableSnapshot, .refused: refusedProps = true
         default: break
         }
         worker = nil

@@ -35,6 +35,10 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
     case unknownType(String)
     /// The worker could not decode the props.
     case undecodableProps(typeName: String, reason: String)
+    /// The worker cannot read the state the child's snapshot holds (written by another build:
+    /// a newer state version, or an older one with no migration). The child is not started
+    /// afresh in its place: it waits, with the snapshot kept, for a worker that can read it.
+    case undecodableSnapshot(typeName: String, reason: String)
     /// The parent could not decode what the worker sent.
     case undecodableRendering(typeName: String, reason: String)
     /// The worker did not answer within the request deadline, or went away. `reason` completes
@@ -52,6 +56,8 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
         case .noWorker(let type, let placement): "no worker hosts \(type) (placement \(placement))"
         case .unknownType(let type): "the worker does not know the workflow type \(type)"
         case .undecodableProps(let type, let reason): "the worker could not decode props of \(type): \(reason)"
+        case .undecodableSnapshot(let type, let reason):
+            "the worker cannot read the snapshot of \(type) (\(reason)); its state is kept for a worker that can"
         case .undecodableRendering(let type, let reason): "could not decode the rendering of \(type): \(reason)"
         case .workerUnavailable(let worker, let reason): "\(worker) \(reason)"
         case .refused(let reason): "the worker refused: \(reason)"

@@ -189,6 +189,7 @@ extension RemoteEngine {
             switch error?.code {
             case .unknownType: childError = .unknownType(error?.typeName ?? proxy.typeName)
             case .undecodableProps: childError = .undecodableProps(typeName: proxy.typeName, reason: error?.message ?? "")
+            case .undecodableSnapshot: childError = .undecodableSnapshot(typeName: proxy.typeName, reason: error?.message ?? "")
             default: childError = .refused(error?.message ?? "unreadable error")
             }
             if let peer = proxy.worker {

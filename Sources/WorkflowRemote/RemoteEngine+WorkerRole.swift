@@ -255,6 +255,10 @@ extension RemoteEngine {
             logger.info(
                 "hosting \(envelope.nodePath), epoch \(envelope.epoch)",
                 metadata: ["path": "\(envelope.nodePath)", "type": "\(start.typeName)", "epoch": .stringConvertible(envelope.epoch)])
+        } catch RemoteChildError.undecodableSnapshot(_, let reason) {
+            shared.count { $0.errors += 1 }
+            logger.error("START refused: the snapshot cannot be read here: \(reason)", metadata: ["path": "\(envelope.nodePath)"])
+            replyUpstreamError(.undecodableSnapshot, reason, envelope, typeName: start.typeName)
         } catch {
             shared.count { $0.errors += 1 }
             logger.error("START failed: \(error)", metadata: ["path": "\(envelope.nodePath)"])

@@ -119,10 +119,10 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
                 snapshot: snapshot, pendingEvents: events)
             state.proxy = proxy
         }
-        // Made once per proxy, not per pass: the node applies a sink's action whichever of its
-        // passes made it, and this one's never changes (a sink and its handler per remote child
-        // and render pass otherwise, and a closure reabstracted for each).
-        if proxy.sink == nil { proxy.sink = makeProxySink(context) }
+        // Declared again every pass, as any sink must be to stay live: a sink the latest pass did
+        // not declare again drops what it is sent (workflow-swift's rule), and the proxy's events
+        // and renderings reach this node through it.
+        proxy.sink = makeProxySink(context)
         context.runSideEffect(key: proxy.childID) { lifetime in
             lifetime.onEnded { proxy.stop() }
         }

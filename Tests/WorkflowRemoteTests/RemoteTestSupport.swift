@@ -89,7 +89,7 @@ final class WorkerProcess: Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         self.process = process
-        try process.run()
+        try ProcessLaunch.run(process)
     }
 
     /// Asks the worker to leave in order (SIGTERM) and waits for it to exit.

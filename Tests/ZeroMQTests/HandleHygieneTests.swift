@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkflowClusterTesting
 import ZeroMQ
 
 /// Contexts, sockets and connections release every file descriptor they open.
@@ -15,7 +16,7 @@ import ZeroMQ
         process.arguments = ["lifecycles", "2000"]
         let output = Pipe()
         process.standardOutput = output
-        try process.run()
+        try ProcessLaunch.run(process)
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "zmq-test-peer lifecycles: \(printed)")

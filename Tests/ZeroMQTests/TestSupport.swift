@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkflowClusterTesting
 import ZeroMQ
 
 /// Endpoints that cannot collide between tests running in parallel in one process, or
@@ -118,7 +119,7 @@ struct PeerProcess {
         let process = Process()
         process.executableURL = try executableURL()
         process.arguments = arguments
-        try process.run()
+        try ProcessLaunch.run(process)
         return PeerProcess(process: process)
     }
 

@@ -29,7 +29,7 @@ final class NetLab: Sendable {
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return (false, "cannot run \(script): \(error)") }
+        do { try ProcessLaunch.run(process) } catch { return (false, "cannot run \(script): \(error)") }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let reason = text.trimmingCharacters(in: .whitespacesAndNewlines)
