@@ -58,10 +58,10 @@ public final class DaemonProcess: Sendable {
     /// daemon's exit), appending to `log`.
     private static func drain(_ handle: FileHandle, into log: LineLog, name: String) {
         let thread = Thread {
-            // `availableData` returns what one read got (`read(upToCount:)` would wait for the
-            // whole count); empty means the end of the pipe.
+            // What one read got (`read(upToCount:)` would wait for the whole count); empty means
+            // the end of the pipe. Not `availableData`: it traps on an interrupted read.
             while true {
-                let data = handle.availableData
+                let data = PipeRead.some(from: handle)
                 log.append(data)
                 if data.isEmpty { return }
             }

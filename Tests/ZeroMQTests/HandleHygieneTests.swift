@@ -17,7 +17,7 @@ import ZeroMQ
         let output = Pipe()
         process.standardOutput = output
         try ProcessLaunch.run(process)
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let printed = String(decoding: PipeRead.all(from: output.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "zmq-test-peer lifecycles: \(printed)")
         let counts = printed.split(separator: " ").dropFirst().compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }

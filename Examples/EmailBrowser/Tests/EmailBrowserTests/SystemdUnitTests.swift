@@ -29,7 +29,7 @@ struct SystemdUnitTests {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let data = PipeRead.all(from: pipe.fileHandleForReading)
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }

@@ -30,7 +30,7 @@ final class NetLab: Sendable {
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         do { try ProcessLaunch.run(process) } catch { return (false, "cannot run \(script): \(error)") }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: PipeRead.all(from: output.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         let reason = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return (process.terminationStatus == 0, reason)
