@@ -5,8 +5,8 @@ import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
 /// The parent role, from the proxies: placing children on workers, their props, stops and events
-/// (what workers send back: `RemoteEngine+WorkerMessages.swift`; how it is sent:
-/// `RemoteEngine+WorkerSends.swift`).
+/// (what workers send back: `RemoteEngine+MessagesFromWorkers.swift`; how it is sent:
+/// `RemoteEngine+SendsToWorkers.swift`).
 extension RemoteEngine {
     // MARK: Parent role: requests from proxies
 

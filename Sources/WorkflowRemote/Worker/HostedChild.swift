@@ -147,7 +147,7 @@ protocol AnyHostedChild: AnyObject {
 enum HostedEventRoute {
     /// To a sink of one of the child's renderings (or, for a token of another incarnation, the
     /// sink in the same slot of its latest): decoded and sent there.
-    case sink(SinkTable.SinkRoute)
+    case sink(SinkTable.ResolvedToken)
     /// To a remote child of the hosted child, for a sink this process passed on in a rendering
     /// the hosted child's table does not hold (it restarted since): passed on as it is.
     case forward(childID: UInt64, token: String)
