@@ -11,7 +11,7 @@ public final class DaemonProcess: Sendable {
     /// What the test calls it in failure messages.
     public let label: String
     /// The running process.
-    public let process: Process
+    public let process: ChildProcess
     /// Standard output (for the cluster daemons: renderings and statuses in JSON mode).
     public let stdout = LineLog()
     /// Standard error (for the cluster daemons: the log).
@@ -26,12 +26,8 @@ public final class DaemonProcess: Sendable {
         _ executable: String, _ arguments: [String], label: String, environment: [String: String] = [:], standardInput: Bool = false
     ) throws {
         self.label = label
-        let process = Process()
-        process.executableURL = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : Self.executableURL(executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let path = executable.hasPrefix("/") ? executable : Self.executableURL(executable).path
         let inPipe = standardInput ? Pipe() : nil
-        process.standardInput = inPipe ?? FileHandle.nullDevice
         input = inPipe?.fileHandleForWriting
         let out = Pipe()
         let err = Pipe()
@@ -42,16 +38,22 @@ public final class DaemonProcess: Sendable {
                 _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
             }
         }
-        process.standardOutput = out
-        process.standardError = err
-        self.process = process
         let stdout = stdout
         let stderr = stderr
+        let exit = exit
+        process = try ChildProcess(
+            path, arguments: arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            standardInput: inPipe.map { .descriptor($0.fileHandleForReading.fileDescriptor) } ?? .null,
+            standardOutput: .descriptor(out.fileHandleForWriting.fileDescriptor),
+            standardError: .descriptor(err.fileHandleForWriting.fileDescriptor),
+            onExit: { status, _ in exit.record(status) })
+        // The child holds its ends now: this process keeps only its own, so each pipe ends when
+        // the daemon exits.
+        try out.fileHandleForWriting.close()
+        try err.fileHandleForWriting.close()
+        try inPipe?.fileHandleForReading.close()
         Self.drain(out.fileHandleForReading, into: stdout, name: "\(label) stdout")
         Self.drain(err.fileHandleForReading, into: stderr, name: "\(label) stderr")
-        let exit = exit
-        process.terminationHandler = { process in exit.record(process.terminationStatus) }
-        try ProcessLaunch.run(process)
     }
 
     /// Reads `handle` to its end on a dedicated thread (blocking reads; a pipe's end is the

@@ -74,22 +74,16 @@ func makeWorker(
 
 /// A worker process (the `remote-test-worker` helper), killed when the test ends.
 final class WorkerProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     /// The worker's name (`--name`).
     let name: String
 
     init(name: String, connect: String, listen: String? = nil, pool: String? = nil) throws {
         self.name = name
-        let process = Process()
-        process.executableURL = Self.executableURL
         var arguments = ["--name", name, "--connect", connect]
         if let listen { arguments += ["--listen", listen] }
         if let pool { arguments += ["--pool", pool] }
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        self.process = process
-        try ProcessLaunch.run(process)
+        process = try ChildProcess(Self.executableURL.path, arguments: arguments, standardInput: .null, standardOutput: .null)
     }
 
     /// Asks the worker to leave in order (SIGTERM) and waits for it to exit.

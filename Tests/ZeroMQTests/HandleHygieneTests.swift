@@ -11,12 +11,11 @@ import ZeroMQ
     /// that count. There only libzmq's lazily made state may move it; a leak of even one
     /// descriptor per lifecycle shows 2,000 or more (a leaked socket or context holds several).
     @Test func twoThousandLifecyclesDoNotLeakFileDescriptors() throws {
-        let process = Process()
-        process.executableURL = try PeerProcess.executableURL()
-        process.arguments = ["lifecycles", "2000"]
         let output = Pipe()
-        process.standardOutput = output
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(
+            try PeerProcess.executableURL().path, arguments: ["lifecycles", "2000"],
+            standardOutput: .descriptor(output.fileHandleForWriting.fileDescriptor))
+        try output.fileHandleForWriting.close()
         let printed = String(decoding: PipeRead.all(from: output.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "zmq-test-peer lifecycles: \(printed)")

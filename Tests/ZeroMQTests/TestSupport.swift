@@ -79,7 +79,7 @@ struct PeerProcess {
         }
     }
 
-    let process: Process
+    let process: ChildProcess
 
     /// Finds the helper next to the test binary (works for the default `.build` and for any
     /// `--scratch-path`), falling back to `ZMQ_TEST_PEER` and to build directories found by
@@ -116,11 +116,7 @@ struct PeerProcess {
 
     /// Launches the helper with `arguments`.
     static func launch(_ arguments: [String]) throws -> PeerProcess {
-        let process = Process()
-        process.executableURL = try executableURL()
-        process.arguments = arguments
-        try ProcessLaunch.run(process)
-        return PeerProcess(process: process)
+        PeerProcess(process: try ChildProcess(try executableURL().path, arguments: arguments))
     }
 
     /// Waits for the helper to exit and returns its exit status.

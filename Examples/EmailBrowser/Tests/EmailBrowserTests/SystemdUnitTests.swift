@@ -22,16 +22,7 @@ struct SystemdUnitTests {
 
     /// Runs `executable arguments` and returns its exit status and everything it printed.
     static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = PipeRead.all(from: pipe.fileHandleForReading)
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try ChildProcess.run(executable, arguments)
     }
 
     /// The value of every `Key=` line of a unit, in order.

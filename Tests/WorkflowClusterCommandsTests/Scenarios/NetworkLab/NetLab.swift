@@ -17,23 +17,15 @@ final class NetLab: Sendable {
     /// Each host's own address, by host name.
     let addresses: [String: String]
 
-    /// The repository's `scripts/netlab.sh` (this file is Tests/WorkflowClusterTests/NetLab.swift).
+    /// The repository's `scripts/netlab.sh` (found from this file).
     static let script = (repositoryFolder(holding: "scripts/netlab.sh", from: #filePath)?.path ?? ".") + "/scripts/netlab.sh"
 
     /// Whether a lab can be made on this machine, and if not why (`netlab.sh check`, run once).
     static let availability: (available: Bool, reason: String) = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["bash", script, "check"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do { try ProcessLaunch.run(process) } catch { return (false, "cannot run \(script): \(error)") }
-        let text = String(decoding: PipeRead.all(from: output.fileHandleForReading), as: UTF8.self)
-        process.waitUntilExit()
-        let reason = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return (process.terminationStatus == 0, reason)
+        guard let (status, text) = try? ChildProcess.run("/usr/bin/env", ["bash", script, "check"]) else {
+            return (false, "cannot run \(script)")
+        }
+        return (status == 0, text.trimmingCharacters(in: .whitespacesAndNewlines))
     }()
 
     /// The line a skipped lab suite shows.
