@@ -55,6 +55,9 @@ public struct RemoteRuntimeConfiguration: Sendable {
     /// Kept below the sockets' 100,000-message send high-water mark, so a flood is refused at the
     /// sink before the socket's queue fills.
     public var maxOutstandingEvents: Int = 50_000
+    /// The remote protocol versions this runtime speaks (`RemoteProtocol.supported`). A test may
+    /// narrow or widen it to play a daemon of another build in a negotiation.
+    package var protocolVersions: ClosedRange<Int> = RemoteProtocol.supported
     /// The largest message accepted from a peer, in bytes (`ZMQ_MAXMSGSIZE`).
     public var maxMessageSize: Int = 16 << 20
     /// Where the runtime logs (one line per event, with the node path and peer as metadata).

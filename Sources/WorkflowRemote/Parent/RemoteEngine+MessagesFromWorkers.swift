@@ -85,8 +85,11 @@ extension RemoteEngine {
             }
             return
         }
-        guard hello.protocolVersion == remoteProtocolVersion else {
-            let reason = "protocol version \(hello.protocolVersion) is not \(remoteProtocolVersion)"
+        let offered = hello.protocolVersions ?? [hello.protocolVersion]
+        guard let version = RemoteProtocol.negotiate(offered: offered, supported: configuration.protocolVersions) else {
+            let reason =
+                "no common protocol version: the worker speaks \(offered.sorted().map(String.init).joined(separator: ", ")), "
+                + "this parent \(configuration.protocolVersions.map(String.init).joined(separator: ", "))"
             if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
                 replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
             }
@@ -104,7 +107,7 @@ extension RemoteEngine {
                 return
             }
             logger.debug("repeated HELLO answered", metadata: ["worker": "\(hello.name)"])
-            sendWelcome(to: peerID)
+            sendWelcome(to: peerID, protocolVersion: version)
             return
         }
         if let (oldID, old) = workers.first(where: { $0.value.name == hello.name && $0.key != peerID }) {
@@ -134,16 +137,17 @@ extension RemoteEngine {
         workers[peerID] = peer
         metrics.workersJoined.increment()
         logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": .stringConvertible(hello.hostedTypes.count)])
-        sendWelcome(to: peerID)
+        sendWelcome(to: peerID, protocolVersion: version)
         shared.setWorkers(workers.values.map(\.name))
         for proxy in proxies.values where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
             proxy.retryIfUnplaced()
         }
     }
 
-    func sendWelcome(to peerID: WorkerID) {
+    func sendWelcome(to peerID: WorkerID, protocolVersion: Int) {
         let welcome = WelcomePayload(
-            parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds), drains: true)
+            parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds), drains: true,
+            protocolVersion: protocolVersion)
         guard let payload = try? codec.encode(welcome) else { return }
         sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [payload])
     }

@@ -6,7 +6,11 @@ struct HelloPayload: Codable, Sendable {
     var pool: String
     var hostedTypes: [String]
     var capacity: Int
+    /// The highest remote protocol version the worker speaks.
     var protocolVersion: Int
+    /// Every version it speaks (`RemoteProtocol.negotiate`); optional, so a worker of protocol 4
+    /// that predates negotiation, which sends `protocolVersion` alone, still joins.
+    var protocolVersions: [Int]?
     /// Random per runtime (process): tells a worker reconnecting on a fresh socket, which may take
     /// its own place, from another live worker using the same name, which may not.
     var instance: String
@@ -24,6 +28,9 @@ struct WelcomePayload: Codable, Sendable {
     /// Optional, so parents that predate it say nothing and a worker leaves them as before, with
     /// GOODBYE only: a DRAIN would be an unknown kind to them.
     var drains: Bool?
+    /// The protocol version the parent chose from the worker's HELLO (optional: parents that
+    /// predate negotiation speak only `protocolVersion`).
+    var protocolVersion: Int?
 }
 
 /// First payload of START (parent → worker); the second payload is the encoded props.
@@ -99,7 +106,17 @@ struct ErrorPayload: Codable, Sendable {
     var typeName: String?
 }
 
-/// The protocol version this build speaks; HELLO carries it, a mismatch is refused.
+/// The remote protocol versions, and how a parent and a worker agree on one.
 /// 3: EVENT carries a batch of events (`EventsPayload`), and `batch` messages.
 /// 4: EVENT and OUTPUTS carry their events and outputs packed in one frame (`PackedValues`).
-let remoteProtocolVersion = 4
+package enum RemoteProtocol {
+    /// The versions this build speaks. A release that introduces a version keeps the one before
+    /// it for at least one release, so a cluster can be upgraded one daemon at a time.
+    package static let supported: ClosedRange<Int> = 4...4
+
+    /// The highest version both sides speak: `offered` (a worker's HELLO) and `supported` (this
+    /// parent's); `nil` when they share none and the worker is refused.
+    package static func negotiate(offered: [Int], supported: ClosedRange<Int>) -> Int? {
+        offered.filter(supported.contains).max()
+    }
+}

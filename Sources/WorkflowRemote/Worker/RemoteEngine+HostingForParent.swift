@@ -11,7 +11,8 @@ extension RemoteEngine {
     func sendHello() {
         let hello = HelloPayload(
             name: configuration.name, pool: configuration.pool, hostedTypes: configuration.registry.typeNames,
-            capacity: configuration.capacity, protocolVersion: remoteProtocolVersion, instance: instance,
+            capacity: configuration.capacity, protocolVersion: configuration.protocolVersions.upperBound,
+            protocolVersions: Array(configuration.protocolVersions), instance: instance,
             processID: getpid(), hostName: ProcessInfo.processInfo.hostName)
         guard let payload = try? codec.encode(hello) else { return }
         sendUpstream(kind: .hello, correlationID: 0, nodePath: "", payloads: [payload])
@@ -78,7 +79,7 @@ extension RemoteEngine {
             }
             parentDrains = welcome?.drains == true
             shared.setWelcomed(true)
-            logger.info("welcomed by the parent")
+            logger.info("welcomed by the parent", metadata: ["protocol": .stringConvertible(welcome?.protocolVersion ?? 4)])
         case .start:
             handleStart(envelope)
         case .update:
