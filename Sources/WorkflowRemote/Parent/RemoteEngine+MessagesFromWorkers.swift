@@ -231,9 +231,17 @@ extension RemoteEngine {
         }
         for id in peer.children {
             guard let proxy = proxies[id], proxy.worker === peer else { continue }
-            proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
+            if proxy.isReleasing {
+                // Being moved (a drain, a rebalance) when its worker went, before the final flush
+                // arrived, whichever of the two the loop saw first: it moves on as planned, from
+                // its last acknowledged state with every later event replayed (as after a
+                // failure), and is never shown unavailable.
+                proxy.released(from: peer.name)
+            } else {
+                proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
+                rebalancing.remove(id)
+            }
             awaiting.remove(id)
-            rebalancing.remove(id)
         }
         peer.children.removeAll()
         shared.setWorkers(workers.values.map(\.name))
