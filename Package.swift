@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        // The coordinator's embedded durable store (SQLite's source bundled: no system package).
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
         // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -73,6 +75,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]),
         // The coordinator's HTTP side (Hummingbird): the root's renderings and events for clients,
         // the tree inspector, Prometheus metrics and health probes; generic over the root.
@@ -112,6 +115,12 @@ let package = Package(
         .executableTarget(
             name: "remote-test-worker", dependencies: ["RemoteTestSupport", "WorkflowExamples", "WorkflowRemote"],
             path: "Tests/Helpers/remote-test-worker"),
+        // A coordinator hosting a counting root with a remote counter: the durability tests count
+        // how often each accepted event took effect across coordinator SIGKILLs.
+        .executableTarget(
+            name: "durability-test-coordinator",
+            dependencies: ["RemoteTestSupport", "Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote"],
+            path: "Tests/Helpers/durability-test-coordinator"),
         // The benchmark suite (scripts/bench.sh): every figure beside its baseline, one table.
         .executableTarget(
             name: "workflow-bench",
@@ -143,7 +152,7 @@ let package = Package(
             name: "WorkflowClusterTests",
             dependencies: [
                 "WorkflowCluster", "WorkflowExamples", "Workflow", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator",
-                "workflow-worker", "zmq-test-peer",
+                "workflow-worker", "zmq-test-peer", "durability-test-coordinator", "remote-test-worker",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]),
     ],

@@ -44,7 +44,7 @@ public struct ClusterConfigurationParser: Sendable {
             throw fail("", "a JSON object", found: found)
         }
         let root = try object(document, "")
-        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain"])
+        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain", "store"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
         try allowOnly(coordinator, "coordinator", ["endpoint", "root"])
@@ -91,6 +91,7 @@ public struct ClusterConfigurationParser: Sendable {
             }
         }
         if let gateway = root["gateway"] { configuration.gateway = try parseGateway(gateway) }
+        if let store = root["store"] { configuration.store = try parseStore(store) }
         configuration.security = try parseSecurity(root["security"] ?? [String: Any]())
         if let log = root["log"] { configuration.log = try parseLog(log) }
         if let placement = root["placement"] {
@@ -166,6 +167,26 @@ public struct ClusterConfigurationParser: Sendable {
     private func besideFile(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
         return URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(path).path
+    }
+
+    private func parseStore(_ value: Any) throws -> StoreSettings {
+        let object = try object(value, "store")
+        try allowOnly(object, "store", ["kind", "path"])
+        var settings = StoreSettings()
+        if let kind = object["kind"] {
+            let text = try string(kind, "store.kind")
+            guard let parsed = StoreSettings.Kind(rawValue: text) else {
+                throw fail("store.kind", "one of \(StoreSettings.Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))", found: "\"\(text)\"")
+            }
+            settings.kind = parsed
+        }
+        if let path = object["path"], !(path is NSNull) {
+            let text = try string(path, "store.path")
+            guard !text.isEmpty else { throw fail("store.path", "a file path", found: "\"\"") }
+            settings.path = besideFile(text)
+        }
+        try settings.validate(source: file)
+        return settings
     }
 
     private func parseGateway(_ value: Any) throws -> GatewaySettings {

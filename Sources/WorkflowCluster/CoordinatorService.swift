@@ -80,17 +80,27 @@ public struct CoordinatorService: Service {
         }
         // Subscribe before the root starts so its children's first statuses are reported too.
         let statusChanges = runtime.statusChanges
-        if options.restoredSnapshot != nil { logger.notice("restoring the root from a snapshot") }
-        let session = factory(
-            RootStart(
-                runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
-                observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)]))
+        var start = RootStart(
+            runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
+            observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)])
+        if let opened = options.store {
+            start.durability = CheckpointCommitter(store: opened.store, token: opened.token, restored: opened.checkpoint, logger: logger)
+            if let checkpoint = opened.checkpoint {
+                start.snapshot = opened.snapshot
+                logger.notice(
+                    "resuming the root from the store's checkpoint",
+                    metadata: ["checkpoint": "\(checkpoint.number)", "accepted-events": "\(checkpoint.acceptedEvents)"])
+            }
+        }
+        if start.snapshot != nil && options.store?.checkpoint == nil { logger.notice("restoring the root from a snapshot") }
+        let session = factory(start)
 
         let failure = await serve(session, statusChanges: statusChanges, context: context)
         logger.info("coordinator stopping")
         // The last state before the tree stops: a SIGTERMed coordinator loses nothing.
         if let file = configuration.snapshotFile { await writeSnapshot(of: session, to: file, level: .info) }
         await session.stop()
+        await options.store?.store.close()
         await runtime.shutdown()
         logger.info("coordinator stopped")
         if let failure { throw CompanionFailure(description: failure) }

@@ -18,6 +18,10 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The sink refused the event for back-pressure (its remote child has too many
     /// unacknowledged events): nothing was applied; retry later.
     case refused(token: String)
+    /// The event reached its sink but the coordinator could not record it durably (its store
+    /// failed, or a newer coordinator took the store over): it was not accepted, and whether it
+    /// survives a restart is unknown. Read the rendering before sending it again.
+    case notDurable(token: String, reason: String)
 
     /// A one-line explanation for logs and client errors.
     public var description: String {
@@ -26,17 +30,20 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
         case .staleToken(let token): "stale sink token \"\(token)\": the current rendering no longer has its pane or row; read the current rendering"
         case .undecodableEvent(let token, let reason): "the event for sink token \"\(token)\" cannot be decoded: \(reason)"
         case .refused(let token): "the sink \"\(token)\" refused the event (back-pressure); retry later"
+        case .notDurable(let token, let reason):
+            "the event for sink token \"\(token)\" was not recorded durably (\(reason)); read the rendering before sending it again"
         }
     }
 
     /// A stable machine-readable name for the case (`unknown-token`, `stale-token`,
-    /// `undecodable-event`, `refused`), for JSON answers.
+    /// `undecodable-event`, `refused`, `not-durable`), for JSON answers.
     public var code: String {
         switch self {
         case .unknownToken: "unknown-token"
         case .staleToken: "stale-token"
         case .undecodableEvent: "undecodable-event"
         case .refused: "refused"
+        case .notDurable: "not-durable"
         }
     }
 }

@@ -49,6 +49,12 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Start the root from this snapshot file (written by --snapshot-file). A missing or corrupt file stops the coordinator (exit 78); omit --restore to start fresh.", valueName: "file"))
     var restore: String?
 
+    @Option(name: .long, help: ArgumentHelp("Where the coordinator keeps every accepted event before answering it: none or sqlite. Overrides store.kind and WORKFLOW_STORE_KIND.", valueName: "kind"))
+    var storeKind: String?
+
+    @Option(name: .long, help: ArgumentHelp("The SQLite store's file (created if missing; the root resumes from it at every start). Overrides store.path and WORKFLOW_STORE_PATH.", valueName: "file"))
+    var storePath: String?
+
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
     var eventsFromStdin = false
 
@@ -76,7 +82,8 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             settings = try await ClusterSettings.load(
                 file: config,
                 overrides: ClusterOverrides(
-                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen))
+                    logLevel: logLevel, logFormat: logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen,
+                    storeKind: storeKind, storePath: storePath))
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
@@ -102,6 +109,15 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             let restored = try restore.map(SnapshotFile.load)
             // Key files are read now, before any socket: a bad key stops the coordinator at start.
             var options = CoordinatorOptions(printMode: RenderingPrintMode(rawValue: printRenderings) ?? .none, restoredSnapshot: restored)
+            // The store is opened (and this process made its writer) before any socket: a bad
+            // path or an unreadable checkpoint stops the coordinator at start.
+            options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: "coordinator pid \(getpid())", logger: logger)
+            if let restore, let checkpoint = options.store?.checkpoint {
+                throw ClusterConfigurationError(
+                    file: "command line", key: "--restore",
+                    expected: "no --restore: the store \(configuration.store.path ?? "") already holds checkpoint \(checkpoint.number), which the root resumes from",
+                    found: "--restore \(restore)")
+            }
             if eventsFromStdin { options.companions.append(StandardInputEvents()) }
             if let address = configuration.gateway.listen {
                 // The daemon's entry point is the one place that bootstraps the process-global
