@@ -115,12 +115,12 @@ let package = Package(
         .executableTarget(
             name: "remote-test-worker", dependencies: ["RemoteTestSupport", "WorkflowExamples", "WorkflowRemote"],
             path: "Tests/Helpers/remote-test-worker"),
-        // A coordinator hosting a counting root with a remote counter: the durability tests count
-        // how often each accepted event took effect across coordinator SIGKILLs.
+        // The durability tests' coordinator and worker (one binary): they record every event's id, so
+        // the tests see how often each accepted event took effect across coordinator SIGKILLs.
         .executableTarget(
-            name: "durability-test-coordinator",
-            dependencies: ["RemoteTestSupport", "Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote"],
-            path: "Tests/Helpers/durability-test-coordinator"),
+            name: "durability-test-daemon",
+            dependencies: ["Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote"],
+            path: "Tests/Helpers/durability-test-daemon"),
         // The benchmark suite (scripts/bench.sh): every figure beside its baseline, one table.
         .executableTarget(
             name: "workflow-bench",
@@ -152,7 +152,7 @@ let package = Package(
             name: "WorkflowClusterTests",
             dependencies: [
                 "WorkflowCluster", "WorkflowExamples", "Workflow", "RemoteTestSupport", "ZeroMQ", "WireProtocol", "workflow-coordinator",
-                "workflow-worker", "zmq-test-peer", "durability-test-coordinator", "remote-test-worker",
+                "workflow-worker", "zmq-test-peer", "durability-test-daemon",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]),
     ],
