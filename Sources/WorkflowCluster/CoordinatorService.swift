@@ -50,6 +50,17 @@ public struct CoordinatorService: Service {
     /// companion's end; then stops the root and the runtime. Throws if the endpoint cannot be
     /// bound, the root is unknown (`RootWorkflowRegistry.SelectionError`) or a companion failed.
     public func run() async throws {
+        // The store is closed whichever way serving ends (also when binding or a companion fails).
+        do {
+            try await serve()
+        } catch {
+            await options.store?.store.close()
+            throw error
+        }
+        await options.store?.store.close()
+    }
+
+    private func serve() async throws {
         let (rootName, factory) = try roots.root(configured: configuration.root)
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: "coordinator", logger: logger)
         runtimeConfiguration.listenEndpoint = configuration.coordinatorEndpoint
@@ -100,7 +111,6 @@ public struct CoordinatorService: Service {
         // The last state before the tree stops: a SIGTERMed coordinator loses nothing.
         if let file = configuration.snapshotFile { await writeSnapshot(of: session, to: file, level: .info) }
         await session.stop()
-        await options.store?.store.close()
         await runtime.shutdown()
         logger.info("coordinator stopped")
         if let failure { throw CompanionFailure(description: failure) }

@@ -109,15 +109,6 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             let restored = try restore.map(SnapshotFile.load)
             // Key files are read now, before any socket: a bad key stops the coordinator at start.
             var options = CoordinatorOptions(printMode: RenderingPrintMode(rawValue: printRenderings) ?? .none, restoredSnapshot: restored)
-            // The store is opened (and this process made its writer) before any socket: a bad
-            // path or an unreadable checkpoint stops the coordinator at start.
-            options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: "coordinator pid \(getpid())", logger: logger)
-            if let restore, let checkpoint = options.store?.checkpoint {
-                throw ClusterConfigurationError(
-                    file: "command line", key: "--restore",
-                    expected: "no --restore: the store \(configuration.store.path ?? "") already holds checkpoint \(checkpoint.number), which the root resumes from",
-                    found: "--restore \(restore)")
-            }
             if eventsFromStdin { options.companions.append(StandardInputEvents()) }
             if let address = configuration.gateway.listen {
                 // The daemon's entry point is the one place that bootstraps the process-global
@@ -131,9 +122,21 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                             metricsRegistry: registry)))
             }
             application.configure(&options)
+            let security = try CurveKeyFiles.serverSecurity(settings.configuration)
+            // The store last (it must be closed if anything after it fails), still before any
+            // socket: a bad path or an unreadable checkpoint stops the coordinator at start, and
+            // this process becomes the store's writer.
+            options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: "coordinator pid \(getpid())", logger: logger)
+            if let restore, let opened = options.store, let checkpoint = opened.checkpoint {
+                await opened.store.close()
+                throw ClusterConfigurationError(
+                    file: "command line", key: "--restore",
+                    expected: "no --restore: the store \(configuration.store.path ?? "") already holds checkpoint \(checkpoint.number), which the root resumes from",
+                    found: "--restore \(restore)")
+            }
             service = CoordinatorService(
                 configuration: configuration, options: options, roots: roots,
-                security: try CurveKeyFiles.serverSecurity(settings.configuration), logger: logger)
+                security: security, logger: logger)
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
