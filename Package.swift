@@ -119,7 +119,7 @@ let package = Package(
         // the tests see how often each accepted event took effect across coordinator SIGKILLs.
         .executableTarget(
             name: "durability-test-daemon",
-            dependencies: ["Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote"],
+            dependencies: ["RemoteTestSupport", "Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote"],
             path: "Tests/Helpers/durability-test-daemon"),
         // The benchmark suite (scripts/bench.sh): every figure beside its baseline, one table.
         .executableTarget(

@@ -18,8 +18,10 @@ import Workflow
 /// a checkpoint that reflects it is committed (`publish` of a `Capture`), so no client ever sees
 /// a state that a crash could take back.
 ///
-/// A failed or fenced commit fails its batch and every later sender (`CheckpointFailure`): the
-/// coordinator can no longer promise durability and stops (see `CoordinatorService`).
+/// A failed or fenced commit fails its batch and every later sender (`CheckpointFailure`, which
+/// the session answers as `RootEventError.notDurable`), and no rendering is published after it:
+/// the coordinator can no longer promise durability, says so (a critical log line) and accepts
+/// nothing more until it is restarted.
 package final class CheckpointCommitter: Sendable {
     /// What the session captures on its loop for one commit.
     package struct Capture: Sendable {
@@ -180,7 +182,4 @@ package final class CheckpointCommitter: Sendable {
         state.withLock { $0.failure = failure }
         return .failure(failure)
     }
-
-    /// Whether a commit failed: the coordinator must stop serving (it can no longer promise).
-    package var failure: CheckpointFailure? { state.withLock { $0.failure } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RemoteTestSupport
 import Workflow
 import WorkflowCluster
 import WorkflowClusterCommands
@@ -7,7 +8,8 @@ import WorkflowRemote
 // The daemons of the durability tests: `workflow-coordinator`'s command line hosting the root
 // "event-ledger", or, with DURABILITY_TEST_ROLE=worker, `workflow-worker`'s hosting its remote
 // child. Both record the id of every event they apply, in order, so a test can tell exactly
-// which accepted events took effect, and how often, across coordinator SIGKILLs.
+// which accepted events took effect, and how often, across coordinator SIGKILLs. The root
+// "tally" (a count, no remote child) is for measuring accepted events per second.
 
 /// A remote child recording each event's id.
 struct EventLedgerWorkflow: RemotableWorkflow, Equatable {
@@ -69,5 +71,6 @@ struct RootLedgerWorkflow: Workflow, Sendable {
 if ProcessInfo.processInfo.environment["DURABILITY_TEST_ROLE"] == "worker" {
     await WorkflowWorkerCommand.main(hosting: RemotableRegistry().registering(EventLedgerWorkflow.self))
 } else {
-    await WorkflowCoordinatorCommand.main(roots: RootWorkflowRegistry().registering("event-ledger") { RootLedgerWorkflow() })
+    await WorkflowCoordinatorCommand.main(
+        roots: RootWorkflowRegistry().registering("event-ledger") { RootLedgerWorkflow() }.registering("tally") { TallyWorkflow() })
 }
