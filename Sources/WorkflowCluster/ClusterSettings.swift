@@ -84,7 +84,7 @@ public struct ClusterSettings: Sendable {
             guard let kind = StoreSettings.Kind(rawValue: kindText) else {
                 throw ClusterConfigurationError(
                     file: layer, key: "store.kind",
-                    expected: "one of \(StoreSettings.Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))", found: "\"\(kindText)\"")
+                    expected: ClusterConfigurationParser.choices(StoreSettings.Kind.self), found: "\"\(kindText)\"")
             }
             configuration.store.kind = kind
         }

@@ -127,12 +127,12 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             // socket: a bad path or an unreadable checkpoint stops the coordinator at start, and
             // this process becomes the store's writer.
             options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: "coordinator pid \(getpid())", logger: logger)
-            if let restore, let opened = options.store, let checkpoint = opened.checkpoint {
-                await opened.store.close()
-                throw ClusterConfigurationError(
-                    file: "command line", key: "--restore",
-                    expected: "no --restore: the store \(configuration.store.path ?? "") already holds checkpoint \(checkpoint.number), which the root resumes from",
-                    found: "--restore \(restore)")
+            if let restore, let checkpoint = options.store?.checkpoint {
+                // The store's checkpoint is newer than any snapshot file (it is committed with
+                // every accepted event); the file only seeds an empty store.
+                logger.warning(
+                    "--restore ignored: the store holds checkpoint \(checkpoint.number), which the root resumes from",
+                    metadata: ["file": "\(restore)"])
             }
             service = CoordinatorService(
                 configuration: configuration, options: options, roots: roots,

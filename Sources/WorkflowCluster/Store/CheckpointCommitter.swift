@@ -93,12 +93,7 @@ package final class CheckpointCommitter: Sendable {
 
     /// A rendering is waiting to be published: commit a checkpoint for it soon.
     package func renderingSettled() {
-        let wake = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            state.renderingPending = true
-            defer { state.wake = nil }
-            return state.wake
-        }
-        wake?.resume(returning: true)
+        change({ $0.renderingPending = true }, waking: true)
     }
 
     /// Called on the loop by the capture, once the rendering it publishes is taken: renderings
@@ -132,12 +127,18 @@ package final class CheckpointCommitter: Sendable {
 
     /// Ends `run` after one last commit of whatever is waiting.
     package func stop() {
+        change({ $0.stopping = true }, waking: false)
+    }
+
+    /// Applies `body` to the state, then resumes the commit task with `value` if it is idle
+    /// (`true`: commit; `false`: nothing left, stop).
+    private func change(_ body: (inout State) -> Void, waking value: Bool) {
         let wake = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            state.stopping = true
+            body(&state)
             defer { state.wake = nil }
             return state.wake
         }
-        wake?.resume(returning: false)
+        wake?.resume(returning: value)
     }
 
     /// Waits until there is something to commit; `false` once stopping with nothing left.
