@@ -142,7 +142,7 @@ public enum GatewayRoutes {
     static func response(for error: RootEventError) -> Response {
         switch error {
         case .unknownToken: JSONResponses.error(.notFound, code: error.code, message: error.description)
-        case .staleToken: JSONResponses.error(.gone, code: error.code, message: error.description)
+        case .staleToken, .restartedToken: JSONResponses.error(.gone, code: error.code, message: error.description)
         case .undecodableEvent: JSONResponses.error(.badRequest, code: error.code, message: error.description)
         case .refused: JSONResponses.error(.tooManyRequests, code: error.code, message: error.description, headers: [.retryAfter: "1"])
         case .notDurable: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description)

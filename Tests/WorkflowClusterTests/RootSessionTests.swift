@@ -23,6 +23,19 @@ struct RootSessionTests {
         }
     }
 
+    @Test("a token of an earlier run of the tree answers restarted, a token of no shape unknown")
+    func tokenOfEarlierRun() async throws {
+        let earlier = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        let old = try JSONDecoder().decode(TallyJSON.self, from: earlier.latestRendering.json).add
+        await earlier.stop()
+        let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        await #expect(throws: RootEventError.restartedToken(old)) { try await session.send(event: Data("1".utf8), to: old) }
+        await #expect(throws: RootEventError.unknownToken("no-such-token")) { try await session.send(event: Data("1".utf8), to: "no-such-token") }
+        let current = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json).add
+        try await session.send(event: Data("1".utf8), to: current)
+        await session.stop()
+    }
+
     @Test("the first rendering is JSON at once, sinks as token strings, a closure sink as null")
     func firstRenderingIsJSON() async throws {
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())

@@ -44,6 +44,8 @@ struct DurableAcceptanceProcessTests {
         var backwards: [String] = []
         var unexpected: [String] = []
         var final: [[Int]] = [[], []]
+        /// A root token of the previous coordinator incarnation.
+        var lastToken: String?
 
         mutating func newID() -> Int {
             nextID += 1
@@ -148,6 +150,12 @@ struct DurableAcceptanceProcessTests {
                 let ready = try await Self.first("both ledgers rendered", on: gateway, ledger: ledger) { ledgers in
                     ledgers.record != nil && ledgers.remote.available && ledgers.remote.record != nil
                 }
+                if let previous = ledger.withLock({ $0.lastToken }) {
+                    // A token of the killed coordinator's renderings: not unknown, restarted.
+                    let answer = try await gateway.post(Self.path(for: previous), json: "0")
+                    #expect(answer.status == 410 && answer.text.contains("restarted"), "round \(round): \(answer.status) \(answer.text)")
+                }
+                ledger.withLock { $0.lastToken = ready.record }
                 let killAfter = ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + Int.random(in: 1...150)
                 let pid = coordinator.pid
                 try await withThrowingTaskGroup(of: Void.self) { group in
