@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        // The coordinator's embedded durable store (SQLite's source bundled: no system package).
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
         // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -73,6 +75,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]),
         // The coordinator's HTTP side (Hummingbird): the root's renderings and events for clients,
         // the tree inspector, Prometheus metrics and health probes; generic over the root.
@@ -124,6 +127,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Helpers/ClusterTestSupport"),
+        // The durability tests' coordinator and worker (one binary): they record every event's id, so
+        // the tests see how often each accepted event took effect across coordinator SIGKILLs.
+        .executableTarget(
+            name: "durability-test-daemon",
+            dependencies: ["RemoteTestSupport", "Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote"],
+            path: "Tests/Helpers/durability-test-daemon"),
         // The benchmark suite (scripts/bench.sh): every figure beside its baseline, one table.
         .executableTarget(
             name: "workflow-bench",
@@ -152,7 +161,7 @@ let package = Package(
         // WorkflowCluster in process: configuration, the root session, the coordinator service.
         .testTarget(
             name: "WorkflowClusterTests",
-            dependencies: ["WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting"]),
+            dependencies: ["WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport"]),
         // The daemons the commands make, as real processes (Daemons/), the scenario suites that
         // run them under load and faults (Scenarios/Flood, Scenarios/NetworkLab), and
         // docs/GUIDE.md's code, compiled and run (Guide/).
@@ -160,7 +169,7 @@ let package = Package(
             name: "WorkflowClusterCommandsTests",
             dependencies: [
                 "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote", "WorkflowTesting", "Workflow", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport", "ZeroMQ", "WireProtocol",
-                "test-coordinator", "test-worker", "zmq-test-peer",
+                "test-coordinator", "test-worker", "zmq-test-peer", "durability-test-daemon",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]),
     ],

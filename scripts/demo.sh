@@ -80,7 +80,9 @@ start_worker worker-1
 start_worker worker-2
 WORKER2=$WORKER_PID
 echo "workers started (logs in $RUN_DIR); the coordinator selects $SELECTIONS:" >&2
-"$BIN/workflow-coordinator" --config "$CONFIG" --endpoint "$ENDPOINT" --demo-selections "$SELECTIONS" \
+# Each demo starts fresh, durable within its run: a store of its own, emptied first.
+rm -f "$RUN_DIR"/coordinator.sqlite*
+"$BIN/workflow-coordinator" --config "$CONFIG" --endpoint "$ENDPOINT" --store-path "$RUN_DIR/coordinator.sqlite" --demo-selections "$SELECTIONS" \
   --serve-after-demo --print-renderings text --gateway-listen "$GATEWAY_LISTEN" >"$OUT" 2>"$RUN_DIR/coordinator.log" &
 PIDS+=($!)
 # Show the coordinator's screens as they come (stops by itself when the coordinator exits).

@@ -46,6 +46,8 @@ public struct ClusterConfiguration: Sendable, Equatable {
     public var rebalancing: RebalancePolicy? = RebalancePolicy()
     /// The coordinator's HTTP gateway (off unless `gateway.listen` is set).
     public var gateway = GatewaySettings()
+    /// Where the coordinator keeps what it accepts (none unless `store` is set).
+    public var store = StoreSettings()
     /// How long a worker stopped with SIGTERM/SIGINT waits for its children to be handed over to
     /// other workers before it leaves anyway (`drain.deadline_ms`; zero: no drain, leave at once).
     /// The daemon's graceful-shutdown bound is this plus `ClusterDaemon.shutdownBound`.

@@ -44,7 +44,7 @@ public struct ClusterConfigurationParser: Sendable {
             throw fail("", "a JSON object", found: found)
         }
         let root = try object(document, "")
-        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain", "rebalance"])
+        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain", "rebalance", "store"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
         try allowOnly(coordinator, "coordinator", ["endpoint", "root", "placement_grace_ms"])
@@ -113,6 +113,7 @@ public struct ClusterConfigurationParser: Sendable {
             }
         }
         if let gateway = root["gateway"] { configuration.gateway = try parseGateway(gateway) }
+        if let store = root["store"] { configuration.store = try parseStore(store) }
         configuration.security = try parseSecurity(root["security"] ?? [String: Any]())
         if let log = root["log"] { configuration.log = try parseLog(log) }
         if let placement = root["placement"] {
@@ -152,13 +153,7 @@ public struct ClusterConfigurationParser: Sendable {
             "allow_plaintext_on_network",
         ])
         var settings = SecuritySettings()
-        if let mode = object["mode"] {
-            let text = try string(mode, "security.mode")
-            guard let parsed = SecuritySettings.Mode(rawValue: text) else {
-                throw fail("security.mode", "one of \(SecuritySettings.Mode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))", found: "\"\(text)\"")
-            }
-            settings.mode = parsed
-        }
+        if let mode = object["mode"] { settings.mode = try oneOf(mode, "security.mode") }
         func path(_ key: String) throws -> String? {
             guard let value = object[key], !(value is NSNull) else { return nil }
             let text = try string(value, "security.\(key)")
@@ -188,6 +183,20 @@ public struct ClusterConfigurationParser: Sendable {
     private func besideFile(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
         return URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(path).path
+    }
+
+    private func parseStore(_ value: Any) throws -> StoreSettings {
+        let object = try object(value, "store")
+        try allowOnly(object, "store", ["kind", "path"])
+        var settings = StoreSettings()
+        if let kind = object["kind"] { settings.kind = try oneOf(kind, "store.kind") }
+        if let path = object["path"], !(path is NSNull) {
+            let text = try string(path, "store.path")
+            guard !text.isEmpty else { throw fail("store.path", "a file path", found: "\"\"") }
+            settings.path = besideFile(text)
+        }
+        try settings.validate(source: file)
+        return settings
     }
 
     private func parseGateway(_ value: Any) throws -> GatewaySettings {
@@ -298,6 +307,18 @@ public struct ClusterConfigurationParser: Sendable {
     private func string(_ value: Any, _ key: String) throws -> String {
         guard let text = value as? String else { throw fail(key, "a string", found: describe(value)) }
         return text
+    }
+
+    /// The string at `key` as one of `Choice`'s cases.
+    private func oneOf<Choice: RawRepresentable & CaseIterable>(_ value: Any, _ key: String) throws -> Choice where Choice.RawValue == String {
+        let text = try string(value, key)
+        guard let parsed = Choice(rawValue: text) else { throw fail(key, Self.choices(Choice.self), found: "\"\(text)\"") }
+        return parsed
+    }
+
+    /// "one of "a", "b"": what a key taking one of `Choice`'s cases expects, for its errors.
+    static func choices<Choice: RawRepresentable & CaseIterable>(_: Choice.Type) -> String where Choice.RawValue == String {
+        "one of " + Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
     }
 
     private func positiveInt(_ value: Any, _ key: String) throws -> Int {

@@ -19,12 +19,19 @@ public struct ClusterOverrides: Sendable, Equatable {
     public var gatewayListen: String?
     /// `--drain-deadline-ms` (a worker's drain deadline in milliseconds; 0: no drain).
     public var drainDeadlineMilliseconds: String?
+    /// `--store-kind` (the coordinator's store: `none` or `sqlite`).
+    public var storeKind: String?
+    /// `--store-path` (the coordinator's SQLite file).
+    public var storePath: String?
 
     /// Creates overrides; all absent unless given.
     public init(
         logLevel: String? = nil, logFormat: String? = nil, coordinatorEndpoint: String? = nil, root: String? = nil,
-        workerName: String? = nil, workerPool: String? = nil, gatewayListen: String? = nil, drainDeadlineMilliseconds: String? = nil
+        workerName: String? = nil, workerPool: String? = nil, gatewayListen: String? = nil, drainDeadlineMilliseconds: String? = nil,
+        storeKind: String? = nil, storePath: String? = nil
     ) {
+        self.storeKind = storeKind
+        self.storePath = storePath
         self.drainDeadlineMilliseconds = drainDeadlineMilliseconds
         self.gatewayListen = gatewayListen
         self.logLevel = logLevel
@@ -42,6 +49,7 @@ public struct ClusterOverrides: Sendable, Equatable {
             ("--log-level", logLevel), ("--log-format", logFormat), ("--coordinator-endpoint", coordinatorEndpoint),
             ("--coordinator-root", root), ("--worker-name", workerName), ("--worker-pool", workerPool),
             ("--gateway-listen", gatewayListen), ("--drain-deadline-ms", drainDeadlineMilliseconds),
+            ("--store-kind", storeKind), ("--store-path", storePath),
         ]
         return ["daemon"] + pairs.flatMap { flag, value in value.map { [flag, $0] } ?? [] }
     }

@@ -22,9 +22,11 @@ public protocol ClusterRootSession: Sendable {
     func renderings() -> AsyncStream<RootRenderingJSON>
 
     /// Decodes `json` as the event type of the sink named `token` in the latest rendering and
-    /// sends it to that sink, as a user of the rendering would. Returns once the event is queued
-    /// on the root's runtime (its effect appears in a later rendering).
-    func send(event json: Data, to token: String) throws(RootEventError)
+    /// sends it to that sink, as a user of the rendering would. Returns once the event is
+    /// accepted: queued on the root's runtime (its effect appears in a later rendering) and, when
+    /// the coordinator has a store, recorded durably with the tree that applied it, so it takes
+    /// effect exactly once whatever happens to the coordinator afterwards.
+    func send(event json: Data, to token: String) async throws(RootEventError)
 
     /// Calls `body` with each settled rendering as a printable frame, in order, until `body`
     /// returns `false`, the session stops, or the task is cancelled.

@@ -22,6 +22,8 @@ import Logging
 /// | worker.pool          | --pool (worker)              | WORKFLOW_WORKER_POOL           |
 /// | gateway.listen       | --gateway-listen (coord.)    | WORKFLOW_GATEWAY_LISTEN        |
 /// | drain.deadline_ms    | --drain-deadline-ms (worker) | WORKFLOW_DRAIN_DEADLINE_MS     |
+/// | store.kind           | --store-kind (coordinator)   | WORKFLOW_STORE_KIND            |
+/// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
 public struct ClusterSettings: Sendable {
     /// The cluster's configuration with overrides applied.
     public var configuration: ClusterConfiguration
@@ -78,6 +80,20 @@ public struct ClusterSettings: Sendable {
             }
             configuration.drainDeadline = deadline
         }
+        if let kindText = reader.string(forKey: "store.kind"), kindText != configuration.store.kind.rawValue {
+            guard let kind = StoreSettings.Kind(rawValue: kindText) else {
+                throw ClusterConfigurationError(
+                    file: layer, key: "store.kind",
+                    expected: ClusterConfigurationParser.choices(StoreSettings.Kind.self), found: "\"\(kindText)\"")
+            }
+            configuration.store.kind = kind
+        }
+        // The file layer holds "" for no path: an empty override cannot be told from it, and
+        // names no file either way.
+        if let path = reader.string(forKey: "store.path"), !path.isEmpty, path != configuration.store.path {
+            configuration.store.path = path
+        }
+        try configuration.store.validate(source: layer)
         return ClusterSettings(
             configuration: configuration, workerName: reader.string(forKey: "worker.name"),
             workerPool: reader.string(forKey: "worker.pool"), file: file)
@@ -112,6 +128,8 @@ public struct ClusterSettings: Sendable {
             "log.level": ConfigValue(.string(configuration.log.level.rawValue), isSecret: false),
             "log.format": ConfigValue(.string(configuration.log.format.rawValue), isSecret: false),
             "gateway.listen": ConfigValue(.string(configuration.gateway.listen?.description ?? "off"), isSecret: false),
+            "store.kind": ConfigValue(.string(configuration.store.kind.rawValue), isSecret: false),
+            "store.path": ConfigValue(.string(configuration.store.path ?? ""), isSecret: false),
             "drain.deadline.ms": ConfigValue(.string("\(Int((configuration.drainDeadline / .milliseconds(1)).rounded()))"), isSecret: false),
         ]
     }

@@ -7,6 +7,9 @@ public struct CoordinatorOptions: Sendable {
     public var printMode: RenderingPrintMode
     /// The tree to start the root from (`--restore`), already read and validated.
     public var restoredSnapshot: TreeSnapshot?
+    /// The store the coordinator keeps what it accepts in, opened with this process as its
+    /// writer; the root resumes from its latest checkpoint (`nil`: no store, nothing durable).
+    public var store: OpenedCoordinatorStore?
     /// What runs beside the root (a scripted demo, the stdin event reader, a gateway).
     public var companions: [any RootCompanion]
     /// Where the runtime and the root's host record metrics; `nil`: the process's bootstrapped

@@ -50,6 +50,17 @@ public struct CoordinatorService: Service {
     /// companion's end; then stops the root and the runtime. Throws if the endpoint cannot be
     /// bound, the root is unknown (`RootWorkflowRegistry.SelectionError`) or a companion failed.
     public func run() async throws {
+        // The store is closed whichever way serving ends (also when binding or a companion fails).
+        do {
+            try await serve()
+        } catch {
+            await options.store?.store.close()
+            throw error
+        }
+        await options.store?.store.close()
+    }
+
+    private func serve() async throws {
         let (rootName, factory) = try roots.root(configured: configuration.root)
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: "coordinator", logger: logger)
         runtimeConfiguration.listenEndpoint = configuration.coordinatorEndpoint
@@ -83,11 +94,20 @@ public struct CoordinatorService: Service {
         }
         // Subscribe before the root starts so its children's first statuses are reported too.
         let statusChanges = runtime.statusChanges
-        if options.restoredSnapshot != nil { logger.notice("restoring the root from a snapshot") }
-        let session = factory(
-            RootStart(
-                runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
-                observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)]))
+        var start = RootStart(
+            runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
+            observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)])
+        if let opened = options.store {
+            start.durability = CheckpointCommitter(store: opened.store, token: opened.token, restored: opened.checkpoint, logger: logger)
+            if let checkpoint = opened.checkpoint {
+                start.snapshot = opened.snapshot
+                logger.notice(
+                    "resuming the root from the store's checkpoint",
+                    metadata: ["checkpoint": "\(checkpoint.number)", "accepted-events": "\(checkpoint.acceptedEvents)"])
+            }
+        }
+        if start.snapshot != nil && options.store?.checkpoint == nil { logger.notice("restoring the root from a snapshot") }
+        let session = factory(start)
 
         let failure = await serve(session, statusChanges: statusChanges, context: context)
         logger.info("coordinator stopping")

@@ -13,30 +13,44 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
     /// current rendering and use its tokens. Tokens of recent renderings whose place is still
     /// rendered deliver, as a sink kept from an earlier render does in process.
     case staleToken(String)
+    /// The token was made by an earlier run of the tree (before the coordinator restarted, or
+    /// before the node that made it was started again): it may be well-formed and once valid,
+    /// but nothing delivers it now. Read the current rendering and use its tokens.
+    case restartedToken(String)
     /// The body is not JSON the sink's event type decodes from; `reason` says what was wrong.
     case undecodableEvent(token: String, reason: String)
     /// The sink refused the event for back-pressure (its remote child has too many
     /// unacknowledged events): nothing was applied; retry later.
     case refused(token: String)
+    /// The event reached its sink but the coordinator could not record it durably (its store
+    /// failed, or a newer coordinator took the store over): it was not accepted, and whether it
+    /// survives a restart is unknown. Read the rendering before sending it again.
+    case notDurable(token: String, reason: String)
 
     /// A one-line explanation for logs and client errors.
     public var description: String {
         switch self {
         case .unknownToken(let token): "unknown sink token \"\(token)\""
+        case .restartedToken(let token):
+            "sink token \"\(token)\" is from before a restart of the tree (the coordinator's or its node's); read the rendering again"
         case .staleToken(let token): "stale sink token \"\(token)\": the current rendering no longer has its pane or row; read the current rendering"
         case .undecodableEvent(let token, let reason): "the event for sink token \"\(token)\" cannot be decoded: \(reason)"
         case .refused(let token): "the sink \"\(token)\" refused the event (back-pressure); retry later"
+        case .notDurable(let token, let reason):
+            "the event for sink token \"\(token)\" was not recorded durably (\(reason)); read the rendering before sending it again"
         }
     }
 
-    /// A stable machine-readable name for the case (`unknown-token`, `stale-token`,
-    /// `undecodable-event`, `refused`), for JSON answers.
+    /// A stable machine-readable name for the case (`unknown-token`, `stale-token`, `restarted`,
+    /// `undecodable-event`, `refused`, `not-durable`), for JSON answers.
     public var code: String {
         switch self {
         case .unknownToken: "unknown-token"
         case .staleToken: "stale-token"
+        case .restartedToken: "restarted"
         case .undecodableEvent: "undecodable-event"
         case .refused: "refused"
+        case .notDurable: "not-durable"
         }
     }
 }

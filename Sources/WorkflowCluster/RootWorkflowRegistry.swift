@@ -32,7 +32,7 @@ public struct RootWorkflowRegistry: Sendable {
         factories[name] = { start in
             WorkflowRootSession(
                 name: name, workflow: root(), snapshot: start.snapshot, loop: start.runtime, observers: start.observers, frames: frames,
-                logger: start.logger)
+                logger: start.logger, retainedTokens: 4096, durability: start.durability)
         }
     }
 
@@ -95,6 +95,10 @@ public struct RootStart: Sendable {
     public var logger: Logger
     /// Hooks the root's host reports to (the coordinator's metrics).
     public var observers: [any WorkflowObserver]
+    /// The group commit to the coordinator's store, when it has one: a `WorkflowRootSession`
+    /// answers an event only once it is durable (a session built by hand may ignore it, and is
+    /// then not durable).
+    package var durability: CheckpointCommitter?
 
     /// Creates a value.
     public init(runtime: RemoteRuntime, snapshot: TreeSnapshot?, logger: Logger, observers: [any WorkflowObserver] = []) {

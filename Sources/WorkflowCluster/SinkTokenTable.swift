@@ -18,7 +18,9 @@ import Workflow
 /// Memory stays bounded: the tokens of the latest rendering plus the `retainedLimit` most
 /// recently retired ones keep their deliveries; older ones are forgotten but remembered by
 /// name (up to `forgottenLimit`), so a client sending to one learns it is *stale* rather than
-/// *unknown*.
+/// *unknown*. A well-formed token whose host incarnation (`@INCARNATION.PASS`) no rendering of
+/// this process carried was made before a restart (of the coordinator, or of the node that made
+/// it): it answers *restarted*, which a client can tell from a typo.
 final class SinkTokenTable: Sendable {
     /// Decodes an event from a decoder and sends it to a sink; `false` when refused.
     typealias Delivery = @Sendable (any Decoder) throws -> Bool
@@ -30,6 +32,10 @@ final class SinkTokenTable: Sendable {
         var retainedOrder: [String] = []
         var forgotten: Set<String> = []
         var forgottenOrder: [String] = []
+        /// The host incarnations tokens of this process's renderings carried (a few: one per
+        /// start of a host), oldest first.
+        var incarnations: Set<Substring> = []
+        var incarnationOrder: [Substring] = []
     }
 
     /// How many retired tokens keep their deliveries.
@@ -52,6 +58,14 @@ final class SinkTokenTable: Sendable {
             }
             state.current = deliveries
             state.currentRoutes = Set(deliveries.keys.map(Self.route(of:)))
+            for token in deliveries.keys {
+                guard let slice = Self.incarnation(of: token), !state.incarnations.contains(slice) else { continue }
+                // A copy: the set must not keep a whole token alive.
+                let incarnation = Substring(String(slice))
+                state.incarnations.insert(incarnation)
+                state.incarnationOrder.append(incarnation)
+                if state.incarnationOrder.count > Self.incarnationLimit { state.incarnations.remove(state.incarnationOrder.removeFirst()) }
+            }
             let excess = state.retainedOrder.count - retainedLimit
             guard excess > 0 else { return }
             for token in state.retainedOrder.prefix(excess) where state.retained.removeValue(forKey: token) != nil {
@@ -73,8 +87,27 @@ final class SinkTokenTable: Sendable {
             if let delivery = state.retained[token] {
                 return state.currentRoutes.contains(Self.route(of: token)) ? .success(delivery) : .failure(.staleToken(token))
             }
-            return .failure(state.forgotten.contains(token) ? .staleToken(token) : .unknownToken(token))
+            if state.forgotten.contains(token) { return .failure(.staleToken(token)) }
+            if let incarnation = Self.incarnation(of: token), !state.incarnations.contains(incarnation) {
+                return .failure(.restartedToken(token))
+            }
+            return .failure(.unknownToken(token))
         }
+    }
+
+    /// How many host incarnations are remembered (each start of a host adds one).
+    static let incarnationLimit = 65_536
+
+    /// The host incarnation a runtime token carries (`…@INCARNATION.PASS`, both in base 36 and
+    /// decimal), or `nil` for a token of another shape.
+    static func incarnation(of token: String) -> Substring? {
+        guard let at = token.lastIndex(of: "@") else { return nil }
+        let stamp = token[token.index(after: at)...]
+        guard let dot = stamp.firstIndex(of: "."), dot > stamp.startIndex,
+            stamp[..<dot].allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLowercase) }),
+            stamp[stamp.index(after: dot)...].allSatisfy({ $0.isASCII && $0.isNumber }), stamp.index(after: dot) < stamp.endIndex
+        else { return nil }
+        return stamp[..<dot]
     }
 
     /// The part of a token that names where its sink sits (the node and its position there),

@@ -28,7 +28,7 @@ public struct StandardInputEvents: RootCompanion {
                 continue
             }
             do {
-                try session.send(event: event, to: token)
+                try await session.send(event: event, to: token)
                 context.logger.debug("event sent", metadata: ["token": "\(token)"])
                 context.console.event(["event": "event", "token": token, "result": "sent"])
                 context.console.note("event to \(token): sent")

@@ -26,6 +26,10 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     private let publishedJSON: LatestValueBroadcast<RootRenderingJSON>
     private let tokens: SinkTokenTable
     private let frames: @Sendable (Root.Rendering, RootRenderingJSON) -> RenderedFrame
+    /// The group commit to the coordinator's store (`nil`: no store, nothing is durable).
+    private let durability: CheckpointCommitter?
+    /// The commit task, while the session runs with a store.
+    private let committing: Task<Void, Never>?
 
     /// Starts `workflow` (from `snapshot` when restoring) on `loop` and encodes its first
     /// rendering before returning.
@@ -41,12 +45,25 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     ///   - logger: where a rendering that cannot be encoded is reported.
     ///   - retainedTokens: how many tokens of earlier renderings stay usable (a client may act on
     ///     a screen a few renderings old); older ones answer `RootEventError.staleToken`.
-    public init(
+    public convenience init(
         name: String, workflow: Root, snapshot: TreeSnapshot? = nil, loop: (any RuntimeLoop)? = nil,
         observers: [any WorkflowObserver] = [], frames: (@Sendable (Root.Rendering, RootRenderingJSON) -> RenderedFrame)? = nil,
         logger: Logger = Logger(label: "workflow.cluster.root"), retainedTokens: Int = 4096
     ) {
+        self.init(
+            name: name, workflow: workflow, snapshot: snapshot, loop: loop, observers: observers, frames: frames, logger: logger,
+            retainedTokens: retainedTokens, durability: nil)
+    }
+
+    /// Like the public initializer; with `durability`, every accepted event and every published
+    /// rendering waits for a committed checkpoint that reflects it (see `CheckpointCommitter`).
+    package init(
+        name: String, workflow: Root, snapshot: TreeSnapshot?, loop: (any RuntimeLoop)?, observers: [any WorkflowObserver],
+        frames: (@Sendable (Root.Rendering, RootRenderingJSON) -> RenderedFrame)?, logger: Logger, retainedTokens: Int,
+        durability: CheckpointCommitter?
+    ) {
         self.name = name
+        self.durability = durability
         self.frames = frames ?? { _, json in RenderedFrame.generic(root: name, rendering: json) }
         let published = LatestValueBroadcast<Encoded>()
         let publishedJSON = LatestValueBroadcast<RootRenderingJSON>()
@@ -54,18 +71,56 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         self.published = published
         self.publishedJSON = publishedJSON
         self.tokens = tokens
-        let encoder = RenderingEncoder(root: name, logger: logger)
-        host = WorkflowHost(
+        let encoder = RenderingEncoder(root: name, logger: logger, after: durability?.restored?.renderingSequence ?? 0)
+        // With a store, a settled rendering waits here until a checkpoint reflecting it commits.
+        let unpublished = PendingPublication<Encoded>()
+        let host = WorkflowHost(
             workflow: workflow, observers: observers, snapshot: snapshot, loop: loop,
             listener: HostListener(
                 onRendering: { rendering in
                     guard let (json, deliveries) = encoder.encode(rendering) else { return }
                     // Tokens first: once a client can read the JSON, its tokens deliver.
                     tokens.install(deliveries)
-                    published.publish(Encoded(rendering: rendering, json: json))
-                    publishedJSON.publish(json)
+                    if let durability {
+                        unpublished.set(Encoded(rendering: rendering, json: json))
+                        durability.renderingSettled()
+                    } else {
+                        published.publish(Encoded(rendering: rendering, json: json))
+                        publishedJSON.publish(json)
+                    }
                 },
                 onOutput: { _ in }))
+        self.host = host
+        guard let durability else {
+            committing = nil
+            return
+        }
+        // The first rendering is of the state the session started from (fresh, or the committed
+        // checkpoint it restored): a crash cannot take it back, so it is served at once.
+        if let first = unpublished.take() {
+            published.publish(first)
+            publishedJSON.publish(first.json)
+        }
+        committing = Task {
+            await durability.run {
+                await withCheckedContinuation { (continuation: CheckedContinuation<CheckpointCommitter.Capture, Never>) in
+                    host.loop.execute {
+                        // Every event queued before this job is applied and rendered now, so the
+                        // snapshot reflects it, and the rendering taken is the one it makes.
+                        host.drainOnLoop()
+                        let snapshot = host.snapshotOnLoop()
+                        let rendering = unpublished.take()
+                        durability.renderingTaken()
+                        continuation.resume(
+                            returning: CheckpointCommitter.Capture(snapshot: snapshot, renderingSequence: encoder.latestSequence) {
+                                guard let rendering else { return }
+                                published.publish(rendering)
+                                publishedJSON.publish(rendering.json)
+                            })
+                    }
+                }
+            }
+        }
     }
 
     /// The latest settled rendering as JSON (sequence 0 and `null` if none could be encoded yet).
@@ -80,7 +135,7 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
 
     /// Decodes `json` as the event of the sink `token` names in the latest rendering and sends
     /// it there; see `RootEventError` for each way it can fail.
-    public func send(event json: Data, to token: String) throws(RootEventError) {
+    public func send(event json: Data, to token: String) async throws(RootEventError) {
         let delivery = try tokens.delivery(for: token).get()
         let accepted: Bool
         do {
@@ -89,6 +144,12 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
             throw .undecodableEvent(token: token, reason: Self.reason(error))
         }
         guard accepted else { throw .refused(token: token) }
+        guard let durability else { return }
+        do {
+            try await durability.awaitDurable()
+        } catch {
+            throw .notDurable(token: token, reason: error.description)
+        }
     }
 
     /// Calls `body` with each settled rendering's printable frame until it returns `false`.
@@ -110,6 +171,9 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
 
     /// Stops the root's host and ends every rendering stream.
     public func stop() async {
+        // The last checkpoint first (everything accepted so far), while the tree still runs.
+        durability?.stop()
+        await committing?.value
         await host.stop()
         published.finish()
         publishedJSON.finish()
@@ -144,10 +208,15 @@ private final class RenderingEncoder: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(root: String, logger: Logger) {
+    /// An encoder numbering renderings after `sequence` (a restored coordinator's last one).
+    init(root: String, logger: Logger, after sequence: UInt64 = 0) {
         self.root = root
         self.logger = logger
+        state.withLock { $0.sequence = sequence }
     }
+
+    /// The sequence number of the latest encoded rendering.
+    var latestSequence: UInt64 { state.withLock { $0.sequence } }
 
     /// The rendering's JSON and the sinks it carries, or `nil` (logged) if it cannot be encoded.
     func encode<Rendering: Encodable>(_ rendering: Rendering) -> (RootRenderingJSON, [String: SinkTokenTable.Delivery])? {
@@ -179,4 +248,14 @@ private final class RenderingEncoder: Sendable {
             return nil
         }
     }
+}
+
+/// A settled rendering waiting for the checkpoint that makes it durable (the latest only: an
+/// older one it replaces was never shown and never needs to be).
+private final class PendingPublication<Value: Sendable>: Sendable {
+    private let value = Mutex<Value?>(nil)
+
+    func set(_ new: Value) { value.withLock { $0 = new } }
+
+    func take() -> Value? { value.withLock { $0.take() } }
 }

@@ -42,6 +42,12 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Start the root from this snapshot file (written by --snapshot-file). A missing or corrupt file stops the coordinator (exit 78); omit --restore to start fresh.", valueName: "file"))
     var restore: String?
 
+    @Option(name: .long, help: ArgumentHelp("Where the coordinator keeps every accepted event before answering it: none or sqlite. Overrides store.kind and WORKFLOW_STORE_KIND.", valueName: "kind"))
+    var storeKind: String?
+
+    @Option(name: .long, help: ArgumentHelp("The SQLite store's file (created if missing; the root resumes from it at every start). Overrides store.path and WORKFLOW_STORE_PATH.", valueName: "file"))
+    var storePath: String?
+
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
     var eventsFromStdin = false
 
@@ -69,7 +75,8 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             settings = try await ClusterSettings.load(
                 file: daemon.config,
                 overrides: ClusterOverrides(
-                    logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen))
+                    logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen,
+                    storeKind: storeKind, storePath: storePath))
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
@@ -108,9 +115,21 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                             metricsRegistry: registry)))
             }
             application.configure(&options)
+            let security = try CurveKeyFiles.serverSecurity(settings.configuration)
+            // The store last (it must be closed if anything after it fails), still before any
+            // socket: a bad path or an unreadable checkpoint stops the coordinator at start, and
+            // this process becomes the store's writer.
+            options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: "coordinator pid \(getpid())", logger: logger)
+            if let restore, let checkpoint = options.store?.checkpoint {
+                // The store's checkpoint is newer than any snapshot file (it is committed with
+                // every accepted event); the file only seeds an empty store.
+                logger.warning(
+                    "--restore ignored: the store holds checkpoint \(checkpoint.number), which the root resumes from",
+                    metadata: ["file": "\(restore)"])
+            }
             service = CoordinatorService(
                 configuration: configuration, options: options, roots: roots,
-                security: try CurveKeyFiles.serverSecurity(settings.configuration), logger: logger)
+                security: security, logger: logger)
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)

@@ -90,7 +90,7 @@ public enum GatewayRoutes {
             }
             let json = Data(body.readableBytesView)
             do throws(RootEventError) {
-                try session.send(event: json, to: token)
+                try await session.send(event: json, to: token)
             } catch {
                 metrics.event(result: error.code)
                 // The client gets the reason in the answer and operators the count by result in
@@ -142,9 +142,10 @@ public enum GatewayRoutes {
     static func response(for error: RootEventError) -> Response {
         switch error {
         case .unknownToken: JSONResponses.error(.notFound, code: error.code, message: error.description)
-        case .staleToken: JSONResponses.error(.gone, code: error.code, message: error.description)
+        case .staleToken, .restartedToken: JSONResponses.error(.gone, code: error.code, message: error.description)
         case .undecodableEvent: JSONResponses.error(.badRequest, code: error.code, message: error.description)
         case .refused: JSONResponses.error(.tooManyRequests, code: error.code, message: error.description, headers: [.retryAfter: "1"])
+        case .notDurable: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description)
         }
     }
 

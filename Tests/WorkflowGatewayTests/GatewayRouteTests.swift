@@ -176,7 +176,7 @@ struct GatewayRouteTests {
                         seen.withLock { $0.append(envelope) }
                         if !sent {
                             sent = true
-                            for _ in 0..<10 { try session.send(event: Data("1".utf8), to: add) }
+                            for _ in 0..<10 { try await session.send(event: Data("1".utf8), to: add) }
                         }
                         if envelope.rendering.count == 10 { return }
                     }

@@ -49,7 +49,7 @@ struct PickScript: RootCompanion {
             awaited = next
             context.logger.info("script: picking \(next)")
             do {
-                try session.send(event: Data("\(next)".utf8), to: token)
+                try await session.send(event: Data("\(next)".utf8), to: token)
             } catch {
                 context.logger.error("script: the pick of \(next) was refused: \(error)")
                 return false

@@ -38,7 +38,7 @@ struct CoordinatorServiceTests {
             #expect(session.name == "tally")
             let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
             #expect(first.count == 0)
-            try session.send(event: Data("4".utf8), to: first.add)
+            try await session.send(event: Data("4".utf8), to: first.add)
             try await RootSessionTests.rendering(of: session, as: TallyJSON.self, "count 4") { $0.count == 4 }
             return .stopCoordinator
         }

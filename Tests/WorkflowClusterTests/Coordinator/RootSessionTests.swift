@@ -24,6 +24,19 @@ struct RootSessionTests {
         }
     }
 
+    @Test("a token of an earlier run of the tree answers restarted, a token of no shape unknown")
+    func tokenOfEarlierRun() async throws {
+        let earlier = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        let old = try JSONDecoder().decode(TallyJSON.self, from: earlier.latestRendering.json).add
+        await earlier.stop()
+        let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        await #expect(throws: RootEventError.restartedToken(old)) { try await session.send(event: Data("1".utf8), to: old) }
+        await #expect(throws: RootEventError.unknownToken("no-such-token")) { try await session.send(event: Data("1".utf8), to: "no-such-token") }
+        let current = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json).add
+        try await session.send(event: Data("1".utf8), to: current)
+        await session.stop()
+    }
+
     @Test("the first rendering is JSON at once, sinks as token strings, a closure sink as null")
     func firstRenderingIsJSON() async throws {
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
@@ -42,15 +55,15 @@ struct RootSessionTests {
     func eventByToken() async throws {
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
         let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
-        try session.send(event: Data("3".utf8), to: first.add)
+        try await session.send(event: Data("3".utf8), to: first.add)
         let three = try await Self.rendering(of: session, as: TallyJSON.self, "count 3") { $0.count == 3 }
         #expect(three.add != first.add, "each render pass gives its sinks new tokens")
         #expect(session.latestRendering.sequence > 1)
         // A token of an earlier rendering still delivers, as a sink kept from an earlier render does.
-        try session.send(event: Data("2".utf8), to: first.add)
+        try await session.send(event: Data("2".utf8), to: first.add)
         try await Self.rendering(of: session, as: TallyJSON.self, "count 5") { $0.count == 5 }
         let undo = try #require(three.undo)
-        try session.send(event: Data("{}".utf8), to: undo)
+        try await session.send(event: Data("{}".utf8), to: undo)
         try await Self.rendering(of: session, as: TallyJSON.self, "count 4") { $0.count == 4 }
         await session.stop()
     }
@@ -62,7 +75,7 @@ struct RootSessionTests {
         var slow = session.renderings().makeAsyncIterator()
         // 50 settled renderings while the slow reader reads nothing.
         for count in 1...50 {
-            try session.send(event: Data("1".utf8), to: first.add)
+            try await session.send(event: Data("1".utf8), to: first.add)
             try await Self.rendering(of: session, as: TallyJSON.self, "count \(count)") { $0.count == count }
         }
         let last = session.latestRendering.sequence
@@ -82,14 +95,14 @@ struct RootSessionTests {
     func goneSinkIsStale() async throws {
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
         let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
-        try session.send(event: Data("1".utf8), to: first.add)
+        try await session.send(event: Data("1".utf8), to: first.add)
         let one = try await Self.rendering(of: session, as: TallyJSON.self, "count 1") { $0.count == 1 }
         let undo = try #require(one.undo)
-        try session.send(event: Data("{}".utf8), to: undo)
+        try await session.send(event: Data("{}".utf8), to: undo)
         let zero = try await Self.rendering(of: session, as: TallyJSON.self, "count 0") { $0.count == 0 && $0.undo == nil }
         // The undo button is gone from the screen: its token no longer acts.
-        #expect(throws: RootEventError.staleToken(undo)) { try session.send(event: Data("{}".utf8), to: undo) }
-        try session.send(event: Data("2".utf8), to: zero.add)
+        await #expect(throws: RootEventError.staleToken(undo)) { try await session.send(event: Data("{}".utf8), to: undo) }
+        try await session.send(event: Data("2".utf8), to: zero.add)
         try await Self.rendering(of: session, as: TallyJSON.self, "count 2") { $0.count == 2 }
         await session.stop()
     }
@@ -100,32 +113,32 @@ struct RootSessionTests {
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow(), retainedTokens: 1)
         let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
 
-        #expect(throws: RootEventError.unknownToken("no-such-token")) { try session.send(event: Data("1".utf8), to: "no-such-token") }
-        #expect {
-            try session.send(event: Data(#""three""#.utf8), to: first.add)
+        await #expect(throws: RootEventError.unknownToken("no-such-token")) { try await session.send(event: Data("1".utf8), to: "no-such-token") }
+        await #expect {
+            try await session.send(event: Data(#""three""#.utf8), to: first.add)
         } throws: { error in
             guard case .undecodableEvent(let token, let reason) = error as? RootEventError else { return false }
             return token == first.add && reason.contains("Int")
         }
-        #expect {
-            try session.send(event: Data("{not json".utf8), to: first.add)
+        await #expect {
+            try await session.send(event: Data("{not json".utf8), to: first.add)
         } throws: { error in
             if case .undecodableEvent = error as? RootEventError { true } else { false }
         }
 
         // Renderings move on: the first rendering's token is soon too old to act on.
-        try session.send(event: Data("1".utf8), to: first.add)
+        try await session.send(event: Data("1".utf8), to: first.add)
         let one = try await Self.rendering(of: session, as: TallyJSON.self, "count 1") { $0.count == 1 }
-        try session.send(event: Data("1".utf8), to: one.add)
+        try await session.send(event: Data("1".utf8), to: one.add)
         let two = try await Self.rendering(of: session, as: TallyJSON.self, "count 2") { $0.count == 2 }
         let undo = try #require(two.undo)
-        try session.send(event: Data("{}".utf8), to: undo)
+        try await session.send(event: Data("{}".utf8), to: undo)
         try await Self.rendering(of: session, as: TallyJSON.self, "count 1 again") { $0.count == 1 }
-        #expect(throws: RootEventError.staleToken(first.add)) { try session.send(event: Data("1".utf8), to: first.add) }
+        await #expect(throws: RootEventError.staleToken(first.add)) { try await session.send(event: Data("1".utf8), to: first.add) }
 
         // None of the failed sends was applied: one more add of 5 shows exactly 6.
         let latest = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
-        try session.send(event: Data("5".utf8), to: latest.add)
+        try await session.send(event: Data("5".utf8), to: latest.add)
         try await Self.rendering(of: session, as: TallyJSON.self, "count 6") { $0.count == 6 }
         await session.stop()
     }
@@ -164,9 +177,9 @@ struct RootSessionTests {
             }
         }
         // Kept for replay up to the limit, then refused.
-        try session.send(event: Data("1".utf8), to: token)
-        try session.send(event: Data("1".utf8), to: token)
-        #expect(throws: RootEventError.refused(token: token)) { try session.send(event: Data("1".utf8), to: token) }
+        try await session.send(event: Data("1".utf8), to: token)
+        try await session.send(event: Data("1".utf8), to: token)
+        await #expect(throws: RootEventError.refused(token: token)) { try await session.send(event: Data("1".utf8), to: token) }
         await session.stop()
         await parent.shutdown()
     }

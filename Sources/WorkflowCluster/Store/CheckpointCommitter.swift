@@ -1,0 +1,186 @@
+import Foundation
+import Logging
+import Synchronization
+import Workflow
+
+/// Makes accepted events durable in batches: the group commit between the root's render passes
+/// and the store.
+///
+/// An event is handed to its sink first (queued on the root's loop), then its sender waits in
+/// `awaitDurable()`. The commit task takes every waiting sender at once, asks the session for a
+/// checkpoint taken on the loop *after* those events were queued (so the tree it captures has
+/// applied them: to the root's state, or to a remote child's list of events not yet acknowledged
+/// by its worker, which a restore sends again), commits it in one transaction and then answers
+/// them all. Senders that arrive while a commit is running share the next one: one fsync per
+/// batch, however many events.
+///
+/// Renderings follow the same rule: the session hands a settled rendering to clients only once
+/// a checkpoint that reflects it is committed (`publish` of a `Capture`), so no client ever sees
+/// a state that a crash could take back.
+///
+/// A failed or fenced commit fails its batch and every later sender (`CheckpointFailure`, which
+/// the session answers as `RootEventError.notDurable`), and no rendering is published after it:
+/// the coordinator can no longer promise durability, says so (a critical log line) and accepts
+/// nothing more until it is restarted.
+package final class CheckpointCommitter: Sendable {
+    /// What the session captures on its loop for one commit.
+    package struct Capture: Sendable {
+        /// The tree's snapshot after every queued event was applied.
+        package var snapshot: TreeSnapshot
+        /// The sequence number of the latest rendering the snapshot reflects.
+        package var renderingSequence: UInt64
+        /// Hands that rendering to clients (called once the checkpoint is committed).
+        package var publish: @Sendable () -> Void
+
+        package init(snapshot: TreeSnapshot, renderingSequence: UInt64, publish: @escaping @Sendable () -> Void) {
+            self.snapshot = snapshot
+            self.renderingSequence = renderingSequence
+            self.publish = publish
+        }
+    }
+
+    /// Why an accepted event could not be made durable.
+    package struct CheckpointFailure: Error, Sendable, CustomStringConvertible {
+        package var description: String
+    }
+
+    private struct State {
+        var waiting: [CheckedContinuation<Result<Void, CheckpointFailure>, Never>] = []
+        var renderingPending = false
+        var wake: CheckedContinuation<Bool, Never>?
+        var stopping = false
+        /// `run` has returned: no checkpoint will be taken any more.
+        var ended = false
+        var failure: CheckpointFailure?
+        var number: Int64
+        var acceptedEvents: Int64
+    }
+
+    /// The store checkpoints go to.
+    package let store: any CoordinatorStore
+    /// This writer's token: every commit carries it.
+    package let token: FencingToken
+    /// The checkpoint this coordinator started from (`nil`: it started fresh).
+    package let restored: CoordinatorCheckpoint?
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    /// A committer writing to `store` with `token`, numbering after `restored`.
+    package init(store: any CoordinatorStore, token: FencingToken, restored: CoordinatorCheckpoint?, logger: Logger) {
+        self.store = store
+        self.token = token
+        self.restored = restored
+        self.logger = logger
+        self.state = Mutex(State(number: restored?.number ?? 0, acceptedEvents: restored?.acceptedEvents ?? 0))
+    }
+
+    /// Returns once a checkpoint taken after this call is committed (so it reflects every event
+    /// the caller queued before calling); throws if that commit failed or the committer stopped.
+    package func awaitDurable() async throws(CheckpointFailure) {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, CheckpointFailure>, Never>) in
+            let (refused, wake) = state.withLock { state -> (CheckpointFailure?, CheckedContinuation<Bool, Never>?) in
+                if let failure = state.failure { return (failure, nil) }
+                if state.ended { return (CheckpointFailure(description: "the coordinator is stopping"), nil) }
+                state.waiting.append(continuation)
+                defer { state.wake = nil }
+                return (nil, state.wake)
+            }
+            if let refused { continuation.resume(returning: .failure(refused)) }
+            wake?.resume(returning: true)
+        }
+        try result.get()
+    }
+
+    /// A rendering is waiting to be published: commit a checkpoint for it soon.
+    package func renderingSettled() {
+        change({ $0.renderingPending = true }, waking: true)
+    }
+
+    /// Called on the loop by the capture, once the rendering it publishes is taken: renderings
+    /// settled before it need no further checkpoint.
+    package func renderingTaken() {
+        state.withLock { $0.renderingPending = false }
+    }
+
+    /// Commits checkpoints as senders and renderings ask for them, until `stop()`: then commits
+    /// what is still waiting and returns. `capture` runs the session's loop job.
+    package func run(capture: @escaping @Sendable () async -> Capture) async {
+        while await nextBatch() {
+            let batch = state.withLock { state in
+                defer { state.waiting.removeAll() }
+                return state.waiting
+            }
+            let captured = await capture()
+            let result = await commit(captured, events: Int64(batch.count))
+            if case .success = result { captured.publish() }
+            for waiter in batch { waiter.resume(returning: result) }
+            if case .failure = result { break }
+        }
+        // Anyone still waiting (only after a failed commit) is answered with the failure.
+        let (rest, failure) = state.withLock { state in
+            defer { state.waiting.removeAll() }
+            state.ended = true
+            return (state.waiting, state.failure ?? CheckpointFailure(description: "the coordinator is stopping"))
+        }
+        for waiter in rest { waiter.resume(returning: .failure(failure)) }
+    }
+
+    /// Ends `run` after one last commit of whatever is waiting.
+    package func stop() {
+        change({ $0.stopping = true }, waking: false)
+    }
+
+    /// Applies `body` to the state, then resumes the commit task with `value` if it is idle
+    /// (`true`: commit; `false`: nothing left, stop).
+    private func change(_ body: (inout State) -> Void, waking value: Bool) {
+        let wake = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            body(&state)
+            defer { state.wake = nil }
+            return state.wake
+        }
+        wake?.resume(returning: value)
+    }
+
+    /// Waits until there is something to commit; `false` once stopping with nothing left.
+    private func nextBatch() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let ready = state.withLock { state -> Bool? in
+                if !state.waiting.isEmpty || state.renderingPending { return true }
+                if state.stopping { return false }
+                state.wake = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    private func commit(_ capture: Capture, events: Int64) async -> Result<Void, CheckpointFailure> {
+        let snapshot: Data
+        do {
+            snapshot = try capture.snapshot.encoded()
+        } catch {
+            return fail("the tree snapshot cannot be encoded: \(error)")
+        }
+        let (number, accepted) = state.withLock { state in
+            (state.number + 1, state.acceptedEvents + events)
+        }
+        let checkpoint = CoordinatorCheckpoint(number: number, renderingSequence: capture.renderingSequence, acceptedEvents: accepted, snapshot: snapshot)
+        do {
+            try await store.commit(checkpoint, fencedBy: token)
+        } catch {
+            logger.critical("accepted events can no longer be made durable: \(error)")
+            return fail("\(error)")
+        }
+        state.withLock { state in
+            state.number = number
+            state.acceptedEvents = accepted
+        }
+        return .success(())
+    }
+
+    private func fail(_ description: String) -> Result<Void, CheckpointFailure> {
+        let failure = CheckpointFailure(description: description)
+        state.withLock { $0.failure = failure }
+        return .failure(failure)
+    }
+}

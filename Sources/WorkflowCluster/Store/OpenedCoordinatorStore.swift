@@ -1,0 +1,47 @@
+import Foundation
+import Logging
+import Workflow
+
+/// The coordinator's store, opened before anything else starts: this process is its writer
+/// (it holds the newest fencing token) and the latest checkpoint, if any, is read and decoded.
+///
+/// Opened by the command before any socket is bound, so a bad path, an unopenable file or an
+/// unreadable checkpoint stops the coordinator with a configuration error (exit 78).
+public struct OpenedCoordinatorStore: Sendable {
+    /// The store.
+    public var store: any CoordinatorStore
+    /// This process's fencing token: every commit carries it.
+    public var token: FencingToken
+    /// The latest committed checkpoint (`nil`: the store is new).
+    public var checkpoint: CoordinatorCheckpoint?
+    /// The checkpoint's tree, decoded.
+    public var snapshot: TreeSnapshot?
+
+    /// Opens the store `settings` name as its writer `holder` (`nil` for `.none`).
+    public static func open(_ settings: StoreSettings, holder: String, logger: Logger) async throws(CoordinatorStoreError)
+        -> OpenedCoordinatorStore?
+    {
+        let store: any CoordinatorStore
+        switch settings.kind {
+        case .none: return nil
+        case .sqlite:
+            store = try await SQLiteCoordinatorStore.open(path: settings.path ?? "", logger: logger)
+        }
+        do throws(CoordinatorStoreError) {
+            let token = try await store.acquireWriter(holder: holder)
+            let checkpoint = try await store.latestCheckpoint()
+            var snapshot: TreeSnapshot?
+            if let checkpoint {
+                do {
+                    snapshot = try TreeSnapshot.decode(from: checkpoint.snapshot)
+                } catch {
+                    throw CoordinatorStoreError.corrupt(store: settings.path ?? "", reason: "checkpoint \(checkpoint.number) is not a tree snapshot: \(error)")
+                }
+            }
+            return OpenedCoordinatorStore(store: store, token: token, checkpoint: checkpoint, snapshot: snapshot)
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/// Where the coordinator keeps its durable state (`store` in the configuration file).
+///
+/// `none` (the default for a file without a `store` section) keeps nothing: an accepted event
+/// is lost if the coordinator dies before a snapshot file is written. `sqlite` keeps every
+/// accepted event in one SQLite file (`path`) before answering it.
+public struct StoreSettings: Sendable, Equatable {
+    /// Which store.
+    public enum Kind: String, CaseIterable, Sendable {
+        /// No store: nothing accepted is durable.
+        case none
+        /// The embedded SQLite file at `path`.
+        case sqlite
+    }
+
+    /// Which store.
+    public var kind: Kind = .none
+    /// The SQLite file (resolved against the configuration file's directory when relative).
+    public var path: String?
+
+    /// Creates settings.
+    public init(kind: Kind = .none, path: String? = nil) {
+        self.kind = kind
+        self.path = path
+    }
+
+    /// Checks that the settings name a usable store; `source` is the file or layer named in
+    /// the error.
+    func validate(source: String) throws(ClusterConfigurationError) {
+        if kind == .sqlite, (path ?? "").isEmpty {
+            throw ClusterConfigurationError(file: source, key: "store.path", expected: "the SQLite file's path (store.kind is \"sqlite\")", found: "none")
+        }
+    }
+}

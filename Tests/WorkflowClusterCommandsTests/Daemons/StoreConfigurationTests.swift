@@ -1,0 +1,108 @@
+import ClusterTestSupport
+import Foundation
+import RemoteTestSupport
+import Testing
+import WorkflowClusterTesting
+import Workflow
+import WorkflowCluster
+
+/// The `store` section, its overrides, and what an operator sees when the store cannot be used.
+@Suite("Store configuration")
+struct StoreConfigurationTests {
+    static func parse(_ json: String, file: String = "/etc/wf/cluster.json") throws -> ClusterConfiguration {
+        try ClusterConfigurationParser(file: file).parse(Data(json.utf8))
+    }
+
+    static func error(_ json: String) -> ClusterConfigurationError? {
+        do {
+            _ = try parse(json)
+            return nil
+        } catch {
+            return error as? ClusterConfigurationError
+        }
+    }
+
+    @Test("no section: no store; sqlite with a relative path: beside the file")
+    func section() throws {
+        #expect(try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"}}"#).store == StoreSettings())
+        let store = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"state/c.sqlite"}}"#).store
+        #expect(store == StoreSettings(kind: .sqlite, path: "/etc/wf/state/c.sqlite"))
+        let absolute = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"/var/c.sqlite"}}"#).store
+        #expect(absolute.path == "/var/c.sqlite")
+    }
+
+    @Test("an unknown kind, sqlite without a path and an unknown key are configuration errors naming the key")
+    func invalidSection() {
+        #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"mysql"}}"#)?.description.contains("key 'store.kind'") == true)
+        #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite"}}"#)?.description.contains("key 'store.path'") == true)
+        #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","file":"x"}}"#) != nil)
+    }
+
+    @Test("the shipped local-cluster.json keeps its store in run/")
+    func shippedConfig() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let configuration = try ClusterConfigurationParser(file: root.appendingPathComponent("Config/local-cluster.json").path).load()
+        #expect(configuration.store.kind == .sqlite)
+        #expect(configuration.store.path.map { URL(fileURLWithPath: $0).standardized.path } == root.appendingPathComponent("run/coordinator.sqlite").standardized.path)
+    }
+
+    @Test("WORKFLOW_STORE_KIND/PATH override the file, --store-kind/--store-path override both")
+    func overrides() async throws {
+        try await StoreDirectory.with("overrides") { directory in
+            let file = directory.appendingPathComponent("cluster.json").path
+            try Data(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"file.sqlite"}}"#.utf8)
+                .write(to: URL(fileURLWithPath: file))
+            let fileOnly = try await ClusterSettings.load(file: file, environment: [:]).configuration.store
+            #expect(fileOnly == StoreSettings(kind: .sqlite, path: directory.appendingPathComponent("file.sqlite").path))
+            let environment = ["WORKFLOW_STORE_PATH": "/srv/env.sqlite"]
+            #expect(try await ClusterSettings.load(file: file, environment: environment).configuration.store.path == "/srv/env.sqlite")
+            let flags = try await ClusterSettings.load(
+                file: file, overrides: ClusterOverrides(storeKind: "none", storePath: "/srv/flag.sqlite"), environment: environment)
+            #expect(flags.configuration.store == StoreSettings(kind: .none, path: "/srv/flag.sqlite"))
+            await #expect {
+                _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_KIND": "etcd"])
+            } throws: { error in
+                (error as? ClusterConfigurationError)?.description.contains("command line/environment: key 'store.kind'") == true
+            }
+        }
+    }
+
+    @Test("a store that cannot be opened stops the coordinator with exit 78 and the reason in words")
+    func unopenableStore() async throws {
+        try await ClusterFixture.with("bad-store") { cluster in
+            let missing = cluster.directory.appendingPathComponent("no-such-dir/c.sqlite").path
+            let fromFlag = try await OperatorErrorTests.run(
+                cluster, "test-coordinator", ["--config", cluster.configPath, "--store-kind", "sqlite", "--store-path", missing])
+            #expect(fromFlag.status == 78, "\(fromFlag.log)")
+            #expect(fromFlag.log.contains("cannot open the store \(missing): its directory"), "\(fromFlag.log)")
+
+            let garbage = cluster.directory.appendingPathComponent("garbage.sqlite")
+            try Data(repeating: 0x41, count: 4096).write(to: garbage)
+            let fromEnvironment = try await OperatorErrorTests.run(
+                cluster, "test-coordinator", ["--config", cluster.configPath],
+                environment: ["WORKFLOW_STORE_KIND": "sqlite", "WORKFLOW_STORE_PATH": garbage.path])
+            #expect(fromEnvironment.status == 78, "\(fromEnvironment.log)")
+            #expect(fromEnvironment.log.contains("cannot open the store \(garbage.path)"), "\(fromEnvironment.log)")
+            #expect(fromEnvironment.log.contains("not a database"), "\(fromEnvironment.log)")
+        }
+    }
+
+    @Test("a restarted coordinator resumes from its store; --restore of a snapshot file is ignored then, with a warning")
+    func resumesFromStore() async throws {
+        try await ClusterFixture.with("restore-over-store") { cluster in
+            let path = cluster.directory.appendingPathComponent("c.sqlite").path
+            let file = cluster.directory.appendingPathComponent("root.snapshot").path
+            let store = ["--store-kind", "sqlite", "--store-path", path]
+            var coordinator = try await cluster.startCoordinator(store + ["--snapshot-file", file])
+            #expect(try await coordinator.terminate() == 0)
+            #expect(FileManager.default.fileExists(atPath: file))
+
+            coordinator = try await cluster.startCoordinator(store + ["--restore", file])
+            try await coordinator.stderr.first("the coordinator to resume from its store") { $0.contains("resuming the root from the store's checkpoint") }
+            #expect(coordinator.stderr.lines.contains { $0.contains("--restore ignored: the store holds checkpoint") })
+            #expect(!coordinator.stderr.lines.contains { $0.contains("restoring the root from a snapshot") })
+            #expect(try await coordinator.terminate() == 0)
+        }
+    }
+}

@@ -1,0 +1,250 @@
+import ClusterTestSupport
+import Foundation
+import RemoteTestSupport
+import Synchronization
+import Testing
+import WorkflowClusterTesting
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Accepted events survive coordinator SIGKILLs: real daemons (`durability-test-daemon` as the
+/// coordinator with the embedded SQLite store, and as the worker hosting the remote child),
+/// real HTTP. Every event carries a unique id and both ledgers render the ids they applied, in
+/// order, so "exactly once" is checked per event, not as a count.
+@Suite("Durable acceptance across coordinator SIGKILLs", .serialized)
+struct DurableAcceptanceProcessTests {
+    /// What the clients read of the `event-ledger` root's rendering.
+    struct Ledgers: Decodable, Sendable {
+        struct Remote: Decodable, Sendable {
+            var available: Bool
+            var ids: [Int]
+            var record: String?
+        }
+        var ids: [Int]
+        var record: String?
+        var remote: Remote
+
+        /// The ids of ledger `sink` (0: the root's, 1: the remote child's; `nil` while the remote
+        /// child shows its placeholder).
+        func ids(_ sink: Int) -> [Int]? { sink == 0 ? ids : (remote.available ? remote.ids : nil) }
+        func token(_ sink: Int) -> String? { sink == 0 ? record : remote.record }
+    }
+
+    /// Everything the clients were told and saw, across every coordinator incarnation.
+    struct Ledger: Sendable {
+        var nextID = 0
+        /// Ids answered 202, per sink.
+        var accepted: [Set<Int>] = [[], []]
+        /// Ids sent whose answer never came (the coordinator died with them in flight) or that
+        /// were answered not-durable: each may have taken effect once, or not at all.
+        var inDoubt: [Set<Int>] = [[], []]
+        /// The longest id list any client was shown, per sink: a later one must extend it.
+        var shown: [[Int]] = [[], []]
+        var highestSequence: UInt64 = 0
+        var backwards: [String] = []
+        var unexpected: [String] = []
+        var final: [[Int]] = [[], []]
+        /// A root token of the previous coordinator incarnation.
+        var lastToken: String?
+
+        mutating func newID() -> Int {
+            nextID += 1
+            return nextID
+        }
+
+        /// Records a rendering a client was shown: nothing it had been shown may be missing.
+        mutating func saw(sequence: UInt64, _ ledgers: Ledgers) {
+            if sequence < highestSequence { backwards.append("sequence \(sequence) after \(highestSequence)") }
+            highestSequence = max(highestSequence, sequence)
+            for sink in 0..<2 {
+                guard let ids = ledgers.ids(sink) else { continue }
+                let longer = ids.count >= shown[sink].count
+                let (short, long) = longer ? (shown[sink], ids) : (ids, shown[sink])
+                if Array(long.prefix(short.count)) != short || !longer {
+                    backwards.append("ledger \(sink): shown \(ids.count) ids \(ids.suffix(5)) after \(shown[sink].count) ids \(shown[sink].suffix(5))")
+                }
+                if longer { shown[sink] = ids }
+            }
+        }
+    }
+
+    static let port = 47_601
+
+    /// The cluster's configuration: the event-ledger root, its remote child on worker `w1`,
+    /// the embedded store in the fixture's directory.
+    static func writeConfig(_ cluster: ClusterFixture) throws {
+        let document: [String: Any] = [
+            "coordinator": ["endpoint": cluster.endpoint, "root": "event-ledger"],
+            "workers": [["name": "w1"]],
+            "heartbeat": ["interval_ms": 100, "liveness": 5],
+            "request": ["deadline_ms": 10_000],
+            "log": ["level": "info", "format": "text"],
+            "placement": [["match": "*EventLedgerWorkflow", "worker": "w1"]],
+            "gateway": ["listen": "127.0.0.1:\(port)"],
+            "security": ["mode": "plaintext"],
+            "store": ["kind": "sqlite", "path": "store.sqlite"],
+        ]
+        try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
+            .write(to: URL(fileURLWithPath: cluster.configPath))
+    }
+
+    static func decode(_ data: Data) throws -> StreamedRendering<Ledgers> {
+        try JSONDecoder().decode(StreamedRendering<Ledgers>.self, from: data)
+    }
+
+    static func path(for token: String) -> String {
+        "/api/events/" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
+    }
+
+    /// The first rendering on `gateway`'s stream satisfying `predicate` (each one shown is
+    /// recorded in `ledger`).
+    static func first(
+        _ what: String, on gateway: GatewayClient, ledger: LedgerBox, where predicate: @escaping @Sendable (Ledgers) -> Bool
+    ) async throws -> Ledgers {
+        try await withSafetyTimeout(what) {
+            let found = LatestLedgers()
+            try await gateway.stream { text in
+                let message = try Self.decode(Data(text.utf8))
+                ledger.withLock { $0.saw(sequence: message.sequence, message.rendering) }
+                guard predicate(message.rendering) else { return false }
+                found.set(message.rendering)
+                return true
+            }
+            return try #require(found.value, "the stream ended before \(what)")
+        }
+    }
+
+    @Test("every event answered 202 takes effect exactly once across coordinator SIGKILLs at random moments; no client sees state go back")
+    func sigkillUnderAcceptedEvents() async throws {
+        try await ClusterFixture.with("durable-sigkill") { cluster in
+            try Self.writeConfig(cluster)
+            let ledger = LedgerBox()
+            let worker = try cluster.start(
+                "durability-test-daemon", ["--config", cluster.configPath, "--name", "w1"], label: "w1",
+                environment: ["DURABILITY_TEST_ROLE": "worker"])
+            _ = worker
+            let kills = 8
+            for round in 0...kills {
+                let coordinator = try cluster.start(
+                    "durability-test-daemon", ["--config", cluster.configPath, "--print-renderings", "json"], label: "coordinator")
+                let gateway = try await GatewayClient.of(coordinator)
+                let watcher = Task {
+                    // Every rendering a client is shown, checked against what was shown before.
+                    try? await gateway.stream { text in
+                        let message = try Self.decode(Data(text.utf8))
+                        ledger.withLock { $0.saw(sequence: message.sequence, message.rendering) }
+                        return false
+                    }
+                }
+                defer { watcher.cancel() }
+                if round == kills {
+                    // The last incarnation: nothing more is sent; every accepted id must show.
+                    let accepted = ledger.withLock { $0.accepted }
+                    let final = try await Self.first("every accepted event applied", on: gateway, ledger: ledger) { ledgers in
+                        (0..<2).allSatisfy { sink in ledgers.ids(sink).map { accepted[sink].isSubset(of: $0) } ?? false }
+                    }
+                    ledger.withLock { $0.final = [final.ids, final.remote.ids] }
+                    break
+                }
+                // Both sinks live (the remote child rendered by its worker) before sending.
+                let ready = try await Self.first("both ledgers rendered", on: gateway, ledger: ledger) { ledgers in
+                    ledgers.record != nil && ledgers.remote.available && ledgers.remote.record != nil
+                }
+                if let previous = ledger.withLock({ $0.lastToken }) {
+                    // A token of the killed coordinator's renderings: not unknown, restarted.
+                    let answer = try await gateway.post(Self.path(for: previous), json: "0")
+                    #expect(answer.status == 410 && answer.text.contains("restarted"), "round \(round): \(answer.status) \(answer.text)")
+                }
+                ledger.withLock { $0.lastToken = ready.record }
+                let killAfter = ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + Int.random(in: 1...150)
+                let pid = coordinator.pid
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for sender in 0..<4 {
+                        group.addTask {
+                            var ledgers = ready
+                            var next = sender
+                            while true {
+                                let sink = ledgers.token(1) == nil ? 0 : next % 2
+                                next += 1
+                                guard let token = ledgers.token(sink) else { return }
+                                let id = ledger.withLock { $0.newID() }
+                                let answer: GatewayClient.Answer
+                                do {
+                                    answer = try await gateway.post(Self.path(for: token), json: "\(id)")
+                                } catch {
+                                    // In doubt even when the client reports "cannot connect": it
+                                    // may have sent the request on a kept-alive connection first,
+                                    // which the coordinator applied before it died.
+                                    ledger.withLock { _ = $0.inDoubt[sink].insert(id) }
+                                    return
+                                }
+                                switch answer.status {
+                                case 202:
+                                    let total = ledger.withLock { ledger in
+                                        ledger.accepted[sink].insert(id)
+                                        return ledger.accepted[0].count + ledger.accepted[1].count
+                                    }
+                                    if total == killAfter { kill(pid, SIGKILL) }
+                                case 404, 410, 429:
+                                    // A token of an older rendering, or back-pressure: nothing was
+                                    // applied; read the current rendering's tokens.
+                                    guard let fresh = try? await gateway.get("/api/rendering"), fresh.status == 200 else { return }
+                                    let message = try Self.decode(fresh.body)
+                                    ledger.withLock { $0.saw(sequence: message.sequence, message.rendering) }
+                                    ledgers = message.rendering
+                                case 503:
+                                    ledger.withLock { _ = $0.inDoubt[sink].insert(id) }
+                                    return
+                                default:
+                                    ledger.withLock { $0.unexpected.append("\(answer.status): \(answer.text)") }
+                                    return
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                // The senders stop when the coordinator is gone (or, if one failed first, here).
+                if coordinator.isRunning { kill(pid, SIGKILL) }
+                try await coordinator.waitForExit()
+                #expect(coordinator.process.terminationReason == .uncaughtSignal, "round \(round): the coordinator was not SIGKILLed")
+            }
+            let result = ledger.withLock { $0 }
+            for sink in 0..<2 {
+                let applied = result.final[sink]
+                let counts = Dictionary(applied.map { ($0, 1) }, uniquingKeysWith: +)
+                let twice = counts.filter { $0.value > 1 }.keys.sorted()
+                #expect(twice.isEmpty, "ledger \(sink): applied more than once: \(twice)")
+                let missing = result.accepted[sink].subtracting(applied).sorted()
+                #expect(missing.isEmpty, "ledger \(sink): accepted and lost: \(missing)")
+                let unknown = Set(applied).subtracting(result.accepted[sink]).subtracting(result.inDoubt[sink]).sorted()
+                #expect(unknown.isEmpty, "ledger \(sink): applied but never sent there: \(unknown)")
+            }
+            #expect(result.backwards.isEmpty, "a client saw state go back: \(result.backwards)")
+            #expect(result.unexpected.isEmpty, "unexpected answers: \(result.unexpected)")
+            #expect(!result.accepted[0].isEmpty && !result.accepted[1].isEmpty, "events accepted: \(result.accepted.map(\.count))")
+            let inDoubtApplied = (0..<2).map { Set(result.final[$0]).intersection(result.inDoubt[$0]).count }
+            print(
+                "durable acceptance: accepted \(result.accepted.map(\.count)) (root, remote), each applied once; "
+                    + "in doubt \(result.inDoubt.map(\.count)), of which applied \(inDoubtApplied); \(kills) coordinator SIGKILLs")
+        }
+    }
+}
+
+/// The clients' shared ledger.
+final class LedgerBox: Sendable {
+    private let ledger = Mutex(DurableAcceptanceProcessTests.Ledger())
+
+    func withLock<T>(_ body: (inout DurableAcceptanceProcessTests.Ledger) -> T) -> T { ledger.withLock { body(&$0) } }
+}
+
+/// The rendering a stream reader kept, for the task that waits on the stream.
+private final class LatestLedgers: Sendable {
+    private let latest = Mutex<DurableAcceptanceProcessTests.Ledgers?>(nil)
+
+    func set(_ ledgers: DurableAcceptanceProcessTests.Ledgers) { latest.withLock { $0 = ledgers } }
+
+    var value: DurableAcceptanceProcessTests.Ledgers? { latest.withLock { $0 } }
+}
