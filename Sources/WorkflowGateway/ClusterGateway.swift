@@ -57,7 +57,11 @@ public struct ClusterGateway: RootCompanion {
         let host = options.address.host
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: .guardedHTTP1WebSocketUpgrade(
+                webSocketRouter: router,
+                // Text frames must be UTF-8: a client sending anything else is closed with 1007.
+                configuration: .init(ws: WebSocketServerConfiguration(validateUTF8: true)), limits: options.limits,
+                maxBodyBytes: options.maxEventBytes, metrics: GatewayMetrics(factory: options.metricsFactory)),
             configuration: ApplicationConfiguration(address: .hostname(host, port: options.address.port), serverName: nil),
             onServerRunning: { channel in
                 onListening(GatewayAddress(host: host, port: channel.localAddress?.port ?? options.address.port))
