@@ -19,6 +19,12 @@ public struct ClusterOverrides: Sendable, Equatable {
     public var gatewayListen: String?
     /// `--drain-deadline-ms` (a worker's drain deadline in milliseconds; 0: no drain).
     public var drainDeadlineMilliseconds: String?
+    /// `--gateway-header-timeout-ms`, `--gateway-body-timeout-ms`, `--gateway-idle-timeout-ms`,
+    /// `--gateway-max-connections` (the gateway's `GatewayLimits`).
+    public var gatewayHeaderTimeoutMilliseconds: String?
+    public var gatewayBodyTimeoutMilliseconds: String?
+    public var gatewayIdleTimeoutMilliseconds: String?
+    public var gatewayMaxConnections: String?
 
     /// Creates overrides; all absent unless given.
     public init(
@@ -42,6 +48,8 @@ public struct ClusterOverrides: Sendable, Equatable {
             ("--log-level", logLevel), ("--log-format", logFormat), ("--coordinator-endpoint", coordinatorEndpoint),
             ("--coordinator-root", root), ("--worker-name", workerName), ("--worker-pool", workerPool),
             ("--gateway-listen", gatewayListen), ("--drain-deadline-ms", drainDeadlineMilliseconds),
+            ("--gateway-header-timeout-ms", gatewayHeaderTimeoutMilliseconds), ("--gateway-body-timeout-ms", gatewayBodyTimeoutMilliseconds),
+            ("--gateway-idle-timeout-ms", gatewayIdleTimeoutMilliseconds), ("--gateway-max-connections", gatewayMaxConnections),
         ]
         return ["daemon"] + pairs.flatMap { flag, value in value.map { [flag, $0] } ?? [] }
     }

@@ -82,7 +82,7 @@ struct GatewayMethodTests {
         await session.stop()
     }
 
-    @Test("a WebSocket text frame that is not UTF-8 closes the stream with 1007", .disabled("hangs: under investigation"))
+    @Test("a WebSocket text frame that is not UTF-8 closes the stream with 1007")
     func invalidUTF8Frame() async throws {
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
         try await GatewayTesting.application(session: session).test(.live) { client in

@@ -95,7 +95,7 @@ struct ConnectionDeadlines {
     /// Whether the guard may still write an answer of its own: no answer is started and none is
     /// owed for a request read before.
     var mayAnswer: Bool {
-        !answering && (unanswered == 0 || (unanswered == 1 && readingBody))
+        !answering && unanswered == (readingBody ? 1 : 0)
     }
 
     private mutating func wait(for what: Waiting, now: NIODeadline) {

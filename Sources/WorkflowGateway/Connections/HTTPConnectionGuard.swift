@@ -379,11 +379,14 @@ extension HTTPConnectionGuard {
                 promise?.fail(ChannelError.outputClosed)
                 return
             }
-            context.write(data, promise: promise)
-            if case .head(let head) = part, head.status == .switchingProtocols {
-                // The connection becomes a WebSocket: what follows is not HTTP/1 parts.
-                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            guard case .head(let head) = part, head.status == .switchingProtocols else {
+                context.write(data, promise: promise)
+                return
             }
+            // The connection becomes a WebSocket: what follows is not HTTP/1 parts. Flushed here,
+            // as the flush that follows this write would reach this handler once removed.
+            context.writeAndFlush(data, promise: promise)
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
     }
 }
