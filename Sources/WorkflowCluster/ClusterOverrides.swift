@@ -19,11 +19,13 @@ public struct ClusterOverrides: Sendable, Equatable {
     public var gatewayListen: String?
     /// `--drain-deadline-ms` (a worker's drain deadline in milliseconds; 0: no drain).
     public var drainDeadlineMilliseconds: String?
-    /// `--gateway-header-timeout-ms`, `--gateway-body-timeout-ms`, `--gateway-idle-timeout-ms`,
-    /// `--gateway-max-connections` (the gateway's `GatewayLimits`).
+    /// `--gateway-header-timeout-ms` (`GatewayLimits.headerTimeout`, in milliseconds).
     public var gatewayHeaderTimeoutMilliseconds: String?
+    /// `--gateway-body-timeout-ms` (`GatewayLimits.bodyTimeout`, in milliseconds).
     public var gatewayBodyTimeoutMilliseconds: String?
+    /// `--gateway-idle-timeout-ms` (`GatewayLimits.idleTimeout`, in milliseconds).
     public var gatewayIdleTimeoutMilliseconds: String?
+    /// `--gateway-max-connections` (`GatewayLimits.maxConnections`).
     public var gatewayMaxConnections: String?
 
     /// Creates overrides; all absent unless given.

@@ -90,6 +90,17 @@ struct RawConnection: Sendable {
         }
     }
 
+    /// Sends `text` every `interval` (a slow client's pace, not a synchronisation) until
+    /// cancelled or the connection fails.
+    static func trickle(_ text: String, every interval: Duration, to writer: NIOAsyncChannelOutboundWriter<ByteBuffer>) -> Task<Void, any Error> {
+        Task {
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                try await writer.write(ByteBuffer(string: text))
+            }
+        }
+    }
+
     /// Reads an HTTP/1 answer, or everything until the server closes.
     struct Reader {
         var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator

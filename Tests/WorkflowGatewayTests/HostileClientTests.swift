@@ -61,6 +61,32 @@ struct HostileClientTests {
         }
     }
 
+    @Test("a chunked event over the limit with Connection: close: the route's 413, then the rest is read and dropped and the connection closed fully")
+    func chunkedOverLimitWithClose() async throws {
+        let (options, _) = LiveGateway.options(limits: Self.limits(), maxEventBytes: 1 << 20)
+        try await LiveGateway.serving(options: options) { port in
+            try await RawConnection.with(port: port, "a chunked 9 MiB event") { reader, writer in
+                try await writer.write(
+                    ByteBuffer(
+                        string: "POST /api/events/some-token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"))
+                var chunk = ByteBuffer(string: "100000\r\n")
+                chunk.writeRepeatingByte(UInt8(ascii: "1"), count: 1 << 20)
+                chunk.writeString("\r\n")
+                try await writer.write(chunk)
+                try await writer.write(chunk)
+                let answer = try await reader.answer()
+                #expect(answer.status == 413)
+                #expect(answer.body.contains(#""error":"too-large""#))
+                for _ in 0..<7 {
+                    do { try await writer.write(chunk) } catch { break }
+                }
+                _ = try await reader.untilClosed()
+                try await GatewayDescriptors.waitForNone(port: port, "the gateway to close the connection fully")
+            }
+        }
+    }
+
     @Test("500 connections trickling their headers get 408 and are closed at the header timeout")
     func slowHeaders() async throws {
         try raiseDescriptorLimit(to: 4_096)
@@ -87,12 +113,7 @@ struct HostileClientTests {
     static func tricklingClient(port: Int) async throws -> Int {
         try await RawConnection.with(port: port, "a trickling client") { reader, writer in
             try await writer.write(ByteBuffer(string: "GET /health/live HTTP/1.1\r\nHost: x\r\n"))
-            let trickle = Task {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: .milliseconds(200))
-                    try await writer.write(ByteBuffer(string: "X-Slow: 1\r\n"))
-                }
-            }
+            let trickle = RawConnection.trickle("X-Slow: 1\r\n", every: .milliseconds(200), to: writer)
             defer { trickle.cancel() }
             let answer = try await reader.answer()
             _ = try await reader.untilClosed()
@@ -107,12 +128,7 @@ struct HostileClientTests {
             try await RawConnection.with(port: port, "a trickled body") { reader, writer in
                 try await writer.write(
                     ByteBuffer(string: "POST /api/events/t HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n1"))
-                let trickle = Task {
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: .milliseconds(100))
-                        try await writer.write(ByteBuffer(string: " "))
-                    }
-                }
+                let trickle = RawConnection.trickle(" ", every: .milliseconds(100), to: writer)
                 defer { trickle.cancel() }
                 let answer = try await reader.answer()
                 #expect(answer.status == 408)

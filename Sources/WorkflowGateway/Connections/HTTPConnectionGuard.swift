@@ -81,7 +81,9 @@ final class HTTPConnectionGuard {
 
     /// Raw bytes from the socket: `true` to pass them on.
     fileprivate func received(_ buffer: ByteBuffer) -> Bool {
-        if tookOver { return false }
+        // Once closing, what the client still sends is read and dropped: nothing above reads
+        // it any more, and unread bytes would stop the reading that lets the client finish.
+        if tookOver || lingering { return false }
         if deadlines?.waiting == .nextRequest { requestLine = RequestLineWatch() }
         deadlines?.receivedBytes(now: .now())
         rearm()
