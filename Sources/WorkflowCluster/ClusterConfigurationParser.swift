@@ -201,7 +201,8 @@ public struct ClusterConfigurationParser: Sendable {
 
     private func parseGateway(_ value: Any) throws -> GatewaySettings {
         let object = try object(value, "gateway")
-        try allowOnly(object, "gateway", ["listen", "bearer_token_file"])
+        try allowOnly(
+            object, "gateway", ["listen", "bearer_token_file", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms", "max_connections"])
         var settings = GatewaySettings()
         if let listen = object["listen"], !(listen is NSNull) {
             settings.listen = try Self.gatewayAddress(try string(listen, "gateway.listen"), file: file)
@@ -211,6 +212,16 @@ public struct ClusterConfigurationParser: Sendable {
             guard !text.isEmpty else { throw fail("gateway.bearer_token_file", "a file path", found: "\"\"") }
             settings.bearerTokenFile = besideFile(text)
         }
+        if let value = object["header_timeout_ms"] {
+            settings.limits.headerTimeout = .milliseconds(try positiveInt(value, "gateway.header_timeout_ms"))
+        }
+        if let value = object["body_timeout_ms"] {
+            settings.limits.bodyTimeout = .milliseconds(try positiveInt(value, "gateway.body_timeout_ms"))
+        }
+        if let value = object["idle_timeout_ms"] {
+            settings.limits.idleTimeout = .milliseconds(try positiveInt(value, "gateway.idle_timeout_ms"))
+        }
+        if let value = object["max_connections"] { settings.limits.maxConnections = try positiveInt(value, "gateway.max_connections") }
         try settings.validate(file: file)
         return settings
     }

@@ -23,6 +23,14 @@ public struct ClusterOverrides: Sendable, Equatable {
     public var storeKind: String?
     /// `--store-path` (the coordinator's SQLite file).
     public var storePath: String?
+    /// `--gateway-header-timeout-ms` (`GatewayLimits.headerTimeout`, in milliseconds).
+    public var gatewayHeaderTimeoutMilliseconds: String?
+    /// `--gateway-body-timeout-ms` (`GatewayLimits.bodyTimeout`, in milliseconds).
+    public var gatewayBodyTimeoutMilliseconds: String?
+    /// `--gateway-idle-timeout-ms` (`GatewayLimits.idleTimeout`, in milliseconds).
+    public var gatewayIdleTimeoutMilliseconds: String?
+    /// `--gateway-max-connections` (`GatewayLimits.maxConnections`).
+    public var gatewayMaxConnections: String?
 
     /// Creates overrides; all absent unless given.
     public init(
@@ -50,6 +58,8 @@ public struct ClusterOverrides: Sendable, Equatable {
             ("--coordinator-root", root), ("--worker-name", workerName), ("--worker-pool", workerPool),
             ("--gateway-listen", gatewayListen), ("--drain-deadline-ms", drainDeadlineMilliseconds),
             ("--store-kind", storeKind), ("--store-path", storePath),
+            ("--gateway-header-timeout-ms", gatewayHeaderTimeoutMilliseconds), ("--gateway-body-timeout-ms", gatewayBodyTimeoutMilliseconds),
+            ("--gateway-idle-timeout-ms", gatewayIdleTimeoutMilliseconds), ("--gateway-max-connections", gatewayMaxConnections),
         ]
         return ["daemon"] + pairs.flatMap { flag, value in value.map { [flag, $0] } ?? [] }
     }

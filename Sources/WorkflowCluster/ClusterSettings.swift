@@ -21,6 +21,10 @@ import Logging
 /// | worker.name          | --name (worker)              | WORKFLOW_WORKER_NAME           |
 /// | worker.pool          | --pool (worker)              | WORKFLOW_WORKER_POOL           |
 /// | gateway.listen       | --gateway-listen (coord.)    | WORKFLOW_GATEWAY_LISTEN        |
+/// | gateway.header_timeout_ms | --gateway-header-timeout-ms | WORKFLOW_GATEWAY_HEADER_TIMEOUT_MS |
+/// | gateway.body_timeout_ms   | --gateway-body-timeout-ms   | WORKFLOW_GATEWAY_BODY_TIMEOUT_MS   |
+/// | gateway.idle_timeout_ms   | --gateway-idle-timeout-ms   | WORKFLOW_GATEWAY_IDLE_TIMEOUT_MS   |
+/// | gateway.max_connections   | --gateway-max-connections   | WORKFLOW_GATEWAY_MAX_CONNECTIONS   |
 /// | drain.deadline_ms    | --drain-deadline-ms (worker) | WORKFLOW_DRAIN_DEADLINE_MS     |
 /// | store.kind           | --store-kind (coordinator)   | WORKFLOW_STORE_KIND            |
 /// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
@@ -72,6 +76,7 @@ public struct ClusterSettings: Sendable {
             configuration.gateway.listen = try ClusterConfigurationParser.gatewayAddress(listen, file: layer)
             try configuration.gateway.validate(file: layer)
         }
+        try applyGatewayLimits(reader, to: &configuration.gateway.limits, source: layer)
         // Read as `drain.deadline.ms`, whose flag and variable spell like the others'.
         if let deadlineText = reader.string(forKey: "drain.deadline.ms") {
             guard let deadline = ClusterConfigurationParser.drainDeadline(deadlineText) else {
@@ -118,6 +123,22 @@ public struct ClusterSettings: Sendable {
             entry.pool = workerPool
         }
         return entry
+    }
+
+    /// The gateway's limits from the command line or the environment (read as
+    /// `gateway.header.timeout.ms`, …, whose flags and variables spell like the others').
+    private static func applyGatewayLimits(_ reader: ConfigReader, to limits: inout GatewayLimits, source: String) throws(ClusterConfigurationError) {
+        func positive(_ key: String, _ name: String) throws(ClusterConfigurationError) -> Int? {
+            guard let text = reader.string(forKey: ConfigKey(key)) else { return nil }
+            guard let value = Int(text), value > 0 else {
+                throw ClusterConfigurationError(file: source, key: name, expected: "a positive integer", found: "\"\(text)\"")
+            }
+            return value
+        }
+        if let ms = try positive("gateway.header.timeout.ms", "gateway.header_timeout_ms") { limits.headerTimeout = .milliseconds(ms) }
+        if let ms = try positive("gateway.body.timeout.ms", "gateway.body_timeout_ms") { limits.bodyTimeout = .milliseconds(ms) }
+        if let ms = try positive("gateway.idle.timeout.ms", "gateway.idle_timeout_ms") { limits.idleTimeout = .milliseconds(ms) }
+        if let count = try positive("gateway.max.connections", "gateway.max_connections") { limits.maxConnections = count }
     }
 
     /// The file's overridable scalars as the reader's lowest layer.

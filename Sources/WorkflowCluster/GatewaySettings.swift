@@ -12,11 +12,15 @@ public struct GatewaySettings: Sendable, Equatable {
     /// A file holding the bearer token every API request must carry (`Authorization: Bearer`);
     /// required when `listen` is not a loopback address. Resolved beside the configuration file.
     public var bearerTokenFile: String?
+    /// The bounds on each client connection (`header_timeout_ms`, `body_timeout_ms`,
+    /// `idle_timeout_ms`, `max_connections`).
+    public var limits: GatewayLimits
 
     /// Creates settings; by default there is no gateway.
-    public init(listen: GatewayAddress? = nil, bearerTokenFile: String? = nil) {
+    public init(listen: GatewayAddress? = nil, bearerTokenFile: String? = nil, limits: GatewayLimits = GatewayLimits()) {
         self.listen = listen
         self.bearerTokenFile = bearerTokenFile
+        self.limits = limits
     }
 
     /// Checks the combination (`file` names the source in the error): a non-loopback address

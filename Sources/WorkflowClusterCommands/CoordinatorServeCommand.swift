@@ -54,6 +54,18 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Serve the HTTP gateway (renderings, events, inspector, metrics, health) at host:port, or 'off'. Overrides gateway.listen and WORKFLOW_GATEWAY_LISTEN.", valueName: "host:port"))
     var gatewayListen: String?
 
+    @Option(name: .long, help: ArgumentHelp("The longest a request head may take to arrive (408 and closed after). Overrides gateway.header_timeout_ms.", valueName: "ms"))
+    var gatewayHeaderTimeoutMs: String?
+
+    @Option(name: .long, help: ArgumentHelp("The longest a request body may take to arrive, from its head. Overrides gateway.body_timeout_ms.", valueName: "ms"))
+    var gatewayBodyTimeoutMs: String?
+
+    @Option(name: .long, help: ArgumentHelp("How long a connection may wait for its next request. Overrides gateway.idle_timeout_ms.", valueName: "ms"))
+    var gatewayIdleTimeoutMs: String?
+
+    @Option(name: .long, help: ArgumentHelp("The most client connections open at once (one more: 503). Overrides gateway.max_connections.", valueName: "count"))
+    var gatewayMaxConnections: String?
+
     @Flag(name: .long, help: "Print the names of the workers the configuration lists, one per line, and exit (used by scripts/cluster.sh).")
     var listWorkers = false
 
@@ -74,9 +86,10 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
         do {
             settings = try await ClusterSettings.load(
                 file: daemon.config,
-                overrides: ClusterOverrides(
-                    logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen,
-                    storeKind: storeKind, storePath: storePath))
+                overrides: gatewayLimitOverrides(
+                    ClusterOverrides(
+                        logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen,
+                        storeKind: storeKind, storePath: storePath)))
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
@@ -112,7 +125,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                     ClusterGateway(
                         options: GatewayOptions(
                             address: address, bearerToken: try configuration.gateway.loadBearerToken(), assets: webAssets,
-                            metricsRegistry: registry)))
+                            metricsRegistry: registry, limits: configuration.gateway.limits)))
             }
             application.configure(&options)
             let security = try CurveKeyFiles.serverSecurity(settings.configuration)
@@ -140,5 +153,17 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             logger.critical("coordinator failed: \(error)")
             throw ExitCode(ClusterDaemon.exitStatus(for: error))
         }
+    }
+}
+
+extension ServeCommand {
+    /// `overrides` with the gateway's limit flags set.
+    private func gatewayLimitOverrides(_ overrides: ClusterOverrides) -> ClusterOverrides {
+        var overrides = overrides
+        overrides.gatewayHeaderTimeoutMilliseconds = gatewayHeaderTimeoutMs
+        overrides.gatewayBodyTimeoutMilliseconds = gatewayBodyTimeoutMs
+        overrides.gatewayIdleTimeoutMilliseconds = gatewayIdleTimeoutMs
+        overrides.gatewayMaxConnections = gatewayMaxConnections
+        return overrides
     }
 }

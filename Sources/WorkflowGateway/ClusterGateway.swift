@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 import WorkflowCluster
 import WorkflowRemote
@@ -40,8 +41,32 @@ public struct ClusterGateway: RootCompanion {
             context.console.event(["event": "gateway", "url": url])
             context.console.note("gateway: \(url)/")
         }
-        try await application.run()
+        try await Self.runUntilCancelledThenShutDownGracefully(application, logger: context.logger)
         return .keepServing
+    }
+
+    /// Runs `application`; the caller's cancellation (the coordinator stopping) becomes the
+    /// server's graceful shutdown, which it finishes, instead of cancelling the server mid-way
+    /// (which logged `Server shutdown error: Already closed` and `Waiting on child channel:
+    /// CancellationError()` at every clean SIGTERM). Open connections get `shutdownGrace` to
+    /// close before the server is cancelled after all.
+    static func runUntilCancelledThenShutDownGracefully(
+        _ application: some ApplicationProtocol, logger: Logger, shutdownGrace: Duration = .seconds(10)
+    ) async throws {
+        var groupLogger = logger
+        groupLogger.logLevel = max(logger.logLevel, .notice)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: groupLogger))
+        // Not a child task: the caller's cancellation must not reach the server directly.
+        let serving = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await serving.value
+        } onCancel: {
+            Task {
+                await group.triggerGracefulShutdown()
+                try? await Task.sleep(for: shutdownGrace)
+                serving.cancel()
+            }
+        }
     }
 
     /// The gateway as a Hummingbird application (what `run` serves; tests drive it with
@@ -57,7 +82,11 @@ public struct ClusterGateway: RootCompanion {
         let host = options.address.host
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: .guardedHTTP1WebSocketUpgrade(
+                webSocketRouter: router,
+                // Text frames must be UTF-8: a client sending anything else is closed with 1007.
+                configuration: .init(ws: WebSocketServerConfiguration(validateUTF8: true)), limits: options.limits,
+                maxBodyBytes: options.maxEventBytes, metrics: GatewayMetrics(factory: options.metricsFactory)),
             configuration: ApplicationConfiguration(address: .hostname(host, port: options.address.port), serverName: nil),
             onServerRunning: { channel in
                 onListening(GatewayAddress(host: host, port: channel.localAddress?.port ?? options.address.port))

@@ -1,14 +1,22 @@
 import Metrics
 
-/// The gateway's own metrics: HTTP requests by route and status, events posted by result, and
-/// the rendering streams open now.
+/// The gateway's own metrics: HTTP requests by route and status, events posted by result, the
+/// rendering streams and client connections open now, and connections the gateway closed.
 struct GatewayMetrics: Sendable {
     let factory: any MetricsFactory
     let streamClients: Meter
+    let connections: Meter
 
     init(factory: any MetricsFactory) {
         self.factory = factory
         streamClients = Meter(label: "workflow_gateway_stream_clients", factory: factory)
+        connections = Meter(label: "workflow_gateway_connections", factory: factory)
+    }
+
+    /// Counts one connection the gateway closed on its own, by reason (`header-timeout`,
+    /// `connection-limit`, `too-large`, `bad-request`, …).
+    func connectionClosed(reason: String) {
+        Counter(label: "workflow_gateway_connections_closed_total", dimensions: [("reason", reason)], factory: factory).increment()
     }
 
     /// Counts one answered request.

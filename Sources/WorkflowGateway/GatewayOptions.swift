@@ -19,16 +19,21 @@ public struct GatewayOptions: Sendable {
     public var metricsRegistry: PrometheusCollectorRegistry?
     /// Where the gateway's own metrics go (requests, events, stream clients).
     public var metricsFactory: any MetricsFactory
-    /// The largest event body accepted, in bytes (larger: 413).
+    /// The largest event body accepted, in bytes (larger: 413). A request declaring a larger
+    /// body on any route is answered 413 before routing.
     public var maxEventBytes: Int
+    /// The bounds on each client connection (timeouts, how many at once).
+    public var limits: GatewayLimits
 
     /// Creates options. `metricsFactory` defaults to the process's bootstrapped factory (a no-op
     /// one unless the daemon bootstrapped Prometheus); tests pass a factory over their own
     /// registry instead of touching the process-global system.
     public init(
         address: GatewayAddress, bearerToken: String? = nil, assets: [WebAsset] = [],
-        metricsRegistry: PrometheusCollectorRegistry? = nil, metricsFactory: (any MetricsFactory)? = nil, maxEventBytes: Int = 1 << 20
+        metricsRegistry: PrometheusCollectorRegistry? = nil, metricsFactory: (any MetricsFactory)? = nil, maxEventBytes: Int = 1 << 20,
+        limits: GatewayLimits = GatewayLimits()
     ) {
+        self.limits = limits
         self.address = address
         self.bearerToken = bearerToken
         self.assets = assets

@@ -13,13 +13,15 @@ import WorkflowRemote
 /// | route | answers |
 /// |---|---|
 /// | `GET /api/rendering` | the latest settled rendering: `{"rendering": …, "root": …, "sequence": N}` |
-/// | `GET /api/renderings` (WebSocket) | that message for every settled rendering; newest wins for a slow client |
-/// | `POST /api/events/{token}` | the JSON body sent to the sink the token names: 202, or 400/404/410/413/429 |
+/// | `GET /api/renderings` (WebSocket) | that message for every settled rendering; newest wins for a slow client (426 without an upgrade; a text frame that is not UTF-8 closes it with 1007) |
+/// | `POST /api/events/{token}` | the JSON body (`Content-Type: application/json`) sent to the sink the token names: 202, or 400/404/410/413/415/429 |
 /// | `GET /api/tree` | the distributed tree and the workers (`ClusterTreeInspection`) |
 /// | `GET /health/live`, `GET /health/ready` | probes: 200 or 503 with a JSON report |
 /// | `GET /metrics` | Prometheus text, when a registry is configured |
 /// | `GET /inspector` | a page drawing `/api/tree`, live |
 /// | the application's assets | e.g. the email browser's page at `/` |
+///
+/// Every GET route answers HEAD too; another method on a known path is 405 with `Allow`.
 public enum GatewayRoutes {
     /// The path of the rendering stream (the only route that also takes the token as a query
     /// parameter, since a browser's WebSocket cannot send headers).
@@ -34,29 +36,34 @@ public enum GatewayRoutes {
         session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
         logger: Logger
     ) -> Router<Context> {
-        let router = Router(context: Context.self)
+        let hummingbirdRouter = Router(context: Context.self, options: .autoGenerateHeadEndpoints)
+        let allowed = AllowedMethods()
+        let router = MethodRecordingRouter(router: hummingbirdRouter, allowed: allowed)
         let metrics = GatewayMetrics(factory: options.metricsFactory)
         let assetPaths = Set(options.assets.map(\.path) + ["/inspector"])
         router.add(middleware: RequestCountingMiddleware(metrics: metrics))
         if let token = options.bearerToken {
             router.add(middleware: BearerTokenMiddleware(token: token, openPaths: assetPaths))
         }
+        router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
 
         router.get("/api/rendering") { _, _ in
             let latest = session.latestRendering
             return JSONResponses.bytes(RenderingMessage.bytes(root: session.name, sequence: latest.sequence, json: latest.json))
         }
 
-        router.ws(RouterPath(renderingsPath)) { _, _ in
-            .upgrade([:])
+        router.ws(RouterPath(renderingsPath)) { request, _ in
+            // A plain GET (no upgrade) is told what the path needs (RFC 9110 §15.5.22).
+            guard request.headers[.upgrade]?.lowercased().contains("websocket") == true else { throw UpgradeRequired() }
+            return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
             metrics.streamClients.increment()
             defer { metrics.streamClients.decrement() }
-            await withTaskGroup(of: Void.self) { group in
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    // The client's side: read (and ignore) until it closes.
-                    var iterator = inbound.makeAsyncIterator()
-                    while (try? await iterator.next()) != nil {}
+                    // The client's side: read (and ignore) until it closes. A text message that
+                    // is not UTF-8 throws, and the stream closes with 1007.
+                    for try await _ in inbound.messages(maxSize: 1 << 16) {}
                 }
                 group.addTask {
                     // One buffer of one per client: a slow client skips renderings.
@@ -69,8 +76,8 @@ public enum GatewayRoutes {
                         }
                     }
                 }
-                await group.next()
-                group.cancelAll()
+                defer { group.cancelAll() }
+                try await group.next()
             }
         }
 
@@ -78,6 +85,12 @@ public enum GatewayRoutes {
             // Tokens hold characters a path must escape (`:`, `@`, `~`): clients percent-encode.
             guard let raw = context.parameters.get("token"), let token = raw.removingPercentEncoding, !token.isEmpty else {
                 return JSONResponses.error(.notFound, code: "unknown-token", message: "no sink token in the path")
+            }
+            guard JSONMediaType.matches(request.headers[.contentType]) else {
+                metrics.event(result: "unsupported-media-type")
+                return JSONResponses.error(
+                    .unsupportedMediaType, code: "unsupported-media-type", message: "an event is JSON: send Content-Type: application/json",
+                    headers: [.accept: "application/json"])
             }
             var request = request
             let body: ByteBuffer
@@ -135,7 +148,7 @@ public enum GatewayRoutes {
                     body: .init(byteBuffer: ByteBuffer(bytes: asset.body)))
             }
         }
-        return router
+        return hummingbirdRouter
     }
 
     /// The status and JSON error for an event that was not delivered.

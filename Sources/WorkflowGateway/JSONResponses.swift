@@ -52,3 +52,24 @@ enum RenderingMessage {
         return out
     }
 }
+
+/// Whether a `Content-Type` names JSON: `application/json` or a `+json` type, any parameters
+/// (`; charset=utf-8`), any case.
+enum JSONMediaType {
+    static func matches(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+    }
+}
+
+/// The answer to a plain GET of the rendering stream: 426 with `Upgrade: websocket`.
+struct UpgradeRequired: HTTPResponseError {
+    var status: HTTPResponse.Status { .upgradeRequired }
+    var headers: HTTPFields { [.upgrade: "websocket", .connection: "Upgrade"] }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        JSONResponses.error(
+            status, code: "upgrade-required", message: "this path is a WebSocket: connect with Upgrade: websocket", headers: headers)
+    }
+}

@@ -89,7 +89,7 @@ struct GatewayInspectionTests {
         try await GatewayTesting.application(session: session, runtime: parent, configuration: configuration, options: options).test(.router) {
             client in
             let token = try #require(try JSONDecoder().decode(BoardJSON.self, from: session.latestRendering.json).c.onIncrement)
-            try await client.execute(uri: "/api/events/\(token)", method: .post, body: GatewayTesting.body("2")) { #expect($0.status == .accepted) }
+            try await client.execute(uri: "/api/events/\(token)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("2")) { #expect($0.status == .accepted) }
             // The worker's flush carries its rendering and the event's acknowledgement together.
             try await GatewayRouteTests.rendering(of: session, as: BoardJSON.self, "count 2") { $0.c.count == 2 }
 

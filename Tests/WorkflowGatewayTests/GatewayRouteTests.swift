@@ -54,7 +54,7 @@ struct GatewayRouteTests {
             let first = try await client.execute(uri: "/api/rendering", method: .get) {
                 try GatewayTesting.decode(RenderingEnvelope<TallyJSON>.self, $0.body)
             }
-            try await client.execute(uri: "/api/events/\(first.rendering.add)", method: .post, body: GatewayTesting.body("3")) { response in
+            try await client.execute(uri: "/api/events/\(first.rendering.add)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("3")) { response in
                 #expect(response.status == .accepted)
                 #expect(String(buffer: response.body).contains(#""result":"sent""#))
             }
@@ -70,7 +70,7 @@ struct GatewayRouteTests {
             }
             let encoded = current.rendering.add.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             #expect(encoded != current.rendering.add, "the token has characters a path escapes: \(current.rendering.add)")
-            try await client.execute(uri: "/api/events/\(encoded)", method: .post, body: GatewayTesting.body("2")) {
+            try await client.execute(uri: "/api/events/\(encoded)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("2")) {
                 #expect($0.status == .accepted)
             }
             try await Self.rendering(of: session, as: TallyJSON.self, "count 5") { $0.count == 5 }
@@ -85,13 +85,13 @@ struct GatewayRouteTests {
             let first = try await client.execute(uri: "/api/rendering", method: .get) {
                 try GatewayTesting.decode(RenderingEnvelope<TallyJSON>.self, $0.body)
             }
-            try await client.execute(uri: "/api/events/no-such-token", method: .post, body: GatewayTesting.body("1")) { response in
+            try await client.execute(uri: "/api/events/no-such-token", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("1")) { response in
                 #expect(response.status == .notFound)
                 let error = try GatewayTesting.decode(ErrorBody.self, response.body)
                 #expect(error.error == "unknown-token")
             }
             for bad in [#""three""#, "{not json", ""] {
-                try await client.execute(uri: "/api/events/\(first.rendering.add)", method: .post, body: GatewayTesting.body(bad)) { response in
+                try await client.execute(uri: "/api/events/\(first.rendering.add)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body(bad)) { response in
                     #expect(response.status == .badRequest, "body \(bad)")
                     let error = try GatewayTesting.decode(ErrorBody.self, response.body)
                     #expect(error.error == "undecodable-event")
@@ -99,21 +99,21 @@ struct GatewayRouteTests {
                 }
             }
             let large = String(repeating: "1", count: 200)
-            try await client.execute(uri: "/api/events/\(first.rendering.add)", method: .post, body: GatewayTesting.body(large)) { response in
+            try await client.execute(uri: "/api/events/\(first.rendering.add)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body(large)) { response in
                 #expect(response.status == .contentTooLarge)
                 let error = try GatewayTesting.decode(ErrorBody.self, response.body)
                 #expect(error.error == "too-large")
             }
             // The undo sink exists only while the count is positive: back at 0, its token is stale.
-            try await client.execute(uri: "/api/events/\(first.rendering.add)", method: .post, body: GatewayTesting.body("1"))
+            try await client.execute(uri: "/api/events/\(first.rendering.add)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("1"))
             try await Self.rendering(of: session, as: TallyJSON.self, "count 1") { $0.count == 1 }
             let one = try await client.execute(uri: "/api/rendering", method: .get) {
                 try GatewayTesting.decode(RenderingEnvelope<TallyJSON>.self, $0.body)
             }
             let undo = try #require(one.rendering.undo)
-            try await client.execute(uri: "/api/events/\(undo)", method: .post, body: GatewayTesting.body("{}")) { #expect($0.status == .accepted) }
+            try await client.execute(uri: "/api/events/\(undo)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("{}")) { #expect($0.status == .accepted) }
             try await Self.rendering(of: session, as: TallyJSON.self, "count 0") { $0.count == 0 && $0.undo == nil }
-            try await client.execute(uri: "/api/events/\(undo)", method: .post, body: GatewayTesting.body("{}")) { response in
+            try await client.execute(uri: "/api/events/\(undo)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("{}")) { response in
                 #expect(response.status == .gone)
                 let error = try GatewayTesting.decode(ErrorBody.self, response.body)
                 #expect(error.error == "stale-token")
@@ -122,7 +122,7 @@ struct GatewayRouteTests {
             let latest = try await client.execute(uri: "/api/rendering", method: .get) {
                 try GatewayTesting.decode(RenderingEnvelope<TallyJSON>.self, $0.body)
             }
-            try await client.execute(uri: "/api/events/\(latest.rendering.add)", method: .post, body: GatewayTesting.body("5")) {
+            try await client.execute(uri: "/api/events/\(latest.rendering.add)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("5")) {
                 #expect($0.status == .accepted)
             }
             try await Self.rendering(of: session, as: TallyJSON.self, "count 5") { $0.count == 5 }
@@ -147,9 +147,9 @@ struct GatewayRouteTests {
         }
         try await GatewayTesting.application(session: session, runtime: parent).test(.router) { client in
             for _ in 0..<2 {
-                try await client.execute(uri: "/api/events/\(token)", method: .post, body: GatewayTesting.body("1")) { #expect($0.status == .accepted) }
+                try await client.execute(uri: "/api/events/\(token)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("1")) { #expect($0.status == .accepted) }
             }
-            try await client.execute(uri: "/api/events/\(token)", method: .post, body: GatewayTesting.body("1")) { response in
+            try await client.execute(uri: "/api/events/\(token)", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("1")) { response in
                 #expect(response.status == .tooManyRequests)
                 #expect(response.headers[.retryAfter] == "1")
                 let error = try GatewayTesting.decode(ErrorBody.self, response.body)
@@ -213,7 +213,7 @@ struct GatewayRouteTests {
                     #expect($0.status == .ok, "\(uri)")
                 }
             }
-            try await client.execute(uri: "/api/events/x", method: .post, body: GatewayTesting.body("1")) { #expect($0.status == .unauthorized) }
+            try await client.execute(uri: "/api/events/x", method: .post, headers: GatewayTesting.json, body: GatewayTesting.body("1")) { #expect($0.status == .unauthorized) }
             for uri in ["/health/live", "/health/ready", "/", "/inspector"] {
                 try await client.execute(uri: uri, method: .get) { #expect($0.status == .ok, "\(uri)") }
             }

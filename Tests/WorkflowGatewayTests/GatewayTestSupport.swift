@@ -55,6 +55,9 @@ enum GatewayTesting {
 
     static func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 
+    /// The header fields of a posted event.
+    static let json: HTTPFields = [.contentType: "application/json"]
+
     /// A parent runtime on a unique ipc endpoint (quiet) and a metrics factory. The gateway tests
     /// never detect a worker by its silence (a worker leaves with GOODBYE): a generous liveness
     /// window keeps a loaded machine from taking a slow worker for dead.
