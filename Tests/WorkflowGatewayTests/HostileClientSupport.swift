@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import Prometheus
 import RemoteTestSupport
+import WorkflowClusterTesting
 import WorkflowCluster
 import WorkflowGateway
 
