@@ -12,56 +12,27 @@ import WorkflowClusterTesting
 /// fresh socket before it reads anything queued on the old one.
 @Suite struct FencingTests {
     @Test func workerStoppedPastTheLivenessWindowAppliesNothingQueuedForIt() async throws {
-        let parent = try makeParent("fence", requestTimeout: .seconds(30))
-        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("wf-fence-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: logs) }
-        let names = ["fence-a", "fence-b"]
-        let workers = try names.map { try WorkerProcess(name: $0, connect: parent.listenEndpoint!, pool: "fence") }
-        defer {
-            for worker in workers {
-                worker.resume()
-                worker.stop()
-            }
+        try await FencingScene.with("fence", outputs: 400) { scene in
+            // Applied, flushed and received: the old worker is idle when it is stopped.
+            for _ in 0..<100 { scene.screen.onIncrement.send(1) }
+            try await eventually("the first 100 outputs") { scene.progress.count.load(ordering: .relaxed) >= 100 }
+            let appliedBeforeStop = try await scene.stopOldWorker()
+            #expect(appliedBeforeStop == 100)
+
+            // These are queued for the stopped worker until it is declared dead; then they are
+            // replayed on the other worker, where the child moves.
+            for _ in 0..<200 { scene.screen.onIncrement.send(1) }
+            try await scene.childMoved()
+            try await scene.wakeOldWorker()
+
+            for _ in 0..<100 { scene.screen.onIncrement.send(1) }
+            let seen = try await withSafetyTimeout("400 outputs") { await scene.collector.value }
+            #expect(seen == Array(1...400), "every output exactly once, in order")
+            try await rendering(of: scene.host, "the final count") { $0.count == 400 }
+            #expect(
+                scene.appliedByOldWorker == appliedBeforeStop,
+                "the old worker applied events after it was declared dead: \(scene.appliedByOldWorker - appliedBeforeStop) more")
         }
-        await parent.waitForWorkers(count: 2)
-
-        let host = WorkflowHost(workflow: FencingRoot(logDirectory: logs.path), loop: parent)
-        let outputs = host.outputs
-        let progress = Progress()
-        let collector = progress.collect(outputs, upTo: 400) { $0 }
-        let screen = try await rendering(of: host, "the counter") { $0.count == 0 }
-        guard case .running(let first) = try await status(of: parent, pathSuffix: "[c]", where: { if case .running = $0 { true } else { false } })
-        else { return }
-        let old = workers[names.firstIndex(of: first)!]
-        let oldLog = logs.appendingPathComponent("\(old.process.processIdentifier).log").path
-
-        // Applied, flushed and received: the old worker is idle when it is stopped.
-        for _ in 0..<100 { screen.onIncrement.send(1) }
-        try await eventually("the first 100 outputs") { progress.count.load(ordering: .relaxed) >= 100 }
-        old.suspend()
-        try await eventually("the worker stopped") { old.isSuspended }
-        let appliedBeforeStop = Self.lines(oldLog)
-        #expect(appliedBeforeStop == 100)
-
-        // These are queued for the stopped worker until it is declared dead; then they are
-        // replayed on the other worker, where the child moves.
-        for _ in 0..<200 { screen.onIncrement.send(1) }
-        let second = names.first { $0 != first }!
-        _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: second) })
-        old.resume()
-        try await eventually("the old worker rejoined") { parent.workerNames == names }
-
-        for _ in 0..<100 { screen.onIncrement.send(1) }
-        let seen = try await withSafetyTimeout("400 outputs") { await collector.value }
-        #expect(seen == Array(1...400), "every output exactly once, in order")
-        try await rendering(of: host, "the final count") { $0.count == 400 }
-        #expect(
-            Self.lines(oldLog) == appliedBeforeStop,
-            "the old worker applied events after it was declared dead: \(Self.lines(oldLog) - appliedBeforeStop) more")
-
-        await host.stop()
-        await parent.shutdown()
     }
 
     /// The same while the worker is busy: stopped (SIGSTOP) in the middle of a burst of 1,000
@@ -74,11 +45,77 @@ import WorkflowClusterTesting
     /// by the parent like any from an earlier placement. Three runs, one after the other.
     @Test(.serialized, arguments: 1...3)
     func workerStoppedInTheMiddleOfABurstAppliesNoneOfItsRestOnceWoken(run: Int) async throws {
-        let parent = try makeParent("fence-burst-\(run)", requestTimeout: .seconds(30))
+        try await FencingScene.with("fence-burst-\(run)", outputs: 2_000) { scene in
+            // A burst, and the stop while the worker is still applying it.
+            for _ in 0..<1_000 { scene.screen.onIncrement.send(1) }
+            try await eventually("300 outputs") { scene.progress.count.load(ordering: .relaxed) >= 300 }
+            let appliedBeforeStop = try await scene.stopOldWorker()
+
+            // The rest of the burst and 1,000 more are replayed and applied on the other worker.
+            try await scene.childMoved()
+            for _ in 0..<1_000 { scene.screen.onIncrement.send(1) }
+            let seen = try await withSafetyTimeout("2,000 outputs") { await scene.collector.value }
+            #expect(seen == Array(1...2_000), "every output exactly once, in order")
+
+            // Woken, the old worker stops its copy and rejoins; it started nothing meanwhile.
+            try await scene.wakeOldWorker()
+            #expect(
+                scene.appliedByOldWorker - appliedBeforeStop <= 1,
+                "the woken worker applied \(scene.appliedByOldWorker - appliedBeforeStop) events after its child moved (at most the one under way)")
+            try await rendering(of: scene.host, "the final count") { $0.count == 2_000 }
+        }
+    }
+
+    static func lines(_ path: String) -> Int {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
+    }
+}
+
+/// A logging counter on a pool of two worker processes, its outputs collected: what both fencing
+/// tests start from, and the steps they share.
+struct FencingScene {
+    let parent: RemoteRuntime
+    let host: WorkflowHost<FencingRoot>
+    let screen: CounterScreen
+    let progress: Progress
+    let collector: Task<[Int], Never>
+    let names: [String]
+    /// The worker the counter runs on first, and the log its actions append to.
+    let old: WorkerProcess
+    let oldName: String
+    let oldLog: String
+
+    /// Events the old worker has applied so far (lines of its log).
+    var appliedByOldWorker: Int { FencingTests.lines(oldLog) }
+
+    /// SIGSTOPs the old worker and returns how many events it had applied (a stopped process
+    /// writes nothing more, so the count is exact).
+    func stopOldWorker() async throws -> Int {
+        old.suspend()
+        try await eventually("the worker stopped") { old.isSuspended }
+        return appliedByOldWorker
+    }
+
+    /// Waits until the parent has moved the counter to the other worker.
+    func childMoved() async throws {
+        let second = names.first { $0 != oldName }!
+        _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: second) })
+    }
+
+    /// SIGCONTs the old worker and waits until it has rejoined (it stopped its copy first).
+    func wakeOldWorker() async throws {
+        old.resume()
+        try await eventually("the old worker rejoined") { parent.workerNames == names }
+    }
+
+    /// Runs `body` with a fresh scene (`outputs`: how many outputs the collector waits for), and
+    /// removes every process and file afterwards, passed or failed.
+    static func with(_ name: String, outputs: Int, _ body: (FencingScene) async throws -> Void) async throws {
+        let parent = try makeParent(name, requestTimeout: .seconds(30))
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent("wf-fence-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: logs) }
-        let names = ["burst-a", "burst-b"]
+        let names = ["\(name)-a", "\(name)-b"]
         let workers = try names.map { try WorkerProcess(name: $0, connect: parent.listenEndpoint!, pool: "fence") }
         defer {
             for worker in workers {
@@ -90,41 +127,23 @@ import WorkflowClusterTesting
 
         let host = WorkflowHost(workflow: FencingRoot(logDirectory: logs.path), loop: parent)
         let progress = Progress()
-        let collector = progress.collect(host.outputs, upTo: 2_000) { $0 }
+        let collector = progress.collect(host.outputs, upTo: outputs) { $0 }
         let screen = try await rendering(of: host, "the counter") { $0.count == 0 }
         guard case .running(let first) = try await status(of: parent, pathSuffix: "[c]", where: { if case .running = $0 { true } else { false } })
         else { return }
         let old = workers[names.firstIndex(of: first)!]
-        let oldLog = logs.appendingPathComponent("\(old.process.processIdentifier).log").path
-
-        // A burst, and the stop while the worker is still applying it.
-        for _ in 0..<1_000 { screen.onIncrement.send(1) }
-        try await eventually("300 outputs") { progress.count.load(ordering: .relaxed) >= 300 }
-        old.suspend()
-        try await eventually("the worker stopped") { old.isSuspended }
-        let appliedBeforeStop = Self.lines(oldLog)
-
-        // The rest of the burst and 1,000 more are replayed and applied on the other worker.
-        let second = names.first { $0 != first }!
-        _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: second) })
-        for _ in 0..<1_000 { screen.onIncrement.send(1) }
-        let seen = try await withSafetyTimeout("2,000 outputs") { await collector.value }
-        #expect(seen == Array(1...2_000), "every output exactly once, in order")
-
-        // Woken, the old worker stops its copy and rejoins; it applied nothing meanwhile.
-        old.resume()
-        try await eventually("the old worker rejoined") { parent.workerNames == names }
-        #expect(
-            Self.lines(oldLog) - appliedBeforeStop <= 1,
-            "the woken worker applied \(Self.lines(oldLog) - appliedBeforeStop) events after its child moved (at most the one under way)")
-        try await rendering(of: host, "the final count") { $0.count == 2_000 }
-
+        let scene = FencingScene(
+            parent: parent, host: host, screen: screen, progress: progress, collector: collector, names: names, old: old, oldName: first,
+            oldLog: logs.appendingPathComponent("\(old.process.processIdentifier).log").path)
+        do {
+            try await body(scene)
+        } catch {
+            await host.stop()
+            await parent.shutdown()
+            throw error
+        }
         await host.stop()
         await parent.shutdown()
-    }
-
-    static func lines(_ path: String) -> Int {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
     }
 }
 
