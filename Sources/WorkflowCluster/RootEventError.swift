@@ -33,7 +33,8 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
         case .unknownToken(let token): "unknown sink token \"\(token)\""
         case .restartedToken(let token):
             "sink token \"\(token)\" is from before a restart of the tree (the coordinator's or its node's); read the rendering again"
-        case .staleToken(let token): "stale sink token \"\(token)\": the current rendering no longer has its pane or row; read the current rendering"
+        case .staleToken(let token):
+            "stale sink token \"\(token)\": this sink is no longer rendered (or the token is too old to act on); read the current rendering"
         case .undecodableEvent(let token, let reason): "the event for sink token \"\(token)\" cannot be decoded: \(reason)"
         case .refused(let token): "the sink \"\(token)\" refused the event (back-pressure); retry later"
         case .notDurable(let token, let reason):
