@@ -112,12 +112,13 @@ let package = Package(
         .executableTarget(
             name: "test-coordinator",
             dependencies: [
-                "RemoteTestSupport", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote",
+                "RemoteTestSupport", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowClusterTesting", "WorkflowRemote",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/Helpers/test-coordinator"),
         .executableTarget(
-            name: "test-worker", dependencies: ["RemoteTestSupport", "WorkflowClusterCommands"], path: "Tests/Helpers/test-worker"),
+            name: "test-worker", dependencies: ["RemoteTestSupport", "WorkflowClusterCommands", "WorkflowClusterTesting"],
+            path: "Tests/Helpers/test-worker"),
         // What the daemon tests share: a cluster of test daemons on a private endpoint, the lines
         // they print, a client of the gateway.
         .target(
@@ -131,7 +132,7 @@ let package = Package(
         // the tests see how often each accepted event took effect across coordinator SIGKILLs.
         .executableTarget(
             name: "durability-test-daemon",
-            dependencies: ["RemoteTestSupport", "Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowRemote"],
+            dependencies: ["RemoteTestSupport", "Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowClusterTesting", "WorkflowRemote"],
             path: "Tests/Helpers/durability-test-daemon"),
         // The benchmark suite (scripts/bench.sh): every figure beside its baseline, one table.
         .executableTarget(

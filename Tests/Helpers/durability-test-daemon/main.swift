@@ -3,6 +3,7 @@ import RemoteTestSupport
 import Workflow
 import WorkflowCluster
 import WorkflowClusterCommands
+import WorkflowClusterTesting
 import WorkflowRemote
 
 // The daemons of the durability tests: `workflow-coordinator`'s command line hosting the root
@@ -68,6 +69,8 @@ struct RootLedgerWorkflow: Workflow, Sendable {
     }
 }
 
+// Dies with the test process, even one that crashed before its cleanup.
+ParentWatch.exitWhenOrphaned()
 if ProcessInfo.processInfo.environment["DURABILITY_TEST_ROLE"] == "worker" {
     await WorkflowWorkerCommand.main(hosting: RemotableRegistry().registering(EventLedgerWorkflow.self))
 } else {

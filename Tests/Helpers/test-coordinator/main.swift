@@ -4,6 +4,9 @@
 import RemoteTestSupport
 import WorkflowCluster
 import WorkflowClusterCommands
+import WorkflowClusterTesting
 
+// Dies with the test process, even one that crashed before its cleanup.
+ParentWatch.exitWhenOrphaned()
 await WorkflowCoordinatorCommand.main(
     roots: RootWorkflowRegistry().registering("list-detail") { ListDetailWorkflow() }, extension: PickScriptOptions.self)
