@@ -48,6 +48,11 @@ struct ClusterProcessTests {
             try await coordinator.stderr.first("the coordinator to log the departure") { $0.contains("worker left") && $0.contains("worker-1") }
             #expect(try await coordinator.terminate() == 0)
             try await coordinator.stderr.first("the coordinator to log its stop") { $0.contains("coordinator stopped") }
+            // A clean stop, gateway included, logs nothing at `error` on either side.
+            for daemon in [coordinator, worker] {
+                let errors = daemon.stderr.lines.filter { $0.contains(" error ") }
+                #expect(errors.isEmpty, "\(daemon.label) logged errors on a clean SIGTERM: \(errors)")
+            }
         }
     }
 
