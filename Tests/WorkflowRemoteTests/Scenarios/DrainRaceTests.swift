@@ -33,7 +33,13 @@ import ZeroMQ
 
     @Test("a child whose draining worker vanishes before handing it over moves on, never unavailable")
     func vanishingDrainingWorker() async throws {
-        let parent = try makeParent("drain-race")
+        // The bare worker sends no heartbeats: the parent must not take its silence for death
+        // (a minute of it), but notices its close at its next heartbeat (every second).
+        var parentConfiguration = RemoteRuntimeConfiguration(name: "drain-race")
+        parentConfiguration.listenEndpoint = uniqueEndpoint("drain-race")
+        parentConfiguration.heartbeatInterval = .seconds(1)
+        parentConfiguration.heartbeatLiveness = 60
+        let parent = try RemoteRuntime(configuration: parentConfiguration)
         // The tree first: its child waits for a worker of pool p (the host does not block on it).
         let host = WorkflowHost(
             workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("p")), loop: parent)
