@@ -34,11 +34,12 @@ import ZeroMQ
     @Test("a child whose draining worker vanishes before handing it over moves on, never unavailable")
     func vanishingDrainingWorker() async throws {
         // The bare worker sends no heartbeats: the parent must not take its silence for death
-        // (a minute of it), but notices its close at its next heartbeat (every second).
+        // (a minute of it), but notices its close at its next heartbeat (every 100 ms).
         var parentConfiguration = RemoteRuntimeConfiguration(name: "drain-race")
         parentConfiguration.listenEndpoint = uniqueEndpoint("drain-race")
-        parentConfiguration.heartbeatInterval = .seconds(1)
-        parentConfiguration.heartbeatLiveness = 60
+        parentConfiguration.heartbeatInterval = .milliseconds(100)
+        parentConfiguration.heartbeatLiveness = 600
+        parentConfiguration.requestTimeout = .seconds(60)
         let parent = try RemoteRuntime(configuration: parentConfiguration)
         // The tree first: its child waits for a worker of pool p (the host does not block on it).
         let host = WorkflowHost(
@@ -67,7 +68,7 @@ import ZeroMQ
         configuration.pool = "p"
         configuration.registry = remoteTestRegistry
         configuration.heartbeatInterval = .milliseconds(100)
-        configuration.heartbeatLiveness = 5
+        configuration.heartbeatLiveness = 50
         let staying = try RemoteRuntime(configuration: configuration)
         try await withSafetyTimeout("both workers joined") { await parent.waitForWorkers(count: 2) }
         try Self.send(.drain, on: fake)

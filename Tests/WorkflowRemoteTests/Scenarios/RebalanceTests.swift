@@ -14,8 +14,11 @@ import WorkflowRemote
     static func parent(_ name: String) throws -> RemoteRuntime {
         var configuration = RemoteRuntimeConfiguration(name: name)
         configuration.listenEndpoint = uniqueEndpoint(name)
+        // Generous windows: on a loaded machine a worker slow to answer must not be taken for
+        // dead or late (that would be a failover, not the rebalance under test).
         configuration.heartbeatInterval = .milliseconds(100)
-        configuration.heartbeatLiveness = 5
+        configuration.heartbeatLiveness = 100
+        configuration.requestTimeout = .seconds(60)
         configuration.poolMembers = ["p": members]
         configuration.rebalancing = RebalancePolicy(movesAtOnce: 4, spread: 2)
         return try RemoteRuntime(configuration: configuration)
@@ -27,7 +30,7 @@ import WorkflowRemote
         configuration.pool = "p"
         configuration.registry = remoteTestRegistry
         configuration.heartbeatInterval = .milliseconds(100)
-        configuration.heartbeatLiveness = 5
+        configuration.heartbeatLiveness = 100
         return try RemoteRuntime(configuration: configuration)
     }
 

@@ -40,9 +40,10 @@ struct DurableAcceptanceProcessTests {
         /// Ids sent whose answer never came (the coordinator died with them in flight) or that
         /// were answered not-durable: each may have taken effect once, or not at all.
         var inDoubt: [Set<Int>] = [[], []]
-        /// The longest id list any client was shown, per sink: a later one must extend it.
-        var shown: [[Int]] = [[], []]
-        var highestSequence: UInt64 = 0
+        /// The longest id list each client was shown, per sink: a later one must extend it.
+        /// Per client: the answers to two clients' concurrent requests may arrive in either order.
+        var shown: [Int: [[Int]]] = [:]
+        var highestSequence: [Int: UInt64] = [:]
         var backwards: [String] = []
         var unexpected: [String] = []
         var final: [[Int]] = [[], []]
@@ -54,19 +55,25 @@ struct DurableAcceptanceProcessTests {
             return nextID
         }
 
-        /// Records a rendering a client was shown: nothing it had been shown may be missing.
-        mutating func saw(sequence: UInt64, _ ledgers: Ledgers) {
-            if sequence < highestSequence { backwards.append("sequence \(sequence) after \(highestSequence)") }
-            highestSequence = max(highestSequence, sequence)
+        /// Records a rendering `client` was shown (the watcher is -1, the readiness reader -2, each
+        /// sender its number; each the same client across coordinator restarts):
+        /// nothing that client had been shown may be missing, and its sequence never goes back.
+        mutating func saw(client: Int, sequence: UInt64, _ ledgers: Ledgers) {
+            let highest = highestSequence[client, default: 0]
+            if sequence < highest { backwards.append("client \(client): sequence \(sequence) after \(highest)") }
+            highestSequence[client] = max(highest, sequence)
+            var shown = self.shown[client, default: [[], []]]
             for sink in 0..<2 {
                 guard let ids = ledgers.ids(sink) else { continue }
                 let longer = ids.count >= shown[sink].count
                 let (short, long) = longer ? (shown[sink], ids) : (ids, shown[sink])
                 if Array(long.prefix(short.count)) != short || !longer {
-                    backwards.append("ledger \(sink): shown \(ids.count) ids \(ids.suffix(5)) after \(shown[sink].count) ids \(shown[sink].suffix(5))")
+                    backwards.append(
+                        "client \(client), ledger \(sink): shown \(ids.count) ids \(ids.suffix(5)) after \(shown[sink].count) ids \(shown[sink].suffix(5))")
                 }
                 if longer { shown[sink] = ids }
             }
+            self.shown[client] = shown
         }
     }
 
@@ -107,7 +114,7 @@ struct DurableAcceptanceProcessTests {
             let found = LatestLedgers()
             try await gateway.stream { text in
                 let message = try Self.decode(Data(text.utf8))
-                ledger.withLock { $0.saw(sequence: message.sequence, message.rendering) }
+                ledger.withLock { $0.saw(client: -2, sequence: message.sequence, message.rendering) }
                 guard predicate(message.rendering) else { return false }
                 found.set(message.rendering)
                 return true
@@ -134,7 +141,7 @@ struct DurableAcceptanceProcessTests {
                     // Every rendering a client is shown, checked against what was shown before.
                     try? await gateway.stream { text in
                         let message = try Self.decode(Data(text.utf8))
-                        ledger.withLock { $0.saw(sequence: message.sequence, message.rendering) }
+                        ledger.withLock { $0.saw(client: -1, sequence: message.sequence, message.rendering) }
                         return false
                     }
                 }
@@ -192,7 +199,7 @@ struct DurableAcceptanceProcessTests {
                                     // applied; read the current rendering's tokens.
                                     guard let fresh = try? await gateway.get("/api/rendering"), fresh.status == 200 else { return }
                                     let message = try Self.decode(fresh.body)
-                                    ledger.withLock { $0.saw(sequence: message.sequence, message.rendering) }
+                                    ledger.withLock { $0.saw(client: sender, sequence: message.sequence, message.rendering) }
                                     ledgers = message.rendering
                                 case 503:
                                     ledger.withLock { _ = $0.inDoubt[sink].insert(id) }
