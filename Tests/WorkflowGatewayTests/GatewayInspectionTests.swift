@@ -14,45 +14,7 @@ import WorkflowClusterTesting
 /// `/api/tree`, the probes and `/metrics`, over a real parent runtime and an in-process worker.
 @Suite("Gateway inspection, probes and metrics")
 struct GatewayInspectionTests {
-    struct Tree: Decodable {
-        struct Location: Decodable {
-            var process: String
-            var pid: Int32?
-            var host: String?
-        }
-        struct Events: Decodable {
-            var sent: UInt64
-            var acknowledged: UInt64
-            var outstanding: Int
-        }
-        struct Node: Decodable {
-            var path: String
-            var type: String
-            var key: String
-            var depth: Int
-            var runsOn: Location?
-            var status: String
-            var placement: String
-            var propsBytes: Int?
-            var renderingBytes: Int?
-            var events: Events?
-            var lastRoundTripMilliseconds: Double?
-        }
-        struct Worker: Decodable {
-            var name: String
-            var load: Int
-            var configured: Bool
-        }
-        struct Root: Decodable {
-            var name: String
-            var runsOn: Location
-            var renderingSequence: UInt64
-        }
-        var root: Root
-        var nodes: [Node]
-        var workers: [Worker]
-        var missingWorkers: [String]
-    }
+    typealias Tree = TreeJSON
 
     struct Readiness: Decodable {
         struct Waiting: Decodable {

@@ -9,42 +9,7 @@ import WorkflowClusterTesting
 /// WebSocket over loopback.
 @Suite("Gateway across processes")
 struct GatewayProcessTests {
-    /// What the tests read of `/api/tree`.
-    struct Tree: Decodable {
-        struct Location: Decodable {
-            var process: String
-            var pid: Int32?
-        }
-        struct Node: Decodable {
-            var path: String
-            var type: String
-            var key: String
-            var runsOn: Location?
-            var status: String
-            var events: Events?
-            var epoch: UInt64?
-            var placedAt: String?
-        }
-        struct Events: Decodable {
-            var sent: UInt64
-            var acknowledged: UInt64
-            var outstanding: Int
-        }
-        struct Worker: Decodable {
-            var name: String
-            var pool: String
-            var load: Int
-            var capacity: Int
-        }
-        struct Root: Decodable {
-            var name: String
-            var runsOn: Location
-        }
-        var root: Root
-        var nodes: [Node]
-        var workers: [Worker]
-        var missingWorkers: [String]
-    }
+    typealias Tree = TreeJSON
 
     @Test("POST an event through the gateway: the next streamed rendering shows it, rendered by the worker; tree, probes and metrics agree")
     func eventThroughTheGateway() async throws {
