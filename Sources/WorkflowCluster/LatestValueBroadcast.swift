@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// A new reader starts with the current value; a slow reader skips values instead of queueing
 /// them (renderings of a screen: only the latest matters). `finish()` ends every stream.
-final class LatestValueBroadcast<Value: Sendable>: Sendable {
+package final class LatestValueBroadcast<Value: Sendable>: Sendable {
     private struct State {
         var latest: Value?
         var subscribers: [UInt64: AsyncStream<Value>.Continuation] = [:]
@@ -14,13 +14,13 @@ final class LatestValueBroadcast<Value: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
-    init() {}
+    package init() {}
 
     /// The latest value published, if any.
-    var latest: Value? { state.withLock { $0.latest } }
+    package var latest: Value? { state.withLock { $0.latest } }
 
     /// Makes `value` the latest and hands it to every reader.
-    func publish(_ value: Value) {
+    package func publish(_ value: Value) {
         let subscribers = state.withLock { state in
             state.latest = value
             return Array(state.subscribers.values)
@@ -29,7 +29,7 @@ final class LatestValueBroadcast<Value: Sendable>: Sendable {
     }
 
     /// A stream of the values, starting with the latest; ends at once after `finish()`.
-    func subscribe() -> AsyncStream<Value> {
+    package func subscribe() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id: UInt64? = state.withLock { state in
             if let latest = state.latest { continuation.yield(latest) }
@@ -49,7 +49,7 @@ final class LatestValueBroadcast<Value: Sendable>: Sendable {
     }
 
     /// Ends every stream, present and future.
-    func finish() {
+    package func finish() {
         let subscribers = state.withLock { state in
             state.finished = true
             defer { state.subscribers = [:] }

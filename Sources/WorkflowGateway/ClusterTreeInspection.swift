@@ -91,12 +91,7 @@ struct ClusterTreeInspection: Codable, Sendable {
         let workersByName = Dictionary((runtime?.workers ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var remoteByPath = Dictionary((runtime?.children ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         func remoteNode(_ child: RemoteRuntimeInspection.Child, depth: Int) -> Node {
-            let detail =
-                switch child.status {
-                case .starting: ""
-                case .running(let worker): "on \(worker)"
-                case .unavailable(let error): error.description
-                }
+            let detail = ChildStatusJSON.detail(of: child.status)
             let (type, key) = Self.typeAndKey(path: child.path, typeName: child.typeName)
             return Node(
                 path: child.path, type: type, key: key, depth: depth, runsOn: child.worker.map { Location(process: $0, pid: workersByName[$0]?.processID, host: workersByName[$0]?.hostName) }, status: child.status.name, detail: detail,

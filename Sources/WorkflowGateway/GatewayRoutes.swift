@@ -12,13 +12,14 @@ import WorkflowRemote
 ///
 /// | route | answers |
 /// |---|---|
-/// | `GET /api/rendering` | the latest settled rendering: `{"rendering": …, "root": …, "sequence": N}` |
+/// | `GET /api/rendering` | the latest settled rendering: `{"children": […], "rendering": …, "root": …, "sequence": N}` (`children`: each remote child's status) |
 /// | `GET /api/renderings` (WebSocket) | that message for every settled rendering; newest wins for a slow client (426 without an upgrade; a text frame that is not UTF-8 closes it with 1007) |
 /// | `POST /api/events/{token}` | the JSON body (`Content-Type: application/json`) sent to the sink the token names: 202, or 400/404/410/413/415/429 |
 /// | `GET /api/tree` | the distributed tree and the workers (`ClusterTreeInspection`) |
 /// | `GET /health/live`, `GET /health/ready` | probes: 200 or 503 with a JSON report |
 /// | `GET /metrics` | Prometheus text, when a registry is configured |
 /// | `GET /inspector` | a page drawing `/api/tree`, live |
+/// | `GET /workflow-client.js` | the JavaScript module pages use (`ClientScript`) |
 /// | the application's assets | e.g. the email browser's page at `/` |
 ///
 /// Every GET route answers HEAD too; another method on a known path is 405 with `Allow`.
@@ -40,7 +41,9 @@ public enum GatewayRoutes {
         let allowed = AllowedMethods()
         let router = MethodRecordingRouter(router: hummingbirdRouter, allowed: allowed)
         let metrics = GatewayMetrics(factory: options.metricsFactory)
-        let assetPaths = Set(options.assets.map(\.path) + ["/inspector"])
+        // An application's own asset at a built-in path replaces the built-in one.
+        let assets = options.assets + [InspectorPage.asset, ClientScript.asset].filter { builtIn in !options.assets.contains { $0.path == builtIn.path } }
+        let assetPaths = Set(assets.map(\.path))
         router.add(middleware: RequestCountingMiddleware(metrics: metrics))
         if let token = options.bearerToken {
             router.add(middleware: BearerTokenMiddleware(token: token, openPaths: assetPaths))
@@ -48,9 +51,10 @@ public enum GatewayRoutes {
         router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
 
         router.get("/api/rendering") { _, _ in
-            let latest = session.latestRendering
-            return JSONResponses.bytes(RenderingMessage.bytes(root: session.name, sequence: latest.sequence, json: latest.json))
+            JSONResponses.bytes(await RenderingFeed.message(session: session, rendering: session.latestRendering, runtime: runtime))
         }
+
+        let feed = RenderingFeed(session: session, runtime: runtime)
 
         router.ws(RouterPath(renderingsPath)) { request, _ in
             // A plain GET (no upgrade) is told what the path needs (RFC 9110 §15.5.22).
@@ -67,8 +71,7 @@ public enum GatewayRoutes {
                 }
                 group.addTask {
                     // One buffer of one per client: a slow client skips renderings.
-                    for await rendering in session.renderings() {
-                        let bytes = RenderingMessage.bytes(root: session.name, sequence: rendering.sequence, json: rendering.json)
+                    for await bytes in feed.subscribe() {
                         do {
                             try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
                         } catch {
@@ -141,7 +144,7 @@ public enum GatewayRoutes {
             }
         }
 
-        for asset in options.assets + [InspectorPage.asset] {
+        for asset in assets {
             router.get(RouterPath(asset.path)) { _, _ in
                 Response(
                     status: .ok, headers: [.contentType: asset.contentType, .cacheControl: "no-cache"],

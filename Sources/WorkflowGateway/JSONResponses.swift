@@ -36,15 +36,21 @@ enum JSONResponses {
 }
 
 /// One settled rendering as a client receives it, from `GET /api/rendering` and from each
-/// message of the `/api/renderings` stream: `{"rendering": …, "root": NAME, "sequence": N}`.
+/// message of the `/api/renderings` stream:
+/// `{"children": [STATUS…], "rendering": …, "root": NAME, "sequence": N}`, where each status is a
+/// remote child's (`ChildStatusJSON`).
 ///
 /// Built by splicing the session's bytes (already JSON, tokens included) into a small envelope,
 /// so a rendering is encoded once however many clients read it.
 enum RenderingMessage {
-    static func bytes(root: String, sequence: UInt64, json: Data) -> [UInt8] {
+    static func bytes(root: String, sequence: UInt64, json: Data, children: [ChildStatusJSON]) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var out: [UInt8] = []
-        out.reserveCapacity(json.count + root.utf8.count + 64)
-        out += Array(#"{"rendering":"#.utf8)
+        out.reserveCapacity(json.count + root.utf8.count + 64 + children.count * 128)
+        out += Array(#"{"children":"#.utf8)
+        out += Array((try? encoder.encode(children)) ?? Data("[]".utf8))
+        out += Array(#","rendering":"#.utf8)
         out += json.isEmpty ? Array("null".utf8) : Array(json)
         out += Array(#","root":"#.utf8)
         out += Array((try? JSONEncoder().encode(root)) ?? Data("\"\"".utf8))

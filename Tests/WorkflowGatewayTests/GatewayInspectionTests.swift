@@ -1,9 +1,11 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSTesting
 import NIOCore
 import Prometheus
 import RemoteTestSupport
+import Synchronization
 import Testing
 import Workflow
 import WorkflowCluster
@@ -132,6 +134,44 @@ struct GatewayInspectionTests {
         }
         await session.stop()
         await worker.shutdown()
+        await parent.shutdown()
+    }
+
+    @Test("each rendering message carries the remote children's statuses: not running while the worker is away, running on it once it joins, unavailable when it leaves")
+    func childStatusesInRenderingMessages() async throws {
+        let placement = PlacementTable(rules: [.init(pattern: Self.counterType, placement: .worker("gw-status-worker"))])
+        let parent = try GatewayTesting.parentRuntime(name: "gw-status-parent", placement: placement)
+        let session = WorkflowRootSession(
+            name: "board", workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .configured), loop: parent)
+        let configuration = Self.configuration(workers: ["gw-status-worker"], placement: .worker("gw-status-worker"))
+        typealias Envelope = RenderingEnvelope<BoardJSON>
+        try await GatewayTesting.application(session: session, runtime: parent, configuration: configuration).test(.live) { client in
+            let before = try await client.execute(uri: "/api/rendering", method: .get) { try GatewayTesting.decode(Envelope.self, $0.body) }
+            #expect(before.children.count == 1 && before.children.first?.status != "running", "\(before.children)")
+            #expect(before.children.first?.type == Self.counterType && before.children.first?.path.hasSuffix("[c]") == true)
+
+            // The stream: the worker joins (running on it), then leaves (unavailable, saying why).
+            let worker = try GatewayTesting.worker(named: "gw-status-worker", joining: parent)
+            let left = Mutex(false)
+            _ = try await withSafetyTimeout("running on the worker, then unavailable") {
+                try await client.ws("/api/renderings") { inbound, _, _ in
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        guard case .text(let text) = message, let child = try JSONDecoder().decode(Envelope.self, from: Data(text.utf8)).children.first
+                        else { continue }
+                        if child.status == "running" && child.worker == "gw-status-worker" && child.detail == "on gw-status-worker",
+                            !left.withLock({ $0 })
+                        {
+                            left.withLock { $0 = true }
+                            await worker.shutdown()
+                        }
+                        if left.withLock({ $0 }) && child.status == "unavailable" && !child.detail.isEmpty { return }
+                    }
+                }
+            }
+            let after = try await client.execute(uri: "/api/rendering", method: .get) { try GatewayTesting.decode(Envelope.self, $0.body) }
+            #expect(after.children.first?.status == "unavailable", "\(after.children)")
+        }
+        await session.stop()
         await parent.shutdown()
     }
 

@@ -192,6 +192,25 @@ struct GatewayRouteTests {
         await session.stop()
     }
 
+    @Test("GET /workflow-client.js: the pages' client module, open without the bearer token; an application's own asset at that path wins")
+    func clientScript() async throws {
+        let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        let options = GatewayTesting.options(bearerToken: "test-token-0123456789abcdef")
+        try await GatewayTesting.application(session: session, options: options).test(.router) { client in
+            try await client.execute(uri: "/workflow-client.js", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/javascript; charset=utf-8")
+                let source = String(buffer: response.body)
+                for export in ["export class WorkflowClient", "export function connect"] { #expect(source.contains(export), "\(export)") }
+            }
+        }
+        let own = WebAsset(path: "/workflow-client.js", contentType: "text/javascript; charset=utf-8", text: "export const own = 1;")
+        try await GatewayTesting.application(session: session, options: GatewayTesting.options(assets: [own])).test(.router) { client in
+            try await client.execute(uri: "/workflow-client.js", method: .get) { #expect(String(buffer: $0.body) == "export const own = 1;") }
+        }
+        await session.stop()
+    }
+
     @Test("with a bearer token: API 401 without it, 200 with it (header, or access_token for the stream); probes and pages open")
     func bearerToken() async throws {
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())

@@ -11,6 +11,15 @@ import WorkflowRemote
 
 /// A rendering message as the gateway sends it, with the rendering decoded as `T`.
 struct RenderingEnvelope<T: Decodable & Sendable>: Decodable, Sendable {
+    /// A remote child's status, as each message carries it.
+    struct Child: Decodable, Sendable {
+        var path: String
+        var type: String
+        var status: String
+        var worker: String?
+        var detail: String
+    }
+    var children: [Child]
     var rendering: T
     var root: String
     var sequence: UInt64

@@ -2,12 +2,12 @@ import WorkflowCluster
 
 /// The email browser's web client: the page the coordinator's gateway serves at `/`.
 ///
-/// Plain HTML and JavaScript (no build step) that reads the generic gateway API: it draws the
-/// inbox and the message pane from each rendering of the `/api/renderings` stream, labels each
-/// pane with the process that rendered it, sends a click as an event to the inbox's
-/// `onMessageSelected` token, and reads `/api/tree` to show a pane whose worker is gone as
-/// unavailable until it comes back. It belongs to the email browser, not to the gateway, which
-/// serves any application's assets.
+/// Plain HTML and JavaScript (no build step) on the gateway's client module
+/// (`/workflow-client.js`): it draws the inbox and the message pane from each rendering, labels
+/// each pane with the process that rendered it, sends a click as an event to the inbox's
+/// `onMessageSelected` sink, and shows a pane whose worker is gone as unavailable (from the
+/// children's statuses each rendering message carries) until it comes back. It belongs to the
+/// email browser, not to the gateway, which serves any application's assets.
 public enum EmailBrowserWebPage {
     /// The page, served at `/`.
     public static var assets: [WebAsset] {
@@ -52,24 +52,31 @@ public enum EmailBrowserWebPage {
             <div id="message-body"><p class="note">Select a message.</p></div>
           </section>
         </main>
-        <script>
-        "use strict";
-        const token = new URLSearchParams(location.hash.slice(1)).get("token");
-        const headers = token ? { Authorization: "Bearer " + token } : {};
-        let latest = null;            // the newest rendering message
-        let statuses = {};            // pane -> {status, detail}
+        <script type="module">
+        import { connect } from "/workflow-client.js";
+        const bearerToken = new URLSearchParams(location.hash.slice(1)).get("token");
+        const client = connect({ bearerToken });
+        window.workflowClient = client;   // for the browser test and the console
         const $ = id => document.getElementById(id);
+        const connectionWords = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "closed" };
+        const paneTypes = { inbox: "InboxWorkflow", message: "MessageWorkflow" };
 
-        function paneStatus(pane) { return statuses[pane] || { status: "running", detail: "" }; }
+        // The pane's remote child as the latest message reports it (a pane rendered locally has none).
+        function paneStatus(pane) {
+          return client.children.find(child => child.type.endsWith(paneTypes[pane])) || { status: "running", detail: "" };
+        }
 
         function draw() {
-          if (!latest) return;
-          const screen = latest.rendering;
+          $("connection").textContent = connectionWords[client.state];
+          if (client.rendering === null) return;
+          const screen = client.rendering;
+          document.body.dataset.sequence = client.sequence;
           for (const [pane, by] of [["inbox", screen.inbox.renderedBy], ["message", screen.message.renderedBy]]) {
             const status = paneStatus(pane);
-            const down = status.status !== "running" || by === "(unavailable)";
+            const down = status.status === "unavailable" || by === "(unavailable)";
+            const waiting = !down && status.status !== "running";
             $(pane + "-pane").classList.toggle("down", down);
-            $(pane + "-by").textContent = down ? "unavailable" : "rendered by " + by;
+            $(pane + "-by").textContent = down ? "unavailable" : "rendered by " + by + (waiting ? " (" + status.status + ")" : "");
             $(pane + "-by").classList.toggle("unavailable", down);
             $(pane + "-banner").textContent = down
               ? "unavailable" + (status.detail ? ": " + status.detail : "") + " — it comes back by itself when its worker does" : "";
@@ -100,50 +107,15 @@ public enum EmailBrowserWebPage {
           }
         }
 
-        // An event goes to the sink token of the rendering on screen; a token the tree no longer
-        // has (410: a newer rendering replaced it) is retried once with the latest rendering's.
-        async function select(id, retried) {
-          const sink = latest && latest.rendering.inbox.onMessageSelected;
-          if (!sink) return;
-          const response = await fetch("/api/events/" + encodeURIComponent(sink), {
-            method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(id) });
-          if ((response.status === 410 || response.status === 404) && !retried) {
-            latest = await (await fetch("/api/rendering", { headers })).json();
-            draw();
-            return select(id, true);
-          }
-          if (!response.ok) $("connection").textContent = "event refused: " + (await response.json()).message;
+        // A click is an event to the inbox's sink in the rendering on screen; the client sends it
+        // again to the newest rendering's sink if a newer rendering replaced that one.
+        async function select(id) {
+          const outcome = await client.send(screen => screen.inbox.onMessageSelected, id);
+          if (!outcome.ok) $("connection").textContent = "event refused: " + outcome.message;
         }
 
-        async function readStatuses() {
-          try {
-            const tree = await (await fetch("/api/tree", { headers })).json();
-            const next = {};
-            for (const node of tree.nodes) {
-              const pane = node.type.endsWith("InboxWorkflow") ? "inbox" : node.type.endsWith("MessageWorkflow") ? "message" : null;
-              if (pane) next[pane] = { status: node.status, detail: node.detail };
-            }
-            statuses = next;
-            draw();
-          } catch (error) { /* the stream reports the connection */ }
-        }
-
-        function connect() {
-          const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-          const query = token ? "?access_token=" + encodeURIComponent(token) : "";
-          const socket = new WebSocket(scheme + "//" + location.host + "/api/renderings" + query);
-          socket.onopen = () => { $("connection").textContent = "live"; };
-          socket.onmessage = event => {
-            latest = JSON.parse(event.data);
-            document.body.dataset.sequence = latest.sequence;
-            draw();
-            readStatuses();
-          };
-          socket.onclose = () => { $("connection").textContent = "reconnecting…"; setTimeout(connect, 1000); };
-        }
-        if (token) $("inspector-link").href = "/inspector#token=" + encodeURIComponent(token);
-        connect();
-        setInterval(readStatuses, 1000);
+        if (bearerToken) $("inspector-link").href = "/inspector#token=" + encodeURIComponent(bearerToken);
+        client.subscribe(draw);
         </script>
         </body>
         </html>

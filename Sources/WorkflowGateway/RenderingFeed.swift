@@ -1,0 +1,37 @@
+import Foundation
+import WorkflowCluster
+import WorkflowRemote
+
+/// The rendering stream's messages, made once for every client: each settled rendering with the
+/// statuses of the root's remote children at that moment (`RenderingMessage`).
+///
+/// One reader of the session's renderings inspects the runtime once per rendering it reads, and
+/// hands the message to every WebSocket client through a buffer of one (a slow client skips
+/// messages; so does the feed itself, when renderings come faster than inspections). A status
+/// change a page must see comes with a rendering: a remote child that fails, recovers or starts
+/// running makes its parent render again.
+final class RenderingFeed: Sendable {
+    private let messages = LatestValueBroadcast<[UInt8]>()
+
+    /// Starts reading `session`'s renderings; the feed ends when the session stops.
+    init(session: any ClusterRootSession, runtime: RemoteRuntime?) {
+        let messages = messages
+        Task {
+            for await rendering in session.renderings() {
+                messages.publish(await Self.message(session: session, rendering: rendering, runtime: runtime))
+            }
+            messages.finish()
+        }
+    }
+
+    /// The messages, the latest first.
+    func subscribe() -> AsyncStream<[UInt8]> {
+        messages.subscribe()
+    }
+
+    /// The message for `rendering`, with the children's statuses as the runtime has them now.
+    static func message(session: any ClusterRootSession, rendering: RootRenderingJSON, runtime: RemoteRuntime?) async -> [UInt8] {
+        let children = await runtime?.inspect().children.map(ChildStatusJSON.init) ?? []
+        return RenderingMessage.bytes(root: session.name, sequence: rendering.sequence, json: rendering.json, children: children)
+    }
+}
