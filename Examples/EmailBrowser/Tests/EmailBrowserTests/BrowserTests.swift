@@ -67,4 +67,59 @@ struct BrowserTests {
             }
         }
     }
+
+    /// A condition: message `id` shown in the message pane and marked selected in the inbox.
+    static func selected(_ id: Int) -> String {
+        "document.getElementById('message-body').dataset.messageId === '\(id)'"
+            + " && document.querySelector('button[data-id=\"\(id)\"]').classList.contains('selected')"
+    }
+
+    @Test(
+        "the page through the client module: a coordinator restart shows reconnecting, then the same selection live again (SQLite store); clicks work; old tokens answer 410 restarted or still deliver",
+        .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"))
+    func pageSurvivesCoordinatorRestart() async throws {
+        try await BrowserCluster.with("browser-restart") { cluster in
+            let store = ["--store-kind", "sqlite", "--store-path", cluster.directory.appendingPathComponent("coordinator.sqlite").path]
+            var coordinator = try await cluster.startCoordinator(store)
+            let baseURL = try await BrowserCluster.gatewayURL(of: coordinator)
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            try await coordinator.stdout.first("both panes running") { BrowserFrame.rendered(inbox: "worker-1", message: "worker-2")($0) }
+
+            let browserEndpoint = try await Chromium.start(in: cluster)
+            let live = "workflowClient.state === 'live' && document.getElementById('connection').textContent === 'live'"
+            try await withSafetyTimeout("the page selects message 3") {
+                try await Chromium.drive(browserEndpoint) { browser in
+                    try await browser.navigate(baseURL + "/")
+                    try await browser.waitUntil("\(live) && document.querySelector('button[data-id=\"3\"]')")
+                    try await browser.evaluate("document.querySelector('button[data-id=\"3\"]').click(); true")
+                    try await browser.waitUntil(Self.selected(3))
+                    try await browser.evaluate("window.before = { token: workflowClient.rendering.inbox.onMessageSelected, sequence: workflowClient.sequence }; true")
+                }
+            }
+
+            // The coordinator stops; the page says so and reconnects by itself when it is back.
+            #expect(try await coordinator.terminate() == 0)
+            try await withSafetyTimeout("the page reports reconnecting") {
+                try await Chromium.drive(browserEndpoint) { browser in
+                    try await browser.waitUntil("workflowClient.state === 'reconnecting' && document.getElementById('connection').textContent === 'reconnecting…'")
+                }
+            }
+            let port = try #require(URL(string: baseURL)?.port)
+            coordinator = try await cluster.startCoordinator(store + ["--gateway-listen", "127.0.0.1:\(port)"])
+            try await withSafetyTimeout("the page live again, the selection kept, a click applied") {
+                try await Chromium.drive(browserEndpoint) { browser in
+                    try await browser.waitUntil("\(live) && workflowClient.connections >= 2 && \(Self.selected(3))")
+                    #expect(try await browser.evaluate("workflowClient.sequence >= window.before.sequence") as? Bool == true, "the sequence never goes back")
+                    // An earlier run's token: still delivered, or a distinct 410 after which the client holds the new rendering.
+                    let outcome = try await browser.evaluate(
+                        "workflowClient.send(window.before.token, 4).then(o => JSON.stringify({ status: o.status, code: o.code }))") as? String
+                    #expect(outcome == #"{"status":202,"code":"sent"}"# || outcome == #"{"status":410,"code":"restarted"}"#, "\(outcome ?? "none")")
+                    try await browser.evaluate("document.querySelector('button[data-id=\"5\"]').click(); true")
+                    try await browser.waitUntil(Self.selected(5))
+                }
+            }
+            #expect(try await coordinator.terminate() == 0)
+        }
+    }
 }
