@@ -229,12 +229,19 @@ let dashboardPage = WebAsset(
     text: """
         <!doctype html>
         <title>Orders</title>
-        <pre id="rendering">connecting…</pre>
-        <script>
-          const socket = new WebSocket(`ws://${location.host}/api/renderings`);
-          socket.onmessage = (message) => {
-            const { rendering, sequence } = JSON.parse(message.data);
-            document.getElementById("rendering").textContent = `#${sequence}\\n` + JSON.stringify(rendering, null, 2);
+        <p id="connection">connecting…</p>
+        <button id="order">Order a widget</button>
+        <pre id="rendering"></pre>
+        <script type="module">
+          import { connect } from "/workflow-client.js";
+          const client = connect();
+          client.subscribe(({ state, rendering, sequence, children }) => {
+            document.getElementById("connection").textContent = state;
+            document.getElementById("rendering").textContent = `#${sequence}\\n` + JSON.stringify({ rendering, children }, null, 2);
+          });
+          document.getElementById("order").onclick = async () => {
+            const outcome = await client.send(screen => screen.intake.placeOrder, { sku: "widget", quantity: 1 });
+            if (!outcome.ok) alert(outcome.message);
           };
         </script>
         """)

@@ -40,7 +40,7 @@ struct GuideTests {
     @Test("a page of one's own is an asset at /")
     func page() {
         #expect(dashboardPage.path == "/" && dashboardPage.contentType.hasPrefix("text/html"))
-        #expect(String(decoding: dashboardPage.body, as: UTF8.self).contains("/api/renderings"))
+        #expect(String(decoding: dashboardPage.body, as: UTF8.self).contains(#"import { connect } from "/workflow-client.js""#))
     }
 
     @Test("a post in a room on a worker reaches the lobby")

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import WorkflowClusterTesting
 
@@ -90,6 +93,26 @@ struct OrdersClusterTests {
                         && dashboard.orders[0].order.sku == "gizmo"
                         && dashboard.intake.stock.contains { $0.sku == "gizmo" && $0.available == 0 }
                 })
+        }
+    }
+
+    @Test("the gateway serves the dashboard's page at / and the client module it imports")
+    func pageIsServed() async throws {
+        try await OrdersCluster.with { cluster in
+            let coordinator = try await cluster.startCoordinator(["--gateway-listen", "127.0.0.1:0"])
+            struct GatewayLine: Decodable {
+                var url: String?
+            }
+            let line = try await coordinator.stdout.first("the gateway to listen") { $0.contains(#""event":"gateway""#) }
+            let base = try #require(try JSONDecoder().decode(GatewayLine.self, from: Data(line.utf8)).url)
+            let (page, pageResponse) = try await URLSession.shared.data(from: try #require(URL(string: base + "/")))
+            #expect((pageResponse as? HTTPURLResponse)?.statusCode == 200)
+            let html = String(decoding: page, as: UTF8.self)
+            #expect(html.contains(#"import { connect } from "/workflow-client.js""#) && html.contains("order-form"))
+            let (script, scriptResponse) = try await URLSession.shared.data(from: try #require(URL(string: base + "/workflow-client.js")))
+            #expect((scriptResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/javascript") == true)
+            #expect(String(decoding: script, as: UTF8.self).contains("export function connect"))
+            #expect(try await coordinator.terminate() == 0)
         }
     }
 
