@@ -5,7 +5,7 @@ import PackageDescription
 //   Workflow            core runtime (no I/O)
 //   WorkflowTesting     render/action testers over Swift Testing
 //   CZeroMQ / ZeroMQ    the system libzmq and the project's thin, safe binding
-//   WireProtocol        envelope + Codable wire codecs (no sockets)
+//   WireProtocol        envelope + Codable wire codecs (no sockets; `package` API, no product)
 //   WorkflowRemote      remote children: proxies, worker hosting, the socket-owning loop
 //   WorkflowCluster     the daemons' logic: configuration, coordinator, worker, generic JSON root
 //   WorkflowGateway     the coordinator's HTTP side: renderings, events, inspector, metrics, health
@@ -21,7 +21,6 @@ let package = Package(
         .library(name: "Workflow", targets: ["Workflow"]),
         .library(name: "WorkflowTesting", targets: ["WorkflowTesting"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
-        .library(name: "WireProtocol", targets: ["WireProtocol"]),
         .library(name: "WorkflowRemote", targets: ["WorkflowRemote"]),
         .library(name: "WorkflowCluster", targets: ["WorkflowCluster"]),
         .library(name: "WorkflowGateway", targets: ["WorkflowGateway"]),

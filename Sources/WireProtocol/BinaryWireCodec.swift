@@ -5,16 +5,16 @@
 /// count-prefixed containers whose keys are interned per message (docs/WIRE-PROTOCOL.md §6).
 /// Encoding streams into one growing array and decoding reads in place from borrowed bytes,
 /// so a message costs a handful of allocations, far fewer than Foundation's JSON coders.
-public struct BinaryWireCodec: WireCodec {
+package struct BinaryWireCodec: WireCodec {
     /// `CodecID.binary`.
-    public var id: CodecID { .binary }
+    package var id: CodecID { .binary }
     /// Bounds on incoming payloads (and on what this side will encode).
-    public var limits: WireLimits
+    package var limits: WireLimits
     /// Handed to every encoder and decoder.
-    public var userInfo: [CodingUserInfoKey: any Sendable]
+    package var userInfo: [CodingUserInfoKey: any Sendable]
 
     /// Creates a binary codec.
-    public init(limits: WireLimits = .default, userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
+    package init(limits: WireLimits = .default, userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
         self.limits = limits
         self.userInfo = userInfo
     }
@@ -26,13 +26,13 @@ public struct BinaryWireCodec: WireCodec {
         unsafeBitCast(userInfo, to: [CodingUserInfoKey: Any].self)
     }
 
-    public func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
+    package func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
         try BinaryEncoder(limits: limits, userInfo: anyUserInfo).encodeRoot(value)
     }
 
     /// Encodes with `scratch`'s encoder, reset for this message (a fresh one when it is in use
     /// or has other limits); the result is copied out at its exact size.
-    public func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
+    package func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
         let encoder: BinaryEncoder
         if let reused = scratch.binaryEncoder, reused.limits == limits {
             scratch.binaryEncoder = nil
@@ -48,7 +48,7 @@ public struct BinaryWireCodec: WireCodec {
         return try encoder.encodeRoot(value, copying: true)
     }
 
-    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
+    package func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
         let decoder = try freshDecoder(of: bytes)
         defer { decoder.state.invalidate() }
         return try decodeRoot(with: decoder) { (decoder) throws in try decodeValue(type, with: decoder) }
@@ -56,7 +56,7 @@ public struct BinaryWireCodec: WireCodec {
 
     /// Hands `body` the decoder itself: no `userInfo` entry to build and look up per call (the
     /// remote runtime decodes every event this way).
-    public func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError) {
+    package func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError) {
         let decoder = try freshDecoder(of: bytes)
         defer { decoder.state.invalidate() }
         try decodeRoot(with: decoder) { (decoder) throws in
@@ -67,7 +67,7 @@ public struct BinaryWireCodec: WireCodec {
 
     /// Decodes with `scratch`'s decoder state, reset for this message (a fresh one when it is in
     /// use or has other limits).
-    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
+    package func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
         let decoder: BinaryDecoder
         if let reused = scratch.binaryDecoder, reused.limits == limits {
             try checkSize(of: bytes)

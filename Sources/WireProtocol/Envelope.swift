@@ -4,20 +4,20 @@
 /// Multipart delivery is atomic in ZeroMQ, which is why related payloads (an `outputs` batch and
 /// the snapshot taken after it) travel as frames of one envelope rather than as separate
 /// messages. Any ROUTER routing-id frame belongs to the transport and is not part of this.
-public struct Envelope: Sendable, Equatable {
+package struct Envelope: Sendable, Equatable {
     /// Frame 0.
-    public var header: EnvelopeHeader
+    package var header: EnvelopeHeader
     /// Frames 1…n, each encoded with `header.codec` (payload schemas belong to the runtime).
-    public var payloads: [[UInt8]]
+    package var payloads: [[UInt8]]
 
     /// Creates an envelope from a header and payload frames.
-    public init(header: EnvelopeHeader, payloads: [[UInt8]] = []) {
+    package init(header: EnvelopeHeader, payloads: [[UInt8]] = []) {
         self.header = header
         self.payloads = payloads
     }
 
     /// Creates an envelope from its fields.
-    public init(
+    package init(
         kind: MessageKind,
         codec: CodecID = .default,
         correlationID: UInt64 = 0,
@@ -35,44 +35,44 @@ public struct Envelope: Sendable, Equatable {
     }
 
     /// What the message means.
-    public var kind: MessageKind {
+    package var kind: MessageKind {
         get { header.kind }
         set { header.kind = newValue }
     }
     /// How the payload frames are encoded.
-    public var codec: CodecID {
+    package var codec: CodecID {
         get { header.codec }
         set { header.codec = newValue }
     }
     /// Ties a reply to its request (0 = uncorrelated).
-    public var correlationID: UInt64 {
+    package var correlationID: UInt64 {
         get { header.correlationID }
         set { header.correlationID = newValue }
     }
     /// The sender's sequence number on this link.
-    public var sequence: UInt64 {
+    package var sequence: UInt64 {
         get { header.sequence }
         set { header.sequence = newValue }
     }
     /// Cumulative acknowledgement of the peer's messages (0 = none).
-    public var acknowledged: UInt64 {
+    package var acknowledged: UInt64 {
         get { header.acknowledged }
         set { header.acknowledged = newValue }
     }
     /// The fencing token of the addressed node's placement (0 = none).
-    public var epoch: UInt64 {
+    package var epoch: UInt64 {
         get { header.epoch }
         set { header.epoch = newValue }
     }
     /// The addressed node's path from the root.
-    public var nodePath: String {
+    package var nodePath: String {
         get { header.nodePath }
         set { header.nodePath = newValue }
     }
 
     /// The frames to send, header first. Throws when the envelope exceeds `limits` (a peer with
     /// the same limits would reject it anyway).
-    public func encodeFrames(limits: WireLimits = .default) throws(WireError) -> [[UInt8]] {
+    package func encodeFrames(limits: WireLimits = .default) throws(WireError) -> [[UInt8]] {
         guard payloads.count <= limits.maxPayloadFrames else {
             throw .lengthTooLarge(
                 declared: UInt64(payloads.count), limit: limits.maxPayloadFrames, context: "payload frame count")
@@ -90,7 +90,7 @@ public struct Envelope: Sendable, Equatable {
 
     /// Decodes a message from borrowed frames, the zero-copy-friendly path: the transport hands
     /// over raw message bytes and only the payloads are copied out (after validation).
-    public init(frames: [UnsafeRawBufferPointer], limits: WireLimits = .default) throws(WireError) {
+    package init(frames: [UnsafeRawBufferPointer], limits: WireLimits = .default) throws(WireError) {
         self.init(header: EnvelopeHeader(kind: .heartbeat))
         try decode(frames: frames, limits: limits)
     }
@@ -100,7 +100,7 @@ public struct Envelope: Sendable, Equatable {
     /// For a loop that decodes message after message (its last envelope handled before the next
     /// arrives): only the payloads are allocated. Throws as `init(frames:limits:)` does, leaving
     /// no payloads.
-    public mutating func decode(frames: [UnsafeRawBufferPointer], limits: WireLimits = .default) throws(WireError) {
+    package mutating func decode(frames: [UnsafeRawBufferPointer], limits: WireLimits = .default) throws(WireError) {
         var payloads = self.payloads
         self.payloads = []
         payloads.removeAll(keepingCapacity: true)
@@ -123,7 +123,7 @@ public struct Envelope: Sendable, Equatable {
     }
 
     /// Decodes a message from owned frames (header first).
-    public init(frames: [[UInt8]], limits: WireLimits = .default) throws(WireError) {
+    package init(frames: [[UInt8]], limits: WireLimits = .default) throws(WireError) {
         guard let first = frames.first else { throw .missingHeader }
         let header = try first.withUnsafeBytes { raw in
             Result { () throws(WireError) in try EnvelopeHeader(decoding: raw, limits: limits) }

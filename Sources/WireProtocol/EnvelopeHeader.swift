@@ -12,42 +12,42 @@ import Darwin
 ///
 ///     magic "WF" (2) | version (1) | kind (1) | codec (1) | flags (1)
 ///     correlation id (8) | sequence (8) | acknowledged (8) | epoch (8) | path length (2) | path (n)
-public struct EnvelopeHeader: Sendable, Equatable {
+package struct EnvelopeHeader: Sendable, Equatable {
     /// The two magic bytes `0x57 0x46` ("WF"), as a big-endian `UInt16`; rejects stray traffic.
-    public static let magic: UInt16 = 0x5746
+    package static let magic: UInt16 = 0x5746
     /// The protocol version this build writes and the only one it reads.
-    public static let protocolVersion: UInt8 = 2
+    package static let protocolVersion: UInt8 = 2
     /// Bytes before the node path: everything but the path is fixed-size.
-    public static let fixedSize = 40
+    package static let fixedSize = 40
 
     /// The kind of an encoded header frame without decoding the rest of it (`nil` when the frame
     /// is too short or names no known kind): for code that only routes or packs messages it
     /// already encoded or checked, such as a batch of held messages.
-    public static func kind(ofEncoded frame: [UInt8]) -> MessageKind? {
+    package static func kind(ofEncoded frame: [UInt8]) -> MessageKind? {
         // magic (2), version (1), then the kind.
         frame.count > 3 ? MessageKind(rawValue: frame[3]) : nil
     }
 
     /// What the message means.
-    public var kind: MessageKind
+    package var kind: MessageKind
     /// How the payload frames are encoded.
-    public var codec: CodecID
+    package var codec: CodecID
     /// Ties a reply (`rendering`, `error`, …) to the request it answers; 0 when uncorrelated.
-    public var correlationID: UInt64
+    package var correlationID: UInt64
     /// The sender's sequence number on this link, so the receiver can order and acknowledge.
-    public var sequence: UInt64
+    package var sequence: UInt64
     /// Cumulative ack: every message from the peer up to this sequence arrived (0 = none yet).
-    public var acknowledged: UInt64
+    package var acknowledged: UInt64
     /// The fencing token of the addressed node's current placement (0 = none): raised by the
     /// sender of a placement each time it places the node again, so messages about an earlier
     /// placement are recognisably stale and can be dropped before any of their payload is read.
-    public var epoch: UInt64
+    package var epoch: UInt64
     /// The addressed node's path from the root (e.g. `EmailBrowser:/InboxWorkflow:inbox`); opaque
     /// text to this layer, bounded by `WireLimits.maxNodePathBytes`.
-    public var nodePath: String
+    package var nodePath: String
 
     /// Creates a header.
-    public init(
+    package init(
         kind: MessageKind,
         codec: CodecID = .default,
         correlationID: UInt64 = 0,
@@ -67,7 +67,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
 
     /// Encodes the header frame. Throws `.lengthTooLarge` when the node path exceeds the limit,
     /// so a sender learns locally what its peer would reject.
-    public func encode(limits: WireLimits = .default) throws(WireError) -> [UInt8] {
+    package func encode(limits: WireLimits = .default) throws(WireError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.fixedSize + nodePath.utf8.count)
         try encode(appendingTo: &bytes, limits: limits)
@@ -77,7 +77,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
     /// Encodes the header frame at the end of `bytes`: for a sender that assembles its messages
     /// in one reused buffer rather than one array per frame. Throws as ``encode(limits:)``,
     /// leaving `bytes` as it was.
-    public func encode(appendingTo bytes: inout [UInt8], limits: WireLimits = .default) throws(WireError) {
+    package func encode(appendingTo bytes: inout [UInt8], limits: WireLimits = .default) throws(WireError) {
         let pathLength = nodePath.utf8.count
         let pathLimit = min(limits.maxNodePathBytes, Int(UInt16.max))
         guard pathLength <= pathLimit else {
@@ -101,14 +101,14 @@ public struct EnvelopeHeader: Sendable, Equatable {
 
     /// Decodes a header frame straight from borrowed bytes (e.g. a ZeroMQ message) without
     /// copying anything but the node path.
-    public init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) {
+    package init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) {
         try self.init(decoding: frame, limits: limits, reusingPath: "")
     }
 
     /// Decodes a header frame whose node path is probably `knownPath` (the path of the message
     /// before it, from the same peer): when it is, that string is kept instead of a new one
     /// made from the bytes (an allocation for any path longer than 15 bytes).
-    public init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default, reusingPath knownPath: String) throws(WireError) {
+    package init(decoding frame: UnsafeRawBufferPointer, limits: WireLimits = .default, reusingPath knownPath: String) throws(WireError) {
         if frame.count > limits.maxFrameBytes {
             throw .lengthTooLarge(declared: UInt64(frame.count), limit: limits.maxFrameBytes, context: "header frame")
         }

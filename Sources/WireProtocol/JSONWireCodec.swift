@@ -6,21 +6,21 @@ import Foundation
 /// Dates are seconds since the reference date and `Data` is base64 (Foundation's defaults), so
 /// any `Codable` value round-trips as it does through `JSONEncoder`; non-finite floats are
 /// spelled `"inf"`, `"-inf"` and `"nan"` so they round-trip too.
-public struct JSONWireCodec: WireCodec {
+package struct JSONWireCodec: WireCodec {
     /// `CodecID.json`.
-    public var id: CodecID { .json }
+    package var id: CodecID { .json }
     /// Bounds applied to incoming frames.
-    public var limits: WireLimits
+    package var limits: WireLimits
     /// Handed to every `JSONEncoder`/`JSONDecoder`.
-    public var userInfo: [CodingUserInfoKey: any Sendable]
+    package var userInfo: [CodingUserInfoKey: any Sendable]
 
     /// Creates a JSON codec.
-    public init(limits: WireLimits = .default, userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
+    package init(limits: WireLimits = .default, userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
         self.limits = limits
         self.userInfo = userInfo
     }
 
-    public func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
+    package func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
@@ -32,7 +32,7 @@ public struct JSONWireCodec: WireCodec {
         }
     }
 
-    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
+    package func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
         guard bytes.count <= limits.maxFrameBytes else {
             throw .lengthTooLarge(declared: UInt64(bytes.count), limit: limits.maxFrameBytes, context: "JSON payload")
         }

@@ -2,7 +2,7 @@
 ///
 /// Payload schemas belong to the remote runtime; this module only frames them. Each case notes
 /// its direction and payload (see docs/WIRE-PROTOCOL.md §5 for the full table).
-public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+package enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// Worker → coordinator: joins the cluster. Payload: name, hosted type names, capacity,
     /// protocol version and preferred codec.
     case hello = 1
@@ -41,7 +41,7 @@ public enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// starts or updates many children on a worker costs one send, not one per child.
     case batch = 15
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .hello: "hello"
         case .welcome: "welcome"

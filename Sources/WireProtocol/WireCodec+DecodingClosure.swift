@@ -2,7 +2,7 @@
 /// the closure travels in `userInfo` to a `Decodable` that calls it. `BinaryWireCodec` hands its
 /// decoder over directly, without the dictionary this builds and searches per call.
 extension WireCodec {
-    public func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError) {
+    package func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError) {
         var userInfo = self.userInfo
         userInfo[DecodingClosure.key] = DecodingClosure(body: body)
         _ = try with(userInfo: userInfo).decode(DecodingClosure.Call.self, from: bytes)

@@ -4,7 +4,7 @@
 /// (`WireCodecs.codec(for:)`): the compact binary codec for production, JSON for debugging.
 /// Errors are always `WireError`, whatever the value's own `Codable` code threw, so the transport
 /// has one error type to log and reply with.
-public protocol WireCodec: Sendable {
+package protocol WireCodec: Sendable {
     /// The id written into the header of messages this codec encoded.
     var id: CodecID { get }
     /// Values handed to every encoder and decoder's `userInfo` (the remote runtime attaches its
@@ -29,17 +29,17 @@ public protocol WireCodec: Sendable {
 
 extension WireCodec {
     /// Without reusable coder state: encodes as ``encode(_:)`` does.
-    public func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
+    package func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
         try encode(value)
     }
 
     /// Without reusable coder state: decodes as ``decode(_:from:)`` does.
-    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
+    package func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
         try decode(type, from: bytes)
     }
 
     /// Decodes a `T` from an owned payload frame.
-    public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireError) -> T {
+    package func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireError) -> T {
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(WireError) -> T in try decode(type, from: raw) }
         }
@@ -47,7 +47,7 @@ extension WireCodec {
     }
 
     /// A copy of this codec with `userInfo` replaced.
-    public func with(userInfo: [CodingUserInfoKey: any Sendable]) -> Self {
+    package func with(userInfo: [CodingUserInfoKey: any Sendable]) -> Self {
         var copy = self
         copy.userInfo = userInfo
         return copy
@@ -55,12 +55,12 @@ extension WireCodec {
 }
 
 /// Selecting codecs by id.
-public enum WireCodecs {
+package enum WireCodecs {
     /// The codec peers use unless they announce otherwise (binary).
-    public static let `default`: any WireCodec = BinaryWireCodec()
+    package static let `default`: any WireCodec = BinaryWireCodec()
 
     /// The codec a peer announced (in its `hello`) or a header names.
-    public static func codec(
+    package static func codec(
         for id: CodecID,
         limits: WireLimits = .default,
         userInfo: [CodingUserInfoKey: any Sendable] = [:]

@@ -11,7 +11,7 @@
 /// `init(from:)` keeps past its return fails when used, as without a scratch, until the scratch
 /// decodes the next message; it must not be kept at all. Codecs without reusable state (JSON)
 /// ignore it.
-public final class WireCodingScratch {
+package final class WireCodingScratch {
     /// The binary encoder last used, reset for the next message; `nil` while one is in use.
     var binaryEncoder: BinaryEncoder?
     /// The binary decoder (with its state) last used, reset for the next message; `nil` while
@@ -19,5 +19,5 @@ public final class WireCodingScratch {
     var binaryDecoder: BinaryDecoder?
 
     /// Empty storage: the first message fills it.
-    public init() {}
+    package init() {}
 }

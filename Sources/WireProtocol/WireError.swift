@@ -4,7 +4,7 @@
 /// input becomes one of these cases, naming what was wrong and where, so a receiver can drop the
 /// message, log something useful and (where the protocol allows) answer with an `error` message.
 /// Coding paths are rendered as text (`"a.b[2].c"`) so the error stays `Sendable` and `Equatable`.
-public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Fewer bytes were present than a field needed.
     case truncated(expected: Int, available: Int, context: String)
     /// A multipart message had no header frame at all.
@@ -45,7 +45,7 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// transport); its description is kept so the cause is not lost.
     case valueError(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .truncated(expected, available, context):
             "truncated \(context): needed \(expected) byte(s), \(available) available"

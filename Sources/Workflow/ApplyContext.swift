@@ -42,7 +42,7 @@ public final class ApplyContext<WorkflowType: Workflow> {
     /// cascade, before one render pass shows that rendering (otherwise a pass in between shows
     /// the child's new rendering next to a parent state that has not seen its outputs yet).
     /// Emitted outputs cascade in the order emitted, before the returned output.
-    @_spi(WorkflowRuntime) public func emitOutput(_ output: WorkflowType.Output) {
+    package func emitOutput(_ output: WorkflowType.Output) {
         precondition(isValid, "ApplyContext<\(WorkflowType.self)>.emitOutput used after apply returned")
         emittedOutputs.append(output)
         hasEmittedOutputs = true
@@ -55,7 +55,7 @@ public final class ApplyContext<WorkflowType: Workflow> {
     /// queue up before the first is applied, and the pass the first one causes answers them all;
     /// the later ones then call this, and the host does not render for them. Without it, a
     /// worker lost with N children cost N render passes of the whole tree.
-    @_spi(WorkflowRuntime) public func rendersNothing() {
+    package func rendersNothing() {
         precondition(isValid, "ApplyContext<\(WorkflowType.self)>.rendersNothing used after apply returned")
         skipsRender = true
     }

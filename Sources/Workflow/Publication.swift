@@ -184,7 +184,7 @@ private final class OutputSubscription<Output: Sendable>: Sendable {
 ///
 /// For runtimes built on top of the host (the remote worker forwards each rendering and output
 /// of a hosted child over the wire the moment it is published, without a thread hop).
-@_spi(WorkflowRuntime) public struct HostListener<Rendering: Sendable, Output: Sendable>: Sendable {
+package struct HostListener<Rendering: Sendable, Output: Sendable>: Sendable {
     let onRendering: @Sendable (Rendering) -> Void
     let onOutput: @Sendable (Output) -> Void
 

@@ -14,7 +14,7 @@ func reinterpret<T, U>(_ value: T, as _: U.Type) -> U {
 /// props (to send nothing when they did not change) from code that does not know whether the
 /// type is `Equatable`. Asking the type once is cheap; casting each value to `any Equatable`
 /// boxes it (an allocation) and casts it dynamically on every comparison.
-@_spi(WorkflowRuntime) public func equality<T>(of type: T.Type) -> ((T, T) -> Bool)? {
+package func equality<T>(of type: T.Type) -> ((T, T) -> Bool)? {
     guard let equatable = type as? any Equatable.Type else { return nil }
     func open<E: Equatable>(_: E.Type) -> (T, T) -> Bool {
         // `E` is `T` (the cast above proved it): the values are reinterpreted, not converted.

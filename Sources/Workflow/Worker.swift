@@ -116,11 +116,11 @@ extension WorkerWorkflow: StablyNamedWorkflow {
 }
 
 /// Lets test tooling recognise a worker rendered as a child and reach the worker value.
-@_spi(WorkflowRuntime) public protocol WorkerRendering {
+package protocol WorkerRendering {
     /// The worker (a `Worker` or `AsyncSequenceWorker`) this child runs.
     var wrappedWorker: any Sendable { get }
 }
 
-@_spi(WorkflowRuntime) extension WorkerWorkflow: WorkerRendering {
+extension WorkerWorkflow: WorkerRendering {
     public var wrappedWorker: any Sendable { worker }
 }

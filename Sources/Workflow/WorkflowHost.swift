@@ -37,7 +37,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
 
     /// A host whose renderings and outputs are also handed synchronously, on the loop, to
     /// `listener`: for runtimes layered on the host.
-    @_spi(WorkflowRuntime) public init(
+    package init(
         workflow: WorkflowType,
         options: RuntimeOptions = .default,
         observers: [any WorkflowObserver] = [],
@@ -121,7 +121,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     /// Applies every queued action now and renders, instead of in a later loop job; only
     /// callable on the host's loop, outside this host's own render. Lets a runtime layered on the
     /// host know which events a snapshot includes.
-    @_spi(WorkflowRuntime) public func drainOnLoop() {
+    package func drainOnLoop() {
         precondition(loop.inLoop, "drainOnLoop() must be called on the host's loop")
         core.drain()
     }
@@ -130,7 +130,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     /// outside this host's own render. With `renderOnLoop()` after a run of these, a runtime
     /// layered on the host applies a burst of events one at a time (knowing which event caused
     /// each output) and renders once for all of them, as a conflating host would.
-    @_spi(WorkflowRuntime) public func applyOnLoop() {
+    package func applyOnLoop() {
         precondition(loop.inLoop, "applyOnLoop() must be called on the host's loop")
         core.applyQueued()
     }
@@ -140,7 +140,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     /// render. For a runtime whose props arrive on the loop itself (a worker applying its
     /// parent's UPDATE): `update(workflow:)` would box the props into a mailbox delivery and
     /// schedule a drain job, only for the runtime to drain at once.
-    @_spi(WorkflowRuntime) public func updateOnLoop(workflow: WorkflowType) {
+    package func updateOnLoop(workflow: WorkflowType) {
         precondition(loop.inLoop, "updateOnLoop(workflow:) must be called on the host's loop")
         core.update(to: workflow)
     }
@@ -151,7 +151,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     /// drained by the loop as usual. For a runtime that delivers a burst of events and applies
     /// each at once (a worker applying a parent's events one at a time): without the hold, every
     /// event scheduled a drain job that found nothing left to do.
-    @_spi(WorkflowRuntime) public func holdingDrains<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func holdingDrains<Result>(_ body: () throws -> Result) rethrows -> Result {
         precondition(loop.inLoop, "holdingDrains(_:) must be called on the host's loop")
         core.mailbox.holdDrains()
         defer { core.mailbox.releaseDrains() }
@@ -160,18 +160,18 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
 
     /// Renders and publishes if anything was applied since the last pass (see `applyOnLoop()`);
     /// only callable on the host's loop.
-    @_spi(WorkflowRuntime) public func renderOnLoop() {
+    package func renderOnLoop() {
         precondition(loop.inLoop, "renderOnLoop() must be called on the host's loop")
         core.renderIfNeeded()
     }
 
     /// The tree's snapshot, taken now; only callable on the host's loop.
-    @_spi(WorkflowRuntime) public func snapshotOnLoop() -> TreeSnapshot {
+    package func snapshotOnLoop() -> TreeSnapshot {
         precondition(loop.inLoop, "snapshotOnLoop() must be called on the host's loop")
         return core.snapshot()
     }
 
-    @_spi(WorkflowRuntime) public func stopOnLoop() {
+    package func stopOnLoop() {
         precondition(loop.inLoop, "stopOnLoop() must be called on the host's loop")
         core.stop()
     }
