@@ -63,9 +63,19 @@ extension NetworkLabTests {
                 newWorkers[name] = next
                 try await coordinator.stderr.first("\(name) of the next build to join", from: logMark, where: Self.join(of: name))
                 try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: coordinator.stdout.count, "after \(name)'s upgrade")
-                let handedOver = old.stderr.lines.first { $0.contains("children handed over to the parent") } ?? "(no drain line)"
-                figures.append("\(name): \(handedOver.components(separatedBy: "drained: ").last ?? handedOver), \(drainAnswers) events accepted while it drained")
+                // Each drain moved children (a worker hosting none logs no drain).
+                let drained = old.stderr.lines.first { $0.contains("children handed over to the parent") }
+                #expect(drained != nil, "\(name) handed no child over: its upgrade moved nothing")
+                let handedOver = drained.flatMap { $0.components(separatedBy: "drained: ").last?.split(separator: " ").first } ?? "?"
+                figures.append("\(name): \(handedOver) children handed over, \(drainAnswers) events accepted while it drained")
             }
+            // Every ledger now runs on the next build; events reach each of them there, so its
+            // worker acknowledges them with a snapshot of the migrated state.
+            let upgradedLine = try await coordinator.stdout.first("every ledger rendered by the next build") { line in
+                LedgerBoardFrame.parse(line)?.ledgers.allSatisfy { $0.stateVersion == LedgerWorkflowNext.stateVersion } == true
+            }
+            let upgradedAt = coordinator.stdout.lines.lastIndex(of: upgradedLine) ?? 0
+            try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: upgradedAt, "on the next build")
             stream.stop()
             sampler.stop()
             try await withSafetyTimeout("the event stream to stop") { try await streaming.value }
