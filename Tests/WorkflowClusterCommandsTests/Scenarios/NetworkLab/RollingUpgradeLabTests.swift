@@ -272,15 +272,6 @@ final class TreeSampler: Sendable {
         var failures: [String] = []
     }
 
-    private struct Tree: Decodable {
-        struct Node: Decodable {
-            var path: String
-            var status: String
-            var detail: String
-        }
-        var nodes: [Node]
-    }
-
     let lab: NetLab
     let url: String
     private let state = Mutex(Samples())
@@ -302,7 +293,7 @@ final class TreeSampler: Sendable {
             let curl = try DaemonProcess(command, arguments, label: "curl /api/tree")
             let status = try await curl.waitForExit()
             let body = curl.stdout.lines.joined(separator: "\n")
-            guard status == 0, let tree = try? JSONDecoder().decode(Tree.self, from: Data(body.utf8)) else {
+            guard status == 0, let tree = try? JSONDecoder().decode(TreeJSON.self, from: Data(body.utf8)) else {
                 let reason = "curl exited \(status): \(curl.stderr.lines.joined(separator: " ")) \(body.prefix(200))"
                 state.withLock { $0.failures.append(reason) }
                 continue
