@@ -95,14 +95,14 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
                 state.warnedRunningLocally = true
                 Logger(label: "workflow.remote").warning(
                     "a remote child renders in this process: its host does not run on a RemoteRuntime",
-                    metadata: ["path": "\(context.nodePath)", "type": "\(Child.workflowTypeName)", "placement": "\(placement)"])
+                    metadata: ["path": "\(context.nodePath)", "type": "\(Child.remoteTypeName)", "placement": "\(placement)"])
             }
             return child.rendered(in: context, key: "")
         }
-        // The type name and path only matter for `.configured` (and `workflowTypeName` reflects
+        // The type name and path only matter for `.configured` (and `remoteTypeName` reflects
         // on the type each time): an existing proxy already knows both.
         guard let placement = runtime.engine.resolve(
-            placement, typeName: state.proxy?.typeName ?? Child.workflowTypeName, path: state.proxy?.path ?? context.nodePath)
+            placement, typeName: state.proxy?.typeName ?? Child.remoteTypeName, path: state.proxy?.path ?? context.nodePath)
         else {
             return child.rendered(in: context, key: "")
         }
@@ -155,7 +155,7 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
 }
 
 extension RemoteWorkflow: StablyNamedWorkflow {
-    public static var stableTypeName: String { "Remote<\(Child.workflowTypeName)>" }
+    public static var stableTypeName: String { "Remote<\(Child.remoteTypeName)>" }
 }
 
 /// What a proxy feeds back into its node: a worker's flush to apply as one step, or "render

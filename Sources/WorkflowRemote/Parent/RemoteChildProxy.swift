@@ -71,8 +71,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The child's state as of the last acknowledged event: where a new worker starts from.
     private(set) var snapshot: TreeSnapshot?
 
-    /// Computed once: `workflowTypeName` reflects on the type every time.
-    let typeName = Child.workflowTypeName
+    /// Computed once: `remoteTypeName` reflects on the type every time.
+    let typeName = Child.remoteTypeName
     /// `==` of the props when their type is `Equatable` (`nil`: compare the encoded bytes),
     /// looked up once: the conformance lookup cost more than the comparison, twice a round trip.
     private let propsEquality = equality(of: Child.self)
