@@ -41,13 +41,7 @@ import WorkflowClusterTesting
 
         // A tap on the restored rendering is taken (kept by the parent), not refused or dropped.
         #expect(first["kept"]!.onIncrement.send(1), "the restored rendering's sink refused the tap")
-        var late = RemoteRuntimeConfiguration(name: "late-worker")
-        late.parentEndpoint = restoredParent.listenEndpoint
-        late.pool = "late"
-        late.registry = remoteTestRegistry
-        late.heartbeatInterval = .milliseconds(100)
-        late.heartbeatLiveness = 5
-        let lateWorker = try RemoteRuntime(configuration: late)
+        let lateWorker = try makeWorker("late-worker", parent: restoredParent.listenEndpoint!, pool: "late")
         _ = try await status(of: restoredParent, pathSuffix: "[kept]") { $0 == .running(worker: "late-worker") }
         let tapped = try await rendering(of: restored, "the kept tap applied by the worker") { ($0["kept"]?.count ?? 0) >= 6 }
         #expect(tapped["kept"]?.count == 6, "the tap was applied \((tapped["kept"]?.count ?? 0) - 5) times")
