@@ -30,6 +30,16 @@ struct RestoredFrameProcessTests {
         var status: String
     }
 
+    /// What the test reads of `/api/tree`: each node's path and status.
+    struct Tree: Decodable {
+        struct Node: Decodable {
+            var path: String
+            var status: String
+            var detail: String?
+        }
+        var nodes: [Node]
+    }
+
     static let port = 47_210
 
     static func printedRendering(_ line: String) -> PrintedRendering? {
@@ -113,6 +123,10 @@ struct RestoredFrameProcessTests {
             let streamedFirst = try await Self.streamed("the stream's first rendering", on: restartedGateway) { _ in true }
             #expect(streamedFirst.rendering.remote.ids == [1, 2, 3] && streamedFirst.rendering.remote.available)
             #expect(streamedFirst.sequence > last.sequence, "the stream's sequence went back: \(streamedFirst.sequence) after \(last.sequence)")
+
+            let tree = try JSONDecoder().decode(Tree.self, from: try await restartedGateway.get("/api/tree").body)
+            let remoteNode = try #require(tree.nodes.first { $0.path.contains("EventLedger") }, "no remote child in /api/tree")
+            #expect(remoteNode.status == "reconnecting", "/api/tree: \(remoteNode)")
 
             // A click with the token the client held from before the kill: accepted while the
             // child cannot run, kept, and applied exactly once when its worker is back.
