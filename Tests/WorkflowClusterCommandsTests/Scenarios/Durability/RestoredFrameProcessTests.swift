@@ -30,16 +30,6 @@ struct RestoredFrameProcessTests {
         var status: String
     }
 
-    /// What the test reads of `/api/tree`: each node's path and status.
-    struct Tree: Decodable {
-        struct Node: Decodable {
-            var path: String
-            var status: String
-            var detail: String?
-        }
-        var nodes: [Node]
-    }
-
     static let port = 47_210
 
     static func printedRendering(_ line: String) -> PrintedRendering? {
@@ -124,9 +114,9 @@ struct RestoredFrameProcessTests {
             #expect(streamedFirst.rendering.remote.ids == [1, 2, 3] && streamedFirst.rendering.remote.available)
             #expect(streamedFirst.sequence > last.sequence, "the stream's sequence went back: \(streamedFirst.sequence) after \(last.sequence)")
 
-            let tree = try JSONDecoder().decode(Tree.self, from: try await restartedGateway.get("/api/tree").body)
+            let tree = try JSONDecoder().decode(TreeJSON.self, from: try await restartedGateway.get("/api/tree").body)
             let remoteNode = try #require(tree.nodes.first { $0.path.contains("EventLedger") }, "no remote child in /api/tree")
-            #expect(remoteNode.status == "reconnecting", "/api/tree: \(remoteNode)")
+            #expect(remoteNode.status == "reconnecting" && remoteNode.detail == "showing its last rendering", "/api/tree: \(remoteNode)")
 
             // A click with the token the client held from before the kill: accepted while the
             // child cannot run, kept, and applied exactly once when its worker is back.
