@@ -41,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         // The coordinator's embedded durable store (SQLite's source bundled: no system package).
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
+        // The coordinator's shared store, for coordinators on several machines (PostgreSQL).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -76,6 +78,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         // The coordinator's HTTP side (Hummingbird): the root's renderings and events for clients,
         // the tree inspector, Prometheus metrics and health probes; generic over the root.

@@ -1,0 +1,223 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The shared coordinator store: two single-row tables in a PostgreSQL database, for
+/// coordinators on several machines.
+///
+/// The same rows as the SQLite store: the writer (its fencing token and name) and the latest
+/// checkpoint. A commit is one statement that reads the writer row `FOR SHARE` and writes the
+/// checkpoint only if the token it carries is the writer's, so a new writer's token increment
+/// waits for a commit in progress and every later commit with the old token is refused.
+/// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit.
+public final class PostgresCoordinatorStore: CoordinatorStore {
+    /// The database, as errors name it (the URL without its password).
+    public let name: String
+    private let connection: PostgresConnection
+    private let logger: Logger
+
+    private init(name: String, connection: PostgresConnection, logger: Logger) {
+        self.name = name
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Connects to the database `url` names and prepares its tables.
+    ///
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or for a unix socket
+    /// `postgres://USER@/DATABASE?host=SOCKET_DIRECTORY&port=PORT` (the server's socket is
+    /// `SOCKET_DIRECTORY/.s.PGSQL.PORT`); `connect_timeout=SECONDS` (libpq's name) replaces
+    /// `connectTimeout`. A malformed URL, a server that does not answer within the timeout (the
+    /// connection, the login and preparing the tables each bounded by it) or a refused login is
+    /// `CoordinatorStoreError.cannotOpen`, in words: never a hang.
+    public static func open(
+        url: String, connectTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "workflow.cluster.store")
+    ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
+        let (name, configuration, timeout, target) = try Self.configuration(url: url, connectTimeout: connectTimeout)
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        } catch {
+            throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
+        }
+        let store = PostgresCoordinatorStore(name: name, connection: connection, logger: logger)
+        do {
+            // Preparing is bounded too (a table another session holds locked would wait forever).
+            let milliseconds = max(1, Int64(timeout / .milliseconds(1)))
+            try await connection.query(PostgresQuery(unsafeSQL: "SET statement_timeout = \(milliseconds)"), logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_writer (
+                    id INT PRIMARY KEY CHECK (id = 1), fencing_token BIGINT NOT NULL, holder TEXT NOT NULL,
+                    since TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_checkpoint (
+                    id INT PRIMARY KEY CHECK (id = 1), number BIGINT NOT NULL, fencing_token BIGINT NOT NULL,
+                    rendering_sequence BIGINT NOT NULL, accepted_events BIGINT NOT NULL, snapshot BYTEA NOT NULL,
+                    committed_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+            try await connection.query("RESET statement_timeout", logger: logger)
+        } catch {
+            try? await connection.close()
+            throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
+        }
+        return store
+    }
+
+    public func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
+        let tokens = try await values(
+            "becoming the writer", Int64.self,
+            """
+            INSERT INTO coordinator_writer (id, fencing_token, holder) VALUES (1, 1, \(holder))
+            ON CONFLICT (id) DO UPDATE SET fencing_token = coordinator_writer.fencing_token + 1, holder = EXCLUDED.holder, since = now()
+            RETURNING fencing_token
+            """)
+        guard let token = tokens.first else {
+            throw .failed(store: name, operation: "becoming the writer", reason: "no fencing token returned")
+        }
+        return FencingToken(rawValue: token)
+    }
+
+    public func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
+        let operation = "reading the latest checkpoint"
+        do {
+            let rows = try await connection.query(
+                "SELECT number, rendering_sequence, accepted_events, snapshot FROM coordinator_checkpoint WHERE id = 1", logger: logger)
+            for try await (number, sequence, accepted, snapshot) in rows.decode((Int64, Int64, Int64, ByteBuffer).self) {
+                return CoordinatorCheckpoint(
+                    number: number, renderingSequence: UInt64(max(0, sequence)), acceptedEvents: accepted,
+                    snapshot: Data(snapshot.readableBytesView))
+            }
+            return nil
+        } catch {
+            throw .failed(store: name, operation: operation, reason: Self.words(error))
+        }
+    }
+
+    public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+        let sequence = Int64(clamping: checkpoint.renderingSequence)
+        let snapshot = ByteBuffer(bytes: checkpoint.snapshot)
+        let committed = try await values(
+            "committing checkpoint \(checkpoint.number)", Int64.self,
+            """
+            WITH writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE)
+            INSERT INTO coordinator_checkpoint (id, number, fencing_token, rendering_sequence, accepted_events, snapshot)
+            SELECT 1, \(checkpoint.number), \(token.rawValue), \(sequence), \(checkpoint.acceptedEvents), \(snapshot)
+            FROM writer WHERE writer.fencing_token = \(token.rawValue)
+            ON CONFLICT (id) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
+                rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,
+                snapshot = EXCLUDED.snapshot, committed_at = now()
+            RETURNING number
+            """)
+        guard committed.isEmpty else { return }
+        let current = try await values(
+            "reading the writer's fencing token", Int64.self, "SELECT fencing_token FROM coordinator_writer WHERE id = 1")
+        throw .fenced(store: name, offered: token, current: FencingToken(rawValue: current.first ?? 0))
+    }
+
+    public func close() async {
+        try? await connection.close()
+    }
+
+    /// The first column of every row `query` returns.
+    private func values<Value: PostgresDecodable & Sendable>(
+        _ operation: String, _: Value.Type, _ query: PostgresQuery
+    ) async throws(CoordinatorStoreError) -> [Value] {
+        do {
+            var values: [Value] = []
+            for try await value in try await connection.query(query, logger: logger).decode(Value.self) { values.append(value) }
+            return values
+        } catch {
+            throw .failed(store: name, operation: operation, reason: Self.words(error))
+        }
+    }
+
+    /// The connection settings `url` names, the name errors show (no password), the timeout for
+    /// connecting (the URL's `connect_timeout`, else `connectTimeout`) and the server's address
+    /// in words.
+    static func configuration(url: String, connectTimeout: Duration) throws(CoordinatorStoreError)
+        -> (name: String, configuration: PostgresConnection.Configuration, timeout: Duration, target: String)
+    {
+        let expected = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT"
+        let name = Self.withoutPassword(url)
+        guard let components = URLComponents(string: url), components.scheme == "postgres" || components.scheme == "postgresql" else {
+            throw .cannotOpen(store: name, reason: "not a PostgreSQL URL (\(expected))")
+        }
+        guard let user = components.user, !user.isEmpty else { throw .cannotOpen(store: name, reason: "no user name (\(expected))") }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !database.isEmpty, !database.contains("/") else { throw .cannotOpen(store: name, reason: "no database name (\(expected))") }
+        var parameters: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard ["host", "port", "connect_timeout", "sslmode"].contains(item.name) else {
+                throw .cannotOpen(store: name, reason: "unknown parameter '\(item.name)' (known: host, port, connect_timeout, sslmode)")
+            }
+            parameters[item.name] = item.value ?? ""
+        }
+        if let mode = parameters["sslmode"], mode != "disable" {
+            throw .cannotOpen(store: name, reason: "sslmode '\(mode)' is not supported: only sslmode=disable (a unix socket or a trusted network)")
+        }
+        var timeout = connectTimeout
+        if let text = parameters["connect_timeout"] {
+            guard let seconds = Int(text), seconds > 0, seconds <= 3600 else {
+                throw .cannotOpen(store: name, reason: "connect_timeout must be a number of seconds from 1 to 3600 (got '\(text)')")
+            }
+            timeout = .seconds(seconds)
+        }
+        var port = components.port ?? 5432
+        if let text = parameters["port"] {
+            guard let value = Int(text), (1...65_535).contains(value) else {
+                throw .cannotOpen(store: name, reason: "port must be a number from 1 to 65535 (got '\(text)')")
+            }
+            port = value
+        }
+        var configuration: PostgresConnection.Configuration
+        let target: String
+        if let socketDirectory = parameters["host"], !socketDirectory.isEmpty {
+            guard socketDirectory.hasPrefix("/") else {
+                throw .cannotOpen(store: name, reason: "host= must be the server's socket directory, an absolute path (got '\(socketDirectory)')")
+            }
+            target = "the server's socket \(socketDirectory)/.s.PGSQL.\(port)"
+            configuration = .init(
+                unixSocketPath: socketDirectory + "/.s.PGSQL.\(port)", username: user, password: components.password, database: database)
+        } else {
+            guard let host = components.host, !host.isEmpty else {
+                throw .cannotOpen(store: name, reason: "no host (\(expected))")
+            }
+            target = "the server at \(host):\(port)"
+            configuration = .init(host: host, port: port, username: user, password: components.password, database: database, tls: .disable)
+        }
+        let (seconds, attoseconds) = timeout.components
+        configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return (name, configuration, timeout, target)
+    }
+
+    /// `url` with its password replaced by `***` (errors and logs must not show it).
+    static func withoutPassword(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? url
+    }
+
+    /// The server's message, or what went wrong with the connection in words (not the Swift
+    /// type's dump); `target` is the server's address in words.
+    private static func words(_ error: any Error, target: String = "the server", timeout: Duration? = nil) -> String {
+        switch error {
+        case let error as PSQLError:
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return words(underlying, target: target, timeout: timeout) }
+            return "\(error.code)"
+        case ChannelError.connectTimeout:
+            return "\(target) did not answer within \(timeout.map { "\($0)" } ?? "the connect timeout")"
+        case let error as IOError:
+            return "cannot connect to \(target): \(String(cString: strerror(error.errnoCode)))"
+        case let error as NIOConnectionError:
+            if let failure = error.connectionErrors.first { return words(failure.error, target: target, timeout: timeout) }
+            if error.dnsAError != nil || error.dnsAAAAError != nil { return "cannot resolve the host name \(error.host)" }
+            return "cannot connect to \(target)"
+        default:
+            return "\(error)"
+        }
+    }
+}
