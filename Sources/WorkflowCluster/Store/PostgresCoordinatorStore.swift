@@ -9,12 +9,14 @@ import PostgresNIO
 /// checkpoint. A commit is one statement that reads the writer row `FOR SHARE` and writes the
 /// checkpoint only if the token it carries is the writer's, so a new writer's token increment
 /// waits for a commit in progress and every later commit with the old token is refused.
-/// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit.
-public final class PostgresCoordinatorStore: CoordinatorStore {
+/// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit. The writer
+/// row doubles as a lease with an expiry (`LeasedCoordinatorStore`), for coordinators that share
+/// the database and lead one at a time.
+public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// The database, as errors name it (the URL without its password).
     public let name: String
-    private let connection: PostgresConnection
-    private let logger: Logger
+    let connection: PostgresConnection
+    let logger: Logger
 
     private init(name: String, connection: PostgresConnection, logger: Logger) {
         self.name = name
@@ -45,11 +47,15 @@ public final class PostgresCoordinatorStore: CoordinatorStore {
             // Preparing is bounded too (a table another session holds locked would wait forever).
             let milliseconds = max(1, Int64(timeout / .milliseconds(1)))
             try await connection.query(PostgresQuery(unsafeSQL: "SET statement_timeout = \(milliseconds)"), logger: logger)
+            // One transaction under an advisory lock: coordinators opening a fresh database at
+            // once would otherwise race in CREATE TABLE IF NOT EXISTS (a duplicate-key error).
+            try await connection.query("BEGIN", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLock))", logger: logger)
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
                     id INT PRIMARY KEY CHECK (id = 1), fencing_token BIGINT NOT NULL, holder TEXT NOT NULL,
-                    since TIMESTAMPTZ NOT NULL DEFAULT now())
+                    since TIMESTAMPTZ NOT NULL DEFAULT now(), lease_expires_at TIMESTAMPTZ)
                 """, logger: logger)
             try await connection.query(
                 """
@@ -58,6 +64,7 @@ public final class PostgresCoordinatorStore: CoordinatorStore {
                     rendering_sequence BIGINT NOT NULL, accepted_events BIGINT NOT NULL, snapshot BYTEA NOT NULL,
                     committed_at TIMESTAMPTZ NOT NULL DEFAULT now())
                 """, logger: logger)
+            try await connection.query("COMMIT", logger: logger)
             try await connection.query("RESET statement_timeout", logger: logger)
         } catch {
             try? await connection.close()
@@ -66,12 +73,17 @@ public final class PostgresCoordinatorStore: CoordinatorStore {
         return store
     }
 
+    /// The advisory lock key that serialises preparing the tables (any fixed number; this one
+    /// spells "wfcs").
+    private static let schemaLock: Int64 = 0x7766_6373
+
     public func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
         let tokens = try await values(
             "becoming the writer", Int64.self,
             """
             INSERT INTO coordinator_writer (id, fencing_token, holder) VALUES (1, 1, \(holder))
-            ON CONFLICT (id) DO UPDATE SET fencing_token = coordinator_writer.fencing_token + 1, holder = EXCLUDED.holder, since = now()
+            ON CONFLICT (id) DO UPDATE SET fencing_token = coordinator_writer.fencing_token + 1, holder = EXCLUDED.holder, since = now(),
+                lease_expires_at = NULL
             RETURNING fencing_token
             """)
         guard let token = tokens.first else {
@@ -122,7 +134,7 @@ public final class PostgresCoordinatorStore: CoordinatorStore {
     }
 
     /// The first column of every row `query` returns.
-    private func values<Value: PostgresDecodable & Sendable>(
+    func values<Value: PostgresDecodable & Sendable>(
         _ operation: String, _: Value.Type, _ query: PostgresQuery
     ) async throws(CoordinatorStoreError) -> [Value] {
         do {
@@ -202,7 +214,7 @@ public final class PostgresCoordinatorStore: CoordinatorStore {
 
     /// The server's message, or what went wrong with the connection in words (not the Swift
     /// type's dump); `target` is the server's address in words.
-    private static func words(_ error: any Error, target: String = "the server", timeout: Duration? = nil) -> String {
+    static func words(_ error: any Error, target: String = "the server", timeout: Duration? = nil) -> String {
         switch error {
         case let error as PSQLError:
             if let message = error.serverInfo?[.message] { return message }

@@ -67,6 +67,30 @@ struct PostgresCoordinatorStoreTests {
         }
     }
 
+    @Test("coordinators opening a fresh database at the same time all succeed (one prepares the tables, the others wait)")
+    func concurrentFirstOpens() async throws {
+        try await StoreBackend.postgres.withEmptyStore("concurrent-open") { section in
+            let url = try #require(section["url"])
+            let tokens = try await withThrowingTaskGroup(of: FencingToken.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        let store = try await PostgresCoordinatorStore.open(url: url)
+                        do {
+                            let token = try await store.acquireWriter(holder: "c\(index)")
+                            await store.close()
+                            return token
+                        } catch {
+                            await store.close()
+                            throw error
+                        }
+                    }
+                }
+                return try await group.reduce(into: [FencingToken]()) { $0.append($1) }
+            }
+            #expect(Set(tokens).count == 6, "each writer a token of its own: \(tokens)")
+        }
+    }
+
     @Test("a database the server does not have: the server's words")
     func unknownDatabase() async throws {
         try await StoreBackend.postgres.withEmptyStore("unknown-database") { section in
