@@ -18,7 +18,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 # The PostgreSQL store's tests start a private server of their own (Debian's `postgresql`: initdb
 # and postgres, run as the `postgres` user the package creates); the package's own cluster is not
-# used. Without it those tests are skipped, saying why.
+# used. Without it (or with POSTGRES_TESTS=off) those tests are skipped, saying why.
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   SUDO=""
   if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi

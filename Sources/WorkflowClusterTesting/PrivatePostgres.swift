@@ -28,7 +28,9 @@ public struct PrivatePostgres: Sendable {
     }
 
     /// Why no private server can be started here (`nil`: one can), for a test that skips.
+    /// `POSTGRES_TESTS=off` in the environment says so on purpose.
     public static var unavailableReason: String? {
+        if ProcessInfo.processInfo.environment["POSTGRES_TESTS"] == "off" { return "POSTGRES_TESTS=off" }
         guard binaries != nil else {
             return "no PostgreSQL server programs in /usr/lib/postgresql/*/bin (Debian: apt-get install postgresql; scripts/test.sh installs it)"
         }
