@@ -165,7 +165,11 @@ let package = Package(
         // WorkflowCluster in process: configuration, the root session, the coordinator service.
         .testTarget(
             name: "WorkflowClusterTests",
-            dependencies: ["WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport"]),
+            dependencies: [
+                "WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport",
+                // A second session on the private server, holding locks the store must not wait on forever.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         // The daemons the commands make, as real processes (Daemons/), the scenario suites that
         // run them under load and faults (Scenarios/Flood, Scenarios/NetworkLab), and
         // docs/GUIDE.md's code, compiled and run (Guide/).

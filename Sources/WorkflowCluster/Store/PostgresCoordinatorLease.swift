@@ -66,14 +66,12 @@ extension PostgresCoordinatorStore {
     private func leaseRows(_ operation: String, _ query: PostgresQuery) async throws(CoordinatorStoreError)
         -> [(token: FencingToken, holder: String, expiresAt: Date)]
     {
-        do {
+        try await bounded(operation) { [connection, logger] in
             var rows: [(token: FencingToken, holder: String, expiresAt: Date)] = []
             for try await (token, holder, expiry) in try await connection.query(query, logger: logger).decode((Int64, String, Date?).self) {
                 rows.append((FencingToken(rawValue: token), holder, expiry ?? Date(timeIntervalSince1970: 0)))
             }
             return rows
-        } catch {
-            throw .failed(store: name, operation: operation, reason: Self.words(error))
         }
     }
 

@@ -15,11 +15,17 @@ import PostgresNIO
 public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// The database, as errors name it (the URL without its password).
     public let name: String
+    /// The longest any one round trip to the database may take while serving (a commit, taking
+    /// the lease): then the connection is closed and the operation fails, so a database that
+    /// stops answering fails the coordinator's commits (`503 not-durable`) instead of holding its
+    /// clients forever.
+    public let operationTimeout: Duration
     let connection: PostgresConnection
     let logger: Logger
 
-    private init(name: String, connection: PostgresConnection, logger: Logger) {
+    private init(name: String, operationTimeout: Duration, connection: PostgresConnection, logger: Logger) {
         self.name = name
+        self.operationTimeout = operationTimeout
         self.connection = connection
         self.logger = logger
     }
@@ -29,20 +35,22 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or for a unix socket
     /// `postgres://USER@/DATABASE?host=SOCKET_DIRECTORY&port=PORT` (the server's socket is
     /// `SOCKET_DIRECTORY/.s.PGSQL.PORT`); `connect_timeout=SECONDS` (libpq's name) replaces
-    /// `connectTimeout`. A malformed URL, a server that does not answer within the timeout (the
+    /// `connectTimeout`, `operation_timeout=SECONDS` replaces `operationTimeout`. A malformed URL, a server that does not answer within the timeout (the
     /// connection, the login and preparing the tables each bounded by it) or a refused login is
     /// `CoordinatorStoreError.cannotOpen`, in words: never a hang.
     public static func open(
-        url: String, connectTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "workflow.cluster.store")
+        url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30),
+        logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
-        let (name, configuration, timeout, target) = try Self.configuration(url: url, connectTimeout: connectTimeout)
+        let plan = try Self.plan(url: url, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
+        let (name, configuration, timeout, target) = (plan.name, plan.configuration, plan.connectTimeout, plan.target)
         let connection: PostgresConnection
         do {
             connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         } catch {
             throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
         }
-        let store = PostgresCoordinatorStore(name: name, connection: connection, logger: logger)
+        let store = PostgresCoordinatorStore(name: name, operationTimeout: plan.operationTimeout, connection: connection, logger: logger)
         do {
             // Preparing is bounded too (a table another session holds locked would wait forever).
             let milliseconds = max(1, Int64(timeout / .milliseconds(1)))
@@ -93,8 +101,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     }
 
     public func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
-        let operation = "reading the latest checkpoint"
-        do {
+        try await bounded("reading the latest checkpoint") { [connection, logger] in
             let rows = try await connection.query(
                 "SELECT number, rendering_sequence, accepted_events, snapshot FROM coordinator_checkpoint WHERE id = 1", logger: logger)
             for try await (number, sequence, accepted, snapshot) in rows.decode((Int64, Int64, Int64, ByteBuffer).self) {
@@ -103,8 +110,6 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                     snapshot: Data(snapshot.readableBytesView))
             }
             return nil
-        } catch {
-            throw .failed(store: name, operation: operation, reason: Self.words(error))
         }
     }
 
@@ -137,21 +142,66 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     func values<Value: PostgresDecodable & Sendable>(
         _ operation: String, _: Value.Type, _ query: PostgresQuery
     ) async throws(CoordinatorStoreError) -> [Value] {
-        do {
+        try await bounded(operation) { [connection, logger] in
             var values: [Value] = []
             for try await value in try await connection.query(query, logger: logger).decode(Value.self) { values.append(value) }
             return values
-        } catch {
-            throw .failed(store: name, operation: operation, reason: Self.words(error))
         }
     }
 
-    /// The connection settings `url` names, the name errors show (no password), the timeout for
-    /// connecting (the URL's `connect_timeout`, else `connectTimeout`) and the server's address
-    /// in words.
-    static func configuration(url: String, connectTimeout: Duration) throws(CoordinatorStoreError)
-        -> (name: String, configuration: PostgresConnection.Configuration, timeout: Duration, target: String)
-    {
+    /// Runs `body` (round trips on the connection), closing the connection if the database has
+    /// not answered within `operationTimeout`: that fails the round trip in progress, so the
+    /// caller gets an error in words instead of waiting for a database that may never answer.
+    /// The store is unusable afterwards (every later call fails), as after any lost connection.
+    func bounded<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws(CoordinatorStoreError) -> T {
+        let (timeout, connection) = (operationTimeout, connection)
+        let result = await withTaskGroup(of: BoundedOutcome<T>.self) { group -> Result<T, any Error>? in
+            group.addTask {
+                do { return .done(.success(try await body())) } catch { return .done(.failure(error)) }
+            }
+            group.addTask {
+                // Cancelled once `body` is done: then this outcome is never read.
+                try? await Task.sleep(for: timeout)
+                return .expired
+            }
+            var expired = false
+            while let outcome = await group.next() {
+                guard case .done(let result) = outcome else {
+                    // Noted before the connection closes, so the failure that follows is read
+                    // as the timeout's.
+                    expired = true
+                    try? await connection.close()
+                    continue
+                }
+                group.cancelAll()
+                if expired, case .failure = result { return nil }
+                return result
+            }
+            return nil
+        }
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw .failed(store: name, operation: operation, reason: Self.words(error))
+        case nil:
+            throw .failed(store: name, operation: operation, reason: "the database did not answer within \(timeout); the connection is closed")
+        }
+    }
+
+    /// How to connect to the database a URL names.
+    struct ConnectionPlan {
+        /// The URL without its password, as errors name the store.
+        var name: String
+        var configuration: PostgresConnection.Configuration
+        /// The URL's `connect_timeout`, else the caller's.
+        var connectTimeout: Duration
+        /// The URL's `operation_timeout`, else the caller's.
+        var operationTimeout: Duration
+        /// The server's address, in words.
+        var target: String
+    }
+
+    /// The connection settings `url` names.
+    static func plan(url: String, connectTimeout: Duration, operationTimeout: Duration) throws(CoordinatorStoreError) -> ConnectionPlan {
         let expected = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT"
         let name = Self.withoutPassword(url)
         guard let components = URLComponents(string: url), components.scheme == "postgres" || components.scheme == "postgresql" else {
@@ -162,21 +212,24 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         guard !database.isEmpty, !database.contains("/") else { throw .cannotOpen(store: name, reason: "no database name (\(expected))") }
         var parameters: [String: String] = [:]
         for item in components.queryItems ?? [] {
-            guard ["host", "port", "connect_timeout", "sslmode"].contains(item.name) else {
-                throw .cannotOpen(store: name, reason: "unknown parameter '\(item.name)' (known: host, port, connect_timeout, sslmode)")
+            guard ["host", "port", "connect_timeout", "operation_timeout", "sslmode"].contains(item.name) else {
+                throw .cannotOpen(
+                    store: name, reason: "unknown parameter '\(item.name)' (known: host, port, connect_timeout, operation_timeout, sslmode)")
             }
             parameters[item.name] = item.value ?? ""
         }
         if let mode = parameters["sslmode"], mode != "disable" {
             throw .cannotOpen(store: name, reason: "sslmode '\(mode)' is not supported: only sslmode=disable (a unix socket or a trusted network)")
         }
-        var timeout = connectTimeout
-        if let text = parameters["connect_timeout"] {
+        var timeouts = ["connect_timeout": connectTimeout, "operation_timeout": operationTimeout]
+        for key in timeouts.keys.sorted() {
+            guard let text = parameters[key] else { continue }
             guard let seconds = Int(text), seconds > 0, seconds <= 3600 else {
-                throw .cannotOpen(store: name, reason: "connect_timeout must be a number of seconds from 1 to 3600 (got '\(text)')")
+                throw .cannotOpen(store: name, reason: "\(key) must be a number of seconds from 1 to 3600 (got '\(text)')")
             }
-            timeout = .seconds(seconds)
+            timeouts[key] = .seconds(seconds)
         }
+        let timeout = timeouts["connect_timeout"] ?? connectTimeout
         var port = components.port ?? 5432
         if let text = parameters["port"] {
             guard let value = Int(text), (1...65_535).contains(value) else {
@@ -202,7 +255,9 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         }
         let (seconds, attoseconds) = timeout.components
         configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        return (name, configuration, timeout, target)
+        return ConnectionPlan(
+            name: name, configuration: configuration, connectTimeout: timeout,
+            operationTimeout: timeouts["operation_timeout"] ?? operationTimeout, target: target)
     }
 
     /// `url` with its password replaced by `***` (errors and logs must not show it).
@@ -232,4 +287,10 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             return "\(error)"
         }
     }
+}
+
+/// What finished first in `PostgresCoordinatorStore.bounded`: the round trip, or the timeout.
+enum BoundedOutcome<T: Sendable>: Sendable {
+    case done(Result<T, any Error>)
+    case expired
 }

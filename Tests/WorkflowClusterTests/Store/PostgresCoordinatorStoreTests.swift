@@ -1,5 +1,7 @@
 import ClusterTestSupport
 import Foundation
+import Logging
+import PostgresNIO
 import Testing
 import WorkflowCluster
 import WorkflowClusterTesting
@@ -33,6 +35,7 @@ struct PostgresCoordinatorStoreTests {
             ("postgres://u@db.example", "no database name"),
             ("postgres://u@db.example/w?sslmode=require", "sslmode 'require' is not supported"),
             ("postgres://u@db.example/w?connect_timeout=soon", "connect_timeout must be a number of seconds"),
+            ("postgres://u@db.example/w?operation_timeout=0", "operation_timeout must be a number of seconds"),
             ("postgres://u@db.example/w?port=99999", "port must be a number from 1 to 65535"),
             ("postgres://u@db.example/w?user=x", "unknown parameter 'user'"),
             ("postgres://u@/w?host=run/pg", "an absolute path"),
@@ -88,6 +91,33 @@ struct PostgresCoordinatorStoreTests {
                 return try await group.reduce(into: [FencingToken]()) { $0.append($1) }
             }
             #expect(Set(tokens).count == 6, "each writer a token of its own: \(tokens)")
+        }
+    }
+
+    @Test("a database that stops answering while serving: the commit fails in words once operation_timeout has passed, not held forever")
+    func stalledDatabase() async throws {
+        try await StoreBackend.postgres.withEmptyStore("stalled") { section in
+            let url = try #require(section["url"])
+            let store = try await PostgresCoordinatorStore.open(url: url + "&operation_timeout=1")
+            let token = try await store.acquireWriter(holder: "test")
+            try await store.commit(CoordinatorStoreContractTests.checkpoint(1, "before"), fencedBy: token)
+            // Another session holds the checkpoint table locked: the commit waits on the server.
+            let directory = try #require(URLComponents(string: url)?.queryItems?.first { $0.name == "host" }?.value)
+            let port = try #require(URLComponents(string: url)?.queryItems?.first { $0.name == "port" }?.value)
+            let blocker = try await PostgresConnection.connect(
+                configuration: .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: "postgres", password: nil, database: "postgres"),
+                id: 2, logger: Logger(label: "test.blocker"))
+            try await blocker.query("BEGIN", logger: Logger(label: "test.blocker"))
+            try await blocker.query("LOCK TABLE coordinator_checkpoint IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test.blocker"))
+            await #expect {
+                try await store.commit(CoordinatorStoreContractTests.checkpoint(2, "stalled"), fencedBy: token)
+            } throws: { error in
+                guard case .failed(_, let operation, let reason) = error as? CoordinatorStoreError else { return false }
+                return operation == "committing checkpoint 2" && reason.contains("did not answer within 1")
+            }
+            try await blocker.query("ROLLBACK", logger: Logger(label: "test.blocker"))
+            try await blocker.close()
+            await store.close()
         }
     }
 
