@@ -20,7 +20,8 @@ public struct StoreSettings: Sendable, Equatable {
     /// The SQLite file (resolved against the configuration file's directory when relative).
     public var path: String?
     /// The PostgreSQL database (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or
-    /// `postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT`).
+    /// `postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT`; parameters `connect_timeout`,
+    /// `operation_timeout`, `sslmode=disable`). Secret: the configuration dump hides it.
     public var url: String?
 
     /// Creates settings.
