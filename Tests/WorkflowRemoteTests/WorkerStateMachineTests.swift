@@ -230,4 +230,49 @@ import Testing
         #expect(forgotten.drain?.ending == .notConnected)
         #expect(machine.children.isEmpty)
     }
+
+    @Test("events after a gap (messages lost in transit) are not applied: the worker fences and joins again")
+    func eventsAfterAGapFence() {
+        var machine = hosting()
+        apply(2, from: 1, at: at(10), to: &machine)
+        guard case .inputLost(let expected, let received, .reconnect(_, _, _, let forgotten)) =
+            machine.eventsArrived(for: 1, epoch: 1, firstSequence: 5, count: 1, at: at(20))
+        else {
+            Issue.record("events after a gap were taken")
+            return
+        }
+        #expect(expected == 3 && received == 5)
+        #expect(forgotten.children.map(\.child) == ["copy-1"])
+        #expect(machine.children.isEmpty)
+    }
+
+    @Test("a START that names its snapshot's last event makes a gap before the first event visible too")
+    func startBaseChecksTheFirstEvents() {
+        var machine = hosting()
+        machine.started(2, epoch: 3, path: "/two", child: "copy-2", appliedThrough: 40)
+        guard case .apply = machine.eventsArrived(for: 2, epoch: 3, firstSequence: 41, count: 2, at: at(10)) else {
+            Issue.record("the next event was refused")
+            return
+        }
+        guard case .inputLost = machine.eventsArrived(for: 2, epoch: 3, firstSequence: 43, count: 1, at: at(10)) else {
+            Issue.record("events after a gap were taken")
+            return
+        }
+        // Nothing was applied, so nothing is acknowledged.
+        var fresh = hosting()
+        fresh.started(2, epoch: 3, path: "/two", child: "copy-2", appliedThrough: 40)
+        var order: [UInt64] = []
+        fresh.takeFlushOrder(into: &order)
+        #expect(fresh.flush(2) == nil)
+    }
+
+    @Test("OUTPUTS messages are numbered from 1 per placement")
+    func outputsMessagesAreNumberedPerPlacement() {
+        var machine = hosting()
+        #expect(machine.numberOutputsMessage(for: 1) == 1)
+        #expect(machine.numberOutputsMessage(for: 1) == 2)
+        #expect(machine.numberOutputsMessage(for: 9) == 0)
+        machine.started(1, epoch: 2, path: "/child", child: "copy-1b")
+        #expect(machine.numberOutputsMessage(for: 1) == 1)
+    }
 }

@@ -26,6 +26,9 @@ final class RemoteEngine {
     /// Each remote child's forwarding prefix → its proxy (`forwardingRoute(for:)`).
     var forwardingRoutes: [String: UInt64] = [:]
     var awaiting: Set<UInt64> = []
+    /// Per remote child: the epoch and number of the last OUTPUTS message taken from its worker
+    /// (`routeToProxy`): a number skipped means messages were lost in transit.
+    var outputsMessageNumbers: [UInt64: (epoch: UInt64, number: UInt64)] = [:]
     var nextChildID: UInt64 = 1
     /// How children placed in pools pick their worker (`chooseWorker`).
     let poolPlacement: PoolPlacement

@@ -114,6 +114,7 @@ extension RemoteEngine {
     /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
         proxies[proxy.childID] = nil
+        outputsMessageNumbers[proxy.childID] = nil
         rebalancing.remove(proxy.childID)
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
         awaiting.remove(proxy.childID)

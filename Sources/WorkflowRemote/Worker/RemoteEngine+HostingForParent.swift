@@ -155,12 +155,20 @@ extension RemoteEngine {
         let info = envelope.payloads.first.flatMap { first in
             try? first.withUnsafeBytes { try codec.decode(EventsPayload.self, from: $0, userInfo: [:]) }
         }
-        guard
-            var run = worker.beginEvents(
-                for: childID, epoch: envelope.epoch, firstSequence: envelope.sequence, count: info?.lengths.count ?? 0)
-        else {
+        var run: WorkerStateMachine<any AnyHostedChild>.EventRun
+        switch worker.eventsArrived(for: childID, epoch: envelope.epoch, firstSequence: envelope.sequence, count: info?.lengths.count ?? 0, at: .now) {
+        case .apply(let events):
+            run = events
+        case .unknownChild:
             shared.count { $0.droppedEvents += max(1, info?.lengths.count ?? 1) }
             logger.debug("events for an unknown child dropped", metadata: ["path": "\(envelope.nodePath)"])
+            return
+        case .inputLost(let expected, let received, let fence):
+            shared.count { $0.droppedEvents += max(1, info?.lengths.count ?? 1) }
+            logger.warning(
+                "events from the parent were lost in transit (expected event \(expected), received \(received)); stopping hosted children so the parent places them again from their last acknowledged state",
+                metadata: ["path": "\(envelope.nodePath)"])
+            perform(fence)
             return
         }
         // The header, and the events packed in one frame: all of it matches, or none of it is
@@ -246,7 +254,7 @@ extension RemoteEngine {
             let child = try envelope.payloads[1].withUnsafeBytes { bytes in
                 try factory.start(childID: childID, path: envelope.nodePath, props: bytes, propsSequence: envelope.sequence, snapshot: start.snapshot, engine: self)
             }
-            worker.started(childID, epoch: envelope.epoch, path: envelope.nodePath, child: child)
+            worker.started(childID, epoch: envelope.epoch, path: envelope.nodePath, child: child, appliedThrough: envelope.acknowledged)
             shared.count { $0.started += 1 }
             // One line per placement, with its fencing token: an operator can check from the workers'
             // logs alone that no two of them hosted a child in the same epoch.
@@ -359,8 +367,8 @@ extension RemoteEngine {
             }
             if isLast, let rendering = flush.rendering { payloads.append(rendering.bytes) }
             sendUpstream(
-                kind: .outputs, correlationID: childID, acknowledged: isLast ? flush.acknowledged ?? 0 : 0, epoch: flush.epoch,
-                nodePath: flush.path, payloads: payloads)
+                kind: .outputs, correlationID: childID, sequence: worker.numberOutputsMessage(for: childID),
+                acknowledged: isLast ? flush.acknowledged ?? 0 : 0, epoch: flush.epoch, nodePath: flush.path, payloads: payloads)
             if isLast { break }
             start = end
             byteStart = byteEnd

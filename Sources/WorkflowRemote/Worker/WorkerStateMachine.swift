@@ -52,6 +52,8 @@ struct WorkerStateMachine<Child> {
         var applied: UInt64 = 0
         /// The last event acknowledged to the parent.
         var acknowledged: UInt64 = 0
+        /// OUTPUTS messages sent for this placement (`numberOutputsMessage`).
+        var outputsMessages: UInt64 = 0
     }
 
     /// A child's latest rendering since its last flush (only the latest is sent).
@@ -255,6 +257,10 @@ struct WorkerStateMachine<Child> {
             guard !children.isEmpty || drain != nil else { return nil }
             return .stopWhileLeaving(silence: silence, forgetChildren())
         }
+        return reconnect(silence: silence, at: now)
+    }
+
+    private mutating func reconnect(silence: Duration, at now: Instant) -> Fence {
         reconnectAttempts += 1
         let afterFailedHandshake = handshakeFailed
         let forgotten = forgetChildren()
@@ -323,8 +329,12 @@ struct WorkerStateMachine<Child> {
     }
 
     /// The child now hosted for the placement `epoch` (after any earlier copy was discarded).
-    mutating func started(_ childID: UInt64, epoch: UInt64, path: String, child: Child) {
-        children[childID] = Hosted(childID: childID, child: child, epoch: epoch, path: path)
+    /// `appliedThrough`: the last event its snapshot includes, when the START says (its header's
+    /// acknowledgement; 0 when the parent does not say): the placement's first event must be the
+    /// next one.
+    mutating func started(_ childID: UInt64, epoch: UInt64, path: String, child: Child, appliedThrough: UInt64 = 0) {
+        children[childID] = Hosted(
+            childID: childID, child: child, epoch: epoch, path: path, applied: appliedThrough, acknowledged: appliedThrough)
         // Placed before the parent read this worker's DRAIN: it is released like the others.
         drain?.children += 1
     }
@@ -373,6 +383,33 @@ struct WorkerStateMachine<Child> {
         fileprivate(set) var next = 0
         fileprivate(set) var delivered = 0
         fileprivate(set) var applied: UInt64
+    }
+
+    /// What to do with an EVENT message.
+    enum EventsArrival {
+        /// Apply its events, one at a time (`nextEvent`, `eventApplied`, `endEvents`).
+        case apply(EventRun)
+        /// No such copy here: the events are dropped.
+        case unknownChild
+        /// Its first event is not the one after the last applied: messages between were lost
+        /// (a disconnect loses what is in flight, and libzmq reconnects by itself). Applying it
+        /// would skip events and acknowledge them as applied, so the worker fences instead: its
+        /// children stop, it joins again, and the parent places them from their last
+        /// acknowledged snapshots, replaying every event after them.
+        case inputLost(expected: UInt64, received: UInt64, Fence)
+    }
+
+    /// EVENT for `childID`'s placement `epoch`: `count` events from `firstSequence`. Within a
+    /// placement the parent numbers a child's events without a gap and sends each once, in
+    /// order, so any other first event means lost input.
+    mutating func eventsArrived(for childID: UInt64, epoch: UInt64, firstSequence: UInt64, count: Int, at now: Instant) -> EventsArrival {
+        guard let run = beginEvents(for: childID, epoch: epoch, firstSequence: firstSequence, count: count) else { return .unknownChild }
+        // Unknown until the placement applied its first event when the START did not say.
+        guard run.applied == 0 || firstSequence == run.applied + 1 else {
+            let fence: Fence = isLeaving ? .stopWhileLeaving(silence: .zero, forgetChildren()) : reconnect(silence: .zero, at: now)
+            return .inputLost(expected: run.applied + 1, received: firstSequence, fence)
+        }
+        return .apply(run)
     }
 
     /// EVENT for `childID`'s placement `epoch`: `count` events from `firstSequence`. `nil`: no
@@ -493,6 +530,17 @@ struct WorkerStateMachine<Child> {
         return Flush(
             childID: childID, epoch: hosted.epoch, path: outputs?.path ?? hosted.path, outputs: outputs, rendering: rendering,
             acknowledged: acknowledge ? hosted.applied : nil, released: releasing)
+    }
+
+    /// The number of the next OUTPUTS message for `childID`'s placement (1, 2, …; 0: not
+    /// hosted), carried in the message's `sequence` field: a connection that broke loses what was
+    /// in flight while libzmq reconnects by itself, and the parent, seeing a number skipped,
+    /// knows outputs and acknowledgements were lost and moves the child from its last
+    /// acknowledged state rather than take a later acknowledgement for the lost ones.
+    mutating func numberOutputsMessage(for childID: UInt64) -> UInt64 {
+        guard children[childID] != nil else { return 0 }
+        children[childID]!.outputsMessages += 1
+        return children[childID]!.outputsMessages
     }
 
     // MARK: Draining
