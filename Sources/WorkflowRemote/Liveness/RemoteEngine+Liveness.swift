@@ -142,6 +142,9 @@ extension RemoteEngine {
             if afterFailedHandshake {
                 // Said (rate limited) when the handshake failed; the retry itself is routine.
                 logger.info("connecting to the parent again after a failed handshake", metadata: ["attempt": .stringConvertible(attempt)])
+            } else if silence == .zero {
+                // Not silence (lost input, said where it was found): the retry itself is routine.
+                logger.info("connecting to the parent again", metadata: ["attempt": .stringConvertible(attempt)])
             } else {
                 logger.warning(
                     "the parent is silent; reconnecting",

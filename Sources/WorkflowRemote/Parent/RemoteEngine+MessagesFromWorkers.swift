@@ -222,7 +222,8 @@ extension RemoteEngine {
         let last = outputsMessageNumbers[childID].flatMap { $0.epoch == envelope.epoch ? $0.number : nil } ?? 0
         guard envelope.sequence == last + 1 else {
             outputsMessageNumbers[childID] = nil
-            removeWorker(peerID, reason: "lost messages in transit (outputs \(last + 1) to \(envelope.sequence - 1) of \(envelope.nodePath) never arrived)")
+            let lost = envelope.sequence == last + 2 ? "message \(last + 1)" : "messages \(last + 1) to \(envelope.sequence - 1)"
+            removeWorker(peerID, reason: "lost messages in transit (OUTPUTS \(lost) for \(envelope.nodePath) never arrived)")
             return false
         }
         outputsMessageNumbers[childID] = (envelope.epoch, envelope.sequence)

@@ -1,17 +1,14 @@
-/// The simulator's only source of randomness: SplitMix64, seeded, so a seed replays exactly.
+/// The simulator's only source of randomness: the tests' seeded `SplitMix64`, so a seed replays
+/// exactly.
 struct SimulationRandom {
-    private var state: UInt64
+    private var generator: SplitMix64
 
     init(seed: UInt64) {
-        state = seed
+        generator = SplitMix64(seed: seed)
     }
 
     mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        generator.next()
     }
 
     /// A number in `range` (uniform enough for scheduling).
