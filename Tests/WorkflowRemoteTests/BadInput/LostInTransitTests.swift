@@ -42,6 +42,25 @@ import ZeroMQ
         await worker.shutdown()
     }
 
+    @Test("a placement's first events lost: the START names its snapshot's last event, so the gap is seen at once")
+    func firstEventsOfAPlacementLost() async throws {
+        let parent = try BadInputTests.RawParent("lost-first-events")
+        let worker = try makeWorker("lost-first-events-worker", parent: parent.endpoint, registry: remoteTestRegistry)
+        #expect(try parent.receive().kind == .hello)
+        let firstWorkerID = parent.workerID
+        // Placed again after a failover: its snapshot includes events up to 40.
+        try parent.send(Envelope(
+            kind: .start, correlationID: 1, sequence: 1, acknowledged: 40, epoch: 1, nodePath: "/counter",
+            payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
+        #expect(try parent.receive().kind == .rendering)
+        // Events 41 and 42 were lost; 43 arrives.
+        try parent.send(events(43, count: 1))
+        #expect(try parent.receive().kind == .hello)
+        #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
+        #expect(worker.workerCounters.events == 0)
+        await worker.shutdown()
+    }
+
     @Test("a parent that sees an OUTPUTS message number skipped takes the worker for gone: its child moves, the worker is told to join again")
     func skippedOutputsNumberMovesTheChild() async throws {
         var parentConfiguration = RemoteRuntimeConfiguration(name: "lost-outputs")

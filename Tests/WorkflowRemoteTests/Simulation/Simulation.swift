@@ -77,7 +77,7 @@ final class Simulation {
     /// to show the simulator finds the loss).
     let parentChecksOutputsNumbers: Bool
 
-    init(seed: UInt64, startCarriesBase: Bool = false, parentChecksOutputsNumbers: Bool = true) {
+    init(seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true) {
         self.seed = seed
         self.startCarriesBase = startCarriesBase
         self.parentChecksOutputsNumbers = parentChecksOutputsNumbers
