@@ -3,14 +3,21 @@
 enum SimulatedMessage {
     // Worker → parent.
     case hello(worker: Int, instance: Int)
-    case outputs(child: UInt64, epoch: UInt64, number: UInt64, causes: [UInt64], acknowledged: UInt64?, snapshot: CounterSnapshot?)
+    case outputs(
+        child: UInt64, epoch: UInt64, number: UInt64, causes: [UInt64], acknowledged: UInt64?, snapshot: CounterSnapshot?, released: Bool)
     case rendering(child: UInt64, epoch: UInt64)
+    /// The worker asks to leave (DRAIN), and says it left (GOODBYE).
+    case drain
+    case goodbye
     // Parent → worker.
     case welcome
     case reconnect
     case start(child: UInt64, epoch: UInt64, snapshot: CounterSnapshot)
     case events(child: UInt64, epoch: UInt64, first: UInt64, count: Int)
     case stop(child: UInt64, epoch: UInt64)
+    /// Asks for a child's final flush (a drain); then the answer to DRAIN, after every RELEASE.
+    case release(child: UInt64, epoch: UInt64)
+    case drainAnswer
     // Both ways.
     case heartbeat
 }

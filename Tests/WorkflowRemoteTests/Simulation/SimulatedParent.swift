@@ -11,6 +11,8 @@ final class SimulatedParent {
         let worker: Int
         var lastHeard: Instant
         var lastSent: Instant
+        /// It asked to drain: nothing new is placed on it.
+        var isDraining = false
     }
 
     struct Child {
@@ -30,6 +32,8 @@ final class SimulatedParent {
         var lastOutput: UInt64 = 0
         /// The number of the last OUTPUTS message taken from the current placement.
         var outputsMessages: UInt64 = 0
+        /// Its worker drains: RELEASE sent, its final flush awaited; events wait here meanwhile.
+        var isReleasing = false
     }
 
     static let window: UInt64 = 64
@@ -76,17 +80,17 @@ final class SimulatedParent {
         }
         peers[connection.id]!.lastHeard = now
         switch message {
-        case .outputs(let childID, let epoch, let number, let causes, let acknowledged, let snapshot):
+        case .outputs(let childID, let epoch, let number, let causes, let acknowledged, let snapshot, let released):
             guard let index = children.firstIndex(where: { $0.id == childID }), children[index].host == connection.id,
                 children[index].epoch == epoch
             else { return }
             // As the engine's parent (`outputsMessageInOrder`): a number skipped means messages
             // were lost in transit; the worker is treated as gone.
-            guard number == children[index].outputsMessages + 1 || !world.parentChecksOutputsNumbers else {
+            guard number == 0 || number == children[index].outputsMessages + 1 || !world.parentChecksOutputsNumbers else {
                 removePeer(connection.id, at: now, in: world)
                 return
             }
-            children[index].outputsMessages = number
+            if number > 0 { children[index].outputsMessages = number }
             children[index].answered = true
             for cause in causes where cause > children[index].lastOutput {
                 if cause != children[index].lastOutput + 1 {
@@ -110,10 +114,33 @@ final class SimulatedParent {
                 }
                 children[index].acknowledged = snapshot
             }
+            if released, children[index].isReleasing {
+                // The final flush: every event sent is in its snapshot (checked above when it
+                // acknowledged them); the child moves on from it.
+                if children[index].acknowledged.applied != children[index].sentThrough {
+                    world.violation(
+                        "child \(childID): released after \(children[index].acknowledged.applied) of \(children[index].sentThrough) events sent")
+                }
+                children[index].isReleasing = false
+                children[index].host = nil
+                world.count.released += 1
+                place(index, at: now, in: world)
+            }
         case .rendering(let childID, let epoch):
             if let index = children.firstIndex(where: { $0.id == childID }), children[index].host == connection.id, children[index].epoch == epoch {
                 children[index].answered = true
             }
+        case .drain:
+            if !peers[connection.id]!.isDraining {
+                peers[connection.id]!.isDraining = true
+                for index in children.indices where children[index].host == connection.id {
+                    children[index].isReleasing = true
+                    send(.release(child: children[index].id, epoch: children[index].epoch), to: connection.id, at: now, in: world)
+                }
+            }
+            send(.drainAnswer, to: connection.id, at: now, in: world)
+        case .goodbye:
+            removePeer(connection.id, at: now, in: world)
         case .heartbeat:
             break
         default:
@@ -147,7 +174,7 @@ final class SimulatedParent {
     }
 
     private func place(_ index: Int, at now: Instant, in world: Simulation) {
-        let candidates = peers.keys.sorted()
+        let candidates = peers.filter { !$0.value.isDraining }.keys.sorted()
         guard !candidates.isEmpty else { return }
         let host = candidates[world.random.int(in: 0...(candidates.count - 1))]
         children[index].epoch += 1
@@ -156,13 +183,14 @@ final class SimulatedParent {
         children[index].answered = false
         children[index].sentThrough = children[index].acknowledged.applied
         children[index].outputsMessages = 0
+        children[index].isReleasing = false
         world.moved(children[index].id, toEpoch: children[index].epoch)
         send(.start(child: children[index].id, epoch: children[index].epoch, snapshot: children[index].acknowledged), to: host, at: now, in: world)
         sendEvents(index, at: now, in: world)
     }
 
     private func sendEvents(_ index: Int, at now: Instant, in world: Simulation) {
-        guard let host = children[index].host else { return }
+        guard let host = children[index].host, !children[index].isReleasing else { return }
         let first = children[index].sentThrough + 1
         let last = children[index].nextSequence - 1
         guard first <= last else { return }
@@ -174,6 +202,7 @@ final class SimulatedParent {
         peers[id] = nil
         for index in children.indices where children[index].host == id {
             children[index].host = nil
+            children[index].isReleasing = false
             place(index, at: now, in: world)
         }
     }

@@ -53,6 +53,9 @@ final class SimulatedWorker {
     }
 
     var isRunning: Bool { pausedUntil == nil && downUntil == nil }
+    /// In the middle of an events message: as in the engine, where a job (a drain's start)
+    /// runs between messages, never within one, nothing else happens until it is applied.
+    var isApplyingEvents: Bool { run != nil }
 
     /// One step of the worker's loop at `now`.
     func step(at now: Instant, in world: Simulation) {
@@ -60,6 +63,11 @@ final class SimulatedWorker {
             connection.handshakeDone = true
             lastHeard = now
             if machine.handshakeSucceeded(at: now).sendHello { sendHello(at: now, in: world) }
+            return
+        }
+        if pendingDeparture {
+            pendingDeparture = false
+            leave(DrainOutcome(ending: .notConnected, children: 0, handedOver: 0), at: now, in: world)
             return
         }
         // The loop's first check, before any queued input is touched.
@@ -94,6 +102,10 @@ final class SimulatedWorker {
         }
         // The end of a slice: flush, then the timers.
         flush(at: now, in: world)
+        if let outcome = machine.drainDeadline(at: now) {
+            leave(outcome, at: now, in: world)
+            return
+        }
         let tick = machine.tick(at: now)
         if tick.sendHeartbeat { send(.heartbeat, at: now, in: world) }
         if let fence = tick.fence { perform(fence, at: now, in: world) }
@@ -126,9 +138,22 @@ final class SimulatedWorker {
             }
         case .stop(let childID, let epoch):
             if let stopped = machine.stopRequested(childID, epoch: epoch) { world.stopped(stopped.child) }
+        case .release(let childID, let epoch):
+            switch machine.releaseRequested(childID, epoch: epoch, path: "/child", forwardedEventsUnacknowledged: false) {
+            case .notHosted:
+                send(.outputs(child: childID, epoch: epoch, number: 0, causes: [], acknowledged: nil, snapshot: nil, released: true), at: now, in: world)
+            case .deferred:
+                world.violation("worker \(index) deferred a release with nothing forwarded")
+            case .release:
+                machine.renderingProduced([], sequence: 0, childID: childID, path: "/child")
+                if let message = flushMessage(childID, releasing: true, in: world) { send(message, at: now, in: world) }
+                if let released = machine.released(childID) { world.stopped(released.child) }
+            }
+        case .drainAnswer:
+            if let outcome = machine.drainAnswered() { leave(outcome, at: now, in: world) }
         case .heartbeat:
             break
-        case .hello, .outputs, .rendering:
+        case .hello, .outputs, .rendering, .drain, .goodbye:
             world.violation("worker \(index) received a worker's message")
         }
     }
@@ -140,21 +165,51 @@ final class SimulatedWorker {
         }
         machine.takeFlushOrder(into: &flushList)
         for childID in flushList {
-            guard let flush = machine.flush(childID), let child = machine.children[childID]?.child else { continue }
-            if flush.isRenderingOnly {
-                send(.rendering(child: childID, epoch: flush.epoch), at: now, in: world)
-            } else {
-                if let acknowledged = flush.acknowledged, acknowledged != child.state.applied {
-                    world.violation("worker \(index) acknowledged \(acknowledged) with a snapshot after \(child.state.applied)")
-                }
-                send(
-                    .outputs(
-                        child: childID, epoch: flush.epoch, number: machine.numberOutputsMessage(for: childID), causes: flush.outputs?.causes ?? [], acknowledged: flush.acknowledged,
-                        snapshot: child.state),
-                    at: now, in: world)
-            }
+            if let message = flushMessage(childID, releasing: false, in: world) { send(message, at: now, in: world) }
         }
     }
+
+    /// What the machine's flush of `childID` sends, as the engine's driver builds it.
+    private func flushMessage(_ childID: UInt64, releasing: Bool, in world: Simulation) -> SimulatedMessage? {
+        guard let flush = machine.flush(childID, releasing: releasing), let child = machine.children[childID]?.child else { return nil }
+        if flush.isRenderingOnly { return .rendering(child: childID, epoch: flush.epoch) }
+        if let acknowledged = flush.acknowledged, acknowledged != child.state.applied {
+            world.violation("worker \(index) acknowledged \(acknowledged) with a snapshot after \(child.state.applied)")
+        }
+        return .outputs(
+            child: childID, epoch: flush.epoch, number: machine.numberOutputsMessage(for: childID), causes: flush.outputs?.causes ?? [],
+            acknowledged: flush.acknowledged, snapshot: child.state, released: flush.released)
+    }
+
+    /// Begins a drain (a planned departure): the worker leaves once it ends.
+    func drain(at now: Instant, in world: Simulation) {
+        switch machine.beginDrain(deadline: .seconds(2), at: now) {
+        case .alreadyRunning:
+            break
+        case .finished(let outcome), .unsupportedByParent(let outcome):
+            leave(outcome, at: now, in: world)
+        case .begun:
+            flush(at: now, in: world)
+            send(.drain, at: now, in: world)
+        }
+    }
+
+    /// The drain ended: the worker says GOODBYE and its process exits (it starts again later, a
+    /// new incarnation).
+    private func leave(_ outcome: DrainOutcome, at now: Instant, in world: Simulation) {
+        world.count.drains += 1
+        if outcome.ending == .handedOver { world.count.handedOver += outcome.handedOver }
+        let stopped = machine.shutDown()
+        for hosted in stopped.children { world.stopped(hosted.child) }
+        send(.goodbye, at: now, in: world)
+        run = nil
+        downUntil = now + world.random.milliseconds(in: 50...500)
+        // What it sent leaves before the socket closes (linger); what it would read is lost.
+        connection.arrivedAtWorker.removeAll()
+    }
+
+    /// Set when a drain ended with a fence: the worker leaves at its next step.
+    private var pendingDeparture = false
 
     private func perform(_ fence: Machine.Fence, at now: Instant, in world: Simulation) {
         switch fence {
@@ -171,6 +226,8 @@ final class SimulatedWorker {
 
     private func stop(_ forgotten: Machine.Forgotten, in world: Simulation) {
         for hosted in forgotten.children { world.stopped(hosted.child) }
+        // A drain that ended with them: the worker leaves (it stopped its children already).
+        if forgotten.drain != nil { pendingDeparture = true }
         if let current = run, forgotten.children.contains(where: { $0.childID == current.childID }) { run = nil }
     }
 
@@ -190,6 +247,7 @@ final class SimulatedWorker {
     /// The process crashed: its memory is gone, its socket closed.
     func crash(until restart: Instant, in world: Simulation) {
         for hosted in machine.children.values { world.stopped(hosted.child) }
+        pendingDeparture = false
         connection.close()
         run = nil
         downUntil = restart
@@ -197,12 +255,15 @@ final class SimulatedWorker {
 
     /// The process starts again, as a new incarnation knowing nothing.
     func restart(incarnation: Int, connection: SimulatedConnection, at now: Instant) {
+        // The old process's socket is gone (after a departure, what it sent had its time to leave).
+        self.connection.close()
         self.incarnation = incarnation
         self.connection = connection
         machine = Machine(configuration: configuration, now: now)
         lastHeard = now
         run = nil
         downUntil = nil
+        pendingDeparture = false
     }
 
     /// The process's first HELLO (sent when its first handshake completes).

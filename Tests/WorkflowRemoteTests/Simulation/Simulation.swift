@@ -16,6 +16,7 @@ final class Simulation {
         var pause = 0.0
         var crash = 0.0
         var partition = 0.0
+        var drain = 0.0
 
         init(random: inout SimulationRandom) {
             maxDelayMilliseconds = random.chance(0.2) ? random.int(in: 20...250) : random.int(in: 0...10)
@@ -23,10 +24,11 @@ final class Simulation {
             if random.chance(0.5) { pause = 1.0 / Double(random.int(in: 500...20_000)) }
             if random.chance(0.5) { crash = 1.0 / Double(random.int(in: 2_000...40_000)) }
             if random.chance(0.5) { partition = 1.0 / Double(random.int(in: 1_000...20_000)) }
+            if random.chance(0.5) { drain = 1.0 / Double(random.int(in: 2_000...40_000)) }
         }
 
         var description: String {
-            "delay ≤ \(maxDelayMilliseconds) ms, disconnect \(disconnect), pause \(pause), crash \(crash), partition \(partition)"
+            "delay ≤ \(maxDelayMilliseconds) ms, disconnect \(disconnect), pause \(pause), crash \(crash), partition \(partition), drain \(drain)"
         }
     }
 
@@ -41,6 +43,25 @@ final class Simulation {
         var crashes = 0
         var partitions = 0
         var moves = 0
+        var drains = 0
+        var handedOver = 0
+        var released = 0
+
+        /// Adds another run's counts (the test's totals across seeds).
+        mutating func add(_ other: Counts) {
+            steps += other.steps
+            applied += other.applied
+            droppedEventMessages += other.droppedEventMessages
+            lostInputFences += other.lostInputFences
+            disconnects += other.disconnects
+            pauses += other.pauses
+            crashes += other.crashes
+            partitions += other.partitions
+            moves += other.moves
+            drains += other.drains
+            handedOver += other.handedOver
+            released += other.released
+        }
     }
 
     /// A broken invariant, with what replays it.
@@ -240,6 +261,9 @@ final class Simulation {
         if random.chance(faults.crash), worker.downUntil == nil {
             worker.crash(until: now + random.milliseconds(in: 50...1_000), in: self)
             count.crashes += 1
+        }
+        if random.chance(faults.drain), worker.isRunning, !worker.isApplyingEvents {
+            worker.drain(at: now, in: self)
         }
         if random.chance(faults.partition) {
             let until = now + random.milliseconds(in: 50...1_500)

@@ -13,7 +13,8 @@ import Testing
     static let stepsPerSeed = 20_000
     static let settleLimit = 200_000
     /// The normal run's total: at least a million simulated steps across seeds (a debug build
-    /// ran them in 13 s on the loaded 2-core test machine, about 47 seeds).
+    /// ran them in 7 s alone and 13 s beside other builds on the 2-core test machine, about 45
+    /// seeds).
     static let defaultSteps = 1_000_000
 
     static func run(seed: UInt64) -> Simulation.Violation? {
@@ -30,6 +31,7 @@ import Testing
             if let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit) {
                 Issue.record("\(violation)")
             }
+            print("seed \(seed): \(simulation.count)")
             return
         }
         let deadline = environment["SIM_SECONDS"].flatMap(Double.init).map { Date() + $0 }
@@ -38,6 +40,7 @@ import Testing
         var seed: UInt64 = deadline == nil ? 1 : UInt64(Date().timeIntervalSince1970 * 1000)
         var steps = 0
         var seeds = 0
+        var totals = Simulation.Counts()
         let started = Date()
         while deadline.map({ Date() < $0 }) ?? (steps < totalSteps) {
             let simulation = Simulation(seed: seed)
@@ -46,10 +49,11 @@ import Testing
                 return
             }
             steps += simulation.count.steps
+            totals.add(simulation.count)
             seeds += 1
             seed += 1
         }
-        print("simulated \(steps) steps over \(seeds) seeds in \(Int(Date().timeIntervalSince(started))) s")
+        print("simulated \(steps) steps over \(seeds) seeds in \(Int(Date().timeIntervalSince(started))) s: \(totals)")
     }
 
     /// Seeds that found a loss in the protocol, each kept green since its fix.
