@@ -68,7 +68,7 @@ final class RemoteEngine {
 
     // Worker role.
     /// The worker role's protocol state and decisions (`WorkerStateMachine`); the worker driver
-    /// (`RemoteEngine+HostingForParent.swift`) feeds it and performs what it decides.
+    /// (`RemoteEngine+WorkerDriver.swift`) feeds it and performs what it decides.
     var worker: WorkerStateMachine<any AnyHostedChild>
     /// After how many events a slice of the parent's messages ends and the loop flushes their
     /// outputs (`drainUpstream`): enough to spread a flush's fixed costs (a render, a snapshot, a

@@ -4,7 +4,7 @@
 /// It reads no clock, touches no socket and calls no hosted child: every input carries the time
 /// it happened at (`at now:`), and every decision is returned (a child to stop, a heartbeat or a
 /// HELLO to send, a flush to send, an event to apply or not). The engine's worker driver
-/// (`RemoteEngine+HostingForParent.swift`) feeds it from the loop's sockets and performs what it
+/// (`RemoteEngine+WorkerDriver.swift`) feeds it from the loop's sockets and performs what it
 /// returns; the deterministic simulator in the tests feeds the same code from a virtual clock and
 /// a seeded scheduler, which is how its guarantees are checked under every fault interleaving.
 ///
