@@ -19,16 +19,23 @@ import ZeroMQ
             kind: .event, correlationID: 1, sequence: first, epoch: 1, nodePath: "/counter", payloads: [try codec.encode(header), packed.bytes])
     }
 
-    @Test("a worker sent events after a gap applies none of them: it stops the child and joins again; its OUTPUTS are numbered")
-    func eventsAfterAGapMakeTheWorkerJoinAgain() async throws {
-        let parent = try BadInputTests.RawParent("lost-events")
-        let worker = try makeWorker("lost-events-worker", parent: parent.endpoint, registry: remoteTestRegistry)
+    /// A real worker joined to a raw parent, hosting child 1 (epoch 1) from a START whose header
+    /// names `snapshotThrough`; returns the worker and its first connection's routing id.
+    func workerHostingACounter(_ name: String, parent: BadInputTests.RawParent, snapshotThrough: UInt64 = 0) throws -> (RemoteRuntime, [UInt8]) {
+        let worker = try makeWorker("\(name)-worker", parent: parent.endpoint, registry: remoteTestRegistry)
         #expect(try parent.receive().kind == .hello)
         let firstWorkerID = parent.workerID
         try parent.send(Envelope(
-            kind: .start, correlationID: 1, sequence: 1, epoch: 1, nodePath: "/counter",
+            kind: .start, correlationID: 1, sequence: 1, acknowledged: snapshotThrough, epoch: 1, nodePath: "/counter",
             payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
         #expect(try parent.receive().kind == .rendering)
+        return (worker, firstWorkerID)
+    }
+
+    @Test("a worker sent events after a gap applies none of them: it stops the child and joins again; its OUTPUTS are numbered")
+    func eventsAfterAGapMakeTheWorkerJoinAgain() async throws {
+        let parent = try BadInputTests.RawParent("lost-events")
+        let (worker, firstWorkerID) = try workerHostingACounter("lost-events", parent: parent)
         // Events 1 and 2 arrive (their sink is unknown: applied as nothing, acknowledged).
         try parent.send(events(1, count: 2))
         let flush = try parent.receive()
@@ -45,14 +52,8 @@ import ZeroMQ
     @Test("a placement's first events lost: the START names its snapshot's last event, so the gap is seen at once")
     func firstEventsOfAPlacementLost() async throws {
         let parent = try BadInputTests.RawParent("lost-first-events")
-        let worker = try makeWorker("lost-first-events-worker", parent: parent.endpoint, registry: remoteTestRegistry)
-        #expect(try parent.receive().kind == .hello)
-        let firstWorkerID = parent.workerID
         // Placed again after a failover: its snapshot includes events up to 40.
-        try parent.send(Envelope(
-            kind: .start, correlationID: 1, sequence: 1, acknowledged: 40, epoch: 1, nodePath: "/counter",
-            payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
-        #expect(try parent.receive().kind == .rendering)
+        let (worker, firstWorkerID) = try workerHostingACounter("lost-first-events", parent: parent, snapshotThrough: 40)
         // Events 41 and 42 were lost; 43 arrives.
         try parent.send(events(43, count: 1))
         #expect(try parent.receive().kind == .hello)
