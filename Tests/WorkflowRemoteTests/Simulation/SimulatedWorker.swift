@@ -70,11 +70,6 @@ final class SimulatedWorker {
             leave(DrainOutcome(ending: .notConnected, children: 0, handedOver: 0), at: now, in: world)
             return
         }
-        // The loop's first check, before any queued input is touched.
-        if let fence = machine.fenceIfLeaseRanOut(at: now) {
-            perform(fence, at: now, in: world)
-            return
-        }
         if var current = run {
             switch machine.nextEvent(of: &current, at: now) {
             case .apply(let sequence):
@@ -92,6 +87,14 @@ final class SimulatedWorker {
                 run = nil
                 if let fence = machine.fenceIfLeaseRanOut(at: now) { perform(fence, at: now, in: world) }
             }
+            return
+        }
+        // The loop's first check, before any queued input is touched. Not between two events of
+        // one message: the engine applies a message's events in one go, so there only the
+        // machine's check before each event (`nextEvent`) stands between a worker woken past its
+        // lease and the rest of the message.
+        if let fence = machine.fenceIfLeaseRanOut(at: now) {
+            perform(fence, at: now, in: world)
             return
         }
         if machine.sliceContinues(limit: Self.eventsPerSlice, at: now), let message = connection.arrivedAtWorker.popFirst() {
