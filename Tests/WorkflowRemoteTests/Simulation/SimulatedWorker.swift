@@ -132,6 +132,11 @@ final class SimulatedWorker {
             world.started(child)
             machine.renderingProduced([], sequence: 0, childID: childID, path: "/child")
         case .events(let childID, let epoch, let first, let count):
+            guard world.workerChecksEventSequence else {
+                // The protocol before the check: any first sequence is taken.
+                run = machine.beginEvents(for: childID, epoch: epoch, firstSequence: first, count: count)
+                return
+            }
             switch machine.eventsArrived(for: childID, epoch: epoch, firstSequence: first, count: count, at: now) {
             case .apply(let events): run = events
             case .unknownChild: world.count.droppedEventMessages += 1

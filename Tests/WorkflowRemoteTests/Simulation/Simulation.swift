@@ -97,9 +97,13 @@ final class Simulation {
     /// Whether the parent checks the OUTPUTS messages' numbers (off: the protocol before the fix,
     /// to show the simulator finds the loss).
     let parentChecksOutputsNumbers: Bool
+    /// Whether workers check that an EVENT's first event follows the last applied (off: the
+    /// protocol before the fix).
+    let workerChecksEventSequence: Bool
 
-    init(seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true) {
+    init(seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true, workerChecksEventSequence: Bool = true) {
         self.seed = seed
+        self.workerChecksEventSequence = workerChecksEventSequence
         self.startCarriesBase = startCarriesBase
         self.parentChecksOutputsNumbers = parentChecksOutputsNumbers
         random = SimulationRandom(seed: seed)
