@@ -3,21 +3,6 @@ import Logging
 import WireProtocol
 @_spi(WorkflowRuntime) import Workflow
 
-/// A worker's drain in progress: it asked its parent (DRAIN) to move its children and waits for
-/// the parent's answer, which comes after a RELEASE for each of them, or for the deadline.
-struct WorkerDrain {
-    let deadline: ContinuousClock.Instant
-    /// Children hosted when the drain began, plus any a START in flight placed here meanwhile.
-    var children: Int
-    /// Children released: their final flush went to the parent and their copy here stopped.
-    var handedOver = 0
-    /// Who waits for the outcome (each `RemoteRuntime.drain` call).
-    var completions: [(DrainOutcome) -> Void]
-    /// The parent answered while RELEASEs were held (`deferredReleases`): the drain ends when
-    /// they have been answered.
-    var answered = false
-}
-
 /// Draining: a worker that leaves in order hands its children back to its parent with their final
 /// state, and the parent places them on other workers before the worker says GOODBYE
 /// (docs/ARCHITECTURE.md, "Draining a worker"). It reuses the failover machinery (snapshots,
@@ -30,63 +15,52 @@ extension RemoteEngine {
     /// Asks the parent to move this worker's children, and calls `completion` on the loop once
     /// the parent took them all back, the deadline passed, or there is nothing to drain into.
     func beginDrain(deadline: Duration, completion: @escaping (DrainOutcome) -> Void) {
-        if drain != nil {
-            drain?.completions.append(completion)
-            return
+        switch worker.beginDrain(deadline: deadline, at: .now) {
+        case .alreadyRunning:
+            drainCompletions.append(completion)
+        case .finished(let outcome):
+            completion(outcome)
+        case .unsupportedByParent(let outcome):
+            logger.notice("the parent does not support draining; leaving without a handover", metadata: ["children": .stringConvertible(outcome.children)])
+            completion(outcome)
+        case .begun(let children):
+            logger.info("draining: asking the parent to move \(children) children", metadata: ["children": .stringConvertible(children)])
+            drainCompletions = [completion]
+            // What the children produced so far leaves ahead of the DRAIN.
+            flushHosted()
+            sendUpstream(kind: .drain, correlationID: 0, nodePath: "", payloads: [])
         }
-        let children = hosted.count
-        guard sockets.hasUpstream, !shuttingDown, shared.isWelcomed else {
-            completion(DrainOutcome(ending: .notConnected, children: children, handedOver: 0))
-            return
-        }
-        guard parentDrains else {
-            logger.notice("the parent does not support draining; leaving without a handover", metadata: ["children": .stringConvertible(children)])
-            completion(DrainOutcome(ending: .unsupportedByParent, children: children, handedOver: 0))
-            return
-        }
-        guard children > 0 else {
-            // Nothing to hand over: leave at once. (A START still on its way is placed again when
-            // the parent reads the GOODBYE, as after any departure; and a worker whose parent has
-            // just stopped, which sent STOP for every child, does not wait for its silence.)
-            completion(DrainOutcome(ending: .handedOver, children: 0, handedOver: 0))
-            return
-        }
-        logger.info("draining: asking the parent to move \(children) children", metadata: ["children": .stringConvertible(children)])
-        // What the children produced so far leaves ahead of the DRAIN.
-        flushHosted()
-        isLeaving = true
-        drain = WorkerDrain(deadline: .now + deadline, children: children, completions: [completion])
-        sendUpstream(kind: .drain, correlationID: 0, nodePath: "", payloads: [])
     }
 
     /// RELEASE: the child's final flush (every event the parent sent it came before this message,
     /// and each was applied as it arrived), marked released, then the copy here stops.
     func handleRelease(_ envelope: Envelope) {
-        let childID = envelope.correlationID
-        guard let child = hosted[childID], child.epoch == envelope.epoch else {
-            // Not here (refused, stopped, or an older placement): say so, so the parent stops
-            // waiting and places the child from what it has.
-            sendReleased(childID: childID, epoch: envelope.epoch, path: envelope.nodePath)
-            return
-        }
+        handleRelease(of: envelope.correlationID, epoch: envelope.epoch, path: envelope.nodePath)
+    }
+
+    func handleRelease(of childID: UInt64, epoch: UInt64, path: String) {
         // A middle process: events the child forwarded to its own remote children and that
         // their workers have not acknowledged are in no snapshot yet (the child's snapshot holds
         // theirs as of their last acknowledgement). The answer waits until they are, so the
         // grandchildren move with them too; the parent sends nothing new for the child meanwhile.
-        if hasUnacknowledgedForwardedEvents {
-            deferredReleases.append(envelope)
-            return
+        switch worker.releaseRequested(childID, epoch: epoch, path: path, forwardedEventsUnacknowledged: hasUnacknowledgedForwardedEvents) {
+        case .notHosted:
+            // Not here (refused, stopped, or an older placement): say so, so the parent stops
+            // waiting and places the child from what it has.
+            sendReleased(childID: childID, epoch: epoch, path: path)
+        case .deferred:
+            break
+        case .release(let child):
+            // Actions already queued on the child (a worker's, a timer's) are applied first, so
+            // the final state includes them. Events of this slice were applied without rendering
+            // (the child renders once per slice): render now, so the final flush carries the
+            // rendering after them.
+            child.drain()
+            child.render()
+            flush(childID, releasing: true)
+            if let hosted = worker.released(childID) { stopHosting(hosted, because: "handed over to the parent (drain)") }
+            shared.count { $0.stopped += 1 }
         }
-        // Actions already queued on the child (a worker's, a timer's) are applied first, so the
-        // final state includes them.
-        // Events of this slice were applied without rendering (the child renders once per
-        // slice): render now, so the final flush carries the rendering after them.
-        child.drain()
-        child.render()
-        flush(childID, releasing: true)
-        discardHosted(childID, because: "handed over to the parent (drain)")
-        shared.count { $0.stopped += 1 }
-        drain?.handedOver += 1
     }
 
     /// A released flush for a child this worker does not host: no outputs, no snapshot.
@@ -101,11 +75,7 @@ extension RemoteEngine {
     /// handover is complete once those are answered; a copy still hosted is one the parent no
     /// longer counts on here (it stops with the shutdown that follows).
     func handleDrainAnswer() {
-        guard deferredReleases.isEmpty else {
-            drain?.answered = true
-            return
-        }
-        finishDrain(.handedOver)
+        if let outcome = worker.drainAnswered() { reportDrain(outcome) }
     }
 
     /// Whether this process, as a parent, has events for its own workers that they have not
@@ -119,21 +89,17 @@ extension RemoteEngine {
     /// Answers the held RELEASEs once nothing forwarded waits for an acknowledgement (each loop
     /// iteration, before the flush).
     func answerDeferredReleases() {
-        guard !deferredReleases.isEmpty, !hasUnacknowledgedForwardedEvents else { return }
-        let releases = deferredReleases
-        deferredReleases = []
-        for release in releases { handleRelease(release) }
-        if drain?.answered == true { finishDrain(.handedOver) }
+        guard !worker.deferredReleases.isEmpty else { return }
+        let releases = worker.takeDeferredReleases(forwardedEventsUnacknowledged: hasUnacknowledgedForwardedEvents)
+        guard !releases.isEmpty else { return }
+        for release in releases { handleRelease(of: release.childID, epoch: release.epoch, path: release.path) }
+        if let outcome = worker.finishDrainIfAnswered() { reportDrain(outcome) }
     }
 
-    /// Ends the drain (if one runs), logs how it went and reports the outcome.
-    func finishDrain(_ ending: DrainOutcome.Ending) {
-        guard let current = drain else { return }
-        drain = nil
-        deferredReleases = []
-        let outcome = DrainOutcome(ending: ending, children: max(current.children, current.handedOver), handedOver: current.handedOver)
+    /// Logs how a drain that ended went and reports its outcome to who waits for it.
+    func reportDrain(_ outcome: DrainOutcome) {
         let metadata: Logger.Metadata = ["children": "\(outcome.children)", "handedOver": "\(outcome.handedOver)"]
-        switch ending {
+        switch outcome.ending {
         case .handedOver:
             logger.info("drained: \(outcome.handedOver) children handed over to the parent", metadata: metadata)
         case .deadlinePassed:
@@ -145,24 +111,9 @@ extension RemoteEngine {
                 logger.warning("drain ended (\(outcome)): \(outcome.notHandedOver) children not handed over", metadata: metadata)
             }
         }
-        for completion in current.completions { completion(outcome) }
-    }
-
-    /// The parent has been silent for the liveness window while this worker leaves: it may have
-    /// declared this worker dead (or be gone itself), so the children stop before anything else
-    /// queued for them is read (the fencing rule), and the drain ends. No reconnection: the worker
-    /// is on its way out.
-    func stopHostingWhileLeaving(silentFor silence: Duration) {
-        guard !hosted.isEmpty || drain != nil else { return }
-        logger.warning(
-            "no word from the parent for the liveness window while draining; stopping hosted children",
-            metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(hosted.count)])
-        forgetHostedChildren()
-    }
-
-    /// Ends a drain whose deadline has passed (from the timers).
-    func checkDrainDeadline(now: ContinuousClock.Instant) {
-        if let drain, now >= drain.deadline { finishDrain(.deadlinePassed) }
+        let completions = drainCompletions
+        drainCompletions = []
+        for completion in completions { completion(outcome) }
     }
 
     // MARK: Parent side

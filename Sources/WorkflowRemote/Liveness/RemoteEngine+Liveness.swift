@@ -34,25 +34,13 @@ extension RemoteEngine {
     func handleUpstreamConnection(_ event: ZMQSocketMonitor.Event) {
         switch event.kind {
         case .handshakeSucceeded:
-            upstreamConnectedAt = .now
-            upstreamHandshakeFailed = false
-            // Silence is counted from the moment the parent can hear this worker.
-            lastHeardUpstream = .now
-            // A HELLO queued before the connection leaves only now: that is this worker's last
-            // send as far as the parent (and fencing) can tell. Not once welcomed: then the
-            // parent may have heard this worker last before the connection was re-established.
-            if !shared.isWelcomed { lastSentUpstream = .now }
-            if helloPending, !shared.isWelcomed {
-                helloPending = false
-                sendHello()
-            }
-            if upstreamTrouble {
-                upstreamTrouble = false
+            let handshake = worker.handshakeSucceeded(at: .now)
+            if handshake.sendHello { sendHello() }
+            if handshake.recovered {
                 logger.notice("connected to the parent", metadata: ["endpoint": "\(event.endpoint)"])
             }
         case .handshakeFailedAuthentication:
-            upstreamTrouble = true
-            upstreamHandshakeFailed = true
+            worker.handshakeFailed(at: .now)
             var metadata: Logger.Metadata = ["endpoint": "\(event.endpoint)", "zapStatus": .stringConvertible(event.value)]
             if case .curve(let keyPair, _) = configuration.parentSecurity { metadata["publicKey"] = "\(keyPair.publicKey.z85)" }
             warnLimited(
@@ -60,16 +48,14 @@ extension RemoteEngine {
                 detail: "its public key is not on the parent's allow-list (add it to allowed-workers and restart the coordinator)",
                 metadata: metadata, level: .error)
         case .handshakeFailedNoDetail, .handshakeFailedProtocol:
-            upstreamTrouble = true
-            upstreamHandshakeFailed = true
+            worker.handshakeFailed(at: .now)
             let reason = event.kind == .handshakeFailedProtocol ? Self.protocolFailure(event.value) : "the parent closed the connection during it"
             warnLimited(
                 "the handshake with the parent failed",
                 detail: "\(reason); check that security.server_public_key is the coordinator's public key and both sides use the same security mode",
                 metadata: ["endpoint": "\(event.endpoint)"], level: .error)
         case .connectRetried:
-            if !upstreamTrouble {
-                upstreamTrouble = true
+            if worker.connectRetried() {
                 logger.notice("no connection to the parent yet; retrying", metadata: ["endpoint": "\(event.endpoint)"])
             }
         default:
@@ -95,7 +81,7 @@ extension RemoteEngine {
     /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
     func runTimers() {
         let now = ContinuousClock.now
-        checkDrainDeadline(now: now)
+        if let outcome = worker.drainDeadline(at: now) { reportDrain(outcome) }
         if childrenWaitForGrace, now >= placementGraceEnds {
             // The start's grace is over: children still waiting for their pool's missing workers
             // are placed among those present.
@@ -111,29 +97,9 @@ extension RemoteEngine {
         updateGauges()
         rebalance(now: now)
         let deadAfter = interval * configuration.heartbeatLiveness
-        if sockets.hasUpstream, !shuttingDown {
-            // Not while a HELLO is unanswered or refused: the parent would only answer RECONNECT,
-            // and that answer would keep the silence rule (the back-off retry) from firing.
-            if shared.isWelcomed, now - lastSentUpstream >= interval {
-                sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
-            }
-            let backoff = interval * (1 << min(reconnectAttempts, 5))
-            // Only once this socket's handshake has succeeded, or failed: while it is in progress
-            // there is no parent to be silent, and libzmq keeps retrying the connection itself; a
-            // fresh socket would only throw away a handshake in progress on a slow or lossy link.
-            // After a failed one (a refused key) a fresh socket tries again, with the back-off.
-            // Until the parent has welcomed this worker, its answer to the HELLO may take several
-            // round trips on a lossy link (a segment lost after a retransmitted SYN waits a second
-            // or more): four windows, as long as libzmq gives the handshake (`LoopSockets`).
-            let window = shared.isWelcomed ? deadAfter : deadAfter * 4
-            if upstreamConnectedAt != nil || upstreamHandshakeFailed, now - lastHeardUpstream > window + backoff {
-                if isLeaving {
-                    stopHostingWhileLeaving(silentFor: now - lastHeardUpstream)
-                } else {
-                    reconnectToParent(silentFor: now - lastHeardUpstream)
-                }
-            }
-        }
+        let tick = worker.tick(at: now)
+        if tick.sendHeartbeat { sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: []) }
+        if let fence = tick.fence { perform(fence) }
         for (id, peer) in workers {
             if now - peer.lastHeard > deadAfter {
                 removeWorker(id, reason: "stopped answering (no heartbeat for \(deadAfter.secondsText))")
@@ -149,79 +115,61 @@ extension RemoteEngine {
     /// heard anything more recent than this worker's last send). Its children may then run on
     /// another worker already, replaying the events still queued here. So before it reads any
     /// of that input, it stops its children and rejoins on a fresh socket: the old socket, and
-    /// every event queued on it, is closed unread. Returns whether it did.
+    /// every event queued on it, is closed unread. The rule is the state machine's
+    /// (`WorkerStateMachine.silenceBeyondLease`); this performs it. Returns whether it fenced.
     @discardableResult
     func fenceIfCutOffFromParent() -> Bool {
-        guard let silence = silenceBeyondLease() else { return false }
-        if isLeaving {
-            stopHostingWhileLeaving(silentFor: silence)
-            return true
+        guard let fence = worker.fenceIfLeaseRanOut(at: .now) else { return false }
+        if case .reconnect(let silence, _, _, let forgotten) = fence {
+            logger.warning(
+                "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
+                metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(forgotten.children.count)])
         }
-        logger.warning(
-            "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
-            metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(hosted.count)])
-        reconnectToParent(silentFor: silence)
+        perform(fence)
         return true
     }
 
-    /// Whether this worker's lease on its children has run out: it hosts children and has
-    /// neither heard from nor sent to its parent for the liveness window. Reads the monotonic
-    /// clock and changes nothing, so it is cheap enough to check before every action a hosted
-    /// child applies (`handleEvents`, each job of a round), not only before a slice or a round:
-    /// a worker stopped (SIGSTOP) in the middle of a packed message of events must not apply its
-    /// rest once woken, if its parent has meanwhile moved the child. Returns the silence.
-    func silenceBeyondLease() -> Duration? {
-        guard sockets.hasUpstream, !shuttingDown, !hosted.isEmpty else { return nil }
-        let now = ContinuousClock.now
-        let silence = max(now - lastHeardUpstream, now - lastSentUpstream)
-        return silence > configuration.heartbeatInterval * configuration.heartbeatLiveness ? silence : nil
-    }
-
-    /// Stops every hosted child and drops what was queued for the parent: a parent that lost
-    /// track of this worker places its children again (restoring them from their snapshots and
-    /// replaying their events), so the copies here would only diverge, and their own workers
-    /// and side effects would keep running for nobody.
-    func forgetHostedChildren() {
-        // A drain cannot hand anything over now: the parent moves these children as after a failure.
-        finishDrain(.notConnected)
-        shared.setWelcomed(false)
-        for (_, child) in hosted {
-            child.stop()
-            logStoppedHosting(child, because: "cut off from the parent")
-        }
-        let stopped = hosted.count
-        if stopped > 0 { shared.count { $0.stopped += stopped } }
-        hosted.removeAll()
-        pendingRenderings.removeAll()
-        pendingOutputs.removeAll()
-        appliedEvents.removeAll()
-        acknowledgedEvents.removeAll()
-        flushOrder.removeAll()
-        flushScheduled.removeAll()
-        needsRender.removeAll()
-        upstreamOutbox.removeAll()
-    }
-
-    func reconnectToParent(silentFor silence: Duration) {
-        reconnectAttempts += 1
-        if upstreamHandshakeFailed {
-            // Said (rate limited) when the handshake failed; the retry itself is routine.
-            logger.info("connecting to the parent again after a failed handshake", metadata: ["attempt": .stringConvertible(reconnectAttempts)])
-        } else {
+    /// Performs a fence the state machine decided: its children stop, and (unless the worker is
+    /// leaving) it rejoins on a fresh socket.
+    func perform(_ fence: WorkerStateMachine<any AnyHostedChild>.Fence) {
+        switch fence {
+        case .stopWhileLeaving(let silence, let forgotten):
             logger.warning(
-                "the parent is silent; reconnecting",
-                metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "attempt": .stringConvertible(reconnectAttempts)])
+                "no word from the parent for the liveness window while draining; stopping hosted children",
+                metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "children": .stringConvertible(forgotten.children.count)])
+            stopForgotten(forgotten)
+        case .reconnect(let silence, let attempt, let afterFailedHandshake, let forgotten):
+            if afterFailedHandshake {
+                // Said (rate limited) when the handshake failed; the retry itself is routine.
+                logger.info("connecting to the parent again after a failed handshake", metadata: ["attempt": .stringConvertible(attempt)])
+            } else if silence == .zero {
+                // Not silence (lost input, said where it was found): the retry itself is routine.
+                logger.info("connecting to the parent again", metadata: ["attempt": .stringConvertible(attempt)])
+            } else {
+                logger.warning(
+                    "the parent is silent; reconnecting",
+                    metadata: ["silentSeconds": .stringConvertible(silence.loggedSeconds), "attempt": .stringConvertible(attempt)])
+            }
+            stopForgotten(forgotten)
+            do {
+                try sockets.reconnectUpstream()
+            } catch {
+                logger.error("cannot reconnect to the parent: \(error)")
+            }
+            sendHello()
         }
-        forgetHostedChildren()
-        upstreamConnectedAt = nil
-        upstreamHandshakeFailed = false
-        helloPending = false
-        do {
-            try sockets.reconnectUpstream()
-        } catch {
-            logger.error("cannot reconnect to the parent: \(error)")
-        }
-        lastHeardUpstream = .now
-        sendHello()
+    }
+
+    /// Stops the children the state machine forgot, drops what was queued for the parent and
+    /// reports a drain that ended with them: a parent that lost track of this worker places its
+    /// children again (restoring them from their snapshots and replaying their events), so the
+    /// copies here would only diverge, and their own workers and side effects would keep
+    /// running for nobody.
+    func stopForgotten(_ forgotten: WorkerStateMachine<any AnyHostedChild>.Forgotten) {
+        shared.setWelcomed(false)
+        if let outcome = forgotten.drain { reportDrain(outcome) }
+        for hosted in forgotten.children { stopHosting(hosted, because: "cut off from the parent") }
+        if !forgotten.children.isEmpty { shared.count { $0.stopped += forgotten.children.count } }
+        upstreamOutbox.removeAll()
     }
 }

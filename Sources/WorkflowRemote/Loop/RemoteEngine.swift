@@ -26,6 +26,9 @@ final class RemoteEngine {
     /// Each remote child's forwarding prefix → its proxy (`forwardingRoute(for:)`).
     var forwardingRoutes: [String: UInt64] = [:]
     var awaiting: Set<UInt64> = []
+    /// Per remote child: the epoch and number of the last OUTPUTS message taken from its worker
+    /// (`routeToProxy`): a number skipped means messages were lost in transit.
+    var outputsMessageNumbers: [UInt64: (epoch: UInt64, number: UInt64)] = [:]
     var nextChildID: UInt64 = 1
     /// How children placed in pools pick their worker (`chooseWorker`).
     let poolPlacement: PoolPlacement
@@ -64,23 +67,9 @@ final class RemoteEngine {
     var inspection = InspectionCounters()
 
     // Worker role.
-    var hosted: [UInt64: any AnyHostedChild] = [:]
-    /// The latest rendering of each hosted child since the last flush (only the latest is sent).
-    var pendingRenderings: [UInt64: (bytes: [UInt8], sequence: UInt64, path: String)] = [:]
-    var pendingOutputs: [UInt64: PendingOutputs] = [:]
-    /// The event being applied by a hosted child's drain, to tag the outputs it causes.
-    var currentCause: (child: UInt64, sequence: UInt64, ordinal: UInt32)?
-    /// Per hosted child: the last event applied, and the last acknowledged upstream.
-    var appliedEvents: [UInt64: UInt64] = [:]
-    var acknowledgedEvents: [UInt64: UInt64] = [:]
-    var flushOrder: [UInt64] = []
-    /// The children in `flushOrder` (`markDirty`).
-    var flushScheduled: Set<UInt64> = []
-    /// Hosted children that applied events without rendering yet (rendered once per slice).
-    var needsRender: [UInt64] = []
-    /// Events (and props updates) received in the current slice of the parent's messages
-    /// (`drainUpstream`).
-    var eventsInSlice = 0
+    /// The worker role's protocol state and decisions (`WorkerStateMachine`); the worker driver
+    /// (`RemoteEngine+WorkerDriver.swift`) feeds it and performs what it decides.
+    var worker: WorkerStateMachine<any AnyHostedChild>
     /// After how many events a slice of the parent's messages ends and the loop flushes their
     /// outputs (`drainUpstream`): enough to spread a flush's fixed costs (a render, a snapshot, a
     /// message) thin, few enough that the parent works on one flush while this worker makes the
@@ -91,34 +80,15 @@ final class RemoteEngine {
     var upstreamOutbox = Outbox()
     /// Set while `flushHosted` runs: `sendUpstream` then appends to `upstreamOutbox`.
     var holdingUpstream = false
-    var lastSentUpstream = ContinuousClock.now
-    var lastHeardUpstream = ContinuousClock.now
-    /// Reconnection attempts since the parent last answered (for exponential backoff).
-    var reconnectAttempts = 0
+    /// The lists `flushHosted` walks, their storage reused from one flush to the next.
+    var childrenToRender: [UInt64] = []
+    var childrenToFlush: [UInt64] = []
+    /// Who waits for the outcome of the drain in progress (each `RemoteRuntime.drain` call).
+    var drainCompletions: [(DrainOutcome) -> Void] = []
+    /// Whether the runtime is stopping (no lease, no heartbeats, no rebalancing any more).
+    var shuttingDown: Bool { worker.isShuttingDown }
     /// When `runTimers` next looks at the heartbeats and gauges.
     var nextTimerCheck = ContinuousClock.now
-    /// When the current connection to the parent completed its handshake (`nil`: not yet).
-    var upstreamConnectedAt: ContinuousClock.Instant?
-    /// Whether the current connection's handshake failed (libzmq may not try again by itself:
-    /// after the parent's authentication refused it, it does not).
-    var upstreamHandshakeFailed = false
-    /// Whether a HELLO found no connection to take it (EAGAIN before any handshake): it is sent
-    /// again when a handshake succeeds.
-    var helloPending = false
-    /// Whether the connection to the parent had trouble (a failed handshake, no connection yet)
-    /// that was logged, so its recovery is logged once too.
-    var upstreamTrouble = false
-    var shuttingDown = false
-    /// Whether the parent's WELCOME said it understands DRAIN (a parent that predates it does not).
-    var parentDrains = false
-    /// This worker's drain while one runs (`RemoteEngine+Drain.swift`).
-    var drain: WorkerDrain?
-    /// Set once a drain began: the worker is leaving, so a silent parent ends the drain instead
-    /// of making it reconnect.
-    var isLeaving = false
-    /// RELEASEs held until the events this process forwarded to its own workers are acknowledged
-    /// (a middle process of a nested tree; `RemoteEngine+Drain.swift`).
-    var deferredReleases: [Envelope] = []
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
 
@@ -132,6 +102,11 @@ final class RemoteEngine {
         self.jobs = jobs
         self.shared = shared
         self.metrics = RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory)
+        self.worker = WorkerStateMachine(
+            configuration: .init(
+                heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
+                capacity: configuration.capacity, hasParent: sockets.hasUpstream),
+            now: .now)
     }
 
     // MARK: The loop
@@ -245,13 +220,12 @@ final class RemoteEngine {
 
     func beginShutdown() {
         guard !shuttingDown else { return }
-        finishDrain(.interrupted)
-        shuttingDown = true
-        for (_, child) in hosted {
-            child.stop()
-            logStoppedHosting(child, because: "this worker is shutting down")
+        let stopped = worker.shutDown()
+        if let outcome = stopped.drain { reportDrain(outcome) }
+        for hosted in stopped.children {
+            hosted.child.stop()
+            logStoppedHosting(hosted, because: "this worker is shutting down")
         }
-        hosted.removeAll()
         flushHosted()
         if sockets.hasUpstream { sendUpstream(kind: .goodbye, correlationID: 0, nodePath: "", payloads: []) }
         for (id, peer) in workers {
@@ -300,25 +274,6 @@ final class RemoteEngine {
                 "\(count) more warnings suppressed (at most \(peerWarnings.burst) per \(peerWarnings.window)): \(kind)",
                 metadata: ["suppressed": .stringConvertible(count)])
         }
-    }
-}
-
-/// A hosted child's outputs waiting for the next flush, each with the event that caused it,
-/// packed as the OUTPUTS message carries them.
-struct PendingOutputs {
-    let path: String
-    var values = PackedValues()
-    var causes: [UInt64] = []
-    var ordinals: [UInt32] = []
-
-    init(path: String) {
-        self.path = path
-    }
-
-    mutating func append(_ bytes: [UInt8], cause: UInt64, ordinal: UInt32) {
-        values.append(bytes)
-        causes.append(cause)
-        ordinals.append(ordinal)
     }
 }
 

@@ -45,7 +45,7 @@ extension RemoteEngine {
     func updateGauges() {
         metrics.eventsOutstanding.set(proxies.values.reduce(0) { $0 + $1.unacknowledged.count })
         metrics.workersConnected.set(workers.count)
-        metrics.childrenHosted.set(hosted.count)
+        metrics.childrenHosted.set(worker.children.count)
     }
 
     /// The parent role's children and workers as they are now.

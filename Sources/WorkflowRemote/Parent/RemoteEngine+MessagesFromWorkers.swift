@@ -184,6 +184,7 @@ extension RemoteEngine {
                 warnLimited("malformed outputs dropped", metadata: ["path": "\(proxy.path)"])
                 return
             }
+            guard outputsMessageInOrder(envelope, from: peerID) else { return }
             let flush = WorkerFlush(
                 outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
                 ordinals: info.ordinals, continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
@@ -211,6 +212,27 @@ extension RemoteEngine {
         default:
             break
         }
+    }
+
+    /// Whether an OUTPUTS message is the next one of its child's placement (its `sequence`
+    /// numbers them from 1; 0, from a worker that does not number them, is not checked). A
+    /// number skipped means the connection broke and lost messages in flight while libzmq
+    /// reconnected by itself: outputs and acknowledgements of the lost ones would be taken as
+    /// covered by this one. So the worker is treated as gone: its children move from their last
+    /// acknowledged state with every later event replayed, and the worker, answered RECONNECT,
+    /// joins again without them.
+    func outputsMessageInOrder(_ envelope: Envelope, from peerID: WorkerID) -> Bool {
+        guard envelope.sequence > 0 else { return true }
+        let childID = envelope.correlationID
+        let last = outputsMessageNumbers[childID].flatMap { $0.epoch == envelope.epoch ? $0.number : nil } ?? 0
+        guard envelope.sequence == last + 1 else {
+            outputsMessageNumbers[childID] = nil
+            let lost = envelope.sequence == last + 2 ? "message \(last + 1)" : "messages \(last + 1) to \(envelope.sequence - 1)"
+            removeWorker(peerID, reason: "lost messages in transit (OUTPUTS \(lost) for \(envelope.nodePath) never arrived)")
+            return false
+        }
+        outputsMessageNumbers[childID] = (envelope.epoch, envelope.sequence)
+        return true
     }
 
     /// Hands a worker's flush to its proxy, and ends the settle's wait for it if it answers the

@@ -58,9 +58,14 @@ extension RemoteEngine {
             peer.children.insert(proxy.childID)
             awaiting.insert(proxy.childID)
             noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
+            // The last event the snapshot includes: the events replayed (or sent next) follow it
+            // without a gap, so the worker can tell if the first of them was lost in transit.
+            // Every event after the last sent one is still unacknowledged: with none, every event
+            // sent so far is in the snapshot.
+            let snapshotThrough = proxy.unacknowledged.first.map { $0.sequence - 1 } ?? proxy.lastSentEvent
             sendToWorker(
-                id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
-                payloads: [start, props])
+                id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, acknowledged: snapshotThrough,
+                epoch: proxy.epoch, nodePath: proxy.path, payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": .stringConvertible(proxy.childID)])
             // Events the previous worker never acknowledged are replayed, in order, on top of
             // the snapshot they were not yet part of, batched as any events are. After a drain
@@ -114,6 +119,7 @@ extension RemoteEngine {
     /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
         proxies[proxy.childID] = nil
+        outputsMessageNumbers[proxy.childID] = nil
         rebalancing.remove(proxy.childID)
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
         awaiting.remove(proxy.childID)

@@ -95,11 +95,12 @@ extension RemoteEngine {
     /// batch with the worker's other held messages (`sendHeld`). A message sent at once first
     /// sends what is held for that worker, so the worker sees them in order.
     func sendToWorker(
-        _ peerID: WorkerID, hold: Bool = false, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, epoch: UInt64 = 0,
-        nodePath: String, payloads: some Collection<[UInt8]>, packedValues: Int = 0
+        _ peerID: WorkerID, hold: Bool = false, kind: MessageKind, correlationID: UInt64, sequence: UInt64 = 0, acknowledged: UInt64 = 0,
+        epoch: UInt64 = 0, nodePath: String, payloads: some Collection<[UInt8]>, packedValues: Int = 0
     ) {
         let header = EnvelopeHeader(
-            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: 0, epoch: epoch, nodePath: nodePath)
+            kind: kind, codec: codec.id, correlationID: correlationID, sequence: sequence, acknowledged: acknowledged, epoch: epoch,
+            nodePath: nodePath)
         let peer = workers[peerID]
         if hold, let peer {
             do {

@@ -39,7 +39,6 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     let childID: UInt64
     let path: String
     let exporter: SinkTable
-    var epoch: UInt64 = 0
     private var host: WorkflowHost<HostedRoot<W>>?
     unowned let engine: RemoteEngine
     /// Where the child's outputs go, made once (`HostedRoot.forwardOutput`).
@@ -118,9 +117,6 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
 protocol AnyHostedChild: AnyObject {
     var childID: UInt64 { get }
     var path: String { get }
-    /// The fencing token of the placement this copy belongs to (from its START): messages about
-    /// the child carry it both ways, and one for another placement is dropped.
-    var epoch: UInt64 { get set }
     /// Applies new props (after anything queued) without rendering: `render()` renders.
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
     /// Where events for `token` go (`nil`: a token the child does not know), resolved once per

@@ -4,7 +4,9 @@ import WireProtocol
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
-/// The worker role: hosting children for a parent and forwarding their renderings and outputs.
+/// The worker role's driver: it feeds the parent's messages, the connection's events and the
+/// hosted children's renderings and outputs to the worker's state machine (`WorkerStateMachine`)
+/// and performs what it decides: decoding and encoding, the hosted children's calls, the sends.
 extension RemoteEngine {
     // MARK: Worker role
 
@@ -27,16 +29,17 @@ extension RemoteEngine {
     /// long as the queue made the two processes take turns (the parent idle while this worker
     /// applied thousands of events, this worker idle while the parent applied their outputs).
     func drainUpstream() {
-        eventsInSlice = 0
+        worker.beginSlice()
         handleSlice(of: { () -> Void? in
-            guard !fenceIfCutOffFromParent(), eventsInSlice < Self.eventsPerSlice, sockets.receiveFromUpstream(into: &receivedFrames) else {
+            guard !fenceIfCutOffFromParent(), worker.sliceContinues(limit: Self.eventsPerSlice, at: .now),
+                sockets.receiveFromUpstream(into: &receivedFrames)
+            else {
                 return nil
             }
             return ()
         }) {
-            lastHeardUpstream = .now
             // A message proves the connection even if its handshake event is still unread.
-            if upstreamConnectedAt == nil { upstreamConnectedAt = lastHeardUpstream }
+            worker.heardFromParent(at: .now)
             metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount()))
             // Decoded in place into the reused envelope: only the payloads are copied out.
             let decoded = receivedFrames.withFrames { frames in
@@ -73,17 +76,16 @@ extension RemoteEngine {
                 handleFromParent(message)
             }
         case .welcome:
-            reconnectAttempts = 0
             let welcome = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(WelcomePayload.self, from: $0, userInfo: [:]) }
             }
-            parentDrains = welcome?.drains == true
+            worker.welcomed(drains: welcome?.drains == true)
             shared.setWelcomed(true)
             logger.info("welcomed by the parent", metadata: ["protocol": .stringConvertible(welcome?.protocolVersion ?? 4)])
         case .start:
             handleStart(envelope)
         case .update:
-            guard let child = hosted[childID], child.epoch == envelope.epoch, let props = envelope.payloads.first else {
+            guard let child = worker.child(childID, epoch: envelope.epoch), let props = envelope.payloads.first else {
                 replyUpstreamError(.unknownChild, "UPDATE for an unknown child", envelope)
                 return
             }
@@ -95,7 +97,7 @@ extension RemoteEngine {
                 // An update is work of an event's size: counted in the slice, so a burst of a
                 // thousand updates is flushed in parts while the parent still sends the rest
                 // (and decodes each part while this worker renders the next).
-                eventsInSlice += 1
+                worker.propsUpdated()
                 shared.count { $0.updated += 1 }
             } catch {
                 shared.count { $0.errors += 1 }
@@ -103,8 +105,8 @@ extension RemoteEngine {
             }
         case .stop:
             // A STOP for an earlier placement must not stop the current one.
-            if let child = hosted[childID], child.epoch == envelope.epoch {
-                discardHosted(childID, because: "the parent stopped it")
+            if let stopped = worker.stopRequested(childID, epoch: envelope.epoch) {
+                stopHosting(stopped, because: "the parent stopped it")
                 shared.count { $0.stopped += 1 }
             }
         case .event:
@@ -113,7 +115,7 @@ extension RemoteEngine {
             let error = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
             }
-            guard envelope.correlationID == 0, !shared.isWelcomed, let error, error.code == .nameTaken || error.code == .refused else {
+            guard envelope.correlationID == 0, !worker.isWelcomed, let error, error.code == .nameTaken || error.code == .refused else {
                 warnLimited("the parent reported an error", metadata: ["path": "\(envelope.nodePath)", "error": "\(error?.message ?? "?")"])
                 break
             }
@@ -126,11 +128,12 @@ extension RemoteEngine {
             // Not welcomed yet: the HELLO already sent is still to be answered (or was refused,
             // and the silence rule retries with back-off); a HELLO per RECONNECT would only
             // echo every heartbeat.
-            guard shared.isWelcomed else { break }
             // The parent does not know this connection (it restarted, or declared this worker
             // dead): join again, without the children it no longer counts on here.
-            logger.notice("the parent does not know this worker; joining again", metadata: ["children": .stringConvertible(hosted.count)])
-            forgetHostedChildren()
+            let count = worker.children.count
+            guard let forgotten = worker.reconnectRequested() else { break }
+            logger.notice("the parent does not know this worker; joining again", metadata: ["children": .stringConvertible(count)])
+            stopForgotten(forgotten)
             sendHello()
         case .release:
             handleRelease(envelope)
@@ -152,9 +155,20 @@ extension RemoteEngine {
         let info = envelope.payloads.first.flatMap { first in
             try? first.withUnsafeBytes { try codec.decode(EventsPayload.self, from: $0, userInfo: [:]) }
         }
-        guard let child = hosted[childID], child.epoch == envelope.epoch else {
+        var run: WorkerStateMachine<any AnyHostedChild>.EventRun
+        switch worker.eventsArrived(for: childID, epoch: envelope.epoch, firstSequence: envelope.sequence, count: info?.lengths.count ?? 0, at: .now) {
+        case .apply(let events):
+            run = events
+        case .unknownChild:
             shared.count { $0.droppedEvents += max(1, info?.lengths.count ?? 1) }
             logger.debug("events for an unknown child dropped", metadata: ["path": "\(envelope.nodePath)"])
+            return
+        case .inputLost(let expected, let received, let fence):
+            shared.count { $0.droppedEvents += max(1, info?.lengths.count ?? 1) }
+            logger.warning(
+                "events from the parent were lost in transit (expected event \(expected), received \(received)); stopping hosted children so the parent places them again from their last acknowledged state",
+                metadata: ["path": "\(envelope.nodePath)"])
+            perform(fence)
             return
         }
         // The header, and the events packed in one frame: all of it matches, or none of it is
@@ -168,57 +182,51 @@ extension RemoteEngine {
                 metadata: ["path": "\(envelope.nodePath)"])
             return
         }
+        let child = run.child
         // Resolved once per batch: the sink table changes only when the child renders.
         let routes = info.tokens.map { child.route(for: $0) }
-        var delivered = 0
-        var applied = appliedEvents[childID, default: 0]
         var leaseRanOut = false
         let tokenIndexes = info.tokenIndexes
         // Each event is applied right after it is delivered: the host need not schedule a drain.
         child.holdingDrains {
             PackedValues.forEach(in: envelope.payloads[1], lengths: info.lengths) { index, event in
-                // The lease before each event: this thread may have been stopped between two.
-                guard silenceBeyondLease() == nil else {
+                // The machine checks the lease before each event: this thread may have been
+                // stopped between two.
+                switch worker.nextEvent(of: &run, at: .now) {
+                case .apply: break
+                case .done: return false
+                case .leaseRanOut:
                     leaseRanOut = true
                     return false
                 }
-                let sequence = envelope.sequence + UInt64(index)
-                // Apply the event now, so the outputs it causes are tagged with its sequence and
-                // the next flush can acknowledge it together with a snapshot that includes it.
+                // Applied now, so the outputs it causes are tagged with its sequence and the next
+                // flush can acknowledge it together with a snapshot that includes it.
+                var delivered = false
                 if let route = routes[Int(tokenIndexes[index])], child.deliver(event: event, via: route) {
-                    currentCause = (childID, sequence, 0)
                     child.apply()
-                    currentCause = nil
-                    delivered += 1
+                    delivered = true
                 }
-                applied = max(applied, sequence)
+                worker.eventApplied(in: &run, delivered: delivered)
                 return true
             }
         }
+        worker.endEvents(run)
         if leaseRanOut {
             // The child may run elsewhere already: stop hosting, apply and send nothing more.
             fenceIfCutOffFromParent()
             return
         }
-        if applied > appliedEvents[childID, default: 0] {
-            appliedEvents[childID] = applied
-            markDirty(childID)
-        }
-        eventsInSlice += tokenIndexes.count
-        if delivered > 0, !needsRender.contains(childID) { needsRender.append(childID) }
         shared.count {
-            $0.events += delivered
-            $0.droppedEvents += tokenIndexes.count - delivered
+            $0.events += run.delivered
+            $0.droppedEvents += tokenIndexes.count - run.delivered
         }
-        if delivered > 0 { metrics.eventsApplied.increment(by: Int64(delivered)) }
+        if run.delivered > 0 { metrics.eventsApplied.increment(by: Int64(run.delivered)) }
     }
 
     /// Renders each child that applied events since it last rendered (once per slice).
     func renderTouchedChildren() {
-        guard !needsRender.isEmpty else { return }
-        let children = needsRender
-        needsRender.removeAll(keepingCapacity: true)
-        for childID in children { hosted[childID]?.render() }
+        worker.takeChildrenToRender(into: &childrenToRender)
+        for childID in childrenToRender { worker.children[childID]?.child.render() }
     }
 
     func handleStart(_ envelope: Envelope) {
@@ -235,21 +243,18 @@ extension RemoteEngine {
             replyUpstreamError(.unknownType, "unknown workflow type \(start.typeName)", envelope, typeName: start.typeName)
             return
         }
-        guard hosted.count < configuration.capacity else {
+        guard worker.startRequested() == .place else {
             replyUpstreamError(.refused, "worker \(configuration.name) is at capacity (\(configuration.capacity))", envelope)
             return
         }
         // A new placement of a child this worker already hosts: the old copy ends here, with
         // everything it had queued for the parent (stale under the new epoch).
-        discardHosted(childID, because: "placed here again, epoch \(envelope.epoch)")
+        if let earlier = worker.discard(childID) { stopHosting(earlier, because: "placed here again, epoch \(envelope.epoch)") }
         do {
             let child = try envelope.payloads[1].withUnsafeBytes { bytes in
                 try factory.start(childID: childID, path: envelope.nodePath, props: bytes, propsSequence: envelope.sequence, snapshot: start.snapshot, engine: self)
             }
-            child.epoch = envelope.epoch
-            hosted[childID] = child
-            // Placed before the parent read this worker's DRAIN: it is released like the others.
-            drain?.children += 1
+            worker.started(childID, epoch: envelope.epoch, path: envelope.nodePath, child: child, appliedThrough: envelope.acknowledged)
             shared.count { $0.started += 1 }
             // One line per placement, with its fencing token: an operator can check from the workers'
             // logs alone that no two of them hosted a child in the same epoch.
@@ -267,24 +272,17 @@ extension RemoteEngine {
         }
     }
 
-    /// Stops a hosted child and drops what it had queued for the parent.
-    func discardHosted(_ childID: UInt64, because reason: String) {
-        if let child = hosted.removeValue(forKey: childID) {
-            child.stop()
-            logStoppedHosting(child, because: reason)
-        }
-        pendingRenderings[childID] = nil
-        pendingOutputs[childID] = nil
-        needsRender.removeAll { $0 == childID }
-        appliedEvents[childID] = nil
-        acknowledgedEvents[childID] = nil
+    /// Stops a copy the machine no longer hosts.
+    func stopHosting(_ hosted: WorkerStateMachine<any AnyHostedChild>.Hosted, because reason: String) {
+        hosted.child.stop()
+        logStoppedHosting(hosted, because: reason)
     }
 
     /// The end of a placement here, with its epoch (the counterpart of "hosting").
-    func logStoppedHosting(_ child: any AnyHostedChild, because reason: String) {
+    func logStoppedHosting(_ hosted: WorkerStateMachine<any AnyHostedChild>.Hosted, because reason: String) {
         logger.info(
-            "stopped hosting \(child.path), epoch \(child.epoch): \(reason)",
-            metadata: ["path": "\(child.path)", "epoch": .stringConvertible(child.epoch)])
+            "stopped hosting \(hosted.path), epoch \(hosted.epoch): \(reason)",
+            metadata: ["path": "\(hosted.path)", "epoch": .stringConvertible(hosted.epoch)])
     }
 
     func replyUpstreamError(_ code: ErrorPayload.Code, _ message: String, _ envelope: Envelope, typeName: String? = nil) {
@@ -298,40 +296,21 @@ extension RemoteEngine {
         HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs), codec: codec)
     }
 
-    func markDirty(_ childID: UInt64) {
-        // A set beside the list: a scan of the list cost a pass of N updates N²/2 comparisons.
-        if flushScheduled.insert(childID).inserted { flushOrder.append(childID) }
-    }
-
     func enqueue(rendering bytes: [UInt8], sequence: UInt64, childID: UInt64, path: String) {
-        markDirty(childID)
-        pendingRenderings[childID] = (bytes, sequence, path)
+        worker.renderingProduced(bytes, sequence: sequence, childID: childID, path: path)
     }
 
     func enqueue(output bytes: [UInt8], childID: UInt64, path: String) {
-        markDirty(childID)
-        var cause: UInt64 = 0
-        var ordinal: UInt32 = 0
-        if let current = currentCause, current.child == childID {
-            cause = current.sequence
-            ordinal = current.ordinal
-            currentCause?.ordinal += 1
-        }
-        pendingOutputs[childID, default: PendingOutputs(path: path)].append(bytes, cause: cause, ordinal: ordinal)
+        worker.outputProduced(bytes, childID: childID, path: path)
     }
 
     func flushHosted() {
         renderTouchedChildren()
-        guard !flushOrder.isEmpty else { return }
-        var order = flushOrder
-        flushOrder = []
-        flushScheduled.removeAll(keepingCapacity: true)
+        worker.takeFlushOrder(into: &childrenToFlush)
+        guard !childrenToFlush.isEmpty else { return }
         holdingUpstream = true
-        for childID in order { flush(childID) }
+        for childID in childrenToFlush { flush(childID) }
         holdingUpstream = false
-        // The list's storage is kept for the next flush.
-        order.removeAll(keepingCapacity: true)
-        if flushOrder.isEmpty { flushOrder = order }
         // One send per batch of children, not one per child.
         sendUpstreamOutbox(nodePath: "")
     }
@@ -347,21 +326,17 @@ extension RemoteEngine {
     /// `releasing` (the answer to RELEASE): the last message always carries the acknowledgement
     /// and a snapshot, and says `released`: the parent places the child again from it.
     func flush(_ childID: UInt64, releasing: Bool = false) {
-        let outputs = pendingOutputs.removeValue(forKey: childID)
-        let rendering = pendingRenderings.removeValue(forKey: childID)
-        let applied = appliedEvents[childID, default: 0]
-        let acknowledge = applied > acknowledgedEvents[childID, default: 0] || releasing
-        guard let child = hosted[childID] else { return }
-        guard outputs != nil || acknowledge else {
+        guard let flush = worker.flush(childID, releasing: releasing), let child = worker.children[childID]?.child else { return }
+        guard !flush.isRenderingOnly else {
             // A rendering alone is one step by itself.
-            if let rendering {
+            if let rendering = flush.rendering {
                 sendUpstream(
-                    kind: .rendering, correlationID: childID, sequence: rendering.sequence, epoch: child.epoch, nodePath: rendering.path,
+                    kind: .rendering, correlationID: childID, sequence: rendering.sequence, epoch: flush.epoch, nodePath: rendering.path,
                     payloads: CollectionOfOne(rendering.bytes))
             }
             return
         }
-        let path = outputs?.path ?? child.path
+        let outputs = flush.outputs
         let values = outputs?.values ?? PackedValues()
         let lengths = values.lengths
         var start = 0
@@ -376,13 +351,13 @@ extension RemoteEngine {
             // With the acknowledgement, and with any outputs: the parent applies them together
             // with this state, so a parent restored from it after a failover neither loses nor
             // repeats outputs no event of its caused (a worker's, or a grandchild's passed on).
-            let snapshot = isLast && (acknowledge || outputs != nil) ? child.snapshot() : nil
+            let snapshot = isLast ? child.snapshot() : nil
             let info = OutputsPayload(
                 causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []),
                 lengths: Array(lengths[start..<end]), snapshot: snapshot, continues: !isLast,
-                renderingSequence: isLast ? rendering?.sequence : nil, released: isLast && releasing ? true : nil)
+                renderingSequence: isLast ? flush.rendering?.sequence : nil, released: isLast && flush.released ? true : nil)
             guard let header = try? codec.encode(info) else {
-                logger.error("an outputs header does not encode", metadata: ["path": "\(path)"])
+                logger.error("an outputs header does not encode", metadata: ["path": "\(flush.path)"])
                 return
             }
             var payloads = [header]
@@ -390,15 +365,14 @@ extension RemoteEngine {
                 // The whole flush in one message (the usual case) needs no copy of its outputs.
                 payloads.append(start == 0 && isLast ? values.bytes : Array(values.bytes[byteStart..<byteEnd]))
             }
-            if isLast, let rendering { payloads.append(rendering.bytes) }
+            if isLast, let rendering = flush.rendering { payloads.append(rendering.bytes) }
             sendUpstream(
-                kind: .outputs, correlationID: childID, acknowledged: isLast && acknowledge ? applied : 0, epoch: child.epoch,
-                nodePath: path, payloads: payloads)
+                kind: .outputs, correlationID: childID, sequence: worker.numberOutputsMessage(for: childID),
+                acknowledged: isLast ? flush.acknowledged ?? 0 : 0, epoch: flush.epoch, nodePath: flush.path, payloads: payloads)
             if isLast { break }
             start = end
             byteStart = byteEnd
         }
-        if acknowledge { acknowledgedEvents[childID] = applied }
     }
 
     func sendUpstream(
@@ -433,12 +407,11 @@ extension RemoteEngine {
         do {
             metrics.bytesOut.increment(by: Int64(message.byteCount))
             try sockets.sendUpstream(message)
-            lastSentUpstream = .now
+            worker.sentToParent(at: .now)
         } catch {
-            if upstreamConnectedAt == nil {
+            if worker.sendFailed(hello: kind == .hello) == .notConnectedYet {
                 // No connection yet, or its handshake failed (which the monitor reports in words):
                 // nothing takes the message. A HELLO goes out again once a handshake succeeds.
-                if kind == .hello { helloPending = true }
                 logger.debug("\(kind) not sent: no connection to the parent yet", metadata: ["path": "\(nodePath)"])
                 return
             }

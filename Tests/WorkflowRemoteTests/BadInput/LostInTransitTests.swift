@@ -1,0 +1,111 @@
+import Foundation
+import RemoteTestSupport
+import Testing
+import WireProtocol
+import Workflow
+import ZeroMQ
+@testable import WorkflowRemote
+
+/// Messages lost in transit (a connection that broke while libzmq reconnected by itself) against
+/// a real worker over real sockets, a raw ROUTER standing in for its parent.
+@Suite struct LostInTransitTests {
+    let codec = BinaryWireCodec()
+
+    func events(_ first: UInt64, count: Int) throws -> Envelope {
+        var packed = PackedValues()
+        for _ in 0..<count { packed.append([0]) }
+        let header = EventsPayload(tokens: ["no-such-sink"], tokenIndexes: Array(repeating: 0, count: count), lengths: packed.lengths)
+        return Envelope(
+            kind: .event, correlationID: 1, sequence: first, epoch: 1, nodePath: "/counter", payloads: [try codec.encode(header), packed.bytes])
+    }
+
+    /// A real worker joined to a raw parent, hosting child 1 (epoch 1) from a START whose header
+    /// names `snapshotThrough`; returns the worker and its first connection's routing id.
+    func workerHostingACounter(_ name: String, parent: BadInputTests.RawParent, snapshotThrough: UInt64 = 0) throws -> (RemoteRuntime, [UInt8]) {
+        let worker = try makeWorker("\(name)-worker", parent: parent.endpoint, registry: remoteTestRegistry)
+        #expect(try parent.receive().kind == .hello)
+        let firstWorkerID = parent.workerID
+        try parent.send(Envelope(
+            kind: .start, correlationID: 1, sequence: 1, acknowledged: snapshotThrough, epoch: 1, nodePath: "/counter",
+            payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
+        #expect(try parent.receive().kind == .rendering)
+        return (worker, firstWorkerID)
+    }
+
+    @Test("a worker sent events after a gap applies none of them: it stops the child and joins again; its OUTPUTS are numbered")
+    func eventsAfterAGapMakeTheWorkerJoinAgain() async throws {
+        let parent = try BadInputTests.RawParent("lost-events")
+        let (worker, firstWorkerID) = try workerHostingACounter("lost-events", parent: parent)
+        // Events 1 and 2 arrive (their sink is unknown: applied as nothing, acknowledged).
+        try parent.send(events(1, count: 2))
+        let flush = try parent.receive()
+        #expect(flush.kind == .outputs && flush.acknowledged == 2 && flush.sequence == 1)
+        // Events 3 and 4 were lost; 5 arrives.
+        try parent.send(events(5, count: 1))
+        let hello = try parent.receive()
+        #expect(hello.kind == .hello)
+        #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
+        #expect(worker.workerCounters.stopped == 1)
+        await worker.shutdown()
+    }
+
+    @Test("a placement's first events lost: the START names its snapshot's last event, so the gap is seen at once")
+    func firstEventsOfAPlacementLost() async throws {
+        let parent = try BadInputTests.RawParent("lost-first-events")
+        // Placed again after a failover: its snapshot includes events up to 40.
+        let (worker, firstWorkerID) = try workerHostingACounter("lost-first-events", parent: parent, snapshotThrough: 40)
+        // Events 41 and 42 were lost; 43 arrives.
+        try parent.send(events(43, count: 1))
+        #expect(try parent.receive().kind == .hello)
+        #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
+        #expect(worker.workerCounters.events == 0)
+        await worker.shutdown()
+    }
+
+    @Test("a parent that sees an OUTPUTS message number skipped takes the worker for gone: its child moves, the worker is told to join again")
+    func skippedOutputsNumberMovesTheChild() async throws {
+        var parentConfiguration = RemoteRuntimeConfiguration(name: "lost-outputs")
+        parentConfiguration.listenEndpoint = uniqueEndpoint("lost-outputs")
+        // The bare worker sends no heartbeats: its silence must not be what removes it.
+        parentConfiguration.heartbeatInterval = .milliseconds(100)
+        parentConfiguration.heartbeatLiveness = 600
+        parentConfiguration.requestTimeout = .seconds(60)
+        let parent = try RemoteRuntime(configuration: parentConfiguration)
+        let host = WorkflowHost(
+            workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("p")), loop: parent)
+        let context = try ZMQContext()
+        let fake = try ZMQSocket(.dealer, context: context)
+        try fake.set(.linger, 0)
+        try fake.connect(parent.listenEndpoint!)
+        let hello = HelloPayload(
+            name: "lossy", pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
+            protocolVersions: [4], instance: "fake", processID: nil, hostName: nil)
+        try DrainRaceTests.send(.hello, [try codec.encode(hello)], on: fake)
+        let start = try DrainRaceTests.receive(.start, on: fake)
+        let empty = try codec.encode(
+            OutputsPayload(causes: [], ordinals: [], lengths: [], snapshot: nil, continues: false, renderingSequence: nil, released: nil))
+        func outputs(_ number: UInt64) throws {
+            try fake.send(Envelope(
+                kind: .outputs, correlationID: start.correlationID, sequence: number, epoch: start.epoch, nodePath: start.nodePath,
+                payloads: [empty]).encodeFrames())
+        }
+        try outputs(1)
+        // Message 2 was lost in transit.
+        try outputs(3)
+        try DrainRaceTests.send(.heartbeat, on: fake)
+        _ = try DrainRaceTests.receive(.reconnect, on: fake)
+        // A worker of the pool joins: the child runs there.
+        var configuration = RemoteRuntimeConfiguration(name: "sound")
+        configuration.parentEndpoint = parent.listenEndpoint
+        configuration.pool = "p"
+        configuration.registry = remoteTestRegistry
+        configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 50
+        let sound = try RemoteRuntime(configuration: configuration)
+        _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: "sound") })
+        fake.close()
+        await host.stop()
+        await sound.shutdown()
+        await parent.shutdown()
+    }
+}

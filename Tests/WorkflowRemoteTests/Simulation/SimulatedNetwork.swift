@@ -1,0 +1,100 @@
+/// What crosses a simulated link: the remote protocol's messages, reduced to what the invariants
+/// need (the wire's encoding is tested elsewhere; the simulator tests the protocol's logic).
+enum SimulatedMessage {
+    // Worker → parent.
+    case hello(worker: Int, instance: Int)
+    case outputs(
+        child: UInt64, epoch: UInt64, number: UInt64, causes: [UInt64], acknowledged: UInt64?, snapshot: CounterSnapshot?, released: Bool)
+    case rendering(child: UInt64, epoch: UInt64)
+    /// The worker asks to leave (DRAIN), and says it left (GOODBYE).
+    case drain
+    case goodbye
+    // Parent → worker.
+    case welcome
+    case reconnect
+    case start(child: UInt64, epoch: UInt64, snapshot: CounterSnapshot)
+    case events(child: UInt64, epoch: UInt64, first: UInt64, count: Int)
+    case stop(child: UInt64, epoch: UInt64)
+    /// Asks for a child's final flush (a drain); then the answer to DRAIN, after every RELEASE.
+    case release(child: UInt64, epoch: UInt64)
+    case drainAnswer
+    // Both ways.
+    case heartbeat
+}
+
+/// A simulated child's whole state: the last event it applied, and how many it applied (a
+/// lineage applies each event exactly once and in order, so the two are equal).
+struct CounterSnapshot: Equatable {
+    var applied: UInt64 = 0
+    var count: UInt64 = 0
+}
+
+/// One connection between a worker's socket and the parent, as ZeroMQ over TCP behaves: each
+/// direction delivers in order after a delay; a disconnect loses what is in flight (libzmq then
+/// reconnects by itself, on the same socket); a partition holds a direction's messages until it
+/// heals; a socket closed (a worker's reconnection on a fresh socket, a crash) loses everything.
+final class SimulatedConnection {
+    typealias Instant = ContinuousClock.Instant
+
+    let id: Int
+    let worker: Int
+    /// When the handshake completes (both directions must be open by then).
+    var handshakeAt: Instant
+    var handshakeDone = false
+    var isClosed = false
+    private(set) var toWorker = SimulationQueue<(at: Instant, message: SimulatedMessage)>()
+    private(set) var toParent = SimulationQueue<(at: Instant, message: SimulatedMessage)>()
+    /// Delivered, not read yet (the receiving socket's queue).
+    var arrivedAtWorker = SimulationQueue<SimulatedMessage>()
+    var arrivedAtParent = SimulationQueue<SimulatedMessage>()
+    /// The latest delivery time per direction, so a later message never overtakes an earlier one.
+    private var lastToWorker: Instant
+    private var lastToParent: Instant
+
+    init(id: Int, worker: Int, handshakeAt: Instant) {
+        self.id = id
+        self.worker = worker
+        self.handshakeAt = handshakeAt
+        lastToWorker = handshakeAt
+        lastToParent = handshakeAt
+    }
+
+    func sendToWorker(_ message: SimulatedMessage, at now: Instant, delay: Duration) {
+        guard !isClosed else { return }
+        lastToWorker = max(lastToWorker, now + delay)
+        toWorker.append((lastToWorker, message))
+    }
+
+    func sendToParent(_ message: SimulatedMessage, at now: Instant, delay: Duration) {
+        guard !isClosed else { return }
+        lastToParent = max(lastToParent, now + delay)
+        toParent.append((lastToParent, message))
+    }
+
+    /// Moves what is due into the receivers' queues, unless a partition holds that direction.
+    func deliver(at now: Instant, toWorkerBlocked: Bool, toParentBlocked: Bool) {
+        if !toWorkerBlocked {
+            while let next = toWorker.first, next.at <= now { arrivedAtWorker.append(toWorker.popFirst()!.message) }
+        }
+        if !toParentBlocked {
+            while let next = toParent.first, next.at <= now { arrivedAtParent.append(toParent.popFirst()!.message) }
+        }
+    }
+
+    /// A TCP disconnect: what is in flight either way is lost.
+    func dropInFlight() {
+        toWorker.removeAll()
+        toParent.removeAll()
+    }
+
+    /// The socket closed: nothing more crosses, and nothing queued is read.
+    func close() {
+        isClosed = true
+        dropInFlight()
+        arrivedAtWorker.removeAll()
+        arrivedAtParent.removeAll()
+    }
+
+    /// Messages held anywhere on this connection (for the bound on memory).
+    var held: Int { toWorker.count + toParent.count + arrivedAtWorker.count + arrivedAtParent.count }
+}

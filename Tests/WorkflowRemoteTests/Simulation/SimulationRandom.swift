@@ -1,0 +1,58 @@
+/// The simulator's only source of randomness: the tests' seeded `SplitMix64`, so a seed replays
+/// exactly.
+struct SimulationRandom {
+    private var generator: SplitMix64
+
+    init(seed: UInt64) {
+        generator = SplitMix64(seed: seed)
+    }
+
+    mutating func next() -> UInt64 {
+        generator.next()
+    }
+
+    /// A number in `range` (uniform enough for scheduling).
+    mutating func int(in range: ClosedRange<Int>) -> Int {
+        range.lowerBound + Int(next() % UInt64(range.count))
+    }
+
+    /// True with probability `probability`.
+    mutating func chance(_ probability: Double) -> Bool {
+        Double(next() >> 11) / Double(1 << 53) < probability
+    }
+
+    mutating func milliseconds(in range: ClosedRange<Int>) -> Duration {
+        .milliseconds(int(in: range))
+    }
+}
+
+/// A first-in first-out queue without the cost of `removeFirst` (the head moves; storage is
+/// compacted when half of it is behind the head).
+struct SimulationQueue<Element> {
+    private var storage: [Element] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == storage.count }
+    var count: Int { storage.count - head }
+    var first: Element? { isEmpty ? nil : storage[head] }
+
+    mutating func append(_ element: Element) {
+        storage.append(element)
+    }
+
+    mutating func popFirst() -> Element? {
+        guard !isEmpty else { return nil }
+        let element = storage[head]
+        head += 1
+        if head > 64, head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+
+    mutating func removeAll() {
+        storage.removeAll(keepingCapacity: true)
+        head = 0
+    }
+}
