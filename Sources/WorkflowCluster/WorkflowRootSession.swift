@@ -57,10 +57,11 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
 
     /// Like the public initializer; with `durability`, every accepted event and every published
     /// rendering waits for a committed checkpoint that reflects it (see `CheckpointCommitter`).
+    /// Renderings are numbered after `renderingSequence` (a reactivated session's last).
     package init(
         name: String, workflow: Root, snapshot: TreeSnapshot?, loop: (any RuntimeLoop)?, observers: [any WorkflowObserver],
         frames: (@Sendable (Root.Rendering, RootRenderingJSON) -> RenderedFrame)?, logger: Logger, retainedTokens: Int,
-        durability: CheckpointCommitter?
+        durability: CheckpointCommitter?, renderingSequence: UInt64 = 0
     ) {
         self.name = name
         self.durability = durability
@@ -71,7 +72,7 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         self.published = published
         self.publishedJSON = publishedJSON
         self.tokens = tokens
-        let encoder = RenderingEncoder(root: name, logger: logger, after: durability?.restored?.renderingSequence ?? 0)
+        let encoder = RenderingEncoder(root: name, logger: logger, after: max(durability?.restored?.renderingSequence ?? 0, renderingSequence))
         // With a store, a settled rendering waits here until a checkpoint reflecting it commits.
         let unpublished = PendingPublication<Encoded>()
         let host = WorkflowHost(
@@ -141,7 +142,7 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         do {
             accepted = try JSONEventDelivery.deliver(json, through: delivery)
         } catch {
-            throw .undecodableEvent(token: token, reason: Self.reason(error))
+            throw .undecodableEvent(token: token, reason: DecodingFailureWords.reason(error))
         }
         guard accepted else { throw .refused(token: token) }
         guard let durability else { return }
@@ -179,21 +180,6 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         publishedJSON.finish()
     }
 
-    /// Words for a decoding failure (which key, what was expected), not the error's dump.
-    private static func reason(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
-            return keys.isEmpty ? "" : " at \(keys.joined(separator: "."))"
-        }
-        switch error {
-        case .typeMismatch(let type, let context): return "expected \(type)\(path(context))"
-        case .valueNotFound(let type, let context): return "missing \(type) value\(path(context))"
-        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\"\(path(context))"
-        case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
-        @unknown default: return "\(error)"
-        }
-    }
 }
 
 /// Encodes one root's renderings to JSON, counting them, and reports failures once per change

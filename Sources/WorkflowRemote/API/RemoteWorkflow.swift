@@ -87,9 +87,12 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
     public func render(state: State, context: RenderContext<RemoteWorkflow<Child>>) -> Child.Rendering {
         let runtime: RemoteRuntime
         let scope: String
+        // A session's children are known to the runtime under its prefix (see `SessionLoop`).
+        var pathPrefix = ""
         switch context.loop {
         case let loop as RemoteRuntime: (runtime, scope) = (loop, "")
         case let loop as HostedChildLoop: (runtime, scope) = (loop.runtime, loop.scope)
+        case let loop as SessionLoop: (runtime, scope, pathPrefix) = (loop.runtime, "", loop.pathPrefix)
         default:
             if !state.warnedRunningLocally, placement != .configured {
                 state.warnedRunningLocally = true
@@ -100,9 +103,10 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             return child.rendered(in: context, key: "")
         }
         // The type name and path only matter for `.configured` (and `workflowTypeName` reflects
-        // on the type each time): an existing proxy already knows both.
+        // on the type each time): an existing proxy already knows the type. Rules match the
+        // path within this host's tree, without a session's prefix.
         guard let placement = runtime.engine.resolve(
-            placement, typeName: state.proxy?.typeName ?? Child.workflowTypeName, path: state.proxy?.path ?? context.nodePath)
+            placement, typeName: state.proxy?.typeName ?? Child.workflowTypeName, path: context.nodePath)
         else {
             return child.rendered(in: context, key: "")
         }
@@ -115,7 +119,7 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             let (snapshot, events) = state.proxy?.handOver() ?? (state.restoredSnapshot, state.restoredEvents)
             state.restoredEvents = []
             proxy = RemoteChildProxy(
-                path: context.nodePath, scope: scope, placement: placement, engine: runtime.engine,
+                path: pathPrefix + context.nodePath, scope: scope, placement: placement, engine: runtime.engine,
                 snapshot: snapshot, pendingEvents: events)
             state.proxy = proxy
         }
