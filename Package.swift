@@ -116,7 +116,7 @@ let package = Package(
             ],
             path: "Tests/Helpers/test-coordinator"),
         .executableTarget(
-            name: "test-worker", dependencies: ["RemoteTestSupport", "WorkflowClusterCommands", "WorkflowClusterTesting"],
+            name: "test-worker", dependencies: ["RemoteTestSupport", "WorkflowClusterCommands", "WorkflowClusterTesting", "WorkflowRemote"],
             path: "Tests/Helpers/test-worker"),
         // What the daemon tests share: a cluster of test daemons on a private endpoint, the lines
         // they print, a client of the gateway.

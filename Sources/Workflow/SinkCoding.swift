@@ -34,6 +34,14 @@ public protocol SinkExporter: Sendable {
     /// sent to another process must not silently lose a handler; an exporter that only shows a
     /// rendering (JSON for a client) says `true`.
     var encodesUnroutableSinksAsNull: Bool { get }
+
+    /// Whether sinks are written (and exported) under their *place* (`SinkRoute.place(of:)`: the
+    /// token without its render pass) instead of their pass's token. `false` by default: a
+    /// rendering sent to another process names each pass's handler, so a sink held from an
+    /// earlier rendering applies its own closure there as it would in process. An exporter that
+    /// shows renderings to clients says `true`: a client's token then stays the same while its
+    /// sink is rendered at the same place, and reaches the latest rendering's sink there.
+    var namesSinksByPlace: Bool { get }
 }
 
 extension SinkExporter {
@@ -45,6 +53,9 @@ extension SinkExporter {
 
     /// `false`: by default an unroutable sink fails the encoding.
     public var encodesUnroutableSinksAsNull: Bool { false }
+
+    /// `false`: by default a sink is written under its render pass's token.
+    public var namesSinksByPlace: Bool { false }
 }
 
 /// Makes the sending side of sinks decoded from another process.
@@ -167,6 +178,18 @@ enum SinkRoute {
 
     /// What `Sink.inert` encodes as: no runtime token is empty.
     static let inertToken = ""
+
+    /// The token of a sink's place: `token` without its render pass (`…@<incarnation>`), the
+    /// same for every pass's sink at that place. A token of another shape (a middle process's
+    /// forwarded token ends with its carried token's pass, which is dropped the same way) is
+    /// returned whole when it ends with no pass.
+    static func place(of token: String) -> String {
+        let utf8 = token.utf8
+        guard let at = utf8.lastIndex(of: UInt8(ascii: "@")),
+            let dot = utf8[utf8.index(after: at)...].lastIndex(of: UInt8(ascii: "."))
+        else { return token }
+        return String(token[..<dot])
+    }
 }
 
 extension Sink: Codable where Value: Codable {
@@ -190,8 +213,9 @@ extension Sink: Codable where Value: Codable {
         }
         guard let exporter else { throw SinkCodingError.noTransport }
         let sink = self
-        exporter.export(token: token, deliverReportingAcceptance: { decoder in sink.send(try Value(from: decoder)) })
-        try container.encode(token)
+        let name = exporter.namesSinksByPlace ? SinkRoute.place(of: token) : token
+        exporter.export(token: name, deliverReportingAcceptance: { decoder in sink.send(try Value(from: decoder)) })
+        try container.encode(name)
     }
 
     public init(from decoder: any Decoder) throws {

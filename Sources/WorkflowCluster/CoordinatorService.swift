@@ -248,13 +248,14 @@ public struct CoordinatorService: Service {
         }
     }
 
-    /// Prints every change of a remote child's status (typed: starting, running,
+    /// Prints every change of a remote child's status (typed: starting, reconnecting, running,
     /// unavailable with the reason).
     private func reportStatuses(_ changes: AsyncStream<RemoteChildStatusChange>) async {
         for await change in changes {
             let (state, detail): (String, String) =
                 switch change.status {
                 case .starting: ("starting", "")
+                case .reconnecting: ("reconnecting", "showing its last rendering")
                 case .running(let worker): ("running", worker)
                 case .unavailable(let error): ("unavailable", error.description)
                 }

@@ -8,10 +8,9 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
     /// No rendering of this root ever carried the token (a typo, or a token from another
     /// coordinator process).
     case unknownToken(String)
-    /// The token was in an earlier rendering, and the current one has no sink at its place any
-    /// more (the pane or row it belonged to is gone), or it is too old to act on: read the
-    /// current rendering and use its tokens. Tokens of recent renderings whose place is still
-    /// rendered deliver, as a sink kept from an earlier render does in process.
+    /// The token was in an earlier rendering, and the current one no longer renders that sink
+    /// (a token keeps its text while its sink is rendered, so a token the latest rendering
+    /// carries never answers this): read the rendering again and use its tokens.
     case staleToken(String)
     /// The token was made by an earlier run of the tree (before the coordinator restarted, or
     /// before the node that made it was started again): it may be well-formed and once valid,
@@ -34,7 +33,7 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
         case .restartedToken(let token):
             "sink token \"\(token)\" is from before a restart of the tree (the coordinator's or its node's); read the rendering again"
         case .staleToken(let token):
-            "stale sink token \"\(token)\": this sink is no longer rendered (or the token is too old to act on); read the current rendering"
+            "stale sink token \"\(token)\": this sink is no longer rendered: read the rendering again"
         case .undecodableEvent(let token, let reason): "the event for sink token \"\(token)\" cannot be decoded: \(reason)"
         case .refused(let token): "the sink \"\(token)\" refused the event (back-pressure); retry later"
         case .notDurable(let token, let reason):

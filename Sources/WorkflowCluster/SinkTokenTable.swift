@@ -4,23 +4,23 @@ import Workflow
 
 /// The sinks of a root's recent JSON renderings, by token.
 ///
-/// Filled by encoding each rendering with a `RenderingSinkExporter`. A sink keeps the action of
-/// the render pass that made it (see `Sink`), and each pass gives its sinks new tokens, so a
-/// token from an earlier rendering still delivers — to its own handler, against the current
-/// state — as a sink held from an earlier rendering does in process, *while the current
-/// rendering still has a sink at the same place*. A client that clicks on a screen one
-/// rendering old is served; a click on a pane or row the tree no longer renders is *stale*
-/// (its node may be gone, and an event sent there would be dropped without a word).
-///
-/// "The same place" is the token's route: a runtime token is `ROUTE@INCARNATION.PASS` (see
-/// `SinkRoute` in the core), and the route names the node and the sink's position in it.
+/// Filled by encoding each rendering with a `RenderingSinkExporter`, which names each sink by its
+/// place (`ROUTE@INCARNATION`: the runtime's token without its render pass, see `SinkRoute` in
+/// the core; the route names the node and the sink's position in it), so a client's token stays
+/// the same while its sink is rendered there, and an event sent to it reaches the sink the latest
+/// rendering has at that place (a row that moved to another position has that position's token). A token the latest
+/// rendering does not carry is *stale*: that sink is no longer rendered (its node may be gone,
+/// and an event sent there would be dropped without a word). The one exception is a token of
+/// another incarnation of a remote child at a route still rendered (the child restarted on
+/// another worker, whose sinks carry its new incarnation): it still delivers, to the child's
+/// sink at that place, while it is among the recently retired.
 ///
 /// Memory stays bounded: the tokens of the latest rendering plus the `retainedLimit` most
 /// recently retired ones keep their deliveries; older ones are forgotten but remembered by
 /// name (up to `forgottenLimit`), so a client sending to one learns it is *stale* rather than
-/// *unknown*. A well-formed token whose host incarnation (`@INCARNATION.PASS`) no rendering of
-/// this process carried was made before a restart (of the coordinator, or of the node that made
-/// it): it answers *restarted*, which a client can tell from a typo.
+/// *unknown*. A well-formed token whose host incarnation (`@INCARNATION`) no rendering of this
+/// process carried was made before a restart (of the coordinator, or of the node that made it):
+/// it answers *restarted*, which a client can tell from a typo.
 final class SinkTokenTable: Sendable {
     /// Decodes an event from a decoder and sends it to a sink; `false` when refused.
     typealias Delivery = @Sendable (any Decoder) throws -> Bool
@@ -98,20 +98,23 @@ final class SinkTokenTable: Sendable {
     /// How many host incarnations are remembered (each start of a host adds one).
     static let incarnationLimit = 65_536
 
-    /// The host incarnation a runtime token carries (`…@INCARNATION.PASS`, both in base 36 and
-    /// decimal), or `nil` for a token of another shape.
+    /// The host incarnation a runtime token carries (`…@INCARNATION`, in base 36; a token of an
+    /// earlier build, `…@INCARNATION.PASS`, carries it too), or `nil` for a token of another
+    /// shape.
     static func incarnation(of token: String) -> Substring? {
         guard let at = token.lastIndex(of: "@") else { return nil }
         let stamp = token[token.index(after: at)...]
-        guard let dot = stamp.firstIndex(of: "."), dot > stamp.startIndex,
-            stamp[..<dot].allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLowercase) }),
-            stamp[stamp.index(after: dot)...].allSatisfy({ $0.isASCII && $0.isNumber }), stamp.index(after: dot) < stamp.endIndex
-        else { return nil }
-        return stamp[..<dot]
+        let end = stamp.firstIndex(of: ".") ?? stamp.endIndex
+        guard end > stamp.startIndex, stamp[..<end].allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLowercase) }) else { return nil }
+        if end < stamp.endIndex {
+            let pass = stamp[stamp.index(after: end)...]
+            guard !pass.isEmpty, pass.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        }
+        return stamp[..<end]
     }
 
     /// The part of a token that names where its sink sits (the node and its position there),
-    /// without the render pass: everything before the last `@`, or the whole token.
+    /// without the incarnation: everything before the last `@`, or the whole token.
     static func route(of token: String) -> Substring {
         guard let at = token.lastIndex(of: "@") else { return token[...] }
         return token[..<at]
@@ -126,6 +129,9 @@ final class RenderingSinkExporter: SinkExporter {
     private let collected = Mutex<[String: SinkTokenTable.Delivery]>([:])
 
     var encodesUnroutableSinksAsNull: Bool { true }
+
+    /// A client's token stays the same while its sink is rendered at the same place.
+    var namesSinksByPlace: Bool { true }
 
     func export(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void) {
         collected.withLock { $0[token] = { decoder in

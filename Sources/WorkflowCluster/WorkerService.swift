@@ -22,6 +22,9 @@ public struct WorkerService: Service {
     public let security: ClientSecurity
     /// Observers of every child it hosts (`RemoteRuntimeConfiguration.hostedChildObservers`).
     public let hostedChildObservers: [any WorkflowObserver]
+    /// The remote protocol versions it offers in HELLO (`RemoteRuntimeConfiguration.protocolVersions`):
+    /// this build's, unless a test plays a worker of another build.
+    package var protocolVersions: ClosedRange<Int> = RemoteProtocol.supported
 
     /// Creates the service; nothing connects until `run()`.
     public init(
@@ -50,12 +53,14 @@ public struct WorkerService: Service {
         runtimeConfiguration.parentSecurity = security
         runtimeConfiguration.hostedChildObservers = hostedChildObservers
         runtimeConfiguration.allowPlaintextOnNetwork = configuration.security.allowPlaintextOnNetwork
+        runtimeConfiguration.protocolVersions = protocolVersions
         let runtime = try RemoteRuntime(configuration: runtimeConfiguration)
         logger.info(
             "worker started",
             metadata: [
                 "worker": "\(worker.name)", "pool": "\(worker.pool)", "coordinator": "\(configuration.coordinatorEndpoint)",
                 "types": "\(registry.typeNames.joined(separator: ","))", "security": security == .plaintext ? "plaintext" : "curve",
+                "protocols": "\(protocolVersions.map(String.init).joined(separator: ","))",
             ])
         // Until graceful shutdown, or until the coordinator refuses this worker's name because
         // another live worker holds it: then it leaves and says why, rather than asking forever.

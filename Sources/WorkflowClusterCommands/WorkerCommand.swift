@@ -42,7 +42,9 @@ struct WorkerCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Serve this worker's metrics (GET /metrics) and liveness (GET /health/live) at host:port. Overrides WORKFLOW_WORKER_ADMIN_LISTEN. Off by default.", valueName: "host:port"))
     var adminListen: String?
 
-    func run(hosting registry: RemotableRegistry) async throws {
+    /// Runs the worker hosting `registry`, offering `protocolVersions` in HELLO (a test's worker
+    /// of the next build offers a newer one too).
+    func run(hosting registry: RemotableRegistry, protocolVersions: ClosedRange<Int> = RemoteProtocol.supported) async throws {
         let program = ExecutableName.current(or: "workflow-worker")
         let settings: ClusterSettings
         do {
@@ -91,7 +93,7 @@ struct WorkerCommand: ParsableCommand {
                     logger.info("admin listening", metadata: ["url": "http://\(address)"])
                 })
         }
-        let service: WorkerService
+        var service: WorkerService
         do {
             // Key files are read now, before any socket: a bad key stops the worker at start.
             service = WorkerService(
@@ -102,6 +104,7 @@ struct WorkerCommand: ParsableCommand {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
+        service.protocolVersions = protocolVersions
         do {
             try await ClusterDaemon.run(
                 service, beside: beside, gracefulShutdownBound: WorkerService.gracefulShutdownBound(for: settings.configuration), logger: logger)

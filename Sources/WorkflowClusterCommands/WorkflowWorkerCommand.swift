@@ -19,6 +19,13 @@ public enum WorkflowWorkerCommand {
     /// documented code on failure (78: invalid configuration or key file; 64: no worker name;
     /// 1: a runtime failure).
     public static func main(hosting registry: RemotableRegistry) async {
+        await main(hosting: registry, protocolVersions: RemoteProtocol.supported)
+    }
+
+    /// `main(hosting:)` offering `protocolVersions` in HELLO instead of this build's: the test
+    /// daemons play a worker of a later build, which speaks a newer protocol too, in a rolling
+    /// upgrade.
+    package static func main(hosting registry: RemotableRegistry, protocolVersions: ClosedRange<Int>) async {
         do {
             let command = try WorkerCommand.parseAsRoot()
             guard let worker = command as? WorkerCommand else {
@@ -26,7 +33,7 @@ public enum WorkflowWorkerCommand {
                 try other.run()
                 return
             }
-            try await worker.run(hosting: registry)
+            try await worker.run(hosting: registry, protocolVersions: protocolVersions)
         } catch {
             WorkerCommand.exit(withError: error)
         }

@@ -26,6 +26,7 @@ struct ChildStatusJSON: Codable, Sendable, Equatable {
     static func detail(of status: RemoteChildStatus) -> String {
         switch status {
         case .starting: ""
+        case .reconnecting: "showing its last rendering"
         case .running(let worker): "on \(worker)"
         case .unavailable(let error): error.description
         }

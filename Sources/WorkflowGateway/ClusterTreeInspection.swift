@@ -34,7 +34,7 @@ struct ClusterTreeInspection: Codable, Sendable {
         /// 1 for the root's children, 2 for theirs, and so on.
         var depth: Int
         var runsOn: Location?
-        /// `running`, `starting` or `unavailable` (a local node is always `running`).
+        /// `running`, `starting`, `reconnecting` or `unavailable` (a local node is always `running`).
         var status: String
         var detail: String
         /// `local` for a node rendered in the coordinator, else its placement rule's value.

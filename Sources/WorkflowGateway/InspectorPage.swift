@@ -22,6 +22,7 @@ enum InspectorPage {
           .node { display: inline-block; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; padding: 8px 12px; margin: 6px 0; min-width: 420px; }
           .node .title { font-weight: 600; } .node .where { float: right; font-weight: 600; }
           .status-running { border-left: 6px solid #16a34a; } .status-starting { border-left: 6px solid #ca8a04; }
+          .status-reconnecting { border-left: 6px solid #ca8a04; }
           .status-unavailable { border-left: 6px solid #dc2626; } .status-root { border-left: 6px solid #2563eb; }
           .status-local { border-left: 6px solid #64748b; } .tree ul:empty { display: none; }
           table { border-collapse: collapse; background: #fff; } th, td { border: 1px solid #d1d5db; padding: 6px 10px; text-align: left; }

@@ -117,6 +117,7 @@ struct GatewayRouteTests {
                 #expect(response.status == .gone)
                 let error = try GatewayTesting.decode(ErrorBody.self, response.body)
                 #expect(error.error == "stale-token")
+                #expect(error.message.hasSuffix("this sink is no longer rendered: read the rendering again"), "\(error.message)")
             }
             // Still serving, and none of the refused events was applied.
             let latest = try await client.execute(uri: "/api/rendering", method: .get) {

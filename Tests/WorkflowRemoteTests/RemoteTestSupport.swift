@@ -58,14 +58,15 @@ func makeParent(_ name: String, requestTimeout: Duration = .seconds(10)) throws 
     return try RemoteRuntime(configuration: configuration)
 }
 
-/// An in-process worker runtime connected to `parent`; a parent silent for `heartbeat` ×
-/// `liveness` makes it reconnect on a fresh socket.
+/// An in-process worker runtime of `pool` connected to `parent`; a parent silent for
+/// `heartbeat` × `liveness` makes it reconnect on a fresh socket.
 func makeWorker(
     _ name: String, parent: String, registry: RemotableRegistry = remoteTestRegistry, heartbeat: Duration = .milliseconds(100),
-    liveness: Int = 5
+    liveness: Int = 5, pool: String = "default"
 ) throws -> RemoteRuntime {
     var configuration = RemoteRuntimeConfiguration(name: name)
     configuration.parentEndpoint = parent
+    configuration.pool = pool
     configuration.registry = registry
     configuration.heartbeatInterval = heartbeat
     configuration.heartbeatLiveness = liveness

@@ -28,4 +28,16 @@ struct SinkRouteTokenTests {
             SinkRoute.token(node: node, slot: slot, event: Event.self, incarnation: incarnation, pass: pass)
                 == Self.interpolated(node: node, slot: slot, event: Event.self, incarnation: incarnation, pass: pass))
     }
+
+    @Test func aPlaceIsTheTokenWithoutItsPass() {
+        let token = SinkRoute.token(node: 12, slot: 3, event: Int.self, incarnation: 1_296, pass: 77)
+        let place = SinkRoute.place(of: token)
+        #expect(place == "12:3:\(_typeName(Int.self, qualified: true))@100")
+        #expect(SinkRoute.place(of: SinkRoute.token(node: 12, slot: 3, event: Int.self, incarnation: 1_296, pass: 78)) == place)
+        // A middle process's forwarded token drops its carried token's pass the same way.
+        #expect(SinkRoute.place(of: "fk3~\(token)") == "fk3~\(place)")
+        // A place, or a token of no runtime shape, is its own place.
+        #expect(SinkRoute.place(of: place) == place)
+        #expect(SinkRoute.place(of: "no-such-token") == "no-such-token")
+    }
 }

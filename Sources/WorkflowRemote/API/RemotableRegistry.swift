@@ -1,16 +1,17 @@
 /// The remotable workflow types a worker can host, by stable type name.
 ///
-/// Both processes must agree on a type's name (`Workflow.workflowTypeName`); the worker looks the
-/// name in START up here. A name it does not know is answered with an `unknownType` error, never
-/// a crash.
+/// Both processes must agree on a type's name (its `StablyNamedWorkflow.stableTypeName` when it
+/// declares one, else `Workflow.workflowTypeName`); the worker looks the name in START up here.
+/// A name it does not know is answered with an `unknownType` error, never a crash.
 public struct RemotableRegistry: Sendable {
     private var factories: [String: any HostedChildFactory] = [:]
 
     public init() {}
 
-    /// Makes `type` hostable under its stable type name.
+    /// Makes `type` hostable under its stable type name, in place of any type registered under
+    /// that name before.
     public mutating func register<W: RemotableWorkflow>(_ type: W.Type) {
-        factories[W.workflowTypeName] = TypedHostedChildFactory<W>()
+        factories[W.remoteTypeName] = TypedHostedChildFactory<W>()
     }
 
     /// The same registry with `type` registered.

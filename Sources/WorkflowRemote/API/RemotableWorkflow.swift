@@ -22,6 +22,15 @@ where Rendering: Codable & Sendable, Output: Codable & Sendable {
 }
 
 extension RemotableWorkflow {
+    /// The name a child of this type is known by between processes: in START, in a worker's
+    /// registry and HELLO, and in placement rules. Its `StablyNamedWorkflow.stableTypeName` when
+    /// it declares one, as its snapshots do, so that a build that renames or moves the type, or
+    /// changes its state version (a worker of the next build in a rolling upgrade), still hosts
+    /// the children of the build before; else `workflowTypeName`.
+    static var remoteTypeName: String {
+        (Self.self as? any StablyNamedWorkflow.Type)?.stableTypeName ?? workflowTypeName
+    }
+
     /// Marks this child to run where `placement` says. The parent renders the result exactly like
     /// the child itself (`.rendered(in:key:)`, with or without an output map) and gets the child's
     /// rendering back.

@@ -2,16 +2,22 @@
 public enum RemoteChildStatus: Sendable, Equatable, CustomStringConvertible {
     /// Started, waiting for the worker's first rendering.
     case starting
+    /// Restored from a snapshot (its parent restarted, or took over, from a store or a snapshot
+    /// file) and showing the child's last rendering from before, until the worker's first
+    /// rendering replaces it. Events sent to that rendering's sinks are kept, with the child's
+    /// state, and delivered once the child runs again.
+    case reconnecting
     /// The worker renders it; the parent has its rendering for the current props.
     case running(worker: String)
     /// It cannot run: the parent keeps its last rendering (or the placeholder) and reports why.
     case unavailable(RemoteChildError)
 
-    /// The status without its detail: `starting`, `running` or `unavailable` (for log metadata
-    /// and machine-readable output).
+    /// The status without its detail: `starting`, `reconnecting`, `running` or `unavailable`
+    /// (for log metadata and machine-readable output).
     public var name: String {
         switch self {
         case .starting: "starting"
+        case .reconnecting: "reconnecting"
         case .running: "running"
         case .unavailable: "unavailable"
         }
@@ -20,6 +26,7 @@ public enum RemoteChildStatus: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .starting: "starting"
+        case .reconnecting: "reconnecting (showing its last rendering)"
         case .running(let worker): "running on \(worker)"
         case .unavailable(let error): "unavailable: \(error)"
         }

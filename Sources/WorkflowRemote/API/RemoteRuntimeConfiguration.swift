@@ -35,7 +35,8 @@ public struct RemoteRuntimeConfiguration: Sendable {
     /// How long after this runtime starts a child placed in a pool (`.pool`, `.hashed`) waits for
     /// the pool's members in `poolMembers` to join before it is placed among those present. A
     /// cold start or a restore then spreads its children over the pool instead of piling them
-    /// onto the first worker to join; the child shows `starting` meanwhile. Zero: no waiting.
+    /// onto the first worker to join; the child shows `starting` meanwhile (`reconnecting`, with its
+    /// last rendering, after a restore). Zero: no waiting.
     public var placementGrace: Duration = .zero
     /// Whether, and how, running children placed in pools move to where their placement would put
     /// them now: a hashed child back to its owner when the owner returns, a least-loaded pool's

@@ -33,20 +33,25 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
     /// in the middle of a tree of three processes: the middle acknowledges an event to its own
     /// parent as soon as it has passed it on to the grandchild's worker, so if the middle fails
     /// over before the grandchild acknowledged it, the middle's snapshot is the only place the
-    /// event still is.
+    /// event still is. It also keeps the child's last rendering (as its worker encoded it), so a
+    /// restored host shows that rendering at once, with status `reconnecting`, rather than the
+    /// child's placeholder until the worker answers: the first frame after a restart is the last
+    /// one before it.
     public final class State: Codable {
         var proxy: RemoteChildProxy<Child>?
         /// The child's snapshot this state was restored with, until a proxy takes it over.
         var restoredSnapshot: TreeSnapshot?
         /// The unacknowledged events this state was restored with, until a proxy takes them over.
         var restoredEvents: [PendingRemoteEvent] = []
+        /// The child's last rendering this state was restored with, until a proxy takes it over.
+        var restoredRendering: [UInt8]?
         /// Set once this node has warned that its host cannot run it remotely.
         var warnedRunningLocally = false
 
         init() {}
 
         private enum CodingKeys: String, CodingKey {
-            case snapshot, pendingEvents
+            case snapshot, pendingEvents, rendering
         }
 
         public init(from decoder: any Decoder) throws {
@@ -55,6 +60,8 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             if let keyed = try? decoder.container(keyedBy: CodingKeys.self), keyed.contains(.pendingEvents) {
                 restoredSnapshot = try keyed.decodeIfPresent(TreeSnapshot.self, forKey: .snapshot)
                 restoredEvents = try keyed.decode([PendingRemoteEvent].self, forKey: .pendingEvents)
+                // Absent from snapshots written before the last rendering was kept.
+                restoredRendering = try keyed.decodeIfPresent(Data.self, forKey: .rendering).map { [UInt8]($0) }
             } else {
                 restoredSnapshot = try decoder.singleValueContainer().decode(TreeSnapshot?.self)
             }
@@ -65,9 +72,11 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             if let proxy {
                 try container.encodeIfPresent(proxy.snapshot, forKey: .snapshot)
                 try container.encode(proxy.pendingEvents, forKey: .pendingEvents)
+                try container.encodeIfPresent(proxy.renderingBytes.map { Data($0) }, forKey: .rendering)
             } else {
                 try container.encodeIfPresent(restoredSnapshot, forKey: .snapshot)
                 try container.encode(restoredEvents, forKey: .pendingEvents)
+                try container.encodeIfPresent(restoredRendering.map { Data($0) }, forKey: .rendering)
             }
         }
     }
@@ -98,15 +107,15 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
                 state.warnedRunningLocally = true
                 Logger(label: "workflow.remote").warning(
                     "a remote child renders in this process: its host does not run on a RemoteRuntime",
-                    metadata: ["path": "\(context.nodePath)", "type": "\(Child.workflowTypeName)", "placement": "\(placement)"])
+                    metadata: ["path": "\(context.nodePath)", "type": "\(Child.remoteTypeName)", "placement": "\(placement)"])
             }
             return child.rendered(in: context, key: "")
         }
-        // The type name and path only matter for `.configured` (and `workflowTypeName` reflects
+        // The type name and path only matter for `.configured` (and `remoteTypeName` reflects
         // on the type each time): an existing proxy already knows the type. Rules match the
         // path within this host's tree, without a session's prefix.
         guard let placement = runtime.engine.resolve(
-            placement, typeName: state.proxy?.typeName ?? Child.workflowTypeName, path: context.nodePath)
+            placement, typeName: state.proxy?.typeName ?? Child.remoteTypeName, path: context.nodePath)
         else {
             return child.rendered(in: context, key: "")
         }
@@ -115,12 +124,15 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             proxy = existing
         } else {
             // A new placement (or the first render): the new proxy starts the child from the
-            // last acknowledged state and sends it every event that state does not include.
-            let (snapshot, events) = state.proxy?.handOver() ?? (state.restoredSnapshot, state.restoredEvents)
+            // last acknowledged state and sends it every event that state does not include, and
+            // shows the child's last rendering until the new placement renders it.
+            let (snapshot, events, rendering) =
+                state.proxy?.handOver() ?? (state.restoredSnapshot, state.restoredEvents, state.restoredRendering)
             state.restoredEvents = []
+            state.restoredRendering = nil
             proxy = RemoteChildProxy(
                 path: pathPrefix + context.nodePath, scope: scope, placement: placement, engine: runtime.engine,
-                snapshot: snapshot, pendingEvents: events)
+                snapshot: snapshot, pendingEvents: events, lastRendering: rendering)
             state.proxy = proxy
         }
         // Declared again every pass, as any sink must be to stay live: a sink the latest pass did
@@ -159,7 +171,7 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
 }
 
 extension RemoteWorkflow: StablyNamedWorkflow {
-    public static var stableTypeName: String { "Remote<\(Child.workflowTypeName)>" }
+    public static var stableTypeName: String { "Remote<\(Child.remoteTypeName)>" }
 }
 
 /// What a proxy feeds back into its node: a worker's flush to apply as one step, or "render
@@ -175,7 +187,7 @@ struct ProxyFlush<Rendering: Sendable, Output: Sendable>: Sendable {
     /// still forwards the outputs but does not install an old placement's rendering.
     let childID: UInt64
     let outputs: [Output]
-    let rendering: (rendering: Rendering, sequence: UInt64)?
+    let rendering: (rendering: Rendering, sequence: UInt64, bytes: [UInt8])?
     /// What the worker acknowledged with these outputs: it holds once they are applied.
     let acknowledgement: Acknowledgement
 }

@@ -20,6 +20,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     private(set) var propsSequence: UInt64 = 0
     /// The rendering the node shows: installed together with the outputs that came with it.
     private var rendering: Child.Rendering?
+    /// `rendering` as the worker encoded it: what the node's snapshot keeps, so a parent restored
+    /// from it shows the child's last rendering at once rather than its placeholder.
+    private(set) var renderingBytes: [UInt8]?
     /// The props sequence `rendering` was computed for.
     private var renderingSequence: UInt64 = 0
     /// The props sequence of the latest rendering received, installed or still staged: what
@@ -71,8 +74,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The child's state as of the last acknowledged event: where a new worker starts from.
     private(set) var snapshot: TreeSnapshot?
 
-    /// Computed once: `workflowTypeName` reflects on the type every time.
-    let typeName = Child.workflowTypeName
+    /// Computed once: `remoteTypeName` reflects on the type every time.
+    let typeName = Child.remoteTypeName
     /// `==` of the props when their type is `Equatable` (`nil`: compare the encoded bytes),
     /// looked up once: the conformance lookup cost more than the comparison, twice a round trip.
     private let propsEquality = equality(of: Child.self)
@@ -98,9 +101,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     ///   - snapshot: the child's last acknowledged state, if any.
     ///   - pendingEvents: events the child was sent and has not acknowledged (from a snapshot, or
     ///     from the proxy this one replaces), sent again after its START, in order.
+    ///   - lastRendering: the child's last rendering as its worker encoded it (from a snapshot, or
+    ///     from the proxy this one replaces): shown, with status `reconnecting`, until the worker's
+    ///     first rendering replaces it. Its sinks send to this proxy, which keeps their events
+    ///     until the child runs again.
     init(
         path: String, scope: String, placement: RemotePlacement, engine: RemoteEngine, snapshot: TreeSnapshot?,
-        pendingEvents: [PendingRemoteEvent] = []
+        pendingEvents: [PendingRemoteEvent] = [], lastRendering: [UInt8]? = nil
     ) {
         self.snapshot = snapshot
         self.outstanding = engine.makeOutstandingEvents(path: path)
@@ -115,7 +122,27 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         // rather than refused now.
         outstanding.take(pendingEvents.count)
         engine.register(proxy: self)
+        // Set here, not through `restore`: an initializer's assignment does not report the
+        // change, which the next line does once.
+        if let lastRendering, restore(lastRendering) { status = .reconnecting }
         engine.statusChanged(path: path, status: status)
+    }
+
+    /// Shows `bytes`, the child's last rendering before its parent restarted (or before this
+    /// placement), until the worker sends one; returns whether it decoded. A rendering that no
+    /// longer decodes (written by another build) is dropped: the child shows its placeholder
+    /// meanwhile, as it would without.
+    private func restore(_ bytes: [UInt8]) -> Bool {
+        do {
+            rendering = try bytes.withUnsafeBytes {
+                try importingCodec.decode(Child.Rendering.self, from: $0, reusing: engine.codingScratch)
+            }
+            renderingBytes = bytes
+            return true
+        } catch {
+            engine.log(warning: "the last rendering of \(path) kept with its snapshot does not decode (\(error)): its placeholder shows until its worker renders it")
+            return false
+        }
     }
 
     /// Called by the node's render: sends START/UPDATE as needed and returns the best rendering
@@ -179,13 +206,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// gives it what the child's state is made of: the last acknowledged snapshot and every event
     /// not acknowledged, which the new placement applies on top of it. Events not sent yet stay
     /// here rather than go to the old worker first.
-    func handOver() -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent]) {
+    func handOver() -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent], rendering: [UInt8]?) {
         let events = pendingEvents
         if !isStopped {
             isStopped = true
             engine.stop(proxy: self, sendingDueEvents: false)
         }
-        return (snapshot, events)
+        return (snapshot, events, renderingBytes)
     }
 
     /// The events sent (or due) to the child and not acknowledged yet, oldest first: with
@@ -254,13 +281,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         partialOutputs = []
         if let delivered = partialLastOutput.take() { lastOutput = delivered }
         let acknowledgement = Acknowledgement(sequence: flush.acknowledged, snapshot: flush.snapshot)
-        var newRendering: (rendering: Child.Rendering, sequence: UInt64)?
+        var newRendering: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8])?
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
                 let decoded = try bytes.withUnsafeBytes {
                     try importingCodec.decode(Child.Rendering.self, from: $0, reusing: engine.codingScratch)
                 }
-                newRendering = (decoded, flush.renderingSequence)
+                newRendering = (decoded, flush.renderingSequence, bytes)
                 receivedSequence = flush.renderingSequence
                 status = .running(worker: workerName)
             } catch {
@@ -309,10 +336,11 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         acknowledge(upTo: acknowledgement.sequence, snapshot: acknowledgement.snapshot)
     }
 
-    private func install(_ new: (rendering: Child.Rendering, sequence: UInt64), refresh: Bool) {
+    private func install(_ new: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8]), refresh: Bool) {
         guard new.sequence >= renderingSequence else { return }
         let wasAwaited = renderingSequence < propsSequence && worker != nil
         rendering = new.rendering
+        renderingBytes = new.bytes
         renderingSequence = new.sequence
         // A rendering the settle waits for is shown by the pass that settles; any other needs
         // the node to render again.
@@ -329,6 +357,12 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         worker = nil
         isReleasing = false
         discardPartialFlush()
+        // A restored child whose worker has not (re)joined yet is reconnecting, as expected right
+        // after its parent restarted: it keeps showing its last rendering under that status.
+        if status == .reconnecting, case .noWorker = error {
+            requestRefresh()
+            return
+        }
         status = .unavailable(error)
         requestRefresh()
     }

@@ -136,7 +136,12 @@ extension RemoteEngine {
             instance: hello.instance, processID: hello.processID, hostName: hello.hostName)
         workers[peerID] = peer
         metrics.workersJoined.increment()
-        logger.info("worker joined", metadata: ["worker": "\(hello.name)", "pool": "\(hello.pool)", "types": .stringConvertible(hello.hostedTypes.count)])
+        logger.info(
+            "worker joined",
+            metadata: [
+                "worker": "\(hello.name)", "pool": "\(hello.pool)", "types": .stringConvertible(hello.hostedTypes.count),
+                "protocol": .stringConvertible(version),
+            ])
         sendWelcome(to: peerID, protocolVersion: version)
         shared.setWorkers(workers.values.map(\.name))
         for proxy in proxies.values where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {

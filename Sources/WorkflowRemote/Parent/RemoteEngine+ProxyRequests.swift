@@ -134,7 +134,7 @@ extension RemoteEngine {
         shared.setStatus(status, path: path)
         let level: Logger.Level
         switch status {
-        case .starting, .running, .unavailable(.noWorker): level = .info
+        case .starting, .reconnecting, .running, .unavailable(.noWorker): level = .info
         case .unavailable: level = .warning
         }
         logger.log(level: level, "child status: \(status)", metadata: ["path": "\(path)", "status": "\(status.name)"])
@@ -142,6 +142,10 @@ extension RemoteEngine {
 
     func log(error message: String) {
         logger.error("\(message)")
+    }
+
+    func log(warning message: String) {
+        logger.warning("\(message)")
     }
 
     /// The decoder context for a proxy's renderings and outputs: sinks in them send EVENTs to

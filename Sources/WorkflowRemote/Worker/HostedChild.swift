@@ -18,7 +18,7 @@ struct TypedHostedChildFactory<W: RemotableWorkflow>: HostedChildFactory {
         do {
             workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
         } catch {
-            throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
+            throw RemoteChildError.undecodableProps(typeName: W.remoteTypeName, reason: "\(error)")
         }
         // A snapshot this build cannot read is refused, not replaced by a fresh state: the parent
         // keeps it for a worker that can (a newer build, in a rolling upgrade).
@@ -26,7 +26,7 @@ struct TypedHostedChildFactory<W: RemotableWorkflow>: HostedChildFactory {
             do {
                 _ = try StateCoding.decode(snapshot, for: W.self)
             } catch {
-                throw RemoteChildError.undecodableSnapshot(typeName: W.workflowTypeName, reason: error.description)
+                throw RemoteChildError.undecodableSnapshot(typeName: W.remoteTypeName, reason: error.description)
             }
         }
         return HostedChild(childID: childID, path: path, workflow: workflow, propsSequence: propsSequence, snapshot: snapshot, engine: engine)
@@ -71,7 +71,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
             let workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
             host?.updateOnLoop(workflow: HostedRoot(child: workflow, propsSequence: propsSequence, forwardOutput: forwardOutput))
         } catch {
-            throw RemoteChildError.undecodableProps(typeName: W.workflowTypeName, reason: "\(error)")
+            throw RemoteChildError.undecodableProps(typeName: W.remoteTypeName, reason: "\(error)")
         }
     }
 

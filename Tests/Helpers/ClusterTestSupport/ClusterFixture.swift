@@ -96,9 +96,12 @@ package final class ClusterFixture: Sendable {
         return worker
     }
 
-    /// Starts any daemon through the fixture (so it is cleaned up).
-    package func start(_ executable: String, _ arguments: [String], label: String, environment: [String: String] = [:]) throws -> DaemonProcess {
-        try daemons.start(executable, arguments, label: label, environment: environment)
+    /// Starts any daemon through the fixture (so it is cleaned up); with `standardInput`, the
+    /// daemon reads what `DaemonProcess.send(line:)` writes.
+    package func start(
+        _ executable: String, _ arguments: [String], label: String, environment: [String: String] = [:], standardInput: Bool = false
+    ) throws -> DaemonProcess {
+        try daemons.start(executable, arguments, label: label, environment: environment, standardInput: standardInput)
     }
 
     /// Stops every daemon still running (workers first, SIGTERM then SIGKILL after a bound),

@@ -185,7 +185,7 @@ struct ClusterProcessTests {
             let coordinator = try cluster.start(
                 "test-coordinator", ["--config", cluster.configPath, "--root", "my-app"], label: "coordinator")
             #expect(try await coordinator.waitForExit() == 78)
-            #expect(coordinator.stderr.lines.contains { $0.contains(#"unknown root workflow "my-app" (known: list-detail)"#) })
+            #expect(coordinator.stderr.lines.contains { $0.contains(#"unknown root workflow "my-app" (known: ledger-board, list-detail)"#) })
         }
     }
 

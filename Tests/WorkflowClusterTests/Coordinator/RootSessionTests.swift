@@ -57,9 +57,9 @@ struct RootSessionTests {
         let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
         try await session.send(event: Data("3".utf8), to: first.add)
         let three = try await Self.rendering(of: session, as: TallyJSON.self, "count 3") { $0.count == 3 }
-        #expect(three.add != first.add, "each render pass gives its sinks new tokens")
+        #expect(three.add == first.add, "a sink rendered at the same place keeps its token")
         #expect(session.latestRendering.sequence > 1)
-        // A token of an earlier rendering still delivers, as a sink kept from an earlier render does.
+        // The token read from the first rendering still delivers, to the latest pass's sink.
         try await session.send(event: Data("2".utf8), to: first.add)
         try await Self.rendering(of: session, as: TallyJSON.self, "count 5") { $0.count == 5 }
         let undo = try #require(three.undo)
@@ -100,16 +100,21 @@ struct RootSessionTests {
         let undo = try #require(one.undo)
         try await session.send(event: Data("{}".utf8), to: undo)
         let zero = try await Self.rendering(of: session, as: TallyJSON.self, "count 0") { $0.count == 0 && $0.undo == nil }
-        // The undo button is gone from the screen: its token no longer acts.
+        // The undo button is gone from the screen: its token no longer acts, and says why.
         await #expect(throws: RootEventError.staleToken(undo)) { try await session.send(event: Data("{}".utf8), to: undo) }
+        #expect(RootEventError.staleToken(undo).description.hasSuffix("this sink is no longer rendered: read the rendering again"))
         try await session.send(event: Data("2".utf8), to: zero.add)
-        try await Self.rendering(of: session, as: TallyJSON.self, "count 2") { $0.count == 2 }
+        let two = try await Self.rendering(of: session, as: TallyJSON.self, "count 2") { $0.count == 2 }
+        // Rendered again at the same place, the undo button has its old token again.
+        #expect(two.undo == undo)
+        try await session.send(event: Data("{}".utf8), to: undo)
+        try await Self.rendering(of: session, as: TallyJSON.self, "count 1") { $0.count == 1 }
         await session.stop()
     }
 
     @Test("unknown, stale and undecodable sends are distinct typed errors; nothing is applied")
     func typedErrors() async throws {
-        // Keeps one retired token usable, so a token two renderings old is stale.
+        // Keeps one retired token usable (its sink no longer rendered, it is stale all the same).
         let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow(), retainedTokens: 1)
         let first = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
 
@@ -126,20 +131,18 @@ struct RootSessionTests {
             if case .undecodableEvent = error as? RootEventError { true } else { false }
         }
 
-        // Renderings move on: the first rendering's token is soon too old to act on.
+        // A token of a sink no longer rendered is stale: the undo button of count 1, gone at 0.
         try await session.send(event: Data("1".utf8), to: first.add)
         let one = try await Self.rendering(of: session, as: TallyJSON.self, "count 1") { $0.count == 1 }
-        try await session.send(event: Data("1".utf8), to: one.add)
-        let two = try await Self.rendering(of: session, as: TallyJSON.self, "count 2") { $0.count == 2 }
-        let undo = try #require(two.undo)
+        let undo = try #require(one.undo)
         try await session.send(event: Data("{}".utf8), to: undo)
-        try await Self.rendering(of: session, as: TallyJSON.self, "count 1 again") { $0.count == 1 }
-        await #expect(throws: RootEventError.staleToken(first.add)) { try await session.send(event: Data("1".utf8), to: first.add) }
+        try await Self.rendering(of: session, as: TallyJSON.self, "count 0 again") { $0.count == 0 }
+        await #expect(throws: RootEventError.staleToken(undo)) { try await session.send(event: Data("{}".utf8), to: undo) }
 
-        // None of the failed sends was applied: one more add of 5 shows exactly 6.
+        // None of the failed sends was applied: one more add of 5 shows exactly 5.
         let latest = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json)
         try await session.send(event: Data("5".utf8), to: latest.add)
-        try await Self.rendering(of: session, as: TallyJSON.self, "count 6") { $0.count == 6 }
+        try await Self.rendering(of: session, as: TallyJSON.self, "count 5") { $0.count == 5 }
         await session.stop()
     }
 

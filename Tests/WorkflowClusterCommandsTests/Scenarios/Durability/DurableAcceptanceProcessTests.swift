@@ -80,8 +80,8 @@ struct DurableAcceptanceProcessTests {
     static let port = 47_601
 
     /// The cluster's configuration: the event-ledger root, its remote child on worker `w1`,
-    /// the embedded store in the fixture's directory.
-    static func writeConfig(_ cluster: ClusterFixture) throws {
+    /// the embedded store in the fixture's directory, the gateway on `port`.
+    static func writeConfig(_ cluster: ClusterFixture, port: Int = port) throws {
         let document: [String: Any] = [
             "coordinator": ["endpoint": cluster.endpoint, "root": "event-ledger"],
             "workers": [["name": "w1"]],

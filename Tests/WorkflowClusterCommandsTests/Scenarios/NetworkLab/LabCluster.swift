@@ -58,16 +58,23 @@ final class LabCluster: Sendable {
     var endpoint: String { "tcp://\(coordinatorAddress):\(Self.port)" }
 
     /// Writes the configuration: CURVE with keys in `keys/` beside the file (`security` `nil`:
-    /// no `security` section, which on tcp means CURVE), the given heartbeat.
-    func writeConfig(heartbeat: Heartbeat, security: [String: Any]? = ["mode": "curve", "keys_dir": "keys"]) throws {
+    /// no `security` section, which on tcp means CURVE), the given heartbeat; by default the
+    /// root `list-detail` on the workers and placement above. `coordinator` and `sections` add
+    /// keys to the coordinator section and sections to the file.
+    func writeConfig(
+        heartbeat: Heartbeat, security: [String: Any]? = ["mode": "curve", "keys_dir": "keys"], root: String = "list-detail",
+        workers: [ClusterFixture.Rule] = LabCluster.workers, placement: [ClusterFixture.Rule] = LabCluster.placement, coordinator: [String: Any] = [:],
+        sections: [String: Any] = [:]
+    ) throws {
         var document: [String: Any] = [
-            "coordinator": ["endpoint": endpoint, "root": "list-detail"],
-            "workers": Self.workers,
+            "coordinator": coordinator.merging(["endpoint": endpoint, "root": root]) { _, new in new },
+            "workers": workers,
             "heartbeat": ["interval_ms": heartbeat.intervalMilliseconds, "liveness": heartbeat.liveness],
             "request": ["deadline_ms": 10_000],
             "log": ["level": "info", "format": "text"],
-            "placement": Self.placement,
+            "placement": placement,
         ]
+        document.merge(sections) { _, new in new }
         if let security { document["security"] = security }
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
             .write(to: URL(fileURLWithPath: fixture.configPath))
@@ -81,19 +88,25 @@ final class LabCluster: Sendable {
         guard status == 0 else { throw WaitFailure(description: "keygen exited \(status): \(keygen.stderr.lines)") }
     }
 
-    /// Starts a daemon (`workflow-coordinator` or `workflow-worker`) on `host`.
-    func start(_ executable: String, on host: String, _ arguments: [String], label: String) throws -> DaemonProcess {
+    /// Starts a daemon (`workflow-coordinator` or `workflow-worker`) on `host`, with
+    /// `environment` added to the test's; with `standardInput`, it reads what
+    /// `DaemonProcess.send(line:)` writes.
+    func start(
+        _ executable: String, on host: String, _ arguments: [String], label: String, environment: [String: String] = [:],
+        standardInput: Bool = false
+    ) throws -> DaemonProcess {
         let (command, commandArguments) = lab.onHost(host, [DaemonProcess.executableURL(executable).path] + arguments)
-        return try fixture.start(command, commandArguments, label: label)
+        return try fixture.start(command, commandArguments, label: label, environment: environment, standardInput: standardInput)
     }
 
     /// Starts the coordinator on `host`, printing JSON lines, and waits until it listens.
     @discardableResult
-    func startCoordinator(on host: String = "coordinator", _ extra: [String] = [], label: String = "coordinator") async throws
-        -> DaemonProcess
-    {
+    func startCoordinator(
+        on host: String = "coordinator", _ extra: [String] = [], label: String = "coordinator", standardInput: Bool = false
+    ) async throws -> DaemonProcess {
         let coordinator = try start(
-            "test-coordinator", on: host, ["--config", fixture.configPath, "--print-renderings", "json"] + extra, label: label)
+            "test-coordinator", on: host, ["--config", fixture.configPath, "--print-renderings", "json"] + extra, label: label,
+            standardInput: standardInput)
         do {
             try await coordinator.stdout.first("the coordinator to listen on \(endpoint)") { $0.contains(#""event":"listening""#) }
         } catch {
@@ -102,10 +115,11 @@ final class LabCluster: Sendable {
         return coordinator
     }
 
-    /// Starts worker `name` on its own host (without waiting for it to join).
+    /// Starts worker `name` on its own host (without waiting for it to join), with `environment`
+    /// added to the test's.
     @discardableResult
-    func startWorker(_ name: String, _ extra: [String] = []) throws -> DaemonProcess {
-        try start("test-worker", on: name, ["--config", fixture.configPath, "--name", name] + extra, label: name)
+    func startWorker(_ name: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> DaemonProcess {
+        try start("test-worker", on: name, ["--config", fixture.configPath, "--name", name] + extra, label: name, environment: environment)
     }
 
     /// Runs `body` with a lab and a cluster in it, then stops every daemon and removes the lab,
