@@ -91,7 +91,7 @@ public struct RootWorkflowRegistry: Sendable {
         WorkflowRootSession(
             name: name, workflow: workflow, snapshot: start.snapshot, loop: start.loop ?? start.runtime, observers: start.observers,
             frames: frames, logger: start.logger, retainedTokens: 4096, durability: start.durability,
-            renderingSequence: start.renderingSequence)
+            renderingSequence: start.renderingSequence, tokenMark: start.tokenMark)
     }
 
     private static func isEmpty(_ props: Data) -> Bool {
@@ -179,6 +179,8 @@ public struct RootStart: Sendable {
     public var loop: (any RuntimeLoop)?
     /// The sequence number the root's renderings continue after (a reactivated session's last).
     package var renderingSequence: UInt64 = 0
+    /// What a session's sink tokens start with (`TreeMark`; `nil`: the shared root's have none).
+    package var tokenMark: String?
 
     /// Creates a value.
     public init(runtime: RemoteRuntime, snapshot: TreeSnapshot?, logger: Logger, observers: [any WorkflowObserver] = []) {

@@ -253,6 +253,7 @@ public actor SessionDirectory {
         start.props = props
         start.loop = SessionLoop(runtime: runtime, scope: id.text)
         start.renderingSequence = sequence
+        start.tokenMark = TreeMark.of(session: id.text)
         return try registry.startSession(named: root, start)
     }
 
