@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         // The coordinator's embedded durable store (SQLite's source bundled: no system package).
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
+        // The coordinator's shared store, for coordinators on several machines (PostgreSQL).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -75,6 +77,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         // The coordinator's HTTP side (Hummingbird): the root's renderings and events for clients,
         // the tree inspector, Prometheus metrics and health probes; generic over the root.
@@ -161,7 +164,11 @@ let package = Package(
         // WorkflowCluster in process: configuration, the root session, the coordinator service.
         .testTarget(
             name: "WorkflowClusterTests",
-            dependencies: ["WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport"]),
+            dependencies: [
+                "WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport",
+                // A second session on the private server, holding locks the store must not wait on forever.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         // The daemons the commands make, as real processes (Daemons/), the scenario suites that
         // run them under load and faults (Scenarios/Flood, Scenarios/NetworkLab), and
         // docs/GUIDE.md's code, compiled and run (Guide/).

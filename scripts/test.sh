@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every unit and integration test, then the example applications' (Examples/*). Works on a
-# fresh machine: installs libzmq (and chromium, for the browser test) first. Arguments (e.g.
-# --filter X) run only those tests of the main package.
+# fresh machine: installs libzmq (and chromium, for the browser test, and postgresql, for the
+# PostgreSQL store's tests) first. Arguments (e.g. --filter X) run only those tests of the main
+# package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -13,6 +14,17 @@ if ! command -v chromium >/dev/null 2>&1; then
   echo "installing chromium for the browser test..." >&2
   if ! ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null); then
     echo "chromium could not be installed here: the browser test will be skipped" >&2
+  fi
+fi
+# The PostgreSQL store's tests start a private server of their own (Debian's `postgresql`: initdb
+# and postgres, run as the `postgres` user the package creates); the package's own cluster is not
+# used. Without it (or with POSTGRES_TESTS=off) those tests are skipped, saying why.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  echo "installing postgresql for the store tests..." >&2
+  if ! ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null); then
+    echo "postgresql could not be installed here: the PostgreSQL store tests will be skipped" >&2
   fi
 fi
 # The network lab's tools; its tests (suite "Network lab") skip themselves, saying why, when a lab

@@ -205,13 +205,18 @@ public struct ClusterConfigurationParser: Sendable {
 
     private func parseStore(_ value: Any) throws -> StoreSettings {
         let object = try object(value, "store")
-        try allowOnly(object, "store", ["kind", "path"])
+        try allowOnly(object, "store", ["kind", "path", "url"])
         var settings = StoreSettings()
         if let kind = object["kind"] { settings.kind = try oneOf(kind, "store.kind") }
         if let path = object["path"], !(path is NSNull) {
             let text = try string(path, "store.path")
             guard !text.isEmpty else { throw fail("store.path", "a file path", found: "\"\"") }
             settings.path = besideFile(text)
+        }
+        if let url = object["url"], !(url is NSNull) {
+            let text = try string(url, "store.url")
+            guard !text.isEmpty else { throw fail("store.url", "a PostgreSQL URL", found: "\"\"") }
+            settings.url = text
         }
         try settings.validate(source: file)
         return settings

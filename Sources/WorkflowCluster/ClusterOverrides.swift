@@ -19,10 +19,12 @@ public struct ClusterOverrides: Sendable, Equatable {
     public var gatewayListen: String?
     /// `--drain-deadline-ms` (a worker's drain deadline in milliseconds; 0: no drain).
     public var drainDeadlineMilliseconds: String?
-    /// `--store-kind` (the coordinator's store: `none` or `sqlite`).
+    /// `--store-kind` (the coordinator's store: `none`, `sqlite` or `postgres`).
     public var storeKind: String?
     /// `--store-path` (the coordinator's SQLite file).
     public var storePath: String?
+    /// `--store-url` (the coordinator's PostgreSQL database).
+    public var storeURL: String?
     /// `--gateway-header-timeout-ms` (`GatewayLimits.headerTimeout`, in milliseconds).
     public var gatewayHeaderTimeoutMilliseconds: String?
     /// `--gateway-body-timeout-ms` (`GatewayLimits.bodyTimeout`, in milliseconds).
@@ -36,8 +38,9 @@ public struct ClusterOverrides: Sendable, Equatable {
     public init(
         logLevel: String? = nil, logFormat: String? = nil, coordinatorEndpoint: String? = nil, root: String? = nil,
         workerName: String? = nil, workerPool: String? = nil, gatewayListen: String? = nil, drainDeadlineMilliseconds: String? = nil,
-        storeKind: String? = nil, storePath: String? = nil
+        storeKind: String? = nil, storePath: String? = nil, storeURL: String? = nil
     ) {
+        self.storeURL = storeURL
         self.storeKind = storeKind
         self.storePath = storePath
         self.drainDeadlineMilliseconds = drainDeadlineMilliseconds
@@ -57,7 +60,7 @@ public struct ClusterOverrides: Sendable, Equatable {
             ("--log-level", logLevel), ("--log-format", logFormat), ("--coordinator-endpoint", coordinatorEndpoint),
             ("--coordinator-root", root), ("--worker-name", workerName), ("--worker-pool", workerPool),
             ("--gateway-listen", gatewayListen), ("--drain-deadline-ms", drainDeadlineMilliseconds),
-            ("--store-kind", storeKind), ("--store-path", storePath),
+            ("--store-kind", storeKind), ("--store-path", storePath), ("--store-url", storeURL),
             ("--gateway-header-timeout-ms", gatewayHeaderTimeoutMilliseconds), ("--gateway-body-timeout-ms", gatewayBodyTimeoutMilliseconds),
             ("--gateway-idle-timeout-ms", gatewayIdleTimeoutMilliseconds), ("--gateway-max-connections", gatewayMaxConnections),
         ]

@@ -28,6 +28,7 @@ import Logging
 /// | drain.deadline_ms    | --drain-deadline-ms (worker) | WORKFLOW_DRAIN_DEADLINE_MS     |
 /// | store.kind           | --store-kind (coordinator)   | WORKFLOW_STORE_KIND            |
 /// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
+/// | store.url            | --store-url (coordinator)    | WORKFLOW_STORE_URL             |
 public struct ClusterSettings: Sendable {
     /// The cluster's configuration with overrides applied.
     public var configuration: ClusterConfiguration
@@ -98,6 +99,9 @@ public struct ClusterSettings: Sendable {
         if let path = reader.string(forKey: "store.path"), !path.isEmpty, path != configuration.store.path {
             configuration.store.path = path
         }
+        if let url = reader.string(forKey: "store.url"), !url.isEmpty, url != configuration.store.url {
+            configuration.store.url = url
+        }
         try configuration.store.validate(source: layer)
         return ClusterSettings(
             configuration: configuration, workerName: reader.string(forKey: "worker.name"),
@@ -151,6 +155,7 @@ public struct ClusterSettings: Sendable {
             "gateway.listen": ConfigValue(.string(configuration.gateway.listen?.description ?? "off"), isSecret: false),
             "store.kind": ConfigValue(.string(configuration.store.kind.rawValue), isSecret: false),
             "store.path": ConfigValue(.string(configuration.store.path ?? ""), isSecret: false),
+            "store.url": ConfigValue(.string(configuration.store.url ?? ""), isSecret: true),
             "drain.deadline.ms": ConfigValue(.string("\(Int((configuration.drainDeadline / .milliseconds(1)).rounded()))"), isSecret: false),
         ]
     }

@@ -42,11 +42,14 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Start the root from this snapshot file (written by --snapshot-file). A missing or corrupt file stops the coordinator (exit 78); omit --restore to start fresh.", valueName: "file"))
     var restore: String?
 
-    @Option(name: .long, help: ArgumentHelp("Where the coordinator keeps every accepted event before answering it: none or sqlite. Overrides store.kind and WORKFLOW_STORE_KIND.", valueName: "kind"))
+    @Option(name: .long, help: ArgumentHelp("Where the coordinator keeps every accepted event before answering it: none, sqlite or postgres. Overrides store.kind and WORKFLOW_STORE_KIND.", valueName: "kind"))
     var storeKind: String?
 
     @Option(name: .long, help: ArgumentHelp("The SQLite store's file (created if missing; the root resumes from it at every start). Overrides store.path and WORKFLOW_STORE_PATH.", valueName: "file"))
     var storePath: String?
+
+    @Option(name: .long, help: ArgumentHelp("The PostgreSQL store's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT; optional connect_timeout and operation_timeout (seconds). Overrides store.url and WORKFLOW_STORE_URL.", valueName: "url"))
+    var storeURL: String?
 
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
     var eventsFromStdin = false
@@ -89,7 +92,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 overrides: gatewayLimitOverrides(
                     ClusterOverrides(
                         logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen,
-                        storeKind: storeKind, storePath: storePath)))
+                        storeKind: storeKind, storePath: storePath, storeURL: storeURL)))
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)

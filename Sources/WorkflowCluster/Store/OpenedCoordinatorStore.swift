@@ -26,6 +26,8 @@ public struct OpenedCoordinatorStore: Sendable {
         case .none: return nil
         case .sqlite:
             store = try await SQLiteCoordinatorStore.open(path: settings.path ?? "", logger: logger)
+        case .postgres:
+            store = try await PostgresCoordinatorStore.open(url: settings.url ?? "", logger: logger)
         }
         do throws(CoordinatorStoreError) {
             let token = try await store.acquireWriter(holder: holder)
@@ -35,7 +37,7 @@ public struct OpenedCoordinatorStore: Sendable {
                 do {
                     snapshot = try TreeSnapshot.decode(from: checkpoint.snapshot)
                 } catch {
-                    throw CoordinatorStoreError.corrupt(store: settings.path ?? "", reason: "checkpoint \(checkpoint.number) is not a tree snapshot: \(error)")
+                    throw CoordinatorStoreError.corrupt(store: settings.path ?? settings.url.map { PostgresCoordinatorStore.withoutPassword($0) } ?? "", reason: "checkpoint \(checkpoint.number) is not a tree snapshot: \(error)")
                 }
             }
             return OpenedCoordinatorStore(store: store, token: token, checkpoint: checkpoint, snapshot: snapshot)

@@ -2,7 +2,8 @@
 ///
 /// `none` (the default for a file without a `store` section) keeps nothing: an accepted event
 /// is lost if the coordinator dies before a snapshot file is written. `sqlite` keeps every
-/// accepted event in one SQLite file (`path`) before answering it.
+/// accepted event in one SQLite file (`path`) before answering it; `postgres` in a PostgreSQL
+/// database (`url`), which coordinators on several machines can share.
 public struct StoreSettings: Sendable, Equatable {
     /// Which store.
     public enum Kind: String, CaseIterable, Sendable {
@@ -10,17 +11,24 @@ public struct StoreSettings: Sendable, Equatable {
         case none
         /// The embedded SQLite file at `path`.
         case sqlite
+        /// The PostgreSQL database at `url`.
+        case postgres
     }
 
     /// Which store.
     public var kind: Kind = .none
     /// The SQLite file (resolved against the configuration file's directory when relative).
     public var path: String?
+    /// The PostgreSQL database (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or
+    /// `postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT`; parameters `connect_timeout`,
+    /// `operation_timeout`, `sslmode=disable`). Secret: the configuration dump hides it.
+    public var url: String?
 
     /// Creates settings.
-    public init(kind: Kind = .none, path: String? = nil) {
+    public init(kind: Kind = .none, path: String? = nil, url: String? = nil) {
         self.kind = kind
         self.path = path
+        self.url = url
     }
 
     /// Checks that the settings name a usable store; `source` is the file or layer named in
@@ -28,6 +36,10 @@ public struct StoreSettings: Sendable, Equatable {
     func validate(source: String) throws(ClusterConfigurationError) {
         if kind == .sqlite, (path ?? "").isEmpty {
             throw ClusterConfigurationError(file: source, key: "store.path", expected: "the SQLite file's path (store.kind is \"sqlite\")", found: "none")
+        }
+        if kind == .postgres, (url ?? "").isEmpty {
+            throw ClusterConfigurationError(
+                file: source, key: "store.url", expected: "the PostgreSQL database's URL (store.kind is \"postgres\")", found: "none")
         }
     }
 }

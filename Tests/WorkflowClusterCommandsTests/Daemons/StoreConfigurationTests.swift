@@ -27,6 +27,8 @@ struct StoreConfigurationTests {
         #expect(try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"}}"#).store == StoreSettings())
         let store = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"state/c.sqlite"}}"#).store
         #expect(store == StoreSettings(kind: .sqlite, path: "/etc/wf/state/c.sqlite"))
+        let postgres = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres","url":"postgres://u@db/w"}}"#).store
+        #expect(postgres == StoreSettings(kind: .postgres, url: "postgres://u@db/w"))
         let absolute = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"/var/c.sqlite"}}"#).store
         #expect(absolute.path == "/var/c.sqlite")
     }
@@ -36,6 +38,7 @@ struct StoreConfigurationTests {
         #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"mysql"}}"#)?.description.contains("key 'store.kind'") == true)
         #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite"}}"#)?.description.contains("key 'store.path'") == true)
         #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","file":"x"}}"#) != nil)
+        #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres"}}"#)?.description.contains("key 'store.url'") == true)
     }
 
     @Test("the shipped local-cluster.json keeps its store in run/")
@@ -60,6 +63,9 @@ struct StoreConfigurationTests {
             let flags = try await ClusterSettings.load(
                 file: file, overrides: ClusterOverrides(storeKind: "none", storePath: "/srv/flag.sqlite"), environment: environment)
             #expect(flags.configuration.store == StoreSettings(kind: .none, path: "/srv/flag.sqlite"))
+            let url = try await ClusterSettings.load(
+                file: file, environment: ["WORKFLOW_STORE_KIND": "postgres", "WORKFLOW_STORE_URL": "postgres://u@db/w"]).configuration.store
+            #expect(url.kind == .postgres && url.url == "postgres://u@db/w")
             await #expect {
                 _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_KIND": "etcd"])
             } throws: { error in
@@ -85,6 +91,37 @@ struct StoreConfigurationTests {
             #expect(fromEnvironment.status == 78, "\(fromEnvironment.log)")
             #expect(fromEnvironment.log.contains("cannot open the store \(garbage.path)"), "\(fromEnvironment.log)")
             #expect(fromEnvironment.log.contains("not a database"), "\(fromEnvironment.log)")
+        }
+    }
+
+    @Test("a malformed, unreachable or silent PostgreSQL store stops the coordinator with exit 78 and the reason in words, never a hang")
+    func unopenablePostgresStore() async throws {
+        try await ClusterFixture.with("bad-postgres") { cluster in
+            let malformed = try await OperatorErrorTests.run(
+                cluster, "test-coordinator", ["--config", cluster.configPath, "--store-kind", "postgres", "--store-url", "mysql://u@db/w"])
+            #expect(malformed.status == 78, "\(malformed.log)")
+            #expect(malformed.log.contains("cannot open the store mysql://u@db/w: not a PostgreSQL URL"), "\(malformed.log)")
+
+            let noURL = try await OperatorErrorTests.run(
+                cluster, "test-coordinator", ["--config", cluster.configPath], environment: ["WORKFLOW_STORE_KIND": "postgres"])
+            #expect(noURL.status == 78, "\(noURL.log)")
+            #expect(noURL.log.contains("key 'store.url'"), "\(noURL.log)")
+
+            let absent = "postgres://postgres:secret@/postgres?host=\(cluster.directory.path)/no-server&port=47152"
+            let noServer = try await OperatorErrorTests.run(
+                cluster, "test-coordinator", ["--config", cluster.configPath],
+                environment: ["WORKFLOW_STORE_KIND": "postgres", "WORKFLOW_STORE_URL": absent])
+            #expect(noServer.status == 78, "\(noServer.log)")
+            #expect(noServer.log.contains("cannot open the store postgres://postgres:***@/postgres"), "\(noServer.log)")
+            #expect(!noServer.log.contains("secret"), "\(noServer.log)")
+
+            try await SilentListener.with { port in
+                let silent = try await OperatorErrorTests.run(
+                    cluster, "test-coordinator",
+                    ["--config", cluster.configPath, "--store-kind", "postgres", "--store-url", "postgres://u@127.0.0.1:\(port)/w?connect_timeout=1"])
+                #expect(silent.status == 78, "\(silent.log)")
+                #expect(silent.log.contains("did not answer within 1"), "\(silent.log)")
+            }
         }
     }
 

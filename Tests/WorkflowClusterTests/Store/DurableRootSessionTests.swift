@@ -12,10 +12,10 @@ import Workflow
 /// store's latest checkpoint has every answered event exactly once.
 @Suite("Durable root session")
 struct DurableRootSessionTests {
-    /// A tally session whose accepted events go to the SQLite store at `path`.
-    static func start(path: String) async throws -> (WorkflowRootSession<TallyWorkflow>, OpenedCoordinatorStore) {
+    /// A tally session whose accepted events go to the store `section` names.
+    static func start(_ section: [String: String]) async throws -> (WorkflowRootSession<TallyWorkflow>, OpenedCoordinatorStore) {
         let logger = Logger(label: "test.store")
-        let opened = try #require(try await OpenedCoordinatorStore.open(StoreSettings(kind: .sqlite, path: path), holder: "test", logger: logger))
+        let opened = try #require(try await OpenedCoordinatorStore.open(StoreSection.settings(section), holder: "test", logger: logger))
         let committer = CheckpointCommitter(store: opened.store, token: opened.token, restored: opened.checkpoint, logger: logger)
         let session = WorkflowRootSession(
             name: "tally", workflow: TallyWorkflow(), snapshot: opened.snapshot, loop: nil, observers: [], frames: nil, logger: logger,
@@ -24,8 +24,8 @@ struct DurableRootSessionTests {
     }
 
     /// The tally's count in the store's latest checkpoint.
-    static func committedCount(at path: String) async throws -> Int? {
-        let store = try await SQLiteCoordinatorStore.open(path: path)
+    static func committedCount(in section: [String: String]) async throws -> Int? {
+        let store = try await StoreSection.open(section)
         let latest: CoordinatorCheckpoint?
         do {
             latest = try await store.latestCheckpoint()
@@ -39,18 +39,19 @@ struct DurableRootSessionTests {
         return try JSONDecoder().decode(Int.self, from: try #require(snapshot.state))
     }
 
-    @Test("every answered event is in the committed checkpoint; no published rendering is ahead of it; a restart has each exactly once")
-    func answeredMeansCommitted() async throws {
-        try await StoreDirectory.with("session") { directory in
-            let path = directory.appendingPathComponent("coordinator.sqlite").path
-            let (session, opened) = try await Self.start(path: path)
+    @Test(
+        "every answered event is in the committed checkpoint; no published rendering is ahead of it; a restart has each exactly once",
+        arguments: StoreBackend.allCases)
+    func answeredMeansCommitted(backend: StoreBackend) async throws {
+        try await backend.withEmptyStore("session") { store in
+            let (session, opened) = try await Self.start(store)
             let add = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json).add
             let reader = Task {
                 var seen: [(sequence: UInt64, count: Int)] = []
                 for await rendering in session.renderings() {
                     let count = try JSONDecoder().decode(TallyJSON.self, from: rendering.json).count
                     // Published only once committed: the store already holds at least this count.
-                    #expect(try await Self.committedCount(at: path) ?? 0 >= count)
+                    #expect(try await Self.committedCount(in: store) ?? 0 >= count)
                     seen.append((rendering.sequence, count))
                     if count == 200 { break }
                 }
@@ -68,7 +69,7 @@ struct DurableRootSessionTests {
                 }
                 try await group.waitForAll()
             }
-            #expect(try await Self.committedCount(at: path) == 200)
+            #expect(try await Self.committedCount(in: store) == 200)
             let seen = try await reader.value
             #expect(seen.map(\.count) == seen.map(\.count).sorted(), "a client saw the count go backwards: \(seen)")
             let checkpoint = try #require(try await opened.store.latestCheckpoint())
@@ -78,7 +79,7 @@ struct DurableRootSessionTests {
             await session.stop()
             await opened.store.close()
 
-            let (restarted, reopened) = try await Self.start(path: path)
+            let (restarted, reopened) = try await Self.start(store)
             let first = restarted.latestRendering
             #expect(try JSONDecoder().decode(TallyJSON.self, from: first.json).count == 200)
             #expect(first.sequence > lastSequence, "sequence went backwards across the restart")
@@ -87,14 +88,13 @@ struct DurableRootSessionTests {
         }
     }
 
-    @Test("a deposed writer's events are answered not-durable")
-    func fencedSessionRefuses() async throws {
-        try await StoreDirectory.with("fenced") { directory in
-            let path = directory.appendingPathComponent("coordinator.sqlite").path
-            let (session, opened) = try await Self.start(path: path)
+    @Test("a deposed writer's events are answered not-durable", arguments: StoreBackend.allCases)
+    func fencedSessionRefuses(backend: StoreBackend) async throws {
+        try await backend.withEmptyStore("fenced") { store in
+            let (session, opened) = try await Self.start(store)
             let add = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json).add
             try await session.send(event: Data("1".utf8), to: add)
-            let newer = try await SQLiteCoordinatorStore.open(path: path)
+            let newer = try await StoreSection.open(store)
             _ = try await newer.acquireWriter(holder: "newer")
             await #expect {
                 try await session.send(event: Data("1".utf8), to: add)
@@ -102,7 +102,7 @@ struct DurableRootSessionTests {
                 guard case .notDurable(let token, _) = error as? RootEventError else { return false }
                 return token == add
             }
-            #expect(try await Self.committedCount(at: path) == 1)
+            #expect(try await Self.committedCount(in: store) == 1)
             await session.stop()
             await opened.store.close()
             await newer.close()

@@ -10,7 +10,8 @@ import FoundationNetworking
 #endif
 
 /// Accepted events survive coordinator SIGKILLs: real daemons (`durability-test-daemon` as the
-/// coordinator with the embedded SQLite store, and as the worker hosting the remote child),
+/// coordinator, with each store: an SQLite file and a private PostgreSQL server, and as the
+/// worker hosting the remote child),
 /// real HTTP. Every event carries a unique id and both ledgers render the ids they applied, in
 /// order, so "exactly once" is checked per event, not as a count.
 @Suite("Durable acceptance across coordinator SIGKILLs", .serialized)
@@ -77,11 +78,13 @@ struct DurableAcceptanceProcessTests {
         }
     }
 
-    static let port = 47_601
-
     /// The cluster's configuration: the event-ledger root, its remote child on worker `w1`,
-    /// the embedded store in the fixture's directory, the gateway on `port`.
-    static func writeConfig(_ cluster: ClusterFixture, port: Int = port) throws {
+    /// the store `store` names (the configuration file's `store` section; default: an SQLite
+    /// file in the fixture's directory). The gateway listens on `port`, by default a free one:
+    /// each incarnation prints the one it got.
+    static func writeConfig(
+        _ cluster: ClusterFixture, store: [String: String] = ["kind": "sqlite", "path": "store.sqlite"], port: Int = 0
+    ) throws {
         let document: [String: Any] = [
             "coordinator": ["endpoint": cluster.endpoint, "root": "event-ledger"],
             "workers": [["name": "w1"]],
@@ -91,7 +94,7 @@ struct DurableAcceptanceProcessTests {
             "placement": [["match": "*EventLedgerWorkflow", "worker": "w1"]],
             "gateway": ["listen": "127.0.0.1:\(port)"],
             "security": ["mode": "plaintext"],
-            "store": ["kind": "sqlite", "path": "store.sqlite"],
+            "store": store,
         ]
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
             .write(to: URL(fileURLWithPath: cluster.configPath))
@@ -123,16 +126,24 @@ struct DurableAcceptanceProcessTests {
         }
     }
 
-    @Test("every event answered 202 takes effect exactly once across coordinator SIGKILLs at random moments; no client sees state go back")
-    func sigkillUnderAcceptedEvents() async throws {
+    @Test(
+        "every event answered 202 takes effect exactly once across 20 coordinator SIGKILLs at random moments; no client sees state go back",
+        arguments: StoreBackend.allCases)
+    func sigkillUnderAcceptedEvents(backend: StoreBackend) async throws {
+        try await backend.withEmptyStore("durable-sigkill") { store in
+            try await Self.sigkillUnderAcceptedEvents(store: store)
+        }
+    }
+
+    static func sigkillUnderAcceptedEvents(store: [String: String]) async throws {
         try await ClusterFixture.with("durable-sigkill") { cluster in
-            try Self.writeConfig(cluster)
+            try Self.writeConfig(cluster, store: store)
             let ledger = LedgerBox()
             let worker = try cluster.start(
                 "durability-test-daemon", ["--config", cluster.configPath, "--name", "w1"], label: "w1",
                 environment: ["DURABILITY_TEST_ROLE": "worker"])
             _ = worker
-            let kills = 8
+            let kills = 20
             for round in 0...kills {
                 let coordinator = try cluster.start(
                     "durability-test-daemon", ["--config", cluster.configPath, "--print-renderings", "json"], label: "coordinator")
@@ -234,7 +245,7 @@ struct DurableAcceptanceProcessTests {
             #expect(!result.accepted[0].isEmpty && !result.accepted[1].isEmpty, "events accepted: \(result.accepted.map(\.count))")
             let inDoubtApplied = (0..<2).map { Set(result.final[$0]).intersection(result.inDoubt[$0]).count }
             print(
-                "durable acceptance: accepted \(result.accepted.map(\.count)) (root, remote), each applied once; "
+                "durable acceptance (\(store["kind"] ?? "")): accepted \(result.accepted.map(\.count)) (root, remote), each applied once; "
                     + "in doubt \(result.inDoubt.map(\.count)), of which applied \(inDoubtApplied); \(kills) coordinator SIGKILLs")
         }
     }

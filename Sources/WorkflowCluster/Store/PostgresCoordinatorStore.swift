@@ -1,0 +1,296 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The shared coordinator store: two single-row tables in a PostgreSQL database, for
+/// coordinators on several machines.
+///
+/// The same rows as the SQLite store: the writer (its fencing token and name) and the latest
+/// checkpoint. A commit is one statement that reads the writer row `FOR SHARE` and writes the
+/// checkpoint only if the token it carries is the writer's, so a new writer's token increment
+/// waits for a commit in progress and every later commit with the old token is refused.
+/// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit. The writer
+/// row doubles as a lease with an expiry (`LeasedCoordinatorStore`), for coordinators that share
+/// the database and lead one at a time.
+public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
+    /// The database, as errors name it (the URL without its password).
+    public let name: String
+    /// The longest any one round trip to the database may take while serving (a commit, taking
+    /// the lease): then the connection is closed and the operation fails, so a database that
+    /// stops answering fails the coordinator's commits (`503 not-durable`) instead of holding its
+    /// clients forever.
+    public let operationTimeout: Duration
+    let connection: PostgresConnection
+    let logger: Logger
+
+    private init(name: String, operationTimeout: Duration, connection: PostgresConnection, logger: Logger) {
+        self.name = name
+        self.operationTimeout = operationTimeout
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Connects to the database `url` names and prepares its tables.
+    ///
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or for a unix socket
+    /// `postgres://USER@/DATABASE?host=SOCKET_DIRECTORY&port=PORT` (the server's socket is
+    /// `SOCKET_DIRECTORY/.s.PGSQL.PORT`); `connect_timeout=SECONDS` (libpq's name) replaces
+    /// `connectTimeout`, `operation_timeout=SECONDS` replaces `operationTimeout`. A malformed URL, a server that does not answer within the timeout (the
+    /// connection, the login and preparing the tables each bounded by it) or a refused login is
+    /// `CoordinatorStoreError.cannotOpen`, in words: never a hang.
+    public static func open(
+        url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30),
+        logger: Logger = Logger(label: "workflow.cluster.store")
+    ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
+        let plan = try Self.plan(url: url, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
+        let (name, configuration, timeout, target) = (plan.name, plan.configuration, plan.connectTimeout, plan.target)
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        } catch {
+            throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
+        }
+        let store = PostgresCoordinatorStore(name: name, operationTimeout: plan.operationTimeout, connection: connection, logger: logger)
+        do {
+            // Preparing is bounded too (a table another session holds locked would wait forever).
+            let milliseconds = max(1, Int64(timeout / .milliseconds(1)))
+            try await connection.query(PostgresQuery(unsafeSQL: "SET statement_timeout = \(milliseconds)"), logger: logger)
+            // One transaction under an advisory lock: coordinators opening a fresh database at
+            // once would otherwise race in CREATE TABLE IF NOT EXISTS (a duplicate-key error).
+            try await connection.query("BEGIN", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLock))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_writer (
+                    id INT PRIMARY KEY CHECK (id = 1), fencing_token BIGINT NOT NULL, holder TEXT NOT NULL,
+                    since TIMESTAMPTZ NOT NULL DEFAULT now(), lease_expires_at TIMESTAMPTZ)
+                """, logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_checkpoint (
+                    id INT PRIMARY KEY CHECK (id = 1), number BIGINT NOT NULL, fencing_token BIGINT NOT NULL,
+                    rendering_sequence BIGINT NOT NULL, accepted_events BIGINT NOT NULL, snapshot BYTEA NOT NULL,
+                    committed_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+            try await connection.query("COMMIT", logger: logger)
+            try await connection.query("RESET statement_timeout", logger: logger)
+        } catch {
+            try? await connection.close()
+            throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
+        }
+        return store
+    }
+
+    /// The advisory lock key that serialises preparing the tables (any fixed number; this one
+    /// spells "wfcs").
+    private static let schemaLock: Int64 = 0x7766_6373
+
+    public func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
+        let tokens = try await values(
+            "becoming the writer", Int64.self,
+            """
+            INSERT INTO coordinator_writer (id, fencing_token, holder) VALUES (1, 1, \(holder))
+            ON CONFLICT (id) DO UPDATE SET fencing_token = coordinator_writer.fencing_token + 1, holder = EXCLUDED.holder, since = now(),
+                lease_expires_at = NULL
+            RETURNING fencing_token
+            """)
+        guard let token = tokens.first else {
+            throw .failed(store: name, operation: "becoming the writer", reason: "no fencing token returned")
+        }
+        return FencingToken(rawValue: token)
+    }
+
+    public func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
+        try await bounded("reading the latest checkpoint") { [connection, logger] in
+            let rows = try await connection.query(
+                "SELECT number, rendering_sequence, accepted_events, snapshot FROM coordinator_checkpoint WHERE id = 1", logger: logger)
+            for try await (number, sequence, accepted, snapshot) in rows.decode((Int64, Int64, Int64, ByteBuffer).self) {
+                return CoordinatorCheckpoint(
+                    number: number, renderingSequence: UInt64(max(0, sequence)), acceptedEvents: accepted,
+                    snapshot: Data(snapshot.readableBytesView))
+            }
+            return nil
+        }
+    }
+
+    public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+        let sequence = Int64(clamping: checkpoint.renderingSequence)
+        let snapshot = ByteBuffer(bytes: checkpoint.snapshot)
+        let committed = try await values(
+            "committing checkpoint \(checkpoint.number)", Int64.self,
+            """
+            WITH writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE)
+            INSERT INTO coordinator_checkpoint (id, number, fencing_token, rendering_sequence, accepted_events, snapshot)
+            SELECT 1, \(checkpoint.number), \(token.rawValue), \(sequence), \(checkpoint.acceptedEvents), \(snapshot)
+            FROM writer WHERE writer.fencing_token = \(token.rawValue)
+            ON CONFLICT (id) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
+                rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,
+                snapshot = EXCLUDED.snapshot, committed_at = now()
+            RETURNING number
+            """)
+        guard committed.isEmpty else { return }
+        let current = try await values(
+            "reading the writer's fencing token", Int64.self, "SELECT fencing_token FROM coordinator_writer WHERE id = 1")
+        throw .fenced(store: name, offered: token, current: FencingToken(rawValue: current.first ?? 0))
+    }
+
+    public func close() async {
+        try? await connection.close()
+    }
+
+    /// The first column of every row `query` returns.
+    func values<Value: PostgresDecodable & Sendable>(
+        _ operation: String, _: Value.Type, _ query: PostgresQuery
+    ) async throws(CoordinatorStoreError) -> [Value] {
+        try await bounded(operation) { [connection, logger] in
+            var values: [Value] = []
+            for try await value in try await connection.query(query, logger: logger).decode(Value.self) { values.append(value) }
+            return values
+        }
+    }
+
+    /// Runs `body` (round trips on the connection), closing the connection if the database has
+    /// not answered within `operationTimeout`: that fails the round trip in progress, so the
+    /// caller gets an error in words instead of waiting for a database that may never answer.
+    /// The store is unusable afterwards (every later call fails), as after any lost connection.
+    func bounded<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws(CoordinatorStoreError) -> T {
+        let (timeout, connection) = (operationTimeout, connection)
+        let result = await withTaskGroup(of: BoundedOutcome<T>.self) { group -> Result<T, any Error>? in
+            group.addTask {
+                do { return .done(.success(try await body())) } catch { return .done(.failure(error)) }
+            }
+            group.addTask {
+                // Cancelled once `body` is done: then this outcome is never read.
+                try? await Task.sleep(for: timeout)
+                return .expired
+            }
+            var expired = false
+            while let outcome = await group.next() {
+                guard case .done(let result) = outcome else {
+                    // Noted before the connection closes, so the failure that follows is read
+                    // as the timeout's.
+                    expired = true
+                    try? await connection.close()
+                    continue
+                }
+                group.cancelAll()
+                if expired, case .failure = result { return nil }
+                return result
+            }
+            return nil
+        }
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw .failed(store: name, operation: operation, reason: Self.words(error))
+        case nil:
+            throw .failed(store: name, operation: operation, reason: "the database did not answer within \(timeout); the connection is closed")
+        }
+    }
+
+    /// How to connect to the database a URL names.
+    struct ConnectionPlan {
+        /// The URL without its password, as errors name the store.
+        var name: String
+        var configuration: PostgresConnection.Configuration
+        /// The URL's `connect_timeout`, else the caller's.
+        var connectTimeout: Duration
+        /// The URL's `operation_timeout`, else the caller's.
+        var operationTimeout: Duration
+        /// The server's address, in words.
+        var target: String
+    }
+
+    /// The connection settings `url` names.
+    static func plan(url: String, connectTimeout: Duration, operationTimeout: Duration) throws(CoordinatorStoreError) -> ConnectionPlan {
+        let expected = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT"
+        let name = Self.withoutPassword(url)
+        guard let components = URLComponents(string: url), components.scheme == "postgres" || components.scheme == "postgresql" else {
+            throw .cannotOpen(store: name, reason: "not a PostgreSQL URL (\(expected))")
+        }
+        guard let user = components.user, !user.isEmpty else { throw .cannotOpen(store: name, reason: "no user name (\(expected))") }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !database.isEmpty, !database.contains("/") else { throw .cannotOpen(store: name, reason: "no database name (\(expected))") }
+        var parameters: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard ["host", "port", "connect_timeout", "operation_timeout", "sslmode"].contains(item.name) else {
+                throw .cannotOpen(
+                    store: name, reason: "unknown parameter '\(item.name)' (known: host, port, connect_timeout, operation_timeout, sslmode)")
+            }
+            parameters[item.name] = item.value ?? ""
+        }
+        if let mode = parameters["sslmode"], mode != "disable" {
+            throw .cannotOpen(store: name, reason: "sslmode '\(mode)' is not supported: only sslmode=disable (a unix socket or a trusted network)")
+        }
+        var timeouts = ["connect_timeout": connectTimeout, "operation_timeout": operationTimeout]
+        for key in timeouts.keys.sorted() {
+            guard let text = parameters[key] else { continue }
+            guard let seconds = Int(text), seconds > 0, seconds <= 3600 else {
+                throw .cannotOpen(store: name, reason: "\(key) must be a number of seconds from 1 to 3600 (got '\(text)')")
+            }
+            timeouts[key] = .seconds(seconds)
+        }
+        let timeout = timeouts["connect_timeout"] ?? connectTimeout
+        var port = components.port ?? 5432
+        if let text = parameters["port"] {
+            guard let value = Int(text), (1...65_535).contains(value) else {
+                throw .cannotOpen(store: name, reason: "port must be a number from 1 to 65535 (got '\(text)')")
+            }
+            port = value
+        }
+        var configuration: PostgresConnection.Configuration
+        let target: String
+        if let socketDirectory = parameters["host"], !socketDirectory.isEmpty {
+            guard socketDirectory.hasPrefix("/") else {
+                throw .cannotOpen(store: name, reason: "host= must be the server's socket directory, an absolute path (got '\(socketDirectory)')")
+            }
+            target = "the server's socket \(socketDirectory)/.s.PGSQL.\(port)"
+            configuration = .init(
+                unixSocketPath: socketDirectory + "/.s.PGSQL.\(port)", username: user, password: components.password, database: database)
+        } else {
+            guard let host = components.host, !host.isEmpty else {
+                throw .cannotOpen(store: name, reason: "no host (\(expected))")
+            }
+            target = "the server at \(host):\(port)"
+            configuration = .init(host: host, port: port, username: user, password: components.password, database: database, tls: .disable)
+        }
+        let (seconds, attoseconds) = timeout.components
+        configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return ConnectionPlan(
+            name: name, configuration: configuration, connectTimeout: timeout,
+            operationTimeout: timeouts["operation_timeout"] ?? operationTimeout, target: target)
+    }
+
+    /// `url` with its password replaced by `***` (errors and logs must not show it).
+    static func withoutPassword(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? url
+    }
+
+    /// The server's message, or what went wrong with the connection in words (not the Swift
+    /// type's dump); `target` is the server's address in words.
+    static func words(_ error: any Error, target: String = "the server", timeout: Duration? = nil) -> String {
+        switch error {
+        case let error as PSQLError:
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return words(underlying, target: target, timeout: timeout) }
+            return "\(error.code)"
+        case ChannelError.connectTimeout:
+            return "\(target) did not answer within \(timeout.map { "\($0)" } ?? "the connect timeout")"
+        case let error as IOError:
+            return "cannot connect to \(target): \(String(cString: strerror(error.errnoCode)))"
+        case let error as NIOConnectionError:
+            if let failure = error.connectionErrors.first { return words(failure.error, target: target, timeout: timeout) }
+            if error.dnsAError != nil || error.dnsAAAAError != nil { return "cannot resolve the host name \(error.host)" }
+            return "cannot connect to \(target)"
+        default:
+            return "\(error)"
+        }
+    }
+}
+
+/// What finished first in `PostgresCoordinatorStore.bounded`: the round trip, or the timeout.
+enum BoundedOutcome<T: Sendable>: Sendable {
+    case done(Result<T, any Error>)
+    case expired
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// A PostgreSQL server of one test's own: Debian's `initdb` and `postgres` on a data directory
+/// and a unix socket in a fresh temporary directory (no TCP port), stopped and removed when the
+/// test's body ends, also when it throws.
+///
+/// PostgreSQL refuses to run as root, and tests run as root in CI: then the server runs as the
+/// `postgres` user Debian's package creates (`setpriv`, which execs, so the process this test
+/// support starts *is* the server and stopping it needs no forwarding). The server is a child
+/// this process owns and reads the log of: readiness is its "ready to accept connections" line,
+/// not a poll, and its end is its exit, not the end of a pipe some grandchild still holds.
+public struct PrivatePostgres: Sendable {
+    /// The temporary directory: the data directory (`data`) and the server's socket.
+    public let directory: URL
+    /// The number in the socket's name (`.s.PGSQL.PORT`); nothing listens on TCP.
+    public let port: Int
+
+    /// The URL a client connects with: the `postgres` superuser, database `postgres`, over the
+    /// unix socket.
+    public var url: String { "postgres://postgres@/postgres?host=\(directory.path)&port=\(port)" }
+
+    /// Where Debian's server programs are (`/usr/lib/postgresql/VERSION/bin`), newest first.
+    public static var binaries: String? {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        return versions.sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }.map { "\(root)/\($0)/bin" }
+            .first { FileManager.default.isExecutableFile(atPath: "\($0)/initdb") && FileManager.default.isExecutableFile(atPath: "\($0)/postgres") }
+    }
+
+    /// Why no private server can be started here (`nil`: one can), for a test that skips.
+    /// `POSTGRES_TESTS=off` in the environment says so on purpose.
+    public static var unavailableReason: String? {
+        if ProcessInfo.processInfo.environment["POSTGRES_TESTS"] == "off" { return "POSTGRES_TESTS=off" }
+        guard binaries != nil else {
+            return "no PostgreSQL server programs in /usr/lib/postgresql/*/bin (Debian: apt-get install postgresql; scripts/test.sh installs it)"
+        }
+        if geteuid() == 0 {
+            guard getpwnam("postgres") != nil else { return "running as root and there is no `postgres` user to run the server as" }
+            guard FileManager.default.isExecutableFile(atPath: setpriv) else { return "running as root and \(setpriv) is missing" }
+        }
+        return nil
+    }
+
+    /// Why a private server could not be started or stopped.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What went wrong, with the program's output.
+        public var description: String
+    }
+
+    private static let setpriv = "/usr/bin/setpriv"
+
+    /// Runs `body` with a fresh, empty server; the server is stopped (immediate shutdown) and its
+    /// directory removed when `body` returns or throws.
+    public static func with<T>(port: Int = 5432, _ body: (PrivatePostgres) async throws -> T) async throws -> T {
+        if let unavailableReason { throw Failure(description: unavailableReason) }
+        guard let binaries else { throw Failure(description: "no PostgreSQL server programs") }
+        // Short and fixed: a unix socket's path has at most 107 bytes.
+        let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("wf-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        if geteuid() == 0 {
+            try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory.path)
+        }
+        let data = directory.appendingPathComponent("data").path
+        let initdb = try start("initdb", "\(binaries)/initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "--no-instructions"])
+        guard try await initdb.waitForExit() == 0 else {
+            throw Failure(description: "initdb failed: \((initdb.stdout.lines + initdb.stderr.lines).joined(separator: "\n"))")
+        }
+        let server = try start(
+            "postgres", "\(binaries)/postgres",
+            [
+                "-D", data, "-k", directory.path, "-p", "\(port)", "-h", "",
+                // Small: several tests may each run one at once on a small machine.
+                "-c", "max_connections=20", "-c", "shared_buffers=16MB",
+            ])
+        do {
+            try await server.stderr.first("PostgreSQL to accept connections") { $0.contains("ready to accept connections") }
+        } catch {
+            await stop(server)
+            throw Failure(description: "postgres did not start: \(error)\n\(server.stderr.lines.suffix(20).joined(separator: "\n"))")
+        }
+        let result: T
+        do {
+            result = try await body(PrivatePostgres(directory: directory, port: port))
+        } catch {
+            await stop(server)
+            throw error
+        }
+        await stop(server)
+        return result
+    }
+
+    /// Starts `program` as the server's user: through `setpriv` when this process is root,
+    /// directly otherwise. Messages in English, as the readiness check reads them.
+    private static func start(_ label: String, _ program: String, _ arguments: [String]) throws -> DaemonProcess {
+        let environment = ["LC_ALL": "C"]
+        guard geteuid() == 0 else { return try DaemonProcess(program, arguments, label: label, environment: environment) }
+        return try DaemonProcess(
+            setpriv, ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", program] + arguments, label: label, environment: environment)
+    }
+
+    /// Immediate shutdown (SIGQUIT: the server ends its backends and exits without a checkpoint,
+    /// which a thrown-away cluster does not need), then waits for every process of it to end.
+    private static func stop(_ server: DaemonProcess) async {
+        if server.isRunning { kill(server.pid, SIGQUIT) }
+        if (try? await server.waitForExit()) == nil { server.forceKill() }
+    }
+}
