@@ -69,7 +69,7 @@ public enum GatewayRoutes {
         }
 
         router.get("/api/tree") { _, _ -> Response in
-            await treeRoutes.tree(of: session, scope: .shared)
+            await treeRoutes.tree(of: session, scope: .shared, sessions: sessions)
         }
 
         if let sessions {

@@ -94,11 +94,13 @@ struct TreeRoutes: Sendable {
         return JSONResponses.encoded(EventAccepted(result: "sent", token: token), status: .accepted)
     }
 
-    /// The tree's inspection (`ClusterTreeInspection`).
-    func tree(of session: any ClusterRootSession, scope: TreeScope) async -> Response {
+    /// The tree's inspection (`ClusterTreeInspection`); the shared root's lists the sessions too.
+    func tree(of session: any ClusterRootSession, scope: TreeScope, sessions: SessionDirectory? = nil) async -> Response {
         let liveTree = await session.liveTree()
         let inspection = scope.restrict(await runtime?.inspect())
-        return JSONResponses.encoded(ClusterTreeInspection(session: session, liveTree: liveTree, runtime: inspection, configuration: configuration))
+        var tree = ClusterTreeInspection(session: session, liveTree: liveTree, runtime: inspection, configuration: configuration)
+        tree.sessions = await sessions?.summaries()
+        return JSONResponses.encoded(tree)
     }
 
     /// A JSON body refused before it reached the tree.

@@ -140,6 +140,9 @@ struct SessionRouteTests {
             let tree = try await client.execute(uri: "/api/sessions/\(first)/tree", method: .get) { try GatewayTesting.decode(TreeJSON.self, $0.body) }
             #expect(tree.nodes.count == 1 && tree.nodes.first?.status == "running", "\(tree.nodes)")
 
+            let sharedTree = try await client.execute(uri: "/api/tree", method: .get) { try GatewayTesting.decode(TreeJSON.self, $0.body) }
+            #expect(Set(sharedTree.sessions?.map(\.id) ?? []) == [first, second], "the shared root's inspection lists the sessions")
+            #expect(sharedTree.nodes.count == 1, "and its own tree only: \(sharedTree.nodes.map(\.path))")
             let listing = try await client.execute(uri: "/api/sessions", method: .get) { try GatewayTesting.decode(Listing.self, $0.body) }
             #expect(Set(listing.sessions.map(\.id)) == [first, second] && listing.sessions.allSatisfy { $0.state == "active" && $0.root == "board" })
         }
