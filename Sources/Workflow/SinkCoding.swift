@@ -35,13 +35,15 @@ public protocol SinkExporter: Sendable {
     /// rendering (JSON for a client) says `true`.
     var encodesUnroutableSinksAsNull: Bool { get }
 
-    /// Whether sinks are written (and exported) under their *place* (`SinkRoute.place(of:)`: the
-    /// token without its render pass) instead of their pass's token. `false` by default: a
-    /// rendering sent to another process names each pass's handler, so a sink held from an
-    /// earlier rendering applies its own closure there as it would in process. An exporter that
-    /// shows renderings to clients says `true`: a client's token then stays the same while its
-    /// sink is rendered at the same place, and reaches the latest rendering's sink there.
-    var namesSinksByPlace: Bool { get }
+    /// The name a sink is written (and exported) under, given its render pass's token. By
+    /// default the token itself: a rendering sent to another process names each pass's handler,
+    /// so a sink held from an earlier rendering applies its own closure there as it would in
+    /// process. An exporter that shows renderings to clients names a sink by its *place*
+    /// (`SinkRoute.place(of:)`: the token without its render pass), so a client's token stays
+    /// the same while its sink is rendered at the same place and reaches the latest rendering's
+    /// sink there; and it may mark the tree the name belongs to, so a name of one tree is
+    /// unknown in another.
+    func name(forToken token: String) -> String
 }
 
 extension SinkExporter {
@@ -54,8 +56,8 @@ extension SinkExporter {
     /// `false`: by default an unroutable sink fails the encoding.
     public var encodesUnroutableSinksAsNull: Bool { false }
 
-    /// `false`: by default a sink is written under its render pass's token.
-    public var namesSinksByPlace: Bool { false }
+    /// By default a sink is written under its render pass's token.
+    public func name(forToken token: String) -> String { token }
 }
 
 /// Makes the sending side of sinks decoded from another process.
@@ -122,7 +124,7 @@ public enum SinkCodingError: Error, CustomStringConvertible {
 /// it is what a child restarted on another worker after a failover answers to for the tokens its
 /// parent still holds from the lost worker (see `SinkTable`). Computed only when a sink is
 /// encoded.
-enum SinkRoute {
+package enum SinkRoute {
     /// The token of a sink: `<node>:<slot>:<event type>@<incarnation in base 36>.<pass>`.
     ///
     /// Written byte by byte into one buffer: string interpolation of the five parts (each number
@@ -183,7 +185,7 @@ enum SinkRoute {
     /// same for every pass's sink at that place. A token of another shape (a middle process's
     /// forwarded token ends with its carried token's pass, which is dropped the same way) is
     /// returned whole when it ends with no pass.
-    static func place(of token: String) -> String {
+    package static func place(of token: String) -> String {
         let utf8 = token.utf8
         guard let at = utf8.lastIndex(of: UInt8(ascii: "@")),
             let dot = utf8[utf8.index(after: at)...].lastIndex(of: UInt8(ascii: "."))
@@ -213,7 +215,7 @@ extension Sink: Codable where Value: Codable {
         }
         guard let exporter else { throw SinkCodingError.noTransport }
         let sink = self
-        let name = exporter.namesSinksByPlace ? SinkRoute.place(of: token) : token
+        let name = exporter.name(forToken: token)
         exporter.export(token: name, deliverReportingAcceptance: { decoder in sink.send(try Value(from: decoder)) })
         try container.encode(name)
     }

@@ -48,6 +48,8 @@ public struct ClusterConfiguration: Sendable, Equatable {
     public var gateway = GatewaySettings()
     /// Where the coordinator keeps what it accepts (none unless `store` is set).
     public var store = StoreSettings()
+    /// How the coordinator hosts a tree per client (`nil`: no sessions, only the shared root).
+    public var sessions: SessionSettings? = SessionSettings()
     /// How long a worker stopped with SIGTERM/SIGINT waits for its children to be handed over to
     /// other workers before it leaves anyway (`drain.deadline_ms`; zero: no drain, leave at once).
     /// The daemon's graceful-shutdown bound is this plus `ClusterDaemon.shutdownBound`.

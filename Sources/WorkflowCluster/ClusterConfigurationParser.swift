@@ -44,7 +44,7 @@ public struct ClusterConfigurationParser: Sendable {
             throw fail("", "a JSON object", found: found)
         }
         let root = try object(document, "")
-        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain", "rebalance", "store"])
+        try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain", "rebalance", "store", "sessions"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
         try allowOnly(coordinator, "coordinator", ["endpoint", "root", "placement_grace_ms"])
@@ -98,6 +98,24 @@ public struct ClusterConfigurationParser: Sendable {
                 configuration.rebalancing = enabled ? policy : nil
             } else {
                 configuration.rebalancing = policy
+            }
+        }
+        if let sessions = root["sessions"] {
+            let object = try object(sessions, "sessions")
+            try allowOnly(object, "sessions", ["enabled", "idle_timeout_ms", "max_sessions", "max_creations_per_second"])
+            var settings = SessionSettings()
+            if let idle = object["idle_timeout_ms"] { settings.idleTimeout = .milliseconds(try positiveInt(idle, "sessions.idle_timeout_ms")) }
+            if let limit = object["max_sessions"] { settings.maxSessions = try positiveInt(limit, "sessions.max_sessions") }
+            if let rate = object["max_creations_per_second"] {
+                settings.maxCreationsPerSecond = Double(try positiveInt(rate, "sessions.max_creations_per_second"))
+            }
+            if let enabled = object["enabled"] {
+                guard !(enabled is String), let enabled = enabled as? Bool else {
+                    throw fail("sessions.enabled", "true or false", found: describe(enabled))
+                }
+                configuration.sessions = enabled ? settings : nil
+            } else {
+                configuration.sessions = settings
             }
         }
         if let snapshot = root["snapshot"] {

@@ -79,7 +79,16 @@ public struct CoordinatorService: Service {
         logger.info(
             "coordinator listening",
             metadata: ["endpoint": "\(endpoint)", "root": "\(rootName)", "security": security == .plaintext ? "plaintext" : "curve"])
-        let context = CoordinatorContext(configuration: configuration, logger: logger, console: CoordinatorConsole(printMode: options.printMode))
+        // One metrics observer per registered root, shared by its sessions.
+        let sessionObservers = Dictionary(
+            uniqueKeysWithValues: roots.names.map { ($0, WorkflowMetricsObserver(root: $0, factory: options.metricsFactory)) })
+        let sessions = configuration.sessions.map { settings in
+            SessionDirectory(
+                registry: roots, runtime: runtime, settings: settings, logger: logger, metricsFactory: options.metricsFactory,
+                observers: { root in sessionObservers[root].map { [$0] } ?? [] })
+        }
+        let context = CoordinatorContext(
+            configuration: configuration, logger: logger, console: CoordinatorConsole(printMode: options.printMode), sessions: sessions)
         context.console.event(["event": "listening", "endpoint": endpoint])
 
         do {
@@ -113,6 +122,7 @@ public struct CoordinatorService: Service {
         logger.info("coordinator stopping")
         // The last state before the tree stops: a SIGTERMed coordinator loses nothing.
         if let file = configuration.snapshotFile { await writeSnapshot(of: session, to: file, level: .info) }
+        await sessions?.stopAll()
         await session.stop()
         await runtime.shutdown()
         logger.info("coordinator stopped")
@@ -152,6 +162,12 @@ public struct CoordinatorService: Service {
             group.addTask {
                 await reportStatuses(statusChanges)
                 return .background
+            }
+            if let sessions = context.sessions {
+                group.addTask {
+                    await sessions.run()
+                    return .background
+                }
             }
             if let file = configuration.snapshotFile {
                 let interval = configuration.snapshotInterval

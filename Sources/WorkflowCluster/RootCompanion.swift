@@ -48,9 +48,12 @@ public struct CoordinatorContext: Sendable {
     public var logger: Logger
     /// Standard output, as `--print-renderings` says.
     public var console: CoordinatorConsole
+    /// The sessions the coordinator hosts beside the shared root (`nil`: sessions are off).
+    public var sessions: SessionDirectory?
 
     /// Creates a context.
-    public init(configuration: ClusterConfiguration, logger: Logger, console: CoordinatorConsole) {
+    public init(configuration: ClusterConfiguration, logger: Logger, console: CoordinatorConsole, sessions: SessionDirectory? = nil) {
+        self.sessions = sessions
         self.configuration = configuration
         self.logger = logger
         self.console = console

@@ -130,8 +130,20 @@ final class RenderingSinkExporter: SinkExporter {
 
     var encodesUnroutableSinksAsNull: Bool { true }
 
-    /// A client's token stays the same while its sink is rendered at the same place.
-    var namesSinksByPlace: Bool { true }
+    /// What this tree's names start with (`MARK|`), or `nil` (the shared root: none).
+    let treeMark: String?
+
+    init(treeMark: String? = nil) {
+        self.treeMark = treeMark
+    }
+
+    /// A client's token stays the same while its sink is rendered at the same place, and a
+    /// session's tokens carry its mark (`TreeMark`), so one tree's token is unknown in another.
+    func name(forToken token: String) -> String {
+        let place = SinkRoute.place(of: token)
+        guard let treeMark else { return place }
+        return treeMark + TreeMark.separator + place
+    }
 
     func export(token: String, deliver: @escaping @Sendable (any Decoder) throws -> Void) {
         collected.withLock { $0[token] = { decoder in
@@ -172,5 +184,33 @@ struct JSONEventDelivery: Decodable {
         decoder.userInfo[key] = box
         _ = try decoder.decode(JSONEventDelivery.self, from: json)
         return box.accepted.withLock { $0 }
+    }
+}
+
+/// The mark a session's sink tokens start with (`MARK|…`): the first 12 hex digits of its id.
+///
+/// Each tree (the shared root, each session) knows only its own tokens, but a token of *another*
+/// tree would otherwise look like one from before a restart (410 `restarted`). The mark tells
+/// them apart without any shared state: a token marked for another tree, or marked in the shared
+/// root, or unmarked in a session, is unknown here (404), as a token of one session must be in
+/// every other.
+enum TreeMark {
+    static let separator = "|"
+
+    /// The mark of the session `id`.
+    static func of(session id: String) -> String { String(id.prefix(12)) }
+
+    /// Whether `token` belongs to the tree marked `mark` (`nil`: the shared root).
+    static func token(_ token: String, belongsTo mark: String?) -> Bool {
+        guard let mark else { return marked(token) == nil }
+        return marked(token) == mark[...]
+    }
+
+    /// The mark `token` carries, if it has one.
+    private static func marked(_ token: String) -> Substring? {
+        guard let bar = token.firstIndex(of: "|") else { return nil }
+        let mark = token[..<bar]
+        guard mark.count == 12, mark.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+        return mark
     }
 }

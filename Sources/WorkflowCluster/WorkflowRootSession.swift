@@ -30,6 +30,8 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     private let durability: CheckpointCommitter?
     /// The commit task, while the session runs with a store.
     private let committing: Task<Void, Never>?
+    /// What this tree's sink tokens start with (`TreeMark`; `nil`: the shared root).
+    private let tokenMark: String?
 
     /// Starts `workflow` (from `snapshot` when restoring) on `loop` and encodes its first
     /// rendering before returning.
@@ -57,11 +59,13 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
 
     /// Like the public initializer; with `durability`, every accepted event and every published
     /// rendering waits for a committed checkpoint that reflects it (see `CheckpointCommitter`).
+    /// Renderings are numbered after `renderingSequence` (a reactivated session's last).
     package init(
         name: String, workflow: Root, snapshot: TreeSnapshot?, loop: (any RuntimeLoop)?, observers: [any WorkflowObserver],
         frames: (@Sendable (Root.Rendering, RootRenderingJSON) -> RenderedFrame)?, logger: Logger, retainedTokens: Int,
-        durability: CheckpointCommitter?
+        durability: CheckpointCommitter?, renderingSequence: UInt64 = 0, tokenMark: String? = nil
     ) {
+        self.tokenMark = tokenMark
         self.name = name
         self.durability = durability
         self.frames = frames ?? { _, json in RenderedFrame.generic(root: name, rendering: json) }
@@ -71,7 +75,7 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         self.published = published
         self.publishedJSON = publishedJSON
         self.tokens = tokens
-        let encoder = RenderingEncoder(root: name, logger: logger, after: durability?.restored?.renderingSequence ?? 0)
+        let encoder = RenderingEncoder(root: name, logger: logger, tokenMark: tokenMark, after: max(durability?.restored?.renderingSequence ?? 0, renderingSequence))
         // With a store, a settled rendering waits here until a checkpoint reflecting it commits.
         let unpublished = PendingPublication<Encoded>()
         let host = WorkflowHost(
@@ -136,12 +140,14 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     /// Decodes `json` as the event of the sink `token` names in the latest rendering and sends
     /// it there; see `RootEventError` for each way it can fail.
     public func send(event json: Data, to token: String) async throws(RootEventError) {
+        // A token of another tree (another session's, or the shared root's) is unknown here.
+        guard TreeMark.token(token, belongsTo: tokenMark) else { throw .unknownToken(token) }
         let delivery = try tokens.delivery(for: token).get()
         let accepted: Bool
         do {
             accepted = try JSONEventDelivery.deliver(json, through: delivery)
         } catch {
-            throw .undecodableEvent(token: token, reason: Self.reason(error))
+            throw .undecodableEvent(token: token, reason: DecodingFailureWords.reason(error))
         }
         guard accepted else { throw .refused(token: token) }
         guard let durability else { return }
@@ -179,21 +185,6 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         publishedJSON.finish()
     }
 
-    /// Words for a decoding failure (which key, what was expected), not the error's dump.
-    private static func reason(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
-            return keys.isEmpty ? "" : " at \(keys.joined(separator: "."))"
-        }
-        switch error {
-        case .typeMismatch(let type, let context): return "expected \(type)\(path(context))"
-        case .valueNotFound(let type, let context): return "missing \(type) value\(path(context))"
-        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\"\(path(context))"
-        case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
-        @unknown default: return "\(error)"
-        }
-    }
 }
 
 /// Encodes one root's renderings to JSON, counting them, and reports failures once per change
@@ -206,12 +197,14 @@ private final class RenderingEncoder: Sendable {
 
     private let root: String
     private let logger: Logger
+    private let tokenMark: String?
     private let state = Mutex(State())
 
     /// An encoder numbering renderings after `sequence` (a restored coordinator's last one).
-    init(root: String, logger: Logger, after sequence: UInt64 = 0) {
+    init(root: String, logger: Logger, tokenMark: String?, after sequence: UInt64 = 0) {
         self.root = root
         self.logger = logger
+        self.tokenMark = tokenMark
         state.withLock { $0.sequence = sequence }
     }
 
@@ -220,7 +213,7 @@ private final class RenderingEncoder: Sendable {
 
     /// The rendering's JSON and the sinks it carries, or `nil` (logged) if it cannot be encoded.
     func encode<Rendering: Encodable>(_ rendering: Rendering) -> (RootRenderingJSON, [String: SinkTokenTable.Delivery])? {
-        let exporter = RenderingSinkExporter()
+        let exporter = RenderingSinkExporter(treeMark: tokenMark)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.userInfo[.workflowSinkExporter] = exporter

@@ -34,7 +34,8 @@ public struct ClusterGateway: RootCompanion {
     /// shutdown; a port that cannot be bound fails the coordinator (exit 1).
     public func run(session: any ClusterRootSession, context: CoordinatorContext) async throws -> RootCompanionEnd {
         let application = Self.application(
-            session: session, runtime: runtime.get(), configuration: context.configuration, options: options, logger: context.logger
+            session: session, runtime: runtime.get(), configuration: context.configuration, options: options, logger: context.logger,
+            sessions: context.sessions
         ) { address in
             let url = "http://\(address)"
             context.logger.info("gateway listening", metadata: ["url": "\(url)"])
@@ -73,9 +74,10 @@ public struct ClusterGateway: RootCompanion {
     /// HummingbirdTesting). `onListening` gets the bound address once the server runs.
     public static func application(
         session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
-        logger: Logger, onListening: @escaping @Sendable (GatewayAddress) -> Void = { _ in }
+        logger: Logger, sessions: SessionDirectory? = nil, onListening: @escaping @Sendable (GatewayAddress) -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        let router = GatewayRoutes.router(session: session, runtime: runtime, configuration: configuration, options: options, logger: logger)
+        let router = GatewayRoutes.router(
+            session: session, runtime: runtime, configuration: configuration, options: options, logger: logger, sessions: sessions)
         var serverLogger = logger
         // Hummingbird logs every request at debug/info; the coordinator's log keeps its own lines.
         serverLogger.logLevel = max(logger.logLevel, .notice)

@@ -79,6 +79,9 @@ struct ClusterTreeInspection: Codable, Sendable {
     var workers: [Worker]
     /// Workers the configuration lists that are not connected now.
     var missingWorkers: [String]
+    /// The coordinator's sessions (for the shared root's inspection, when sessions are on):
+    /// each session's own tree is at `/api/sessions/{id}/tree`.
+    var sessions: [SessionDirectory.Summary]?
 
     /// - Parameters:
     ///   - liveTree: the root host's live tree (`ClusterRootSession.liveTree()`), root first.

@@ -32,10 +32,12 @@ public enum GatewayRoutes {
     public typealias Context = BasicWebSocketRequestContext
 
     /// Builds the router. `runtime` is `nil` for a root that has no remote runtime (tests);
-    /// then the tree has no remote children and readiness needs only a rendering.
+    /// then the tree has no remote children and readiness needs only a rendering. With
+    /// `sessions`, the session routes (`SessionRoutes`) serve a tree per client beside the
+    /// shared root.
     public static func router(
         session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
-        logger: Logger
+        logger: Logger, sessions: SessionDirectory? = nil
     ) -> Router<Context> {
         let hummingbirdRouter = Router(context: Context.self, options: .autoGenerateHeadEndpoints)
         let allowed = AllowedMethods()
@@ -49,80 +51,29 @@ public enum GatewayRoutes {
             router.add(middleware: BearerTokenMiddleware(token: token, openPaths: assetPaths))
         }
         router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
+        let treeRoutes = TreeRoutes(runtime: runtime, configuration: configuration, options: options, metrics: metrics, logger: logger)
 
         router.get("/api/rendering") { _, _ in
-            JSONResponses.bytes(await RenderingFeed.message(session: session, rendering: session.latestRendering, runtime: runtime))
+            await treeRoutes.rendering(of: session, scope: .shared)
         }
 
-        let feed = RenderingFeed(session: session, runtime: runtime)
-
+        let feed = RenderingFeed(session: session, runtime: runtime, scope: .shared)
         router.ws(RouterPath(renderingsPath)) { request, _ in
-            // A plain GET (no upgrade) is told what the path needs (RFC 9110 §15.5.22).
-            guard request.headers[.upgrade]?.lowercased().contains("websocket") == true else { throw UpgradeRequired() }
-            return .upgrade([:])
+            try TreeRoutes.upgrade(request)
         } onUpgrade: { inbound, outbound, _ in
-            metrics.streamClients.increment()
-            defer { metrics.streamClients.decrement() }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    // The client's side: read (and ignore) until it closes. A text message that
-                    // is not UTF-8 throws, and the stream closes with 1007.
-                    for try await _ in inbound.messages(maxSize: 1 << 16) {}
-                }
-                group.addTask {
-                    // One buffer of one per client: a slow client skips renderings.
-                    for await bytes in feed.subscribe() {
-                        do {
-                            try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
-                        } catch {
-                            return
-                        }
-                    }
-                }
-                defer { group.cancelAll() }
-                try await group.next()
-            }
+            try await treeRoutes.stream(feed.subscribe(), inbound: inbound, outbound: outbound)
         }
 
         router.post("/api/events/{token}") { request, context -> Response in
-            // Tokens hold characters a path must escape (`:`, `@`, `~`): clients percent-encode.
-            guard let raw = context.parameters.get("token"), let token = raw.removingPercentEncoding, !token.isEmpty else {
-                return JSONResponses.error(.notFound, code: "unknown-token", message: "no sink token in the path")
-            }
-            guard JSONMediaType.matches(request.headers[.contentType]) else {
-                metrics.event(result: "unsupported-media-type")
-                return JSONResponses.error(
-                    .unsupportedMediaType, code: "unsupported-media-type", message: "an event is JSON: send Content-Type: application/json",
-                    headers: [.accept: "application/json"])
-            }
-            var request = request
-            let body: ByteBuffer
-            do {
-                body = try await request.collectBody(upTo: options.maxEventBytes)
-            } catch {
-                metrics.event(result: "too-large")
-                return JSONResponses.error(
-                    .contentTooLarge, code: "too-large", message: "an event body is at most \(options.maxEventBytes) bytes")
-            }
-            let json = Data(body.readableBytesView)
-            do throws(RootEventError) {
-                try await session.send(event: json, to: token)
-            } catch {
-                metrics.event(result: error.code)
-                // The client gets the reason in the answer and operators the count by result in
-                // `workflow_gateway_events_total`: a client sending bad events must not fill the log.
-                logger.debug("gateway: event not delivered: \(error)")
-                return response(for: error)
-            }
-            metrics.event(result: "sent")
-            return JSONResponses.encoded(EventAccepted(result: "sent", token: token), status: .accepted)
+            await treeRoutes.deliver(request, context: context, to: session)
         }
 
         router.get("/api/tree") { _, _ -> Response in
-            let liveTree = await session.liveTree()
-            let inspection = await runtime?.inspect()
-            return JSONResponses.encoded(
-                ClusterTreeInspection(session: session, liveTree: liveTree, runtime: inspection, configuration: configuration))
+            await treeRoutes.tree(of: session, scope: .shared, sessions: sessions)
+        }
+
+        if let sessions {
+            SessionRoutes(directory: sessions, sharedRoot: session.name, tree: treeRoutes).add(to: router)
         }
 
         router.get("/health/live") { _, _ in
@@ -131,7 +82,7 @@ public enum GatewayRoutes {
 
         let readiness = ReadinessCheck(configuration: configuration)
         router.get("/health/ready") { _, _ -> Response in
-            let children = await runtime?.inspect().children ?? []
+            let children = TreeScope.shared.children(of: await runtime?.inspect())
             let report = readiness.report(session: session, children: children)
             return JSONResponses.encoded(report, status: report.ready ? .ok : .serviceUnavailable)
         }
@@ -163,11 +114,6 @@ public enum GatewayRoutes {
         case .refused: JSONResponses.error(.tooManyRequests, code: error.code, message: error.description, headers: [.retryAfter: "1"])
         case .notDurable: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description)
         }
-    }
-
-    struct EventAccepted: Codable, Sendable {
-        var result: String
-        var token: String
     }
 }
 

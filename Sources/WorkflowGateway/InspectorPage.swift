@@ -38,6 +38,8 @@ enum InspectorPage {
         <h2>Workers</h2>
         <table id="workers"><thead><tr><th>name</th><th>pid @ host</th><th>pool</th><th>load / capacity</th><th>last heard</th><th>joined at</th><th>hosts</th></tr></thead><tbody></tbody></table>
         <div id="missing" class="error"></div>
+        <h2>Sessions</h2>
+        <table id="sessions"><thead><tr><th>session</th><th>root</th><th>state</th><th>clients</th><th>rendering</th></tr></thead><tbody></tbody></table>
         <script>
         "use strict";
         const token = new URLSearchParams(location.hash.slice(1)).get("token");
@@ -95,6 +97,10 @@ enum InspectorPage {
             el("td", {}, el("code", {}, w.hostedTypes.join(", "))))));
           document.getElementById("missing").textContent =
             tree.missingWorkers.length ? "configured but not connected: " + tree.missingWorkers.join(", ") : "";
+          const sessions = tree.sessions || [];
+          document.querySelector("#sessions tbody").replaceChildren(...sessions.map(s => el("tr", { "data-session": s.id },
+            el("td", {}, el("code", {}, s.id.slice(0, 8) + "…")), el("td", {}, s.root), el("td", {}, s.state),
+            el("td", { class: "num" }, String(s.clients)), el("td", { class: "num" }, "#" + s.sequence))));
         }
         async function refresh() {
           try {

@@ -14,11 +14,11 @@ final class RenderingFeed: Sendable {
     private let messages = LatestValueBroadcast<[UInt8]>()
 
     /// Starts reading `session`'s renderings; the feed ends when the session stops.
-    init(session: any ClusterRootSession, runtime: RemoteRuntime?) {
+    init(session: any ClusterRootSession, runtime: RemoteRuntime?, scope: TreeScope) {
         let messages = messages
         Task {
             for await rendering in session.renderings() {
-                messages.publish(await Self.message(session: session, rendering: rendering, runtime: runtime))
+                messages.publish(await Self.message(session: session, rendering: rendering, runtime: runtime, scope: scope))
             }
             messages.finish()
         }
@@ -29,9 +29,12 @@ final class RenderingFeed: Sendable {
         messages.subscribe()
     }
 
-    /// The message for `rendering`, with the children's statuses as the runtime has them now.
-    static func message(session: any ClusterRootSession, rendering: RootRenderingJSON, runtime: RemoteRuntime?) async -> [UInt8] {
-        let children = await runtime?.inspect().children.map(ChildStatusJSON.init) ?? []
+    /// The message for `rendering`, with the statuses of the children of the tree `scope` names
+    /// as the runtime has them now.
+    static func message(session: any ClusterRootSession, rendering: RootRenderingJSON, runtime: RemoteRuntime?, scope: TreeScope) async
+        -> [UInt8]
+    {
+        let children = await scope.children(of: runtime?.inspect()).map(ChildStatusJSON.init)
         return RenderingMessage.bytes(root: session.name, sequence: rendering.sequence, json: rendering.json, children: children)
     }
 }

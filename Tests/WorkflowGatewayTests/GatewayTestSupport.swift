@@ -51,11 +51,11 @@ enum GatewayTesting {
     /// The gateway over `session` (and `runtime`), as an application to test.
     static func application(
         session: any ClusterRootSession, runtime: RemoteRuntime? = nil, configuration: ClusterConfiguration? = nil,
-        options: GatewayOptions = options()
+        options: GatewayOptions = options(), sessions: SessionDirectory? = nil
     ) -> some ApplicationProtocol {
         ClusterGateway.application(
             session: session, runtime: runtime, configuration: configuration ?? ClusterConfiguration(coordinatorEndpoint: "ipc:///unused"),
-            options: options, logger: quietLogger)
+            options: options, logger: quietLogger, sessions: sessions)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer) throws -> T {

@@ -96,9 +96,12 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
     public func render(state: State, context: RenderContext<RemoteWorkflow<Child>>) -> Child.Rendering {
         let runtime: RemoteRuntime
         let scope: String
+        // A session's children are known to the runtime under its prefix (see `SessionLoop`).
+        var pathPrefix = ""
         switch context.loop {
         case let loop as RemoteRuntime: (runtime, scope) = (loop, "")
         case let loop as HostedChildLoop: (runtime, scope) = (loop.runtime, loop.scope)
+        case let loop as SessionLoop: (runtime, scope, pathPrefix) = (loop.runtime, "", loop.pathPrefix)
         default:
             if !state.warnedRunningLocally, placement != .configured {
                 state.warnedRunningLocally = true
@@ -109,9 +112,10 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             return child.rendered(in: context, key: "")
         }
         // The type name and path only matter for `.configured` (and `remoteTypeName` reflects
-        // on the type each time): an existing proxy already knows both.
+        // on the type each time): an existing proxy already knows the type. Rules match the
+        // path within this host's tree, without a session's prefix.
         guard let placement = runtime.engine.resolve(
-            placement, typeName: state.proxy?.typeName ?? Child.remoteTypeName, path: state.proxy?.path ?? context.nodePath)
+            placement, typeName: state.proxy?.typeName ?? Child.remoteTypeName, path: context.nodePath)
         else {
             return child.rendered(in: context, key: "")
         }
@@ -127,7 +131,7 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             state.restoredEvents = []
             state.restoredRendering = nil
             proxy = RemoteChildProxy(
-                path: context.nodePath, scope: scope, placement: placement, engine: runtime.engine,
+                path: pathPrefix + context.nodePath, scope: scope, placement: placement, engine: runtime.engine,
                 snapshot: snapshot, pendingEvents: events, lastRendering: rendering)
             state.proxy = proxy
         }

@@ -44,4 +44,13 @@ package struct TreeJSON: Decodable {
     package var nodes: [Node]
     package var workers: [Worker]
     package var missingWorkers: [String]
+    /// The coordinator's sessions (the shared root's inspection, with sessions on).
+    package var sessions: [Session]?
+
+    package struct Session: Decodable, Sendable {
+        package var id: String
+        package var root: String
+        package var state: String
+        package var clients: Int
+    }
 }

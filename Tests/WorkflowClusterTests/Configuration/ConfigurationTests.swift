@@ -83,6 +83,15 @@ struct ConfigurationTests {
         #expect(try parse(#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"enabled":false}}"#).rebalancing == nil)
     }
 
+    @Test("sessions: on by default with their limits, tunable, or off")
+    func sessions() throws {
+        #expect(try parse(#"{"coordinator":{"endpoint":"ipc:///x"}}"#).sessions == SessionSettings())
+        let tuned = try parse(
+            #"{"coordinator":{"endpoint":"ipc:///x"},"sessions":{"idle_timeout_ms":1500,"max_sessions":3,"max_creations_per_second":7}}"#)
+        #expect(tuned.sessions == SessionSettings(idleTimeout: .milliseconds(1500), maxSessions: 3, maxCreationsPerSecond: 7))
+        #expect(try parse(#"{"coordinator":{"endpoint":"ipc:///x"},"sessions":{"enabled":false}}"#).sessions == nil)
+    }
+
     @Test(
         "invalid documents are rejected with the key and what was expected",
         arguments: [
@@ -105,6 +114,8 @@ struct ConfigurationTests {
             (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"spread":1}}"#, "rebalance.spread", "at least 2"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"enabled":"no"}}"#, "rebalance.enabled", "true or false"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"moves":3}}"#, "rebalance.moves", "no such key"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"sessions":{"max_sessions":0}}"#, "sessions.max_sessions", "positive integer"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"sessions":{"idle_timeout":5}}"#, "sessions.idle_timeout", "no such key"),
             (#"not json"#, "", "JSON object"),
         ])
     func rejected(json: String, key: String, expected: String) {

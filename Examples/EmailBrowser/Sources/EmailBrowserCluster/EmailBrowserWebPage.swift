@@ -3,7 +3,9 @@ import WorkflowCluster
 /// The email browser's web client: the page the coordinator's gateway serves at `/`.
 ///
 /// Plain HTML and JavaScript (no build step) on the gateway's client module
-/// (`/workflow-client.js`): it draws the inbox and the message pane from each rendering, labels
+/// (`/workflow-client.js`). Each tab browses in a session of its own (a tree of its own on the
+/// coordinator, resumed after a reload); `#shared` in the address shows the coordinator's shared
+/// root instead. It draws the inbox and the message pane from each rendering, labels
 /// each pane with the process that rendered it, sends a click as an event to the inbox's
 /// `onMessageSelected` sink, and shows a pane whose worker is gone as unavailable (from the
 /// children's statuses each rendering message carries) until it comes back. It belongs to the
@@ -39,7 +41,7 @@ public enum EmailBrowserWebPage {
         </style>
         </head>
         <body>
-        <header><h1>Email browser</h1><span id="connection">connecting…</span><a href="/inspector" id="inspector-link">inspector</a></header>
+        <header><h1>Email browser</h1><span><span id="session"></span> · <span id="connection">connecting…</span></span><a href="/inspector" id="inspector-link">inspector</a></header>
         <main>
           <section id="inbox-pane">
             <h2>Inbox <span class="by" id="inbox-by">–</span></h2>
@@ -54,8 +56,11 @@ public enum EmailBrowserWebPage {
         </main>
         <script type="module">
         import { connect } from "/workflow-client.js";
-        const bearerToken = new URLSearchParams(location.hash.slice(1)).get("token");
-        const client = connect({ bearerToken });
+        // Each tab browses in a session of its own (resumed after a reload); `#shared` shows the
+        // coordinator's shared root instead (the one the demo drives).
+        const hash = new URLSearchParams(location.hash.slice(1));
+        const bearerToken = hash.get("token");
+        const client = connect({ bearerToken, session: hash.has("shared") ? null : { root: "email-browser" } });
         window.workflowClient = client;   // for the browser test and the console
         const $ = id => document.getElementById(id);
         const connectionWords = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "closed" };
@@ -68,6 +73,8 @@ public enum EmailBrowserWebPage {
 
         function draw() {
           $("connection").textContent = connectionWords[client.state];
+          $("session").textContent = client.sessionID ? "session " + client.sessionID.slice(0, 8) : "shared";
+          document.body.dataset.session = client.sessionID || "";
           if (client.rendering === null) return;
           const screen = client.rendering;
           document.body.dataset.sequence = client.sequence;

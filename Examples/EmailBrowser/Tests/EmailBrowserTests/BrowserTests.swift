@@ -75,7 +75,7 @@ struct BrowserTests {
     }
 
     @Test(
-        "the page through the client module: a coordinator restart shows reconnecting, then the same selection live again (SQLite store); clicks work; old tokens answer 410 restarted or still deliver",
+        "the shared root's page (#shared) through a coordinator restart: reconnecting, then the same selection live again (SQLite store); clicks work; old tokens answer 410 restarted or still deliver",
         .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"))
     func pageSurvivesCoordinatorRestart() async throws {
         try await BrowserCluster.with("browser-restart") { cluster in
@@ -90,7 +90,7 @@ struct BrowserTests {
             let live = "workflowClient.state === 'live' && document.getElementById('connection').textContent === 'live'"
             try await withSafetyTimeout("the page selects message 3") {
                 try await Chromium.drive(browserEndpoint) { browser in
-                    try await browser.navigate(baseURL + "/")
+                    try await browser.navigate(baseURL + "/#shared")
                     try await browser.waitUntil("\(live) && document.querySelector('button[data-id=\"3\"]')")
                     try await browser.evaluate("document.querySelector('button[data-id=\"3\"]').click(); true")
                     try await browser.waitUntil(Self.selected(3))
@@ -117,6 +117,49 @@ struct BrowserTests {
                     #expect(outcome == #"{"status":202,"code":"sent"}"# || outcome == #"{"status":410,"code":"restarted"}"#, "\(outcome ?? "none")")
                     try await browser.evaluate("document.querySelector('button[data-id=\"5\"]').click(); true")
                     try await browser.waitUntil(Self.selected(5))
+                }
+            }
+            #expect(try await coordinator.terminate() == 0)
+        }
+    }
+
+    @Test(
+        "two people's tabs browse in sessions of their own: a click in one does not move the other; a reload resumes the session with its selection",
+        .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"))
+    func sessionPerTab() async throws {
+        try await BrowserCluster.with("browser-sessions") { cluster in
+            let coordinator = try await cluster.startCoordinator()
+            let baseURL = try await BrowserCluster.gatewayURL(of: coordinator)
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            let browserEndpoint = try await Chromium.start(in: cluster)
+            let live = "workflowClient.state === 'live' && workflowClient.sessionID && document.querySelector('button[data-id=\"5\"]')"
+                + " && document.getElementById('message-by').textContent === 'rendered by worker-2'"
+            try await withSafetyTimeout("two tabs in two sessions") {
+                try await Chromium.drive(browserEndpoint) { browser in
+                    let first = browser.sessionID
+                    let second = try await browser.openIsolatedPage()
+
+                    try await browser.navigate(baseURL + "/")
+                    try await browser.waitUntil(live)
+                    try await browser.evaluate("document.querySelector('button[data-id=\"3\"]').click(); true")
+                    try await browser.waitUntil(Self.selected(3))
+                    let firstSession = try #require(try await browser.evaluate("workflowClient.sessionID") as? String)
+
+                    browser.sessionID = second
+                    try await browser.navigate(baseURL + "/")
+                    try await browser.waitUntil(live)
+                    let secondSession = try #require(try await browser.evaluate("workflowClient.sessionID") as? String)
+                    #expect(firstSession != secondSession && firstSession.count == 32)
+                    #expect(try await browser.evaluate("document.getElementById('message-body').dataset.messageId ?? null") is NSNull,
+                        "the second tab starts with nothing selected")
+                    try await browser.evaluate("document.querySelector('button[data-id=\"5\"]').click(); true")
+                    try await browser.waitUntil(Self.selected(5))
+
+                    browser.sessionID = first
+                    #expect(try await browser.evaluate(Self.selected(3)) as? Bool == true, "the first tab still shows its own selection")
+                    try await browser.reload(until: "\(live) && \(Self.selected(3))")
+                    #expect(try await browser.evaluate("workflowClient.sessionID") as? String == firstSession, "the reload resumed the session")
                 }
             }
             #expect(try await coordinator.terminate() == 0)

@@ -115,6 +115,35 @@ struct DevToolsSession {
             """)
     }
 
+    /// Opens a page in a browser context of its own (its own cookies and storage, as a second
+    /// person's browser would have) and returns its session id: set `sessionID` to it to drive
+    /// that page.
+    mutating func openIsolatedPage() async throws -> String {
+        let page = sessionID
+        sessionID = nil
+        defer { sessionID = page }
+        guard let context = try await call("Target.createBrowserContext")["browserContextId"] as? String,
+            let target = try await call("Target.createTarget", ["url": "about:blank", "browserContextId": context])["targetId"] as? String,
+            let session = try await call("Target.attachToTarget", ["targetId": target, "flatten": true])["sessionId"] as? String
+        else { throw ProtocolError(description: "no isolated page could be opened") }
+        return session
+    }
+
+    /// Reloads the page and resolves once the new document satisfies `condition`.
+    mutating func reload(until condition: String) async throws {
+        try await evaluate("window.beforeReload = true")
+        try await call("Page.reload")
+        while true {
+            do {
+                // Until the new document commits, an evaluation may land in the old one.
+                if try await evaluate("window.beforeReload === undefined") as? Bool == true { break }
+            } catch let error as ProtocolError where error.description.contains("context") {
+                continue
+            }
+        }
+        try await waitUntil(condition)
+    }
+
     /// Loads `url` in the page and returns once its document is the one evaluated.
     mutating func navigate(_ url: String) async throws {
         try await call("Page.navigate", ["url": url])

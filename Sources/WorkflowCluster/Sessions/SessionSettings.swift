@@ -1,0 +1,19 @@
+/// How a coordinator hosts sessions (`sessions` in the configuration file): one live tree per
+/// client, beside the shared root.
+public struct SessionSettings: Sendable, Equatable {
+    /// A session no client used for this long is passivated: its tree is kept as a snapshot,
+    /// its remote children stop, its memory is freed, until its next request.
+    public var idleTimeout: Duration
+    /// At most this many sessions (active and passivated) exist; creating one more is refused
+    /// (503 `too-many-sessions`).
+    public var maxSessions: Int
+    /// At most this many sessions are created per second (429 `too-many-creations` beyond).
+    public var maxCreationsPerSecond: Double
+
+    /// The defaults: 5 minutes idle, 10,000 sessions, 100 creations per second.
+    public init(idleTimeout: Duration = .seconds(300), maxSessions: Int = 10_000, maxCreationsPerSecond: Double = 100) {
+        self.idleTimeout = idleTimeout
+        self.maxSessions = maxSessions
+        self.maxCreationsPerSecond = maxCreationsPerSecond
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import WorkflowCluster
+
+/// The routes of the coordinator's sessions: a live tree per client beside the shared root.
+///
+/// | route | answers |
+/// |---|---|
+/// | `POST /api/sessions` | creates one: `{"root": NAME, "props": {…}}` (both optional: the shared root's name, no props) → 201 `{"session": ID, "root": NAME}` |
+/// | `GET /api/sessions` | every session: id, root, state (`active`, `passivated`), clients, sequence |
+/// | `GET /api/sessions/{id}/rendering` | as `/api/rendering`, for the session (reactivating it if passivated) |
+/// | `GET /api/sessions/{id}/renderings` (WebSocket) | as `/api/renderings`; an open stream keeps the session active |
+/// | `POST /api/sessions/{id}/events/{token}` | as `/api/events/{token}`; a token of another session or of the shared root is unknown here (404) |
+/// | `GET /api/sessions/{id}/tree` | as `/api/tree`, for the session |
+/// | `DELETE /api/sessions/{id}` | ends it: 204 |
+///
+/// An id no session has answers 404 `unknown-session`; limits answer 503 `too-many-sessions` or
+/// 429 `too-many-creations`, each with `Retry-After`.
+struct SessionRoutes: Sendable {
+    let directory: SessionDirectory
+    /// The root a session is of when its creator names none.
+    let sharedRoot: String
+    let tree: TreeRoutes
+
+    func add<Context: WebSocketRequestContext>(to router: MethodRecordingRouter<Context>) {
+        let directory = directory
+        let tree = tree
+        let sharedRoot = sharedRoot
+
+        router.post("/api/sessions") { request, _ -> Response in
+            let body: Data
+            switch await TreeRoutes.jsonBody(of: request, upTo: tree.options.maxEventBytes, what: "a session's creation") {
+            case .success(let data): body = data
+            case .failure(let refusal): return refusal.response
+            }
+            guard let creation = SessionCreation(json: body) else {
+                return JSONResponses.error(
+                    .badRequest, code: "undecodable-request", message: #"expected {"root": NAME, "props": {…}} (both optional)"#)
+            }
+            do throws(SessionError) {
+                let root = creation.root ?? sharedRoot
+                let id = try await directory.create(root: root, props: creation.props)
+                return JSONResponses.encoded(Created(session: id, root: root), status: .created)
+            } catch {
+                return Self.response(for: error)
+            }
+        }
+
+        router.get("/api/sessions") { _, _ -> Response in
+            JSONResponses.encoded(Listing(sessions: await directory.summaries()))
+        }
+
+        router.get("/api/sessions/{id}/rendering") { _, context -> Response in
+            await Self.using(directory, context) { session, id in await tree.rendering(of: session, scope: .session(id)) }
+        }
+
+        router.ws("/api/sessions/{id}/renderings") { request, _ in
+            try TreeRoutes.upgrade(request)
+        } onUpgrade: { inbound, outbound, context in
+            guard let id = context.requestContext.parameters.get("id").flatMap(SessionID.init) else {
+                try await outbound.close(.unexpectedServerError, reason: "unknown session")
+                return
+            }
+            do throws(SessionError) {
+                // The open stream holds the session: it stays active while its client watches.
+                try await directory.use(id) { session in
+                    try? await tree.stream(tree.messages(of: session, scope: .session(id)), inbound: inbound, outbound: outbound)
+                }
+            } catch {
+                try await outbound.close(.unexpectedServerError, reason: error.code)
+            }
+        }
+
+        router.post("/api/sessions/{id}/events/{token}") { request, context -> Response in
+            await Self.using(directory, context) { session, _ in await tree.deliver(request, context: context, to: session) }
+        }
+
+        router.get("/api/sessions/{id}/tree") { _, context -> Response in
+            await Self.using(directory, context) { session, id in await tree.tree(of: session, scope: .session(id)) }
+        }
+
+        router.delete("/api/sessions/{id}") { _, context -> Response in
+            guard let id = context.parameters.get("id").flatMap(SessionID.init) else {
+                return Self.response(for: .unknownSession(context.parameters.get("id") ?? ""))
+            }
+            do throws(SessionError) {
+                try await directory.end(id)
+                return Response(status: .noContent)
+            } catch {
+                return Self.response(for: error)
+            }
+        }
+    }
+
+    /// Runs `body` with the session the path's `{id}` names (held while it runs), or answers why
+    /// there is none.
+    private static func using(
+        _ directory: SessionDirectory, _ context: some RequestContext,
+        _ body: @Sendable (any ClusterRootSession, SessionID) async -> Response
+    ) async -> Response {
+        guard let id = context.parameters.get("id").flatMap(SessionID.init) else {
+            return response(for: .unknownSession(context.parameters.get("id") ?? ""))
+        }
+        do throws(SessionError) {
+            return try await directory.use(id) { session in await body(session, id) }
+        } catch {
+            return response(for: error)
+        }
+    }
+
+    /// The status and JSON error for a session that could not be created or found.
+    static func response(for error: SessionError) -> Response {
+        switch error {
+        case .unknownSession: JSONResponses.error(.notFound, code: error.code, message: error.description)
+        case .unknownRoot, .undecodableProps: JSONResponses.error(.badRequest, code: error.code, message: error.description)
+        case .tooManySessions: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description, headers: [.retryAfter: "30"])
+        case .creationRateExceeded: JSONResponses.error(.tooManyRequests, code: error.code, message: error.description, headers: [.retryAfter: "1"])
+        case .unavailable: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description)
+        }
+    }
+
+    /// What `POST /api/sessions` reads: the root's name and its props, both optional.
+    struct SessionCreation {
+        var root: String?
+        var props: Data?
+
+        /// Reads `{"root": NAME, "props": ANY}`; an empty body is `{}`. `nil` when it is not that.
+        init?(json: Data) {
+            guard !json.isEmpty else { return }
+            guard let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else { return nil }
+            if let root = object["root"] {
+                guard let name = root as? String else { return nil }
+                self.root = name
+            }
+            if let props = object["props"], !(props is NSNull) {
+                guard let data = try? JSONSerialization.data(withJSONObject: props, options: [.fragmentsAllowed]) else { return nil }
+                self.props = data
+            }
+        }
+    }
+
+    struct Created: Codable, Sendable {
+        var session: SessionID
+        var root: String
+    }
+
+    struct Listing: Codable, Sendable {
+        var sessions: [SessionDirectory.Summary]
+    }
+}

@@ -1,0 +1,36 @@
+import Workflow
+
+/// The loop one session's root host runs on: the coordinator's `RemoteRuntime`, together with
+/// the session's name for the remote children its tree renders.
+///
+/// A coordinator that hosts a tree per client runs every session's host on one runtime. Their
+/// trees have the same shape, so their remote children would have the same node paths, and a
+/// runtime knows a remote child by its path (its placement, its status, its worker's copy). A
+/// proxy rendered on a session's loop is known by `pathPrefix` followed by its path in the
+/// session's tree, so each session's children are children of their own: placed on their own
+/// (hashed placement spreads them over a pool), reported on their own, stopped with their session.
+/// Placement rules still match the path *within* the session's tree, so one configuration serves
+/// the shared root and every session alike.
+public final class SessionLoop: RuntimeLoop {
+    /// The runtime every call goes to.
+    public let runtime: RemoteRuntime
+    /// What the runtime's paths of this session's remote children start with (`/~SCOPE`).
+    public let pathPrefix: String
+
+    /// A loop on `runtime` for the session `scope` (letters, digits, `-` and `_`).
+    public init(runtime: RemoteRuntime, scope: String) {
+        self.runtime = runtime
+        self.pathPrefix = Self.pathPrefix(scope: scope)
+    }
+
+    /// The prefix of the runtime's paths for the session `scope`.
+    public static func pathPrefix(scope: String) -> String { "/~" + scope }
+
+    public func execute(_ job: @escaping @Sendable () -> Void) { runtime.execute(job) }
+
+    public var inLoop: Bool { runtime.inLoop }
+
+    public func settleRenderPass() -> Bool { runtime.settleRenderPass() }
+
+    public func runIfIdle(_ job: () -> Void) -> Bool { runtime.runIfIdle(job) }
+}
