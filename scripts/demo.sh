@@ -116,11 +116,11 @@ fi
 echo "=== the message pane is back on worker-2 with its state (message $LAST); stopping ===" >&2
 
 URL=$(grep -o 'gateway listening url=[^ ]*' "$RUN_DIR/coordinator.log" | tail -n 1 | sed 's/.*url=//')
-echo "=== the email browser's page: $URL/ (inspector: $URL/inspector) ===" >&2
+echo "=== the email browser's page: $URL/ (a session per tab; the tree this demo drove: $URL/#shared; inspector: $URL/inspector) ===" >&2
 if command -v chromium >/dev/null 2>&1; then
-  # The page as a browser shows it now (it reads the rendering stream once loaded).
+  # The shared root's page as a browser shows it now (it reads the rendering stream once loaded).
   chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,420 \
-    --virtual-time-budget=5000 --screenshot="docs/email-browser.png" "$URL/" >/dev/null 2>&1 &&
+    --virtual-time-budget=5000 --screenshot="docs/email-browser.png" "$URL/#shared" >/dev/null 2>&1 &&
     echo "screenshot of the page: docs/email-browser.png" >&2 || echo "chromium could not take the screenshot" >&2
 else
   echo "(install chromium to keep a screenshot of the page in docs/email-browser.png)" >&2

@@ -155,8 +155,10 @@ struct BrowserTests {
                         "the second tab starts with nothing selected")
                     try await browser.evaluate("document.querySelector('button[data-id=\"5\"]').click(); true")
                     try await browser.waitUntil(Self.selected(5))
+                    try Self.save(try await browser.screenshot(), "email-browser-session-b.png", fixture: cluster)
 
                     browser.sessionID = first
+                    try Self.save(try await browser.screenshot(), "email-browser-session-a.png", fixture: cluster)
                     #expect(try await browser.evaluate(Self.selected(3)) as? Bool == true, "the first tab still shows its own selection")
                     try await browser.reload(until: "\(live) && \(Self.selected(3))")
                     #expect(try await browser.evaluate("workflowClient.sessionID") as? String == firstSession, "the reload resumed the session")
