@@ -48,13 +48,15 @@ func uniqueEndpoint(_ name: String) -> String {
     "ipc:///tmp/wf-test-\(getpid())-\(name)-\(UUID().uuidString.prefix(8))"
 }
 
-/// A parent runtime listening on a fresh endpoint, with short timeouts for failure tests.
-func makeParent(_ name: String, requestTimeout: Duration = .seconds(10)) throws -> RemoteRuntime {
+/// A parent runtime listening on a fresh endpoint. Its liveness window (100 ms × 20) is generous:
+/// on a loaded machine a worker thread may not run for a second, and a test that is not about
+/// silence must not take that for a dead worker (tests about silence set their own windows).
+func makeParent(_ name: String, requestTimeout: Duration = .seconds(10), liveness: Int = 20) throws -> RemoteRuntime {
     var configuration = RemoteRuntimeConfiguration(name: name)
     configuration.listenEndpoint = uniqueEndpoint(name)
     configuration.requestTimeout = requestTimeout
     configuration.heartbeatInterval = .milliseconds(100)
-    configuration.heartbeatLiveness = 5
+    configuration.heartbeatLiveness = liveness
     return try RemoteRuntime(configuration: configuration)
 }
 
@@ -62,7 +64,7 @@ func makeParent(_ name: String, requestTimeout: Duration = .seconds(10)) throws 
 /// `heartbeat` × `liveness` makes it reconnect on a fresh socket.
 func makeWorker(
     _ name: String, parent: String, registry: RemotableRegistry = remoteTestRegistry, heartbeat: Duration = .milliseconds(100),
-    liveness: Int = 5, pool: String = "default"
+    liveness: Int = 20, pool: String = "default"
 ) throws -> RemoteRuntime {
     var configuration = RemoteRuntimeConfiguration(name: name)
     configuration.parentEndpoint = parent
