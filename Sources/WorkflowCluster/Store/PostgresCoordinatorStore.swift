@@ -52,33 +52,41 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         }
         let store = PostgresCoordinatorStore(name: name, operationTimeout: plan.operationTimeout, connection: connection, logger: logger)
         do {
-            // Preparing is bounded too (a table another session holds locked would wait forever).
-            let milliseconds = max(1, Int64(timeout / .milliseconds(1)))
-            try await connection.query(PostgresQuery(unsafeSQL: "SET statement_timeout = \(milliseconds)"), logger: logger)
+            // Preparing is bounded too (a table another session holds locked would wait forever),
+            // by the operation timeout: coordinators opening at once wait for each other here.
+            let milliseconds = max(1, Int64(plan.operationTimeout / .milliseconds(1)))
+            try await Self.run(connection, PostgresQuery(unsafeSQL: "SET statement_timeout = \(milliseconds)"), logger: logger)
             // One transaction under an advisory lock: coordinators opening a fresh database at
             // once would otherwise race in CREATE TABLE IF NOT EXISTS (a duplicate-key error).
-            try await connection.query("BEGIN", logger: logger)
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLock))", logger: logger)
-            try await connection.query(
+            try await Self.run(connection, "BEGIN", logger: logger)
+            try await Self.run(connection, "SELECT pg_advisory_xact_lock(\(Self.schemaLock))", logger: logger)
+            try await Self.run(connection,
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
                     id INT PRIMARY KEY CHECK (id = 1), fencing_token BIGINT NOT NULL, holder TEXT NOT NULL,
                     since TIMESTAMPTZ NOT NULL DEFAULT now(), lease_expires_at TIMESTAMPTZ)
                 """, logger: logger)
-            try await connection.query(
+            try await Self.run(connection,
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_checkpoint (
                     id INT PRIMARY KEY CHECK (id = 1), number BIGINT NOT NULL, fencing_token BIGINT NOT NULL,
                     rendering_sequence BIGINT NOT NULL, accepted_events BIGINT NOT NULL, snapshot BYTEA NOT NULL,
                     committed_at TIMESTAMPTZ NOT NULL DEFAULT now())
                 """, logger: logger)
-            try await connection.query("COMMIT", logger: logger)
-            try await connection.query("RESET statement_timeout", logger: logger)
+            try await Self.run(connection, "COMMIT", logger: logger)
+            try await Self.run(connection, "RESET statement_timeout", logger: logger)
         } catch {
             try? await connection.close()
             throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
         }
         return store
+    }
+
+    /// Runs `query` to its end: a statement's error (a timeout, a conflict) surfaces when its
+    /// results are read, so reading them reports it as it happened rather than as the next
+    /// statement's "current transaction is aborted".
+    private static func run(_ connection: PostgresConnection, _ query: PostgresQuery, logger: Logger) async throws {
+        for try await _ in try await connection.query(query, logger: logger) {}
     }
 
     /// The advisory lock key that serialises preparing the tables (any fixed number; this one
