@@ -91,14 +91,7 @@ public struct ClusterConfigurationParser: Sendable {
                 guard value >= 2 else { throw fail("rebalance.spread", "an integer of at least 2", found: "\(value)") }
                 policy.spread = value
             }
-            if let enabled = object["enabled"] {
-                guard !(enabled is String), let enabled = enabled as? Bool else {
-                    throw fail("rebalance.enabled", "true or false", found: describe(enabled))
-                }
-                configuration.rebalancing = enabled ? policy : nil
-            } else {
-                configuration.rebalancing = policy
-            }
+            configuration.rebalancing = try enabled(object, "rebalance") ? policy : nil
         }
         if let sessions = root["sessions"] {
             let object = try object(sessions, "sessions")
@@ -109,14 +102,7 @@ public struct ClusterConfigurationParser: Sendable {
             if let rate = object["max_creations_per_second"] {
                 settings.maxCreationsPerSecond = Double(try positiveInt(rate, "sessions.max_creations_per_second"))
             }
-            if let enabled = object["enabled"] {
-                guard !(enabled is String), let enabled = enabled as? Bool else {
-                    throw fail("sessions.enabled", "true or false", found: describe(enabled))
-                }
-                configuration.sessions = enabled ? settings : nil
-            } else {
-                configuration.sessions = settings
-            }
+            configuration.sessions = try enabled(object, "sessions") ? settings : nil
         }
         if let snapshot = root["snapshot"] {
             let object = try object(snapshot, "snapshot")
@@ -353,6 +339,13 @@ public struct ClusterConfigurationParser: Sendable {
     /// "one of "a", "b"": what a key taking one of `Choice`'s cases expects, for its errors.
     static func choices<Choice: RawRepresentable & CaseIterable>(_: Choice.Type) -> String where Choice.RawValue == String {
         "one of " + Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+    }
+
+    /// A section's `enabled` (`true` when absent: a section written is meant to be on).
+    private func enabled(_ object: [String: Any], _ section: String) throws -> Bool {
+        guard let value = object["enabled"] else { return true }
+        guard !(value is String), let flag = value as? Bool else { throw fail("\(section).enabled", "true or false", found: describe(value)) }
+        return flag
     }
 
     private func positiveInt(_ value: Any, _ key: String) throws -> Int {

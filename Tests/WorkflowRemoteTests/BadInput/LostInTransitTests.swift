@@ -64,48 +64,24 @@ import ZeroMQ
 
     @Test("a parent that sees an OUTPUTS message number skipped takes the worker for gone: its child moves, the worker is told to join again")
     func skippedOutputsNumberMovesTheChild() async throws {
-        var parentConfiguration = RemoteRuntimeConfiguration(name: "lost-outputs")
-        parentConfiguration.listenEndpoint = uniqueEndpoint("lost-outputs")
-        // The bare worker sends no heartbeats: its silence must not be what removes it.
-        parentConfiguration.heartbeatInterval = .milliseconds(100)
-        parentConfiguration.heartbeatLiveness = 600
-        parentConfiguration.requestTimeout = .seconds(60)
-        let parent = try RemoteRuntime(configuration: parentConfiguration)
-        let host = WorkflowHost(
-            workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("p")), loop: parent)
-        let context = try ZMQContext()
-        let fake = try ZMQSocket(.dealer, context: context)
-        try fake.set(.linger, 0)
-        try fake.connect(parent.listenEndpoint!)
-        let hello = HelloPayload(
-            name: "lossy", pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
-            protocolVersions: [4], instance: "fake", processID: nil, hostName: nil)
-        try DrainRaceTests.send(.hello, [try codec.encode(hello)], on: fake)
-        let start = try DrainRaceTests.receive(.start, on: fake)
+        let bare = try BareWorker("lost-outputs")
+        let (parent, start) = (bare.parent, bare.start)
         let empty = try codec.encode(
             OutputsPayload(causes: [], ordinals: [], lengths: [], snapshot: nil, continues: false, renderingSequence: nil, released: nil))
         func outputs(_ number: UInt64) throws {
-            try fake.send(Envelope(
+            try bare.socket.send(Envelope(
                 kind: .outputs, correlationID: start.correlationID, sequence: number, epoch: start.epoch, nodePath: start.nodePath,
                 payloads: [empty]).encodeFrames())
         }
         try outputs(1)
         // Message 2 was lost in transit.
         try outputs(3)
-        try DrainRaceTests.send(.heartbeat, on: fake)
-        _ = try DrainRaceTests.receive(.reconnect, on: fake)
+        try bare.send(.heartbeat)
+        _ = try bare.receive(.reconnect)
         // A worker of the pool joins: the child runs there.
-        var configuration = RemoteRuntimeConfiguration(name: "sound")
-        configuration.parentEndpoint = parent.listenEndpoint
-        configuration.pool = "p"
-        configuration.registry = remoteTestRegistry
-        configuration.heartbeatInterval = .milliseconds(100)
-        configuration.heartbeatLiveness = 50
-        let sound = try RemoteRuntime(configuration: configuration)
+        let sound = try bare.poolWorker("sound")
         _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: "sound") })
-        fake.close()
-        await host.stop()
         await sound.shutdown()
-        await parent.shutdown()
+        await bare.finish()
     }
 }

@@ -1,0 +1,83 @@
+import Foundation
+import RemoteTestSupport
+import Testing
+import WireProtocol
+import Workflow
+import WorkflowClusterTesting
+import ZeroMQ
+@testable import WorkflowRemote
+
+/// A worker played by hand: a bare DEALER socket that speaks the protocol, joined to a parent
+/// hosting one remote counter (`[c]`) on pool `p`, and holding that counter's START. For tests
+/// that must decide what a worker sends and when (a race, a message lost in transit).
+///
+/// The parent never takes the bare worker's silence for death (it sends no heartbeats of its
+/// own): a minute of it is tolerated, so only what the test sends moves the child.
+struct BareWorker {
+    let parent: RemoteRuntime
+    let host: WorkflowHost<CounterBoardWorkflow>
+    let socket: ZMQSocket
+    /// The counter's START, as the parent sent it.
+    let start: Envelope
+    private let context: ZMQContext
+
+    /// Starts the parent and its tree, joins it as worker `name` of pool `p` and reads the START.
+    init(_ name: String) throws {
+        var configuration = RemoteRuntimeConfiguration(name: "\(name)-parent")
+        configuration.listenEndpoint = uniqueEndpoint(name)
+        configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 600
+        configuration.requestTimeout = .seconds(60)
+        parent = try RemoteRuntime(configuration: configuration)
+        // The tree first: its child waits for a worker of pool p (the host does not block on it).
+        host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("p")), loop: parent)
+        context = try ZMQContext()
+        socket = try ZMQSocket(.dealer, context: context)
+        try socket.set(.linger, 0)
+        try socket.connect(parent.listenEndpoint!)
+        let hello = HelloPayload(
+            name: name, pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
+            protocolVersions: [4], instance: "fake", processID: nil, hostName: nil)
+        try Self.send(.hello, [try BinaryWireCodec().encode(hello)], on: socket)
+        start = try Self.receive(.start, on: socket)
+    }
+
+    /// A real worker of pool `p` joining the same parent, for the child to move to.
+    func poolWorker(_ name: String) throws -> RemoteRuntime {
+        try makeWorker(name, parent: parent.listenEndpoint!, liveness: 50, pool: "p")
+    }
+
+    /// Sends a message of `kind` with `payloads`.
+    func send(_ kind: MessageKind, _ payloads: [[UInt8]] = []) throws {
+        try Self.send(kind, payloads, on: socket)
+    }
+
+    /// Reads messages until one of `kind` arrives (bounded by the safety timeout).
+    func receive(_ kind: MessageKind) throws -> Envelope {
+        try Self.receive(kind, on: socket)
+    }
+
+    /// Closes the socket, stops the tree and the parent.
+    func finish() async {
+        socket.close()
+        await host.stop()
+        await parent.shutdown()
+    }
+
+    static func receive(_ kind: MessageKind, on socket: ZMQSocket) throws -> Envelope {
+        let deadline = ContinuousClock.now + safetyTimeout
+        while ContinuousClock.now < deadline {
+            guard let frames = try socket.receiveMultipart(.timeout(.milliseconds(100))) else { continue }
+            let envelope = try Envelope(frames: frames)
+            if envelope.kind == kind { return envelope }
+            if envelope.kind == .batch, let messages = Outbox.split(envelope) {
+                for message in messages where (try? Envelope(frames: message))?.kind == kind { return try Envelope(frames: message) }
+            }
+        }
+        throw WaitFailure(description: "no \(kind) within \(safetyTimeout)")
+    }
+
+    static func send(_ kind: MessageKind, _ payloads: [[UInt8]] = [], on socket: ZMQSocket) throws {
+        try socket.send(try Envelope(header: EnvelopeHeader(kind: kind), payloads: payloads).encodeFrames())
+    }
+}
