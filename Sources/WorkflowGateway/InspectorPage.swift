@@ -98,8 +98,8 @@ enum InspectorPage {
           document.getElementById("missing").textContent =
             tree.missingWorkers.length ? "configured but not connected: " + tree.missingWorkers.join(", ") : "";
           const sessions = tree.sessions || [];
-          document.querySelector("#sessions tbody").replaceChildren(...sessions.map(s => el("tr", { "data-session": s.id },
-            el("td", {}, el("code", {}, s.id.slice(0, 8) + "…")), el("td", {}, s.root), el("td", {}, s.state),
+          document.querySelector("#sessions tbody").replaceChildren(...sessions.map(s => el("tr", { "data-session": s.label },
+            el("td", {}, el("code", {}, s.label + "…")), el("td", {}, s.root), el("td", {}, s.state),
             el("td", { class: "num" }, String(s.clients)), el("td", { class: "num" }, "#" + s.sequence))));
         }
         async function refresh() {

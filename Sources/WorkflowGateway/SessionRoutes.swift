@@ -8,7 +8,7 @@ import WorkflowCluster
 /// | route | answers |
 /// |---|---|
 /// | `POST /api/sessions` | creates one: `{"root": NAME, "props": {…}}` (both optional: the shared root's name, no props) → 201 `{"session": ID, "root": NAME}` |
-/// | `GET /api/sessions` | every session: id, root, state (`active`, `passivated`), clients, sequence |
+/// | `GET /api/sessions` | every session: label (its id's first 8 digits: ids are never listed), root, state (`active`, `passivated`), clients, sequence |
 /// | `GET /api/sessions/{id}/rendering` | as `/api/rendering`, for the session (reactivating it if passivated) |
 /// | `GET /api/sessions/{id}/renderings` (WebSocket) | as `/api/renderings`; an open stream keeps the session active |
 /// | `POST /api/sessions/{id}/events/{token}` | as `/api/events/{token}`; a token of another session or of the shared root is unknown here (404) |

@@ -23,10 +23,11 @@ import WorkflowRemote
 /// **Limits.** At most `maxSessions` exist and at most `maxCreationsPerSecond` are created per
 /// second: beyond, creation is refused with a typed error (never queued).
 public actor SessionDirectory {
-    /// One session as the inspector lists it.
+    /// One session as the inspector lists it: never its id, which is what lets a client reach
+    /// its tree, only a label an operator can match with its client's (the id's first 8 digits).
     public struct Summary: Sendable, Codable, Equatable {
-        /// Its id.
-        public var id: SessionID
+        /// The first 8 hex digits of its id.
+        public var label: String
         /// The root it hosts.
         public var root: String
         /// `active` or `passivated`.
@@ -179,13 +180,13 @@ public actor SessionDirectory {
         entries.map { id, entry in
             switch entry.slot {
             case .active(let active):
-                Summary(id: id, root: entry.root, state: "active", clients: active.clients, sequence: active.session.latestRendering.sequence)
+                Summary(label: String(id.text.prefix(8)), root: entry.root, state: "active", clients: active.clients, sequence: active.session.latestRendering.sequence)
             case .passivating:
-                Summary(id: id, root: entry.root, state: "passivating", clients: 0, sequence: 0)
+                Summary(label: String(id.text.prefix(8)), root: entry.root, state: "passivating", clients: 0, sequence: 0)
             case .passivated(let passivated):
-                Summary(id: id, root: entry.root, state: "passivated", clients: 0, sequence: passivated.sequence)
+                Summary(label: String(id.text.prefix(8)), root: entry.root, state: "passivated", clients: 0, sequence: passivated.sequence)
             }
-        }.sorted { $0.id.text < $1.id.text }
+        }.sorted { $0.label < $1.label }
     }
 
     /// How many sessions are active and how many passivated.

@@ -48,7 +48,7 @@ package struct TreeJSON: Decodable {
     package var sessions: [Session]?
 
     package struct Session: Decodable, Sendable {
-        package var id: String
+        package var label: String
         package var root: String
         package var state: String
         package var clients: Int
