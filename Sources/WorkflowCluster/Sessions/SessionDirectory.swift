@@ -53,8 +53,9 @@ public actor SessionDirectory {
 
     private enum Slot {
         case active(Active)
-        /// Being passivated: a use waits for the snapshot, then reactivates it.
-        case passivating(Task<Passivated, Never>)
+        /// Being passivated: a use waits for the snapshot, then reactivates it. The task's `nil`
+        /// means the snapshot could not be encoded: the session was kept running instead.
+        case passivating(any ClusterRootSession, Task<Passivated?, Never>)
         case passivated(Passivated)
     }
 
@@ -128,7 +129,7 @@ public actor SessionDirectory {
         logger.info("session ended", metadata: ["session": "\(id)", "root": "\(entry.root)"])
         switch entry.slot {
         case .active(let active): await active.session.stop()
-        case .passivating(let task): _ = await task.value
+        case .passivating(let session, let task): if await task.value == nil { await session.stop() }
         case .passivated: break
         }
     }
@@ -137,29 +138,37 @@ public actor SessionDirectory {
     @discardableResult
     public func passivateIdle() async -> Int {
         let now = clock.now
-        var tasks: [(SessionID, Task<Passivated, Never>)] = []
+        var tasks: [(SessionID, Task<Passivated?, Never>)] = []
         for (id, entry) in entries {
             guard case .active(let active) = entry.slot, active.clients == 0, now - active.lastUsed >= settings.idleTimeout else { continue }
             let session = active.session
-            let task = Task {
+            let task = Task { () -> Passivated? in
                 // No client holds it, and none can reach it until the snapshot is taken.
                 let snapshot = await session.snapshot()
+                // A tree whose snapshot does not encode is kept running: passivating it would
+                // restart it from its initial state.
+                guard let encoded = try? snapshot.encoded() else { return nil }
                 let sequence = session.latestRendering.sequence
                 await session.stop()
-                return Passivated(snapshot: (try? snapshot.encoded()) ?? Data(), sequence: sequence)
+                return Passivated(snapshot: encoded, sequence: sequence)
             }
-            entries[id]?.slot = .passivating(task)
+            entries[id]?.slot = .passivating(session, task)
             tasks.append((id, task))
         }
+        var passivatedCount = 0
         for (id, task) in tasks {
-            let passivated = await task.value
-            // A use that came meanwhile reactivated it from this snapshot already; an end removed it.
-            if case .passivating = entries[id]?.slot { entries[id]?.slot = .passivated(passivated) }
+            let outcome = await task.value
+            settle(id, outcome)
+            guard let passivated = outcome else {
+                logger.error("session not passivated: its tree's snapshot does not encode; it keeps running", metadata: ["session": "\(id)"])
+                continue
+            }
+            passivatedCount += 1
             metrics.passivated.increment()
             logger.info("session passivated", metadata: ["session": "\(id)", "snapshot-bytes": "\(passivated.snapshot.count)"])
         }
         if !tasks.isEmpty { updateGauges() }
-        return tasks.count
+        return passivatedCount
     }
 
     /// Passivates idle sessions every quarter of the idle timeout until the task is cancelled.
@@ -205,7 +214,7 @@ public actor SessionDirectory {
         for (_, entry) in entries {
             switch entry.slot {
             case .active(let active): await active.session.stop()
-            case .passivating(let task): _ = await task.value
+            case .passivating(let session, let task): if await task.value == nil { await session.stop() }
             case .passivated: break
             }
         }
@@ -224,12 +233,18 @@ public actor SessionDirectory {
                 active.lastUsed = clock.now
                 entries[id]?.slot = .active(active)
                 return active.session
-            case .passivating(let task):
-                let passivated = await task.value
-                // Whoever resumes first reactivates it; the others find it active.
-                if case .passivating = entries[id]?.slot { entries[id]?.slot = .passivated(passivated) }
+            case .passivating(_, let task):
+                // Whoever resumes first settles it; the others find it settled.
+                settle(id, await task.value)
             case .passivated(let passivated):
-                let snapshot = try? TreeSnapshot.decode(from: passivated.snapshot)
+                let snapshot: TreeSnapshot
+                do {
+                    snapshot = try TreeSnapshot.decode(from: passivated.snapshot)
+                } catch {
+                    // Never a silent restart from the initial state: the kept tree stays kept.
+                    logger.error("session not reactivated: its kept tree cannot be read: \(error)", metadata: ["session": "\(id)"])
+                    throw .unavailable("this session's kept tree cannot be read; it is kept as it is")
+                }
                 let session = try start(id, root: entry.root, props: entry.props, snapshot: snapshot, sequence: passivated.sequence)
                 entries[id]?.slot = .active(Active(session: session, clients: 1, lastUsed: clock.now))
                 metrics.reactivated.increment()
@@ -237,6 +252,17 @@ public actor SessionDirectory {
                 logger.info("session reactivated", metadata: ["session": "\(id)", "root": "\(entry.root)"])
                 return session
             }
+        }
+    }
+
+    /// Ends a passivation of `id` with its outcome, unless something else settled it first (a
+    /// use reactivated it, an end removed it): passivated, or running again.
+    private func settle(_ id: SessionID, _ outcome: Passivated?) {
+        guard case .passivating(let session, _) = entries[id]?.slot else { return }
+        if let outcome {
+            entries[id]?.slot = .passivated(outcome)
+        } else {
+            entries[id]?.slot = .active(Active(session: session, lastUsed: clock.now))
         }
     }
 
