@@ -13,30 +13,34 @@ struct CounterHolder: Workflow, Sendable {
     }
 }
 
-/// A remote child restored from a snapshot its worker cannot read (written by a newer build) is
-/// not started afresh: it is unavailable with a typed reason, its snapshot kept.
+/// A remote child restored from a snapshot no worker can read is not started afresh: it is
+/// unavailable with a typed reason, its snapshot kept. A snapshot of a newer state version than
+/// any worker announces is not even sent to one (the parent waits for a worker that reads it);
+/// one a worker refuses (an older version with no migration) is reported with the worker's reason.
 @Suite struct UnreadableSnapshotTests {
-    /// `snapshot` with the remote counter's own snapshot marked as written by state version 9.
-    static func fromANewerBuild(_ snapshot: TreeSnapshot) throws -> TreeSnapshot {
+    /// `snapshot` with the remote counter's own snapshot marked as written by state version
+    /// `version`.
+    static func written(byStateVersion version: Int, _ snapshot: TreeSnapshot) throws -> TreeSnapshot {
         var copy = snapshot
         for index in copy.children.indices {
-            copy.children[index].snapshot = try fromANewerBuild(copy.children[index].snapshot)
+            copy.children[index].snapshot = try written(byStateVersion: version, copy.children[index].snapshot)
         }
         // A remote child's node (`Remote<Type>`) keeps the child's own snapshot in its state.
         guard copy.workflowType.hasPrefix("Remote<"), let state = copy.state,
             var object = try JSONSerialization.jsonObject(with: state) as? [String: Any],
             var child = object["snapshot"] as? [String: Any]
         else { return copy }
-        child["stateVersion"] = 9
+        child["stateVersion"] = version
         object["snapshot"] = child
         copy.state = try JSONSerialization.data(withJSONObject: object)
         return copy
     }
 
-    @Test("a snapshot of a newer state version: unavailable(undecodableSnapshot), never a counter back at 0")
-    func newerSnapshotIsATypedError() async throws {
-        let parent = try makeParent("unreadable-snapshot")
-        let worker = try makeWorker("unreadable-worker", parent: parent.listenEndpoint!)
+    /// Runs a counter to 3 on a worker, then restores a host from its snapshot marked as written
+    /// by `stateVersion`, and returns the restored child's first unavailable status.
+    static func restoredStatus(stateVersion: Int, name: String) async throws -> RemoteChildStatus {
+        let parent = try makeParent("unreadable-\(name)")
+        let worker = try makeWorker("unreadable-worker-\(name)", parent: parent.listenEndpoint!)
         await parent.waitForWorkers(count: 1)
 
         let first = WorkflowHost(workflow: CounterHolder(), loop: parent)
@@ -46,18 +50,30 @@ struct CounterHolder: Workflow, Sendable {
         let snapshot = await first.snapshot()
         await first.stop()
 
-        let restored = WorkflowHost(workflow: CounterHolder(), snapshot: try Self.fromANewerBuild(snapshot), loop: parent)
+        let restored = WorkflowHost(workflow: CounterHolder(), snapshot: try written(byStateVersion: stateVersion, snapshot), loop: parent)
         let status = try await status(of: parent, pathSuffix: "[c]", where: { if case .unavailable = $0 { true } else { false } })
+        #expect(restored.rendering.count != 0, "the child must not restart from its initial state")
+        await restored.stop()
+        await worker.shutdown()
+        await parent.shutdown()
+        return status
+    }
+
+    @Test("a snapshot of a newer state version than any worker reads: unavailable(noWorkerReadsState), never sent to a worker, never a counter back at 0")
+    func newerSnapshotWaitsForAReader() async throws {
+        let status = try await Self.restoredStatus(stateVersion: 9, name: "newer")
+        #expect(status == .unavailable(.noWorkerReadsState(typeName: CounterWorkflow.workflowTypeName, stateVersion: 9, placement: "anyWorker")))
+        #expect(status.description.contains("waiting for a worker that reads state version 9"), "\(status)")
+    }
+
+    @Test("a snapshot of an older state version with no migration: unavailable(undecodableSnapshot) with the worker's reason")
+    func olderSnapshotWithoutMigrationIsATypedError() async throws {
+        let status = try await Self.restoredStatus(stateVersion: 0, name: "older")
         guard case .unavailable(.undecodableSnapshot(let type, let reason)) = status else {
             Issue.record("expected undecodableSnapshot, got \(status)")
             return
         }
         #expect(type == CounterWorkflow.workflowTypeName)
-        #expect(reason.contains("state version 9"), "\(reason)")
-        #expect(restored.rendering.count != 0, "the child must not restart from its initial state")
-
-        await restored.stop()
-        await worker.shutdown()
-        await parent.shutdown()
+        #expect(reason.contains("state version 0"), "\(reason)")
     }
 }

@@ -1,3 +1,5 @@
+import Workflow
+
 /// The remotable workflow types a worker can host, by stable type name.
 ///
 /// Both processes must agree on a type's name (its `StablyNamedWorkflow.stableTypeName` when it
@@ -5,6 +7,8 @@
 /// A name it does not know is answered with an `unknownType` error, never a crash.
 public struct RemotableRegistry: Sendable {
     private var factories: [String: any HostedChildFactory] = [:]
+    /// The state version of each registered type (`StablyNamedWorkflow.stateVersion`, else 1).
+    package private(set) var stateVersions: [String: Int] = [:]
 
     public init() {}
 
@@ -12,6 +16,7 @@ public struct RemotableRegistry: Sendable {
     /// that name before.
     public mutating func register<W: RemotableWorkflow>(_ type: W.Type) {
         factories[W.remoteTypeName] = TypedHostedChildFactory<W>()
+        stateVersions[W.remoteTypeName] = (W.self as? any StablyNamedWorkflow.Type)?.stateVersion ?? 1
     }
 
     /// The same registry with `type` registered.

@@ -57,6 +57,11 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
     /// worker its placement allows is connected: it waits, with that state, for one to join.
     /// `waitingFor` says which (`a worker of pool inbox`).
     case workerDrained(worker: String, waitingFor: String)
+    /// Its snapshot holds state version `stateVersion`, written by a newer build than any
+    /// connected worker its placement allows (a rolling upgrade in progress, or its upgraded
+    /// worker lost): it is not started where its state cannot be read, and waits, with that
+    /// state, for a worker that reads it to join.
+    case noWorkerReadsState(typeName: String, stateVersion: Int, placement: String)
 
     public var description: String {
         switch self {
@@ -69,6 +74,8 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
         case .workerUnavailable(let worker, let reason): "\(worker) \(reason)"
         case .refused(let reason): "the worker refused: \(reason)"
         case .workerDrained(let worker, let waitingFor): "waiting for \(waitingFor) after \(worker) drained; its state is kept"
+        case .noWorkerReadsState(let type, let version, let placement):
+            "waiting for a worker that reads state version \(version) of \(type) (placement \(placement)); its state is kept"
         }
     }
 }

@@ -146,7 +146,7 @@ extension RemoteEngine {
         awaiting.remove(proxy.childID)
         proxy.released(from: peer.name)
         settleChanged = true
-        if chooseWorker(typeName: proxy.typeName, placement: proxy.placement, path: proxy.path) != nil {
+        if case .worker = placementChoice(for: proxy, withinGrace: false) {
             peer.drainMoved += 1
         } else {
             peer.drainWaiting += 1

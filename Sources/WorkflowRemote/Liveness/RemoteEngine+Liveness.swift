@@ -82,7 +82,14 @@ extension RemoteEngine {
     func runTimers() {
         let now = ContinuousClock.now
         if let outcome = worker.drainDeadline(at: now) { reportDrain(outcome) }
-        if childrenWaitForGrace, now >= placementGraceEnds {
+        if !placementGraceIsOver, now >= placementGraceEnds {
+            placementGraceIsOver = true
+            if configuration.placementGrace > .zero {
+                // Said once: from here on children go to the workers present and rebalancing runs.
+                logger.info("placement grace over", metadata: ["workers": .stringConvertible(workers.count)])
+            }
+        }
+        if childrenWaitForGrace, placementGraceIsOver {
             // The start's grace is over: children still waiting for their pool's missing workers
             // are placed among those present.
             childrenWaitForGrace = false

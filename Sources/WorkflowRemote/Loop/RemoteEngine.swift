@@ -30,12 +30,14 @@ final class RemoteEngine {
     /// (`routeToProxy`): a number skipped means messages were lost in transit.
     var outputsMessageNumbers: [UInt64: (epoch: UInt64, number: UInt64)] = [:]
     var nextChildID: UInt64 = 1
-    /// How children placed in pools pick their worker (`chooseWorker`).
+    /// How children placed in pools pick their worker (`placementChoice(for:withinGrace:)`).
     let poolPlacement: PoolPlacement
     /// Until when a child placed in a pool waits for the pool's configured workers to join.
     let placementGraceEnds: ContinuousClock.Instant
     /// Whether a child waited for the grace: when it ends, every unplaced child is tried again.
     var childrenWaitForGrace = false
+    /// Whether the timers saw the grace end (and logged it, when there was one).
+    var placementGraceIsOver = false
     /// Children whose handover a rebalance began (not a drain): their next START is a move.
     var rebalancing: Set<UInt64> = []
     /// When the next rebalance plan is made (once per heartbeat interval: a plan walks every child).
@@ -288,6 +290,9 @@ final class WorkerPeer {
     let name: String
     let pool: String
     let hostedTypes: Set<String>
+    /// The state version it reads and writes, per hosted type (its HELLO's `stateVersions`;
+    /// empty from a worker that predates them: every type then counts as version 1).
+    let stateVersions: [String: Int]
     let capacity: Int
     /// The HELLO's instance: a HELLO under this name from another instance is another process.
     let instance: String
@@ -316,10 +321,11 @@ final class WorkerPeer {
     let joinedAt = Date()
 
     init(
-        id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, instance: String,
+        id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, stateVersions: [String: Int] = [:], capacity: Int, instance: String,
         processID: Int32? = nil, hostName: String? = nil
     ) {
         self.id = id
+        self.stateVersions = stateVersions
         self.instance = instance
         self.processID = processID
         self.hostName = hostName.map { String($0.prefix(Self.maxNameBytes)) }
@@ -327,6 +333,11 @@ final class WorkerPeer {
         self.pool = pool
         self.hostedTypes = hostedTypes
         self.capacity = capacity
+    }
+
+    /// It as the placement and rebalance rules see it.
+    var placementCandidate: PlacementCandidate {
+        PlacementCandidate(name: name, pool: pool, load: children.count, stateVersions: stateVersions)
     }
 }
 

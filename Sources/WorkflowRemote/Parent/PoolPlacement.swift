@@ -31,6 +31,43 @@ package struct PoolPlacement {
         case wait
         /// No connected member can take it.
         case none
+        /// Connected members would take it, but none reads the state version of its snapshot
+        /// (they run an older build of its type): it waits for one that does.
+        case noReader
+    }
+
+    /// Where `placement` puts a child of `typeName` at `path` whose snapshot holds state version
+    /// `stateVersion`, among `candidates` (the connected workers that host the type and are not
+    /// draining). Only a worker that reads that version is chosen, so a child whose state a
+    /// newer build already wrote never goes back to an older build, which could not read it:
+    /// among the others the rule is the same (the hashed owner's next-ranked reader, the least
+    /// loaded reader). The grace waits for members to join whatever they read (the pool is still
+    /// filling); once it is over, a child no candidate reads is `.noReader`.
+    package func choose(
+        _ placement: RemotePlacement, typeName: String, path: String, stateVersion: Int, among candidates: [PlacementCandidate],
+        withinGrace: Bool
+    ) -> Choice {
+        if withinGrace, rule(placement, path: path, among: candidates, withinGrace: true) == .wait { return .wait }
+        let readers = candidates.filter { $0.reads(typeName, stateVersion: stateVersion) }
+        let choice = rule(placement, path: path, among: readers, withinGrace: false)
+        guard choice == .none, readers.count < candidates.count else { return choice }
+        return rule(placement, path: path, among: candidates, withinGrace: false) == .none ? .none : .noReader
+    }
+
+    /// `placement`'s rule among `candidates`.
+    private func rule(_ placement: RemotePlacement, path: String, among candidates: [PlacementCandidate], withinGrace: Bool) -> Choice {
+        switch placement {
+        case .local, .configured: return .none
+        case .anyWorker:
+            return leastLoaded(pool: nil, connected: candidates.map { ($0.name, $0.load) }, withinGrace: false)
+        case .worker(let name): return candidates.contains { $0.name == name } ? .worker(name) : .none
+        case .pool(let pool):
+            let members = candidates.filter { $0.pool == pool }.map { (name: $0.name, children: $0.load) }
+            return leastLoaded(pool: pool, connected: members, withinGrace: withinGrace)
+        case .hashed(let pool):
+            let members = Set(candidates.filter { $0.pool == pool }.map(\.name))
+            return hashed(pool: pool, path: path, connected: members, withinGrace: withinGrace)
+        }
     }
 
     /// The owner first: `members` ranked for `path` by rendezvous hashing.

@@ -8,6 +8,10 @@
 /// - In a **least-loaded** pool, while the most loaded member holds `spread` or more children
 ///   than the least loaded one, a child of the most loaded moves (the next placement puts it on
 ///   the least loaded): a worker that joins a busy pool takes its share.
+/// - Either way a child moves only to a worker that reads the state version of its snapshot
+///   (`PlacementCandidate.reads`): during a rolling upgrade, a child whose state a worker of the
+///   new build migrated is never moved back to a worker of the old build, which could not read
+///   it; only the old build's children move to either.
 ///
 /// At most `movesAtOnce` children move at a time, counting those already moving; hashed
 /// children first, then pools by name, children by path, so a plan is the same for the same
@@ -22,30 +26,28 @@ package struct RebalancePlan {
         package var worker: String
         /// Its handover has begun (a drain's or an earlier plan's).
         package var isMoving: Bool
+        package var typeName: String
+        /// The state version its next snapshot holds: the version of its latest snapshot, or
+        /// the version its worker writes when that is newer (the worker may have migrated the
+        /// state and not acknowledged it yet). It moves only to a worker that reads it.
+        package var stateVersion: Int
 
-        package init(id: UInt64, path: String, pool: String, isHashed: Bool, worker: String, isMoving: Bool) {
+        package init(
+            id: UInt64, path: String, pool: String, isHashed: Bool, worker: String, isMoving: Bool, typeName: String = "", stateVersion: Int = 1
+        ) {
             self.id = id
             self.path = path
             self.pool = pool
             self.isHashed = isHashed
             self.worker = worker
             self.isMoving = isMoving
+            self.typeName = typeName
+            self.stateVersion = stateVersion
         }
     }
 
     /// A connected worker that takes new children (not draining).
-    package struct Worker: Equatable {
-        package var name: String
-        package var pool: String
-        /// Its children, of every type and placement.
-        package var load: Int
-
-        package init(name: String, pool: String, load: Int) {
-            self.name = name
-            self.pool = pool
-            self.load = load
-        }
-    }
+    package typealias Worker = PlacementCandidate
 
     /// The children to hand over now, in order.
     package static func moves(children: [Child], workers: [Worker], placement: PoolPlacement, policy: RebalancePolicy) -> [UInt64] {
@@ -56,7 +58,7 @@ package struct RebalancePlan {
         let settled = children.filter { !$0.isMoving }.sorted { $0.path < $1.path }
         for child in settled where child.isHashed {
             guard budget > 0 else { return moves }
-            let members = Set(workers.filter { $0.pool == child.pool }.map(\.name))
+            let members = Set(workers.filter { $0.pool == child.pool && $0.reads(child.typeName, stateVersion: child.stateVersion) }.map(\.name))
             guard case .worker(let owner) = placement.hashed(pool: child.pool, path: child.path, connected: members, withinGrace: false),
                 owner != child.worker
             else { continue }
@@ -67,16 +69,26 @@ package struct RebalancePlan {
         }
         let pools = Set(settled.filter { !$0.isHashed }.map(\.pool)).sorted()
         for pool in pools {
-            let members = workers.filter { $0.pool == pool }.map(\.name)
+            let members = workers.filter { $0.pool == pool }
             var candidates = settled.filter { !$0.isHashed && $0.pool == pool }
             while budget > 0 {
-                let byLoad = members.sorted { (load[$0] ?? 0, $0) < (load[$1] ?? 0, $1) }
-                guard let least = byLoad.first, let most = byLoad.last, (load[most] ?? 0) - (load[least] ?? 0) >= policy.spread,
-                    let index = candidates.lastIndex(where: { $0.worker == most })
-                else { break }
+                let byLoad = members.sorted { (load[$0.name] ?? 0, $0.name) < (load[$1.name] ?? 0, $1.name) }
+                guard let most = byLoad.last?.name else { break }
+                // The last child of the most loaded member whose target, the least loaded member
+                // that reads its state (where the next placement puts it), has `spread` fewer.
+                var move: (index: Int, target: String)?
+                for index in candidates.indices.reversed() where candidates[index].worker == most {
+                    let child = candidates[index]
+                    guard let target = byLoad.first(where: { $0.reads(child.typeName, stateVersion: child.stateVersion) })?.name,
+                        (load[most] ?? 0) - (load[target] ?? 0) >= policy.spread
+                    else { continue }
+                    move = (index, target)
+                    break
+                }
+                guard let (index, target) = move else { break }
                 moves.append(candidates.remove(at: index).id)
                 load[most, default: 0] -= 1
-                load[least, default: 0] += 1
+                load[target, default: 0] += 1
                 budget -= 1
             }
         }

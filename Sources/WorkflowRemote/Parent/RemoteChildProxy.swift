@@ -443,6 +443,12 @@ protocol AnyRemoteChildProxy: AnyObject {
     func retryIfUnplaced()
 }
 
+extension AnyRemoteChildProxy {
+    /// The state version of the child's latest snapshot (1 before it has one): the child is
+    /// started only on a worker that reads it (`PoolPlacement.choose`).
+    var stateVersion: Int { snapshot?.stateVersion ?? 1 }
+}
+
 /// One message's share of a worker's flush, as the engine hands it to a proxy: its outputs
 /// (packed: `lengths[i]` bytes each) with their (event sequence, ordinal) tags and, in the last
 /// message of the flush, the rendering after them.

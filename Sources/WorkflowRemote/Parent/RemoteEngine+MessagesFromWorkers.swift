@@ -132,7 +132,8 @@ extension RemoteEngine {
             removeWorker(oldID, reason: "rejoined on a new connection")
         }
         let peer = WorkerPeer(
-            id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
+            id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), stateVersions: hello.stateVersions ?? [:],
+            capacity: hello.capacity,
             instance: hello.instance, processID: hello.processID, hostName: hello.hostName)
         workers[peerID] = peer
         metrics.workersJoined.increment()

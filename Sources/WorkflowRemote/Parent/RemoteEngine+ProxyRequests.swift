@@ -35,16 +35,21 @@ extension RemoteEngine {
     }
 
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
-        if placementWaitsForGrace(proxy.placement, typeName: proxy.typeName, path: proxy.path) {
-            // Still `starting`: placed when the pool's workers have joined or the grace ends.
-            childrenWaitForGrace = true
-            return
-        }
-        guard let (id, peer) = chooseWorker(typeName: proxy.typeName, placement: proxy.placement, path: proxy.path) else {
-            if let drained = proxy.drainedFrom {
-                proxy.fail(.workerDrained(worker: drained, waitingFor: waitingFor(proxy.placement, typeName: proxy.typeName)))
-            } else {
-                proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+        let choice = placementChoice(for: proxy, withinGrace: ContinuousClock.now < placementGraceEnds)
+        guard case .worker(let name) = choice, let (id, peer) = candidate(named: name, hosting: proxy.typeName) else {
+            switch choice {
+            case .wait:
+                // Still `starting`: placed when the pool's workers have joined or the grace ends.
+                childrenWaitForGrace = true
+            case .noReader:
+                // Kept, with its state, until a worker that reads it joins (`retryIfUnplaced`).
+                proxy.fail(.noWorkerReadsState(typeName: proxy.typeName, stateVersion: proxy.stateVersion, placement: "\(proxy.placement)"))
+            case .worker, .none:
+                if let drained = proxy.drainedFrom {
+                    proxy.fail(.workerDrained(worker: drained, waitingFor: waitingFor(proxy.placement, typeName: proxy.typeName)))
+                } else {
+                    proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+                }
             }
             return
         }
@@ -271,34 +276,17 @@ extension RemoteEngine {
         }
     }
 
-    func chooseWorker(typeName: String, placement: RemotePlacement, path: String) -> (WorkerID, WorkerPeer)? {
-        guard case .worker(let name) = poolChoice(placement, typeName: typeName, path: path, withinGrace: false) else { return nil }
-        return workers.first { $0.value.name == name && $0.value.hostedTypes.contains(typeName) && !$0.value.isDraining }
-            .map { ($0.key, $0.value) }
+    /// Where `proxy`'s child goes now (`PoolPlacement.choose`): among the connected workers that
+    /// host its type and are not draining (a draining worker is leaving: nothing new goes there),
+    /// one that reads the state version of the child's snapshot.
+    func placementChoice(for proxy: any AnyRemoteChildProxy, withinGrace: Bool) -> PoolPlacement.Choice {
+        let candidates = workers.values.filter { $0.hostedTypes.contains(proxy.typeName) && !$0.isDraining }.map(\.placementCandidate)
+        return poolPlacement.choose(
+            proxy.placement, typeName: proxy.typeName, path: proxy.path, stateVersion: proxy.stateVersion, among: candidates, withinGrace: withinGrace)
     }
 
-    /// Whether a child placed by `placement` waits for its pool's configured workers: the start's
-    /// grace runs and one it would consider has not joined yet.
-    func placementWaitsForGrace(_ placement: RemotePlacement, typeName: String, path: String) -> Bool {
-        guard ContinuousClock.now < placementGraceEnds else { return false }
-        return poolChoice(placement, typeName: typeName, path: path, withinGrace: true) == .wait
-    }
-
-    /// The worker `placement` picks for a child (by name), among the connected workers that host
-    /// its type and are not draining (a draining worker is leaving: nothing new goes there).
-    private func poolChoice(_ placement: RemotePlacement, typeName: String, path: String, withinGrace: Bool) -> PoolPlacement.Choice {
-        let candidates = workers.values.filter { $0.hostedTypes.contains(typeName) && !$0.isDraining }
-        switch placement {
-        case .local, .configured: return .none
-        case .anyWorker:
-            return poolPlacement.leastLoaded(pool: nil, connected: candidates.map { ($0.name, $0.children.count) }, withinGrace: false)
-        case .worker(let name): return candidates.contains { $0.name == name } ? .worker(name) : .none
-        case .pool(let pool):
-            let members = candidates.filter { $0.pool == pool }.map { (name: $0.name, children: $0.children.count) }
-            return poolPlacement.leastLoaded(pool: pool, connected: members, withinGrace: withinGrace)
-        case .hashed(let pool):
-            let members = Set(candidates.filter { $0.pool == pool }.map(\.name))
-            return poolPlacement.hashed(pool: pool, path: path, connected: members, withinGrace: withinGrace)
-        }
+    /// The connected worker `name` if it hosts `typeName` and is not draining.
+    private func candidate(named name: String, hosting typeName: String) -> (WorkerID, WorkerPeer)? {
+        workers.first { $0.value.name == name && $0.value.hostedTypes.contains(typeName) && !$0.value.isDraining }.map { ($0.key, $0.value) }
     }
 }

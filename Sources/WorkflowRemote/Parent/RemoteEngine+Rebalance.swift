@@ -21,12 +21,16 @@ extension RemoteEngine {
             case .hashed(let name): (pool, isHashed) = (name, true)
             default: continue
             }
+            // Its worker writes its own version with the child's next snapshot (a worker of a newer
+            // build migrated the state it was started from): that counts, though not acknowledged yet.
+            let stateVersion = max(proxy.stateVersion, peer.placementCandidate.stateVersion(of: proxy.typeName))
             children.append(
                 RebalancePlan.Child(
-                    id: proxy.childID, path: proxy.path, pool: pool, isHashed: isHashed, worker: peer.name, isMoving: proxy.isReleasing))
+                    id: proxy.childID, path: proxy.path, pool: pool, isHashed: isHashed, worker: peer.name, isMoving: proxy.isReleasing,
+                    typeName: proxy.typeName, stateVersion: stateVersion))
         }
         guard !children.isEmpty else { return }
-        let peers = workers.values.filter { !$0.isDraining }.map { RebalancePlan.Worker(name: $0.name, pool: $0.pool, load: $0.children.count) }
+        let peers = workers.values.filter { !$0.isDraining }.map(\.placementCandidate)
         for id in RebalancePlan.moves(children: children, workers: peers, placement: poolPlacement, policy: policy) {
             guard let proxy = proxies[id], let peer = proxy.worker else { continue }
             proxy.beginRelease()

@@ -18,6 +18,11 @@ struct HelloPayload: Codable, Sendable {
     /// child runs). Optional: a peer may leave them out, and nothing depends on them.
     var processID: Int32?
     var hostName: String?
+    /// The state version (`StablyNamedWorkflow.stateVersion`) of each hosted type this build
+    /// reads and writes: the parent never starts a child here from a snapshot of a newer
+    /// version. Optional and ignored by parents that predate it (any protocol version); a type
+    /// missing from it, or a HELLO without it, counts as version 1.
+    var stateVersions: [String: Int]? = nil
 }
 
 /// Payload of WELCOME (parent → worker).

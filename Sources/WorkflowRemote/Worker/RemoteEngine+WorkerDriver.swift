@@ -15,7 +15,7 @@ extension RemoteEngine {
             name: configuration.name, pool: configuration.pool, hostedTypes: configuration.registry.typeNames,
             capacity: configuration.capacity, protocolVersion: configuration.protocolVersions.upperBound,
             protocolVersions: Array(configuration.protocolVersions), instance: instance,
-            processID: getpid(), hostName: ProcessInfo.processInfo.hostName)
+            processID: getpid(), hostName: ProcessInfo.processInfo.hostName, stateVersions: configuration.registry.stateVersions)
         guard let payload = try? codec.encode(hello) else { return }
         sendUpstream(kind: .hello, correlationID: 0, nodePath: "", payloads: [payload])
     }

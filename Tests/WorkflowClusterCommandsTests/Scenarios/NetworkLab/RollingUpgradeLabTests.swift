@@ -24,12 +24,15 @@ extension NetworkLabTests {
         let heartbeat = LabCluster.Heartbeat.tolerant
         let names = ["worker-1", "worker-2", "worker-3"]
         try await LabCluster.with("upgrade", heartbeat: heartbeat) { cluster in
-            // Rebalancing off for the upgrade, as the procedure says: children move only by the
-            // drains, so none migrated to state version 2 is ever moved back to an old worker.
+            // Rebalancing on (the default): each worker that joins takes its share of the ledgers,
+            // and a ledger a worker of the next build migrated to state version 2 is never moved
+            // back to a worker of the running build, which could not read it. The start's grace
+            // (the pool's three workers join before the ledgers are placed) is short enough for
+            // the upgrade to begin after it, once rebalancing runs.
             try cluster.writeConfig(
                 heartbeat: heartbeat, root: "ledger-board", workers: Self.ledgerWorkers, placement: Self.ledgerPlacement,
-                coordinator: ["placement_grace_ms": 60_000],
-                sections: ["gateway": ["listen": "127.0.0.1:0"], "drain": ["deadline_ms": 60_000], "rebalance": ["enabled": false]])
+                coordinator: ["placement_grace_ms": 5_000],
+                sections: ["gateway": ["listen": "127.0.0.1:0"], "drain": ["deadline_ms": 60_000]])
             try await cluster.keygen()
             let snapshotFile = cluster.fixture.directory.appendingPathComponent("board.snapshot").path
             let coordinator = try await cluster.startCoordinator(["--events-from-stdin", "--snapshot-file", snapshotFile], standardInput: true)
@@ -52,8 +55,12 @@ extension NetworkLabTests {
             // to the others of the pool, their events held and delivered), its exit 0, the next
             // build in its place under the same name, its join; events flow throughout.
             var newWorkers: [String: DaemonProcess] = [:]
+            /// The coordinator's log line at which each worker of the next build joined.
+            var nextBuildJoinedAt: [String: Int] = [:]
             var figures: [String] = []
             try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: 0, "before the upgrade")
+            // Rebalancing begins when the start's grace is over.
+            try await coordinator.stderr.first("the placement grace to end") { $0.contains("placement grace over") }
             for name in names {
                 let old = try #require(oldWorkers[name])
                 let (logMark, lineMark) = (coordinator.stderr.count, coordinator.stdout.count)
@@ -62,6 +69,11 @@ extension NetworkLabTests {
                 let next = try cluster.startWorker(name, environment: ["TEST_WORKER_BUILD": "next"])
                 newWorkers[name] = next
                 try await coordinator.stderr.first("\(name) of the next build to join", from: logMark, where: Self.join(of: name))
+                nextBuildJoinedAt[name] = coordinator.stderr.lines[logMark...].firstIndex(where: Self.join(of: name))
+                // The pool rebalances: the new worker takes its share from the others.
+                try await coordinator.stderr.first("a ledger rebalanced onto \(name)", from: logMark) {
+                    $0.contains("(rebalance)") && MoveLine.parse($0)?.to == name
+                }
                 try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: coordinator.stdout.count, "after \(name)'s upgrade")
                 // Each drain moved children (a worker hosting none logs no drain).
                 let drained = old.stderr.lines.first { $0.contains("children handed over to the parent") }
@@ -109,6 +121,21 @@ extension NetworkLabTests {
             }
             #expect(finalFrame.ledgers.allSatisfy { $0.stateVersion == LedgerWorkflowNext.stateVersion && names.contains($0.renderedBy) })
 
+            // No ledger that ran on the next build moved back to the running build (whose workers
+            // could not read its migrated state): every move, by a drain or a rebalance, in order.
+            var migrated: Set<String> = []
+            var rebalanced = 0
+            for (index, line) in coordinator.stderr.lines.enumerated() {
+                guard let move = MoveLine.parse(line) else { continue }
+                if line.contains("(rebalance)") { rebalanced += 1 }
+                if let joined = nextBuildJoinedAt[move.to], joined < index {
+                    migrated.insert(move.path)
+                } else {
+                    #expect(!migrated.contains(move.path), "\(move.path) moved back to \(move.to), a worker of the running build: \(line)")
+                }
+            }
+            #expect(rebalanced >= names.count, "rebalancing moved \(rebalanced) ledgers")
+
             // No child was ever unavailable: not in a status line, not in the coordinator's log,
             // not in a sample of /api/tree.
             let unavailableStatuses = coordinator.stdout.lines.filter(StatusLine.matching("", "unavailable"))
@@ -138,7 +165,7 @@ extension NetworkLabTests {
             }
             let total = accepted.map(\.count).reduce(0, +)
             labFigure(
-                "rolling upgrade of 3 workers (heartbeat \(heartbeat)), 6 ledgers: \(figures.joined(separator: "; ")); "
+                "rolling upgrade of 3 workers (heartbeat \(heartbeat)), 6 ledgers, rebalancing on (\(rebalanced) moves): \(figures.joined(separator: "; ")); "
                     + "\(total) events accepted, lost 0, applied twice 0, \(refused.count) refused (stale token); "
                     + "\(samples.count) /api/tree samples, unavailable 0; protocol \(negotiated) negotiated; every ledger migrated to state version 2")
         }
@@ -160,6 +187,21 @@ extension NetworkLabTests {
         #expect(child.workflowType == LedgerWorkflowNext.stableTypeName)
         #expect(child.stateVersion == LedgerWorkflowNext.stateVersion, "\(key): state version \(child.stateVersion)")
         return try JSONDecoder().decode(LedgerWorkflowNext.State.self, from: try #require(child.state, "\(key): no child state"))
+    }
+}
+
+/// A coordinator log line saying a child moved (`moved from worker-1 (rebalance)`, `moved after
+/// worker-1 drained`): the child's path and its new worker.
+struct MoveLine {
+    var path: String
+    var to: String
+
+    static func parse(_ line: String) -> MoveLine? {
+        guard line.contains(" moved from ") || line.contains(" moved after ") else { return nil }
+        let fields = line.split(separator: " ")
+        func value(_ key: String) -> String? { fields.first { $0.hasPrefix("\(key)=") }.map { String($0.dropFirst(key.count + 1)) } }
+        guard let path = value("path"), let to = value("worker") else { return nil }
+        return MoveLine(path: path, to: to)
     }
 }
 
