@@ -104,7 +104,16 @@ import WorkflowRemote
         let mixed = children(on: "w1", 3, version: 1) + children(on: "w1", 3, version: 2, firstID: 10)
         let workers = [worker("w1", version: 2, load: 6), worker("w2", version: 1), worker("w3", version: 2, load: 5)]
         let moves = RebalancePlan.moves(children: mixed, workers: workers, placement: placement, policy: policy)
-        #expect(moves == [3], "the last version-1 child of w1 moves to w2; no version-2 child does")
+        #expect(moves == [3, 2, 1], "w1's version-1 children move to w2 (6/0 evens out at 3/3); no version-2 child does")
+    }
+
+    @Test("when the most loaded worker's children are all of the newer version, the next most loaded gives its older ones to the old build")
+    func nextMostLoadedGives() {
+        let policy = RebalancePolicy(movesAtOnce: 100)
+        // w1 (new build) holds 4 migrated children; w3 (old) 2 of version 1; w2 (old) restarted empty.
+        let children = children(on: "w1", 4, version: 2) + children(on: "w3", 2, version: 1, firstID: 10)
+        let workers = [worker("w1", version: 2, load: 4), worker("w2", version: 1), worker("w3", version: 1, load: 2)]
+        #expect(RebalancePlan.moves(children: children, workers: workers, placement: placement, policy: policy) == [11])
     }
 
     @Test("a hashed child a newer build migrated stays off its owner while the owner runs the old build, and moves back once it reads it")

@@ -73,21 +73,25 @@ package struct RebalancePlan {
             var candidates = settled.filter { !$0.isHashed && $0.pool == pool }
             while budget > 0 {
                 let byLoad = members.sorted { (load[$0.name] ?? 0, $0.name) < (load[$1.name] ?? 0, $1.name) }
-                guard let most = byLoad.last?.name else { break }
-                // The last child of the most loaded member whose target, the least loaded member
-                // that reads its state (where the next placement puts it), has `spread` fewer.
-                var move: (index: Int, target: String)?
-                for index in candidates.indices.reversed() where candidates[index].worker == most {
-                    let child = candidates[index]
-                    guard let target = byLoad.first(where: { $0.reads(child.typeName, stateVersion: child.stateVersion) })?.name,
-                        (load[most] ?? 0) - (load[target] ?? 0) >= policy.spread
-                    else { continue }
-                    move = (index, target)
-                    break
+                // From the most loaded member down, its last child whose target (the least loaded
+                // member that reads its state, where the next placement puts it) has `spread`
+                // fewer children. A member whose children no emptier worker reads (a newer
+                // build's, while the emptier ones run an older one) keeps them, and the next
+                // member gives instead.
+                var move: (index: Int, donor: String, target: String)?
+                search: for donor in byLoad.reversed().map(\.name) {
+                    for index in candidates.indices.reversed() where candidates[index].worker == donor {
+                        let child = candidates[index]
+                        guard let target = byLoad.first(where: { $0.reads(child.typeName, stateVersion: child.stateVersion) })?.name,
+                            (load[donor] ?? 0) - (load[target] ?? 0) >= policy.spread
+                        else { continue }
+                        move = (index, donor, target)
+                        break search
+                    }
                 }
-                guard let (index, target) = move else { break }
+                guard let (index, donor, target) = move else { break }
                 moves.append(candidates.remove(at: index).id)
-                load[most, default: 0] -= 1
+                load[donor, default: 0] -= 1
                 load[target, default: 0] += 1
                 budget -= 1
             }

@@ -24,23 +24,8 @@ extension NetworkLabTests {
         let heartbeat = LabCluster.Heartbeat.tolerant
         let names = ["worker-1", "worker-2", "worker-3"]
         try await LabCluster.with("upgrade", heartbeat: heartbeat) { cluster in
-            // Rebalancing on (the default): each worker that joins takes its share of the ledgers,
-            // and a ledger a worker of the next build migrated to state version 2 is never moved
-            // back to a worker of the running build, which could not read it. The start's grace
-            // (the pool's three workers join before the ledgers are placed) is short enough for
-            // the upgrade to begin after it, once rebalancing runs.
-            try cluster.writeConfig(
-                heartbeat: heartbeat, root: "ledger-board", workers: Self.ledgerWorkers, placement: Self.ledgerPlacement,
-                coordinator: ["placement_grace_ms": 5_000],
-                sections: ["gateway": ["listen": "127.0.0.1:0"], "drain": ["deadline_ms": 60_000]])
-            try await cluster.keygen()
             let snapshotFile = cluster.fixture.directory.appendingPathComponent("board.snapshot").path
-            let coordinator = try await cluster.startCoordinator(["--events-from-stdin", "--snapshot-file", snapshotFile], standardInput: true)
-            var oldWorkers: [String: DaemonProcess] = [:]
-            for name in names { oldWorkers[name] = try cluster.startWorker(name) }
-            try await coordinator.stdout.first("every ledger rendered by the running build") { line in
-                LedgerBoardFrame.parse(line)?.ledgers.allSatisfy { $0.stateVersion == 1 } == true
-            }
+            let (coordinator, oldWorkers) = try await Self.startLedgerBoard(in: cluster, heartbeat: heartbeat, ["--snapshot-file", snapshotFile])
             let gateway = try await GatewayClient.of(coordinator)
             let stream = LedgerEventStream(coordinator: coordinator, ledgers: 6)
             let sampler = TreeSampler(lab: cluster.lab, url: gateway.baseURL + "/api/tree")
@@ -53,7 +38,8 @@ extension NetworkLabTests {
 
             // One worker at a time: SIGTERM (it drains: its ledgers move with their latest state
             // to the others of the pool, their events held and delivered), its exit 0, the next
-            // build in its place under the same name, its join; events flow throughout.
+            // build in its place under the same name, its join, a ledger rebalanced onto it; events
+            // flow throughout.
             var newWorkers: [String: DaemonProcess] = [:]
             /// The coordinator's log line at which each worker of the next build joined.
             var nextBuildJoinedAt: [String: Int] = [:]
@@ -63,17 +49,10 @@ extension NetworkLabTests {
             try await coordinator.stderr.first("the placement grace to end") { $0.contains("placement grace over") }
             for name in names {
                 let old = try #require(oldWorkers[name])
-                let (logMark, lineMark) = (coordinator.stderr.count, coordinator.stdout.count)
-                #expect(try await old.terminate() == 0, "\(name) (running build) did not exit 0 after its drain")
-                let drainAnswers = coordinator.stdout.lines[lineMark...].filter(LedgerEventStream.isAnswer).count
-                let next = try cluster.startWorker(name, environment: ["TEST_WORKER_BUILD": "next"])
+                let (next, joinedAt, drainAnswers) = try await Self.replaceWorker(
+                    name, old, by: ["TEST_WORKER_BUILD": "next"], in: cluster, coordinator: coordinator)
                 newWorkers[name] = next
-                try await coordinator.stderr.first("\(name) of the next build to join", from: logMark, where: Self.join(of: name))
-                nextBuildJoinedAt[name] = coordinator.stderr.lines[logMark...].firstIndex(where: Self.join(of: name))
-                // The pool rebalances: the new worker takes its share from the others.
-                try await coordinator.stderr.first("a ledger rebalanced onto \(name)", from: logMark) {
-                    $0.contains("(rebalance)") && MoveLine.parse($0)?.to == name
-                }
+                nextBuildJoinedAt[name] = joinedAt
                 try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: coordinator.stdout.count, "after \(name)'s upgrade")
                 // Each drain moved children (a worker hosting none logs no drain).
                 let drained = old.stderr.lines.first { $0.contains("children handed over to the parent") }
@@ -121,31 +100,10 @@ extension NetworkLabTests {
             }
             #expect(finalFrame.ledgers.allSatisfy { $0.stateVersion == LedgerWorkflowNext.stateVersion && names.contains($0.renderedBy) })
 
-            // No ledger that ran on the next build moved back to the running build (whose workers
-            // could not read its migrated state): every move, by a drain or a rebalance, in order.
-            var migrated: Set<String> = []
-            var rebalanced = 0
-            for (index, line) in coordinator.stderr.lines.enumerated() {
-                guard let move = MoveLine.parse(line) else { continue }
-                if line.contains("(rebalance)") { rebalanced += 1 }
-                if let joined = nextBuildJoinedAt[move.to], joined < index {
-                    migrated.insert(move.path)
-                } else {
-                    #expect(!migrated.contains(move.path), "\(move.path) moved back to \(move.to), a worker of the running build: \(line)")
-                }
-            }
+            let rebalanced = Self.expectNoMoveBack(in: coordinator.stderr.lines, nextBuildJoinedAt: nextBuildJoinedAt)
             #expect(rebalanced >= names.count, "rebalancing moved \(rebalanced) ledgers")
-
-            // No child was ever unavailable: not in a status line, not in the coordinator's log,
-            // not in a sample of /api/tree.
-            let unavailableStatuses = coordinator.stdout.lines.filter(StatusLine.matching("", "unavailable"))
-            #expect(unavailableStatuses.isEmpty, "\(unavailableStatuses)")
-            let unavailableLogs = coordinator.stderr.lines.filter { $0.contains("status=unavailable") }
-            #expect(unavailableLogs.isEmpty, "\(unavailableLogs)")
             let samples = sampler.samples
-            #expect(samples.count > 0, "no sample of /api/tree was taken")
-            #expect(samples.unavailable.isEmpty, "\(samples.unavailable)")
-            #expect(samples.failures.isEmpty, "\(samples.failures)")
+            Self.expectNeverUnavailable(coordinator, samples)
 
             // Each drain handed every child over in time; each next build negotiated the highest
             // protocol version both sides speak (it offers one more than the coordinator).
@@ -169,6 +127,131 @@ extension NetworkLabTests {
                     + "\(total) events accepted, lost 0, applied twice 0, \(refused.count) refused (stale token); "
                     + "\(samples.count) /api/tree samples, unavailable 0; protocol \(negotiated) negotiated; every ledger migrated to state version 2")
         }
+    }
+
+    @Test(
+        "mid-upgrade, a worker of the running build restarted: rebalancing gives it only ledgers of the running build's state version, never one the next build migrated"
+    )
+    func oldWorkerRestartedMidUpgrade() async throws {
+        let heartbeat = LabCluster.Heartbeat.tolerant
+        try await LabCluster.with("upgrade-restart", heartbeat: heartbeat) { cluster in
+            let (coordinator, workers) = try await Self.startLedgerBoard(in: cluster, heartbeat: heartbeat)
+            let gateway = try await GatewayClient.of(coordinator)
+            let stream = LedgerEventStream(coordinator: coordinator, ledgers: 6)
+            let sampler = TreeSampler(lab: cluster.lab, url: gateway.baseURL + "/api/tree")
+            let streaming = Task { try await stream.run() }
+            let sampling = Task { try await sampler.run() }
+            defer {
+                streaming.cancel()
+                sampling.cancel()
+            }
+            try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: 0, "before the upgrade")
+            try await coordinator.stderr.first("the placement grace to end") { $0.contains("placement grace over") }
+            // worker-1 upgraded: it takes its share, which it migrates to state version 2.
+            let (next, joinedAt, _) = try await Self.replaceWorker(
+                "worker-1", try #require(workers["worker-1"]), by: ["TEST_WORKER_BUILD": "next"], in: cluster, coordinator: coordinator)
+            try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: coordinator.stdout.count, "after worker-1's upgrade")
+            // worker-2 restarted on the running build: it drains (its ledgers go to worker-1 and
+            // worker-3) and rejoins empty. Rebalancing fills it from worker-3's ledgers of state
+            // version 1; worker-1's migrated ledgers, which it could not read, stay where they are.
+            let (restarted, _, _) = try await Self.replaceWorker(
+                "worker-2", try #require(workers["worker-2"]), by: [:], in: cluster, coordinator: coordinator)
+            try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: coordinator.stdout.count, "after worker-2's restart")
+            stream.stop()
+            sampler.stop()
+            try await withSafetyTimeout("the event stream to stop") { try await streaming.value }
+            try await withSafetyTimeout("the /api/tree samples to stop") { try await sampling.value }
+            let accepted = stream.accepted
+            try await coordinator.stdout.first("every accepted event applied") { line in
+                guard let frame = LedgerBoardFrame.parse(line) else { return false }
+                return zip(frame.ledgers, accepted).allSatisfy { $0.count >= $1.count }
+            }
+            #expect(try await coordinator.terminate() == 0)
+            try await Self.terminateAll([next, restarted, try #require(workers["worker-3"])])
+
+            let rebalanced = Self.expectNoMoveBack(in: coordinator.stderr.lines, nextBuildJoinedAt: ["worker-1": joinedAt])
+            let samples = sampler.samples
+            Self.expectNeverUnavailable(coordinator, samples)
+            #expect(!coordinator.stderr.lines.contains { $0.contains("snapshot cannot be read") }, "a worker was sent a state it cannot read")
+            labFigure(
+                "an old worker restarted mid-upgrade (heartbeat \(heartbeat)), 6 ledgers, rebalancing on (\(rebalanced) moves): "
+                    + "\(accepted.map(\.count).reduce(0, +)) events accepted; \(samples.count) /api/tree samples, unavailable 0; no migrated ledger moved back")
+        }
+    }
+
+    /// Writes the ledger board's configuration (rebalancing on, the default; a start's grace short
+    /// enough for the test to go on after it, once rebalancing runs), starts its coordinator
+    /// (events from standard input, and `extra`) and the three workers of the running build, and
+    /// waits until every ledger renders.
+    static func startLedgerBoard(in cluster: LabCluster, heartbeat: LabCluster.Heartbeat, _ extra: [String] = []) async throws -> (
+        coordinator: DaemonProcess, workers: [String: DaemonProcess]
+    ) {
+        try cluster.writeConfig(
+            heartbeat: heartbeat, root: "ledger-board", workers: ledgerWorkers, placement: ledgerPlacement,
+            coordinator: ["placement_grace_ms": 5_000],
+            sections: ["gateway": ["listen": "127.0.0.1:0"], "drain": ["deadline_ms": 60_000]])
+        try await cluster.keygen()
+        let coordinator = try await cluster.startCoordinator(["--events-from-stdin"] + extra, standardInput: true)
+        var workers: [String: DaemonProcess] = [:]
+        for rule in ledgerWorkers {
+            let name = try #require(rule["name"])
+            workers[name] = try cluster.startWorker(name)
+        }
+        try await coordinator.stdout.first("every ledger rendered by the running build") { line in
+            LedgerBoardFrame.parse(line)?.ledgers.allSatisfy { $0.stateVersion == 1 } == true
+        }
+        return (coordinator, workers)
+    }
+
+    /// Replaces the worker `name`: SIGTERM (it drains: its ledgers move with their latest state
+    /// to the others of the pool, their events held and delivered) and its exit 0, a worker
+    /// started with `environment` under the same name, its join, and the pool rebalancing a
+    /// ledger onto it. Returns the new worker, the coordinator's log line of its join, and the
+    /// events accepted while the old one drained.
+    static func replaceWorker(
+        _ name: String, _ old: DaemonProcess, by environment: [String: String], in cluster: LabCluster, coordinator: DaemonProcess
+    ) async throws -> (worker: DaemonProcess, joinedAt: Int, drainAnswers: Int) {
+        let (logMark, lineMark) = (coordinator.stderr.count, coordinator.stdout.count)
+        #expect(try await old.terminate() == 0, "\(name) (running build) did not exit 0 after its drain")
+        let drainAnswers = coordinator.stdout.lines[lineMark...].filter(LedgerEventStream.isAnswer).count
+        let worker = try cluster.startWorker(name, environment: environment)
+        try await coordinator.stderr.first("\(name) to join again", from: logMark, where: join(of: name))
+        let joinedAt = try #require(coordinator.stderr.lines[logMark...].firstIndex(where: join(of: name)))
+        try await coordinator.stderr.first("a ledger rebalanced onto \(name)", from: logMark) {
+            $0.contains("(rebalance)") && MoveLine.parse($0)?.to == name
+        }
+        return (worker, joinedAt, drainAnswers)
+    }
+
+    /// Expects that no ledger a worker of the next build ran (one that joined at the log line
+    /// `nextBuildJoinedAt` gives) was moved again onto a worker of the running build, which
+    /// could not read its migrated state: every move in `log`, by a drain or a rebalance, in
+    /// order. Returns how many moves were rebalances.
+    static func expectNoMoveBack(in log: [String], nextBuildJoinedAt: [String: Int]) -> Int {
+        var migrated: Set<String> = []
+        var rebalanced = 0
+        for (index, line) in log.enumerated() {
+            guard let move = MoveLine.parse(line) else { continue }
+            if line.contains("(rebalance)") { rebalanced += 1 }
+            if let joined = nextBuildJoinedAt[move.to], joined < index {
+                migrated.insert(move.path)
+            } else {
+                #expect(!migrated.contains(move.path), "\(move.path) moved back to \(move.to), a worker of the running build: \(line)")
+            }
+        }
+        return rebalanced
+    }
+
+    /// Expects that no child was ever unavailable: not in a status line, not in the
+    /// coordinator's log, not in a sample of /api/tree.
+    static func expectNeverUnavailable(_ coordinator: DaemonProcess, _ samples: TreeSampler.Samples) {
+        let unavailableStatuses = coordinator.stdout.lines.filter(StatusLine.matching("", "unavailable"))
+        #expect(unavailableStatuses.isEmpty, "\(unavailableStatuses)")
+        let unavailableLogs = coordinator.stderr.lines.filter { $0.contains("status=unavailable") }
+        #expect(unavailableLogs.isEmpty, "\(unavailableLogs)")
+        #expect(samples.count > 0, "no sample of /api/tree was taken")
+        #expect(samples.unavailable.isEmpty, "\(samples.unavailable)")
+        #expect(samples.failures.isEmpty, "\(samples.failures)")
     }
 
     /// The state of the ledger keyed `key` in the coordinator's snapshot: the remote child's own
