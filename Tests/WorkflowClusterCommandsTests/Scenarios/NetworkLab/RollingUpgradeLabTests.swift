@@ -26,15 +26,9 @@ extension NetworkLabTests {
         try await LabCluster.with("upgrade", heartbeat: heartbeat) { cluster in
             let snapshotFile = cluster.fixture.directory.appendingPathComponent("board.snapshot").path
             let (coordinator, oldWorkers) = try await Self.startLedgerBoard(in: cluster, heartbeat: heartbeat, ["--snapshot-file", snapshotFile])
-            let gateway = try await GatewayClient.of(coordinator)
-            let stream = LedgerEventStream(coordinator: coordinator, ledgers: 6)
-            let sampler = TreeSampler(lab: cluster.lab, url: gateway.baseURL + "/api/tree")
-            let streaming = Task { try await stream.run() }
-            let sampling = Task { try await sampler.run() }
-            defer {
-                streaming.cancel()
-                sampling.cancel()
-            }
+            let traffic = try await BoardTraffic.start(on: cluster, coordinator: coordinator)
+            defer { traffic.cancel() }
+            let (stream, sampler) = (traffic.stream, traffic.sampler)
 
             // One worker at a time: SIGTERM (it drains: its ledgers move with their latest state
             // to the others of the pool, their events held and delivered), its exit 0, the next
@@ -67,10 +61,7 @@ extension NetworkLabTests {
             }
             let upgradedAt = coordinator.stdout.lines.lastIndex(of: upgradedLine) ?? 0
             try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: upgradedAt, "on the next build")
-            stream.stop()
-            sampler.stop()
-            try await withSafetyTimeout("the event stream to stop") { try await streaming.value }
-            try await withSafetyTimeout("the /api/tree samples to stop") { try await sampling.value }
+            try await traffic.finish()
 
             // Every accepted event applied: the ledgers' counts reach what was accepted.
             let accepted = stream.accepted
@@ -136,15 +127,9 @@ extension NetworkLabTests {
         let heartbeat = LabCluster.Heartbeat.tolerant
         try await LabCluster.with("upgrade-restart", heartbeat: heartbeat) { cluster in
             let (coordinator, workers) = try await Self.startLedgerBoard(in: cluster, heartbeat: heartbeat)
-            let gateway = try await GatewayClient.of(coordinator)
-            let stream = LedgerEventStream(coordinator: coordinator, ledgers: 6)
-            let sampler = TreeSampler(lab: cluster.lab, url: gateway.baseURL + "/api/tree")
-            let streaming = Task { try await stream.run() }
-            let sampling = Task { try await sampler.run() }
-            defer {
-                streaming.cancel()
-                sampling.cancel()
-            }
+            let traffic = try await BoardTraffic.start(on: cluster, coordinator: coordinator)
+            defer { traffic.cancel() }
+            let (stream, sampler) = (traffic.stream, traffic.sampler)
             try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: 0, "before the upgrade")
             try await coordinator.stderr.first("the placement grace to end") { $0.contains("placement grace over") }
             // worker-1 upgraded: it takes its share, which it migrates to state version 2.
@@ -157,10 +142,7 @@ extension NetworkLabTests {
             let (restarted, _, _) = try await Self.replaceWorker(
                 "worker-2", try #require(workers["worker-2"]), by: [:], in: cluster, coordinator: coordinator)
             try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: coordinator.stdout.count, "after worker-2's restart")
-            stream.stop()
-            sampler.stop()
-            try await withSafetyTimeout("the event stream to stop") { try await streaming.value }
-            try await withSafetyTimeout("the /api/tree samples to stop") { try await sampling.value }
+            try await traffic.finish()
             let accepted = stream.accepted
             try await coordinator.stdout.first("every accepted event applied") { line in
                 guard let frame = LedgerBoardFrame.parse(line) else { return false }
@@ -270,6 +252,38 @@ extension NetworkLabTests {
         #expect(child.workflowType == LedgerWorkflowNext.stableTypeName)
         #expect(child.stateVersion == LedgerWorkflowNext.stateVersion, "\(key): state version \(child.stateVersion)")
         return try JSONDecoder().decode(LedgerWorkflowNext.State.self, from: try #require(child.state, "\(key): no child state"))
+    }
+}
+
+/// What a lab test sends the ledger board and samples of it throughout: the event stream and the
+/// `/api/tree` sampler, each running in a task.
+struct BoardTraffic {
+    let stream: LedgerEventStream
+    let sampler: TreeSampler
+    let streaming: Task<Void, any Error>
+    let sampling: Task<Void, any Error>
+
+    /// Starts both against `coordinator` (its gateway, on the coordinator's lab host).
+    static func start(on cluster: LabCluster, coordinator: DaemonProcess) async throws -> BoardTraffic {
+        let gateway = try await GatewayClient.of(coordinator)
+        let stream = LedgerEventStream(coordinator: coordinator, ledgers: 6)
+        let sampler = TreeSampler(lab: cluster.lab, url: gateway.baseURL + "/api/tree")
+        return BoardTraffic(
+            stream: stream, sampler: sampler, streaming: Task { try await stream.run() }, sampling: Task { try await sampler.run() })
+    }
+
+    /// Stops both (the event in flight answered, the sample under way taken) and waits for them.
+    func finish() async throws {
+        stream.stop()
+        sampler.stop()
+        try await withSafetyTimeout("the event stream to stop") { try await streaming.value }
+        try await withSafetyTimeout("the /api/tree samples to stop") { try await sampling.value }
+    }
+
+    /// Ends both at once (a test that failed).
+    func cancel() {
+        streaming.cancel()
+        sampling.cancel()
     }
 }
 
