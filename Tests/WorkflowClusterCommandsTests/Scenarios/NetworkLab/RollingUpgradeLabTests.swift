@@ -32,8 +32,8 @@ extension NetworkLabTests {
 
             // One worker at a time: SIGTERM (it drains: its ledgers move with their latest state
             // to the others of the pool, their events held and delivered), its exit 0, the next
-            // build in its place under the same name, its join, a ledger rebalanced onto it; events
-            // flow throughout.
+            // build in its place under the same name, its join, a ledger moved onto it; events flow
+            // throughout.
             var newWorkers: [String: DaemonProcess] = [:]
             /// The coordinator's log line at which each worker of the next build joined.
             var nextBuildJoinedAt: [String: Int] = [:]
@@ -92,7 +92,7 @@ extension NetworkLabTests {
             #expect(finalFrame.ledgers.allSatisfy { $0.stateVersion == LedgerWorkflowNext.stateVersion && names.contains($0.renderedBy) })
 
             let rebalanced = Self.expectNoMoveBack(in: coordinator.stderr.lines, nextBuildJoinedAt: nextBuildJoinedAt)
-            #expect(rebalanced >= names.count, "rebalancing moved \(rebalanced) ledgers")
+            #expect(rebalanced > 0, "rebalancing moved no ledger: was it on?")
             let samples = sampler.samples
             Self.expectNeverUnavailable(coordinator, samples)
 
@@ -137,8 +137,9 @@ extension NetworkLabTests {
                 "worker-1", try #require(workers["worker-1"]), by: ["TEST_WORKER_BUILD": "next"], in: cluster, coordinator: coordinator)
             try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: coordinator.stdout.count, "after worker-1's upgrade")
             // worker-2 restarted on the running build: it drains (its ledgers go to worker-1 and
-            // worker-3) and rejoins empty. Rebalancing fills it from worker-3's ledgers of state
-            // version 1; worker-1's migrated ledgers, which it could not read, stay where they are.
+            // worker-3) and rejoins with few or none. Rebalancing fills it from worker-3's ledgers
+            // of state version 1; worker-1's migrated ledgers, which it could not read, stay where
+            // they are, however much more it holds.
             let (restarted, _, _) = try await Self.replaceWorker(
                 "worker-2", try #require(workers["worker-2"]), by: [:], in: cluster, coordinator: coordinator)
             try await coordinator.waitForEventAnswers(Self.eventsPerPhase, from: coordinator.stdout.count, "after worker-2's restart")
@@ -187,8 +188,8 @@ extension NetworkLabTests {
 
     /// Replaces the worker `name`: SIGTERM (it drains: its ledgers move with their latest state
     /// to the others of the pool, their events held and delivered) and its exit 0, a worker
-    /// started with `environment` under the same name, its join, and the pool rebalancing a
-    /// ledger onto it. Returns the new worker, the coordinator's log line of its join, and the
+    /// started with `environment` under the same name, its join, and a ledger moved onto it (by
+    /// rebalancing, or by the drain when the join came first). Returns the new worker, the coordinator's log line of its join, and the
     /// events accepted while the old one drained.
     static func replaceWorker(
         _ name: String, _ old: DaemonProcess, by environment: [String: String], in cluster: LabCluster, coordinator: DaemonProcess
@@ -199,9 +200,8 @@ extension NetworkLabTests {
         let worker = try cluster.startWorker(name, environment: environment)
         try await coordinator.stderr.first("\(name) to join again", from: logMark, where: join(of: name))
         let joinedAt = try #require(coordinator.stderr.lines[logMark...].firstIndex(where: join(of: name)))
-        try await coordinator.stderr.first("a ledger rebalanced onto \(name)", from: logMark) {
-            $0.contains("(rebalance)") && MoveLine.parse($0)?.to == name
-        }
+        // Usually a rebalance; a drained ledger placed after the join goes there by itself.
+        try await coordinator.stderr.first("a ledger moved onto \(name)", from: logMark) { MoveLine.parse($0)?.to == name }
         return (worker, joinedAt, drainAnswers)
     }
 
