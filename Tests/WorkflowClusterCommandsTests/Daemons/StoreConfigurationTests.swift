@@ -41,6 +41,26 @@ struct StoreConfigurationTests {
         #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres"}}"#)?.description.contains("key 'store.url'") == true)
     }
 
+    @Test("store.lease_ms: a standby setup, PostgreSQL only and at least 300 ms; coordinator.endpoints: every coordinator, the first the default")
+    func standbySettings() throws {
+        let leased = try Self.parse(
+            #"{"coordinator":{"endpoints":["ipc:///tmp/a","ipc:///tmp/b"]},"store":{"kind":"postgres","url":"postgres://u@db/w","lease_ms":1500}}"#)
+        #expect(leased.store == StoreSettings(kind: .postgres, url: "postgres://u@db/w", lease: .milliseconds(1_500)))
+        #expect(leased.coordinatorEndpoint == "ipc:///tmp/a")
+        #expect(leased.workerParentEndpoints == ["ipc:///tmp/a", "ipc:///tmp/b"])
+        // A coordinator's own endpoint (the file's, or --endpoint) comes first for a worker on its host.
+        let own = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/b","endpoints":["ipc:///tmp/a","ipc:///tmp/b"]}}"#)
+        #expect(own.workerParentEndpoints == ["ipc:///tmp/b", "ipc:///tmp/a"])
+        #expect(try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"}}"#).workerParentEndpoints == ["ipc:///tmp/x"])
+
+        let sqlite = Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"c.sqlite","lease_ms":1500}}"#)
+        #expect(sqlite?.description.contains("key 'store.lease_ms'") == true && sqlite?.description.contains("postgres") == true, "\(String(describing: sqlite))")
+        let short = Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres","url":"postgres://u@db/w","lease_ms":50}}"#)
+        #expect(short?.description.contains("at least 300") == true, "\(String(describing: short))")
+        #expect(Self.error(#"{"coordinator":{"endpoints":[]}}"#)?.description.contains("key 'coordinator.endpoints'") == true)
+        #expect(Self.error(#"{"coordinator":{"endpoints":["nowhere"]}}"#)?.description.contains("coordinator.endpoints[0]") == true)
+    }
+
     @Test("the shipped local-cluster.json keeps its store in run/")
     func shippedConfig() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

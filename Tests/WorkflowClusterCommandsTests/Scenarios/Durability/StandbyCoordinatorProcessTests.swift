@@ -1,0 +1,196 @@
+import ClusterTestSupport
+import Foundation
+import Synchronization
+import Testing
+import WorkflowClusterTesting
+
+/// Two coordinators for one root sharing a private PostgreSQL server with a lease
+/// (`store.lease_ms`), one worker configured with both endpoints, real HTTP clients sending a
+/// steady stream of events: the leader is SIGKILLed, or frozen with SIGSTOP and woken, and the
+/// standby takes over from the store. Every event answered 202 must take effect exactly once
+/// (the checks of `DurableAcceptanceProcessTests`); the takeover time is printed, not asserted.
+@Suite("Standby coordinator", .serialized)
+struct StandbyCoordinatorProcessTests {
+    typealias Durable = DurableAcceptanceProcessTests
+
+    /// The lease the tests configure: the recommended one.
+    static let leaseMilliseconds = 1_500
+
+    /// A fixture whose configuration lists two coordinator endpoints and a PostgreSQL store with
+    /// a lease, on a private server; skipped, saying why, where no server can be had.
+    static func withTwoCoordinators(_ label: String, _ body: (ClusterFixture, [String]) async throws -> Void) async throws {
+        if let reason = PrivatePostgres.unavailableReason { try Test.cancel("standby coordinator test skipped: \(reason)") }
+        try await PrivatePostgres.with { server in
+            try await ClusterFixture.with(label) { cluster in
+                let endpoints = [cluster.endpoint, cluster.endpoint + "-b"]
+                try Durable.writeConfig(
+                    cluster, store: ["kind": "postgres", "url": server.url, "lease_ms": leaseMilliseconds], endpoints: endpoints)
+                _ = try cluster.start(
+                    "durability-test-daemon", ["--config", cluster.configPath, "--name", "w1"], label: "w1",
+                    environment: ["DURABILITY_TEST_ROLE": "worker"])
+                try await body(cluster, endpoints)
+            }
+        }
+    }
+
+    /// Coordinator `index`, binding `endpoints[index]` once it leads.
+    static func startCoordinator(_ cluster: ClusterFixture, _ endpoints: [String], _ index: Int) throws -> DaemonProcess {
+        try cluster.start(
+            "durability-test-daemon", ["--config", cluster.configPath, "--print-renderings", "json", "--endpoint", endpoints[index]],
+            label: "coordinator-\(index)")
+    }
+
+    /// `coordinator` is a standby and its gateway says so: readiness 503 with the role, every
+    /// API request 503 `standby` with `Retry-After`.
+    static func expectStandby(_ coordinator: DaemonProcess) async throws {
+        let standby = try await GatewayClient.of(coordinator, role: "standby")
+        let ready = try await standby.get("/health/ready")
+        #expect(ready.status == 503 && ready.text.contains(#""role":"standby""#), "\(ready.status) \(ready.text)")
+        let event = try await standby.post("/api/events/anything", json: "1")
+        #expect(event.status == 503 && event.text.contains(#""error":"standby""#) && event.retryAfter == "1", "\(event.status) \(event.text)")
+        let rendering = try await standby.get("/api/rendering")
+        #expect(rendering.status == 503 && rendering.retryAfter == "1", "\(rendering.status) \(rendering.text)")
+        let live = try await standby.get("/health/live")
+        #expect(live.status == 200)
+    }
+
+    /// Every rendering `gateway` streams, checked against what the clients were shown before.
+    static func watch(_ gateway: GatewayClient, ledger: LedgerBox) -> Task<Void, Never> {
+        Task {
+            try? await gateway.stream { text in
+                let message = try Durable.decode(Data(text.utf8))
+                ledger.withLock { $0.saw(client: -1, sequence: message.sequence, message.rendering) }
+                return false
+            }
+        }
+    }
+
+    /// Both ledgers rendered on `gateway` (the remote child by the worker): the tree is served.
+    static func ready(_ gateway: GatewayClient, ledger: LedgerBox) async throws -> Durable.Ledgers {
+        try await Durable.first("both ledgers rendered", on: gateway, ledger: ledger) { ledgers in
+            ledgers.record != nil && ledgers.remote.available && ledgers.remote.record != nil
+        }
+    }
+
+    /// Waits until `gateway` shows every accepted event and records the final ledgers.
+    static func finish(_ gateway: GatewayClient, ledger: LedgerBox) async throws {
+        let accepted = ledger.withLock { $0.accepted }
+        let final = try await Durable.first("every accepted event applied", on: gateway, ledger: ledger) { ledgers in
+            (0..<2).allSatisfy { sink in ledgers.ids(sink).map { accepted[sink].isSubset(of: $0) } ?? false }
+        }
+        ledger.withLock { $0.final = [final.ids, final.remote.ids] }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    @Test("the leader SIGKILLed 4 times under a steady stream of events: the standby takes over from the store each time, every event answered 202 applied exactly once")
+    func leaderKilled() async throws {
+        try await Self.withTwoCoordinators("standby-kill") { cluster, endpoints in
+            let ledger = LedgerBox()
+            var coordinators = [try Self.startCoordinator(cluster, endpoints, 0)]
+            var gateway = try await GatewayClient.of(coordinators[0], role: "leader")
+            coordinators.append(try Self.startCoordinator(cluster, endpoints, 1))
+            try await Self.expectStandby(coordinators[1])
+            let leaderReady = try await gateway.get("/health/ready")
+            #expect(leaderReady.text.contains(#""role":"leader""#), "\(leaderReady.text)")
+            var leader = 0
+            let kills = 4
+            var takeovers: [Duration] = []
+            let killedAt = Mutex<ContinuousClock.Instant?>(nil)
+            for round in 0...kills {
+                let watcher = Self.watch(gateway, ledger: ledger)
+                defer { watcher.cancel() }
+                if round == kills {
+                    try await Self.finish(gateway, ledger: ledger)
+                    break
+                }
+                let ready = try await Self.ready(gateway, ledger: ledger)
+                if let killed = killedAt.withLock({ $0 }) { takeovers.append(killed.duration(to: .now)) }
+                killedAt.withLock { $0 = nil }
+                let killAfter = ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + Int.random(in: 1...150)
+                let victim = coordinators[leader]
+                let pid = victim.pid
+                await Durable.send(to: gateway, from: ready, ledger: ledger) { total in
+                    guard total == killAfter else { return }
+                    kill(pid, SIGKILL)
+                    killedAt.withLock { $0 = .now }
+                }
+                if victim.isRunning {
+                    kill(pid, SIGKILL)
+                    killedAt.withLock { $0 = $0 ?? .now }
+                }
+                try await victim.waitForExit()
+                #expect(victim.process.terminationReason == .uncaughtSignal, "round \(round): the leader was not SIGKILLed")
+                let successor = 1 - leader
+                gateway = try await GatewayClient.of(coordinators[successor], role: "leader")
+                // The killed one restarted (as its supervisor would): a standby now.
+                coordinators[leader] = try Self.startCoordinator(cluster, endpoints, leader)
+                try await Self.expectStandby(coordinators[leader])
+                leader = successor
+            }
+            let result = ledger.withLock { $0 }
+            let inDoubtApplied = Durable.expectEachAcceptedAppliedOnce(result)
+            let lost = (0..<2).map { result.accepted[$0].subtracting(result.final[$0]).count }.reduce(0, +)
+            let twice = (0..<2).map { result.final[$0].count - Set(result.final[$0]).count }.reduce(0, +)
+            print(
+                "standby takeover after leader SIGKILL (lease \(Self.leaseMilliseconds) ms): \(kills) kills, takeover (kill to the tree served again) "
+                    + "\(takeovers.map { "\(Self.milliseconds($0)) ms" }.joined(separator: ", ")); accepted \(result.accepted.map(\.count)) (root, remote), "
+                    + "lost \(lost), applied twice \(twice); in doubt \(result.inDoubt.map(\.count)), of which applied \(inDoubtApplied)")
+        }
+    }
+
+    @Test("the leader frozen (SIGSTOP) under a stream of events: the standby takes over; woken (SIGCONT), the old leader writes nothing and steps down (exit 75)")
+    func leaderFrozen() async throws {
+        try await Self.withTwoCoordinators("standby-stop") { cluster, endpoints in
+            let ledger = LedgerBox()
+            let old = try Self.startCoordinator(cluster, endpoints, 0)
+            let oldGateway = try await GatewayClient.of(old, role: "leader")
+            let successor = try Self.startCoordinator(cluster, endpoints, 1)
+            try await Self.expectStandby(successor)
+            let oldWatcher = Self.watch(oldGateway, ledger: ledger)
+            defer { oldWatcher.cancel() }
+            let oldReady = try await Self.ready(oldGateway, ledger: ledger)
+            let stopAfter = Int.random(in: 20...150)
+            let pid = old.pid
+            let frozenAt = Mutex<ContinuousClock.Instant?>(nil)
+            // The clients of the old leader: their requests hang while it is frozen and get their
+            // answers (or none) once it wakes.
+            let oldClients = Task {
+                await Durable.send(to: oldGateway, from: oldReady, ledger: ledger) { total in
+                    guard total == stopAfter else { return }
+                    kill(pid, SIGSTOP)
+                    frozenAt.withLock { $0 = .now }
+                }
+            }
+            defer { if old.isRunning { kill(pid, SIGCONT) } }
+            let gateway = try await GatewayClient.of(successor, role: "leader")
+            let watcher = Self.watch(gateway, ledger: ledger)
+            defer { watcher.cancel() }
+            let ready = try await Self.ready(gateway, ledger: ledger)
+            let takeover = frozenAt.withLock { $0 }.map { $0.duration(to: .now) }
+            // The new leader serves while the old one is frozen.
+            await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + 100)
+            kill(pid, SIGCONT)
+            let status = try await old.waitForExit()
+            #expect(old.process.terminationReason == .exit && status == 75, "the woken leader ended with \(status) (\(old.process.terminationReason))")
+            #expect(old.stderr.lines.contains { $0.contains("stepping down") }, "the woken leader did not say it stepped down")
+            await oldClients.value
+            // Its clients' answers since it woke: none accepted (its writes are fenced).
+            #expect(successor.isRunning)
+            // The new leader still leads, its state intact: more events, then the final check.
+            let fresh = try await Self.ready(gateway, ledger: ledger)
+            await Durable.send(to: gateway, from: fresh, ledger: ledger, stopAt: ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + 50)
+            try await Self.finish(gateway, ledger: ledger)
+            let result = ledger.withLock { $0 }
+            let inDoubtApplied = Durable.expectEachAcceptedAppliedOnce(result)
+            let lost = (0..<2).map { result.accepted[$0].subtracting(result.final[$0]).count }.reduce(0, +)
+            let twice = (0..<2).map { result.final[$0].count - Set(result.final[$0]).count }.reduce(0, +)
+            print(
+                "standby takeover after leader SIGSTOP (lease \(Self.leaseMilliseconds) ms): takeover (freeze to the tree served again) "
+                    + "\(takeover.map { "\(Self.milliseconds($0)) ms" } ?? "-"); the woken leader exited \(status); accepted \(result.accepted.map(\.count)) "
+                    + "(root, remote), lost \(lost), applied twice \(twice); in doubt \(result.inDoubt.map(\.count)), of which applied \(inDoubtApplied)")
+        }
+    }
+}
