@@ -54,12 +54,14 @@ struct StandbyCoordinatorProcessTests {
         #expect(live.status == 200)
     }
 
-    /// Every rendering `gateway` streams, checked against what the clients were shown before.
-    static func watch(_ gateway: GatewayClient, ledger: LedgerBox) -> Task<Void, Never> {
+    /// Every rendering `gateway` streams, checked against what `client` was shown before (by
+    /// default the watcher following the leader, -1, as `DurableAcceptanceProcessTests` numbers
+    /// its clients).
+    static func watch(_ gateway: GatewayClient, ledger: LedgerBox, client: Int = -1) -> Task<Void, Never> {
         Task {
             try? await gateway.stream { text in
                 let message = try Durable.decode(Data(text.utf8))
-                ledger.withLock { $0.saw(client: -1, sequence: message.sequence, message.rendering) }
+                ledger.withLock { $0.saw(client: client, sequence: message.sequence, message.rendering) }
                 return false
             }
         }
@@ -102,13 +104,13 @@ struct StandbyCoordinatorProcessTests {
             for round in 0...kills {
                 let watcher = Self.watch(gateway, ledger: ledger)
                 defer { watcher.cancel() }
+                let ready = try await Self.ready(gateway, ledger: ledger)
+                if let killed = killedAt.withLock({ $0 }) { takeovers.append(killed.duration(to: .now)) }
+                killedAt.withLock { $0 = nil }
                 if round == kills {
                     try await Self.finish(gateway, ledger: ledger)
                     break
                 }
-                let ready = try await Self.ready(gateway, ledger: ledger)
-                if let killed = killedAt.withLock({ $0 }) { takeovers.append(killed.duration(to: .now)) }
-                killedAt.withLock { $0 = nil }
                 let killAfter = ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + Int.random(in: 1...150)
                 let victim = coordinators[leader]
                 let pid = victim.pid
@@ -149,7 +151,9 @@ struct StandbyCoordinatorProcessTests {
             let oldGateway = try await GatewayClient.of(old, role: "leader")
             let successor = try Self.startCoordinator(cluster, endpoints, 1)
             try await Self.expectStandby(successor)
-            let oldWatcher = Self.watch(oldGateway, ledger: ledger)
+            // A client of its own: a rendering the old leader sent just before it froze reaches
+            // it only when it wakes, after the new leader's (the frozen process held it).
+            let oldWatcher = Self.watch(oldGateway, ledger: ledger, client: -3)
             defer { oldWatcher.cancel() }
             let oldReady = try await Self.ready(oldGateway, ledger: ledger)
             let stopAfter = Int.random(in: 20...150)
