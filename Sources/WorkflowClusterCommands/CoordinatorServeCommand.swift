@@ -51,6 +51,9 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The PostgreSQL store's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT; optional connect_timeout and operation_timeout (seconds). Overrides store.url and WORKFLOW_STORE_URL.", valueName: "url"))
     var storeURL: String?
 
+    @Option(name: .long, help: ArgumentHelp("Share the PostgreSQL store with standby coordinators under a lease of this many milliseconds (at least 300; 1500 recommended): start as a standby, lead while holding the lease, exit 75 when it cannot be renewed. Overrides store.lease_ms and WORKFLOW_STORE_LEASE_MS.", valueName: "ms"))
+    var storeLeaseMs: String?
+
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
     var eventsFromStdin = false
 
@@ -184,6 +187,7 @@ extension ServeCommand {
         overrides.gatewayBodyTimeoutMilliseconds = gatewayBodyTimeoutMs
         overrides.gatewayIdleTimeoutMilliseconds = gatewayIdleTimeoutMs
         overrides.gatewayMaxConnections = gatewayMaxConnections
+        overrides.storeLeaseMilliseconds = storeLeaseMs
         return overrides
     }
 }

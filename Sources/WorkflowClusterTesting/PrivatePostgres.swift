@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A PostgreSQL server of one test's own: Debian's `initdb` and `postgres` on a data directory
 /// and a unix socket in a fresh temporary directory (no TCP port), stopped and removed when the
 /// test's body ends, also when it throws.
@@ -15,9 +19,16 @@ public struct PrivatePostgres: Sendable {
     /// The number in the socket's name (`.s.PGSQL.PORT`); nothing listens on TCP.
     public let port: Int
 
+    /// Whether the server also listens on TCP at 127.0.0.1:`port` (`with(listeningOnLoopback:)`).
+    public let listensOnLoopback: Bool
+
     /// The URL a client connects with: the `postgres` superuser, database `postgres`, over the
     /// unix socket.
     public var url: String { "postgres://postgres@/postgres?host=\(directory.path)&port=\(port)" }
+
+    /// The URL over TCP on loopback, when the server listens there (a test may put a proxy of
+    /// its own in between: a cut-off database it controls).
+    public var loopbackURL: String? { listensOnLoopback ? "postgres://postgres@127.0.0.1:\(port)/postgres" : nil }
 
     /// Where Debian's server programs are (`/usr/lib/postgresql/VERSION/bin`), newest first.
     public static var binaries: String? {
@@ -50,9 +61,11 @@ public struct PrivatePostgres: Sendable {
     private static let setpriv = "/usr/bin/setpriv"
 
     /// Runs `body` with a fresh, empty server; the server is stopped (immediate shutdown) and its
-    /// directory removed when `body` returns or throws.
-    public static func with<T>(port: Int = 5432, _ body: (PrivatePostgres) async throws -> T) async throws -> T {
+    /// directory removed when `body` returns or throws. `listeningOnLoopback`: on TCP at
+    /// 127.0.0.1 too, on a port no one else listens on (then `port` is that port).
+    public static func with<T>(port: Int = 5432, listeningOnLoopback: Bool = false, _ body: (PrivatePostgres) async throws -> T) async throws -> T {
         if let unavailableReason { throw Failure(description: unavailableReason) }
+        let port = listeningOnLoopback ? try unusedLoopbackPort() : port
         guard let binaries else { throw Failure(description: "no PostgreSQL server programs") }
         // Short and fixed: a unix socket's path has at most 107 bytes.
         let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("wf-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
@@ -69,7 +82,7 @@ public struct PrivatePostgres: Sendable {
         let server = try start(
             "postgres", "\(binaries)/postgres",
             [
-                "-D", data, "-k", directory.path, "-p", "\(port)", "-h", "",
+                "-D", data, "-k", directory.path, "-p", "\(port)", "-h", listeningOnLoopback ? "127.0.0.1" : "",
                 // Small: several tests may each run one at once on a small machine.
                 "-c", "max_connections=20", "-c", "shared_buffers=16MB",
             ])
@@ -81,13 +94,29 @@ public struct PrivatePostgres: Sendable {
         }
         let result: T
         do {
-            result = try await body(PrivatePostgres(directory: directory, port: port))
+            result = try await body(PrivatePostgres(directory: directory, port: port, listensOnLoopback: listeningOnLoopback))
         } catch {
             await stop(server)
             throw error
         }
         await stop(server)
         return result
+    }
+
+    /// A TCP port on 127.0.0.1 nothing listens on now (the kernel's pick for port 0, released).
+    private static func unusedLoopbackPort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure(description: "cannot make a socket to find a free port: errno \(errno)") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let found = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard found else { throw Failure(description: "cannot find a free port on 127.0.0.1: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Starts `program` as the server's user: through `setpriv` when this process is root,

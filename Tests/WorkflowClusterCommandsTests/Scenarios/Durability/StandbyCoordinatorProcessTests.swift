@@ -18,9 +18,12 @@ struct StandbyCoordinatorProcessTests {
 
     /// A fixture whose configuration lists two coordinator endpoints and a PostgreSQL store with
     /// a lease, on a private server; skipped, saying why, where no server can be had.
-    static func withTwoCoordinators(_ label: String, _ body: (ClusterFixture, [String]) async throws -> Void) async throws {
+    /// With `loopback`, the server listens on TCP too (`PrivatePostgres.loopbackURL`).
+    static func withTwoCoordinators(
+        _ label: String, loopback: Bool = false, _ body: (ClusterFixture, [String], PrivatePostgres) async throws -> Void
+    ) async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("standby coordinator test skipped: \(reason)") }
-        try await PrivatePostgres.with { server in
+        try await PrivatePostgres.with(listeningOnLoopback: loopback) { server in
             try await ClusterFixture.with(label) { cluster in
                 let endpoints = [cluster.endpoint, cluster.endpoint + "-b"]
                 try Durable.writeConfig(
@@ -28,15 +31,15 @@ struct StandbyCoordinatorProcessTests {
                 _ = try cluster.start(
                     "durability-test-daemon", ["--config", cluster.configPath, "--name", "w1"], label: "w1",
                     environment: ["DURABILITY_TEST_ROLE": "worker"])
-                try await body(cluster, endpoints)
+                try await body(cluster, endpoints, server)
             }
         }
     }
 
-    /// Coordinator `index`, binding `endpoints[index]` once it leads.
-    static func startCoordinator(_ cluster: ClusterFixture, _ endpoints: [String], _ index: Int) throws -> DaemonProcess {
+    /// Coordinator `index`, binding `endpoints[index]` once it leads; `extra` arguments added.
+    static func startCoordinator(_ cluster: ClusterFixture, _ endpoints: [String], _ index: Int, _ extra: [String] = []) throws -> DaemonProcess {
         try cluster.start(
-            "durability-test-daemon", ["--config", cluster.configPath, "--print-renderings", "json", "--endpoint", endpoints[index]],
+            "durability-test-daemon", ["--config", cluster.configPath, "--print-renderings", "json", "--endpoint", endpoints[index]] + extra,
             label: "coordinator-\(index)")
     }
 
@@ -83,13 +86,24 @@ struct StandbyCoordinatorProcessTests {
         ledger.withLock { $0.final = [final.ids, final.remote.ids] }
     }
 
+    /// Checks the clients' ledger (`DurableAcceptanceProcessTests.expectEachAcceptedAppliedOnce`)
+    /// and says the figures: accepted, lost, applied twice, in doubt.
+    static func checkedOutcome(_ ledger: LedgerBox, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        let result = ledger.withLock { $0 }
+        let inDoubtApplied = Durable.expectEachAcceptedAppliedOnce(result, sourceLocation: sourceLocation)
+        let lost = (0..<2).map { result.accepted[$0].subtracting(result.final[$0]).count }.reduce(0, +)
+        let twice = (0..<2).map { result.final[$0].count - Set(result.final[$0]).count }.reduce(0, +)
+        return "accepted \(result.accepted.map(\.count)) (root, remote), lost \(lost), applied twice \(twice); "
+            + "in doubt \(result.inDoubt.map(\.count)), of which applied \(inDoubtApplied)"
+    }
+
     static func milliseconds(_ duration: Duration) -> Int {
         Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
     @Test("the leader SIGKILLed 4 times under a steady stream of events: the standby takes over from the store each time, every event answered 202 applied exactly once")
     func leaderKilled() async throws {
-        try await Self.withTwoCoordinators("standby-kill") { cluster, endpoints in
+        try await Self.withTwoCoordinators("standby-kill") { cluster, endpoints, _ in
             let ledger = LedgerBox()
             var coordinators = [try Self.startCoordinator(cluster, endpoints, 0)]
             var gateway = try await GatewayClient.of(coordinators[0], role: "leader")
@@ -107,6 +121,12 @@ struct StandbyCoordinatorProcessTests {
                 let ready = try await Self.ready(gateway, ledger: ledger)
                 if let killed = killedAt.withLock({ $0 }) { takeovers.append(killed.duration(to: .now)) }
                 killedAt.withLock { $0 = nil }
+                if let previous = ledger.withLock({ $0.lastToken }) {
+                    // A root token of the killed leader's renderings: not unknown, restarted.
+                    let answer = try await gateway.post(Durable.path(for: previous), json: "0")
+                    #expect(answer.status == 410 && answer.text.contains("restarted"), "round \(round): \(answer.status) \(answer.text)")
+                }
+                ledger.withLock { $0.lastToken = ready.record }
                 if round == kills {
                     try await Self.finish(gateway, ledger: ledger)
                     break
@@ -132,20 +152,16 @@ struct StandbyCoordinatorProcessTests {
                 try await Self.expectStandby(coordinators[leader])
                 leader = successor
             }
-            let result = ledger.withLock { $0 }
-            let inDoubtApplied = Durable.expectEachAcceptedAppliedOnce(result)
-            let lost = (0..<2).map { result.accepted[$0].subtracting(result.final[$0]).count }.reduce(0, +)
-            let twice = (0..<2).map { result.final[$0].count - Set(result.final[$0]).count }.reduce(0, +)
+            let outcome = Self.checkedOutcome(ledger)
             print(
                 "standby takeover after leader SIGKILL (lease \(Self.leaseMilliseconds) ms): \(kills) kills, takeover (kill to the tree served again) "
-                    + "\(takeovers.map { "\(Self.milliseconds($0)) ms" }.joined(separator: ", ")); accepted \(result.accepted.map(\.count)) (root, remote), "
-                    + "lost \(lost), applied twice \(twice); in doubt \(result.inDoubt.map(\.count)), of which applied \(inDoubtApplied)")
+                    + "\(takeovers.map { "\(Self.milliseconds($0)) ms" }.joined(separator: ", ")); \(outcome)")
         }
     }
 
     @Test("the leader frozen (SIGSTOP) under a stream of events: the standby takes over; woken (SIGCONT), the old leader writes nothing and steps down (exit 75)")
     func leaderFrozen() async throws {
-        try await Self.withTwoCoordinators("standby-stop") { cluster, endpoints in
+        try await Self.withTwoCoordinators("standby-stop") { cluster, endpoints, _ in
             let ledger = LedgerBox()
             let old = try Self.startCoordinator(cluster, endpoints, 0)
             let oldGateway = try await GatewayClient.of(old, role: "leader")
@@ -187,14 +203,59 @@ struct StandbyCoordinatorProcessTests {
             let fresh = try await Self.ready(gateway, ledger: ledger)
             await Durable.send(to: gateway, from: fresh, ledger: ledger, stopAt: ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + 50)
             try await Self.finish(gateway, ledger: ledger)
-            let result = ledger.withLock { $0 }
-            let inDoubtApplied = Durable.expectEachAcceptedAppliedOnce(result)
-            let lost = (0..<2).map { result.accepted[$0].subtracting(result.final[$0]).count }.reduce(0, +)
-            let twice = (0..<2).map { result.final[$0].count - Set(result.final[$0]).count }.reduce(0, +)
+            let outcome = Self.checkedOutcome(ledger)
             print(
                 "standby takeover after leader SIGSTOP (lease \(Self.leaseMilliseconds) ms): takeover (freeze to the tree served again) "
-                    + "\(takeover.map { "\(Self.milliseconds($0)) ms" } ?? "-"); the woken leader exited \(status); accepted \(result.accepted.map(\.count)) "
-                    + "(root, remote), lost \(lost), applied twice \(twice); in doubt \(result.inDoubt.map(\.count)), of which applied \(inDoubtApplied)")
+                    + "\(takeover.map { "\(Self.milliseconds($0)) ms" } ?? "-"); the woken leader exited \(status); \(outcome)")
+        }
+    }
+
+    @Test("the leader cut off from the database under a stream of events (its connection frozen): it steps down by its own deadline (exit 75), the standby takes over, every event answered 202 applied exactly once")
+    func leaderCutOffFromDatabase() async throws {
+        try await Self.withTwoCoordinators("standby-cut", loopback: true) { cluster, endpoints, server in
+            // The first coordinator reaches the database through a proxy this test freezes (SIGSTOP):
+            // its connection stays open and nothing gets through, as across a partition.
+            let target = "127.0.0.1:\(server.port)"
+            let script = try #require(repositoryFolder(holding: "scripts/netlab-delay.pl", from: #filePath)).appendingPathComponent("scripts/netlab-delay.pl").path
+            let proxy = try cluster.start("/usr/bin/perl", [script, "0", target, "0", "0", "127.0.0.1"], label: "database proxy")
+            let proxyLine = try await proxy.stdout.first("the proxy to listen") { $0.hasPrefix("listening ") }
+            let proxyPort = try #require(Int(proxyLine.dropFirst("listening ".count)))
+            let ledger = LedgerBox()
+            let old = try Self.startCoordinator(cluster, endpoints, 0, ["--store-url", "postgres://postgres@127.0.0.1:\(proxyPort)/postgres"])
+            let oldGateway = try await GatewayClient.of(old, role: "leader")
+            let successor = try Self.startCoordinator(cluster, endpoints, 1)
+            try await Self.expectStandby(successor)
+            let oldWatcher = Self.watch(oldGateway, ledger: ledger, client: -3)
+            defer { oldWatcher.cancel() }
+            let oldReady = try await Self.ready(oldGateway, ledger: ledger)
+            let cutAfter = Int.random(in: 20...150)
+            let proxyPID = proxy.pid
+            let cutAt = Mutex<ContinuousClock.Instant?>(nil)
+            defer { if proxy.isRunning { kill(proxyPID, SIGCONT) } }
+            // Its clients: their events wait for commits that cannot get through, and are in
+            // doubt when it steps down.
+            await Durable.send(to: oldGateway, from: oldReady, ledger: ledger) { total in
+                guard total == cutAfter else { return }
+                kill(proxyPID, SIGSTOP)
+                cutAt.withLock { $0 = .now }
+            }
+            let status = try await old.waitForExit()
+            #expect(old.process.terminationReason == .exit && status == 75, "the cut-off leader ended with \(status) (\(old.process.terminationReason))")
+            #expect(
+                old.stderr.lines.contains { $0.contains("stepping down: the lease could not be renewed before its deadline") },
+                "the cut-off leader did not say why it stepped down")
+            let gateway = try await GatewayClient.of(successor, role: "leader")
+            let watcher = Self.watch(gateway, ledger: ledger)
+            defer { watcher.cancel() }
+            let ready = try await Self.ready(gateway, ledger: ledger)
+            let takeover = cutAt.withLock { $0 }.map { $0.duration(to: .now) }
+            await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + 100)
+            kill(proxyPID, SIGCONT)
+            try await Self.finish(gateway, ledger: ledger)
+            let outcome = Self.checkedOutcome(ledger)
+            print(
+                "standby takeover after the leader was cut off from the database (lease \(Self.leaseMilliseconds) ms): takeover (cut to the tree served again) "
+                    + "\(takeover.map { "\(Self.milliseconds($0)) ms" } ?? "-"); the cut-off leader exited \(status); \(outcome)")
         }
     }
 }
