@@ -61,6 +61,32 @@ struct StoreConfigurationTests {
         #expect(Self.error(#"{"coordinator":{"endpoints":["nowhere"]}}"#)?.description.contains("coordinator.endpoints[0]") == true)
     }
 
+    @Test("WORKFLOW_STORE_LEASE_MS and --store-lease-ms set the lease; too short, or without PostgreSQL, is a configuration error")
+    func leaseOverrides() async throws {
+        try await StoreDirectory.with("lease-overrides") { directory in
+            let file = directory.appendingPathComponent("cluster.json").path
+            try Data(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres","url":"postgres://u@db/w"}}"#.utf8)
+                .write(to: URL(fileURLWithPath: file))
+            #expect(try await ClusterSettings.load(file: file, environment: [:]).configuration.store.lease == nil)
+            let environment = ["WORKFLOW_STORE_LEASE_MS": "2000"]
+            #expect(try await ClusterSettings.load(file: file, environment: environment).configuration.store.lease == .milliseconds(2_000))
+            var overrides = ClusterOverrides()
+            overrides.storeLeaseMilliseconds = "900"
+            #expect(
+                try await ClusterSettings.load(file: file, overrides: overrides, environment: environment).configuration.store.lease == .milliseconds(900))
+            for (variables, words) in [
+                (["WORKFLOW_STORE_LEASE_MS": "100"], "at least 300"), (["WORKFLOW_STORE_LEASE_MS": "1500", "WORKFLOW_STORE_KIND": "none"], "postgres"),
+            ] {
+                await #expect {
+                    _ = try await ClusterSettings.load(file: file, environment: variables)
+                } throws: { error in
+                    let text = (error as? ClusterConfigurationError)?.description ?? ""
+                    return text.contains("command line/environment: key 'store.lease_ms'") && text.contains(words)
+                }
+            }
+        }
+    }
+
     @Test("the shipped local-cluster.json keeps its store in run/")
     func shippedConfig() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
