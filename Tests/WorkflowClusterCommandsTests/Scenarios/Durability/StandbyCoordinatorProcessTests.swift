@@ -86,6 +86,49 @@ struct StandbyCoordinatorProcessTests {
         ledger.withLock { $0.final = [final.ids, final.remote.ids] }
     }
 
+    /// A leader serving the tree and a standby: what the fault tests start from.
+    struct LeaderAndStandby {
+        var leader: DaemonProcess
+        var leaderGateway: GatewayClient
+        /// The leader's rendering with both ledgers, its clients' first tokens.
+        var leaderReady: Durable.Ledgers
+        /// The leader's stream watcher: a client of its own (-3), since a rendering the leader
+        /// sent just before a fault may reach it only after the successor's.
+        var leaderWatcher: Task<Void, Never>
+        var standby: DaemonProcess
+    }
+
+    /// Starts coordinator 0 (with `leaderArguments`), waits until it serves the tree, then
+    /// coordinator 1, checked to be a standby.
+    static func startLeaderAndStandby(
+        _ cluster: ClusterFixture, _ endpoints: [String], ledger: LedgerBox, leaderArguments: [String] = []
+    ) async throws -> LeaderAndStandby {
+        let leader = try Self.startCoordinator(cluster, endpoints, 0, leaderArguments)
+        let gateway = try await GatewayClient.of(leader, role: "leader")
+        let standby = try Self.startCoordinator(cluster, endpoints, 1)
+        try await Self.expectStandby(standby)
+        let watcher = Self.watch(gateway, ledger: ledger, client: -3)
+        let ready = try await Self.ready(gateway, ledger: ledger)
+        return LeaderAndStandby(leader: leader, leaderGateway: gateway, leaderReady: ready, leaderWatcher: watcher, standby: standby)
+    }
+
+    /// The standby once it leads: its gateway, its watcher, its rendering with both ledgers,
+    /// and the time from `faultAt` (when the test struck the old leader) until then.
+    static func takenOver(_ standby: DaemonProcess, ledger: LedgerBox, faultAt: () -> ContinuousClock.Instant?) async throws
+        -> (gateway: GatewayClient, watcher: Task<Void, Never>, ready: Durable.Ledgers, takeover: String)
+    {
+        let gateway = try await GatewayClient.of(standby, role: "leader")
+        let watcher = Self.watch(gateway, ledger: ledger)
+        let ready = try await Self.ready(gateway, ledger: ledger)
+        let takeover = faultAt().map { "\(Self.milliseconds($0.duration(to: .now))) ms" } ?? "-"
+        return (gateway, watcher, ready, takeover)
+    }
+
+    /// The clients' accepted events so far plus `more`: where a stream of events stops.
+    static func acceptedSoFar(_ ledger: LedgerBox, plus more: Int) -> Int {
+        ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + more
+    }
+
     /// Checks the clients' ledger (`DurableAcceptanceProcessTests.expectEachAcceptedAppliedOnce`)
     /// and says the figures: accepted, lost, applied twice, in doubt.
     static func checkedOutcome(_ ledger: LedgerBox, sourceLocation: SourceLocation = #_sourceLocation) -> String {
@@ -101,7 +144,7 @@ struct StandbyCoordinatorProcessTests {
         Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    @Test("the leader SIGKILLed 4 times under a steady stream of events: the standby takes over from the store each time, every event answered 202 applied exactly once")
+    @Test("the leader SIGKILLed 10 times under a steady stream of events: the standby takes over from the store each time, every event answered 202 applied exactly once")
     func leaderKilled() async throws {
         try await Self.withTwoCoordinators("standby-kill") { cluster, endpoints, _ in
             let ledger = LedgerBox()
@@ -112,7 +155,7 @@ struct StandbyCoordinatorProcessTests {
             let leaderReady = try await gateway.get("/health/ready")
             #expect(leaderReady.text.contains(#""role":"leader""#), "\(leaderReady.text)")
             var leader = 0
-            let kills = 4
+            let kills = 10
             var takeovers: [Duration] = []
             let killedAt = Mutex<ContinuousClock.Instant?>(nil)
             for round in 0...kills {
@@ -163,35 +206,26 @@ struct StandbyCoordinatorProcessTests {
     func leaderFrozen() async throws {
         try await Self.withTwoCoordinators("standby-stop") { cluster, endpoints, _ in
             let ledger = LedgerBox()
-            let old = try Self.startCoordinator(cluster, endpoints, 0)
-            let oldGateway = try await GatewayClient.of(old, role: "leader")
-            let successor = try Self.startCoordinator(cluster, endpoints, 1)
-            try await Self.expectStandby(successor)
-            // A client of its own: a rendering the old leader sent just before it froze reaches
-            // it only when it wakes, after the new leader's (the frozen process held it).
-            let oldWatcher = Self.watch(oldGateway, ledger: ledger, client: -3)
-            defer { oldWatcher.cancel() }
-            let oldReady = try await Self.ready(oldGateway, ledger: ledger)
+            let start = try await Self.startLeaderAndStandby(cluster, endpoints, ledger: ledger)
+            defer { start.leaderWatcher.cancel() }
+            let (old, successor) = (start.leader, start.standby)
             let stopAfter = Int.random(in: 20...150)
             let pid = old.pid
             let frozenAt = Mutex<ContinuousClock.Instant?>(nil)
             // The clients of the old leader: their requests hang while it is frozen and get their
             // answers (or none) once it wakes.
             let oldClients = Task {
-                await Durable.send(to: oldGateway, from: oldReady, ledger: ledger) { total in
+                await Durable.send(to: start.leaderGateway, from: start.leaderReady, ledger: ledger) { total in
                     guard total == stopAfter else { return }
                     kill(pid, SIGSTOP)
                     frozenAt.withLock { $0 = .now }
                 }
             }
             defer { if old.isRunning { kill(pid, SIGCONT) } }
-            let gateway = try await GatewayClient.of(successor, role: "leader")
-            let watcher = Self.watch(gateway, ledger: ledger)
+            let (gateway, watcher, ready, takeover) = try await Self.takenOver(successor, ledger: ledger, faultAt: { frozenAt.withLock { $0 } })
             defer { watcher.cancel() }
-            let ready = try await Self.ready(gateway, ledger: ledger)
-            let takeover = frozenAt.withLock { $0 }.map { $0.duration(to: .now) }
             // The new leader serves while the old one is frozen.
-            await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + 100)
+            await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 100))
             kill(pid, SIGCONT)
             let status = try await old.waitForExit()
             #expect(old.process.terminationReason == .exit && status == 75, "the woken leader ended with \(status) (\(old.process.terminationReason))")
@@ -201,12 +235,12 @@ struct StandbyCoordinatorProcessTests {
             #expect(successor.isRunning)
             // The new leader still leads, its state intact: more events, then the final check.
             let fresh = try await Self.ready(gateway, ledger: ledger)
-            await Durable.send(to: gateway, from: fresh, ledger: ledger, stopAt: ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + 50)
+            await Durable.send(to: gateway, from: fresh, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 50))
             try await Self.finish(gateway, ledger: ledger)
             let outcome = Self.checkedOutcome(ledger)
             print(
                 "standby takeover after leader SIGSTOP (lease \(Self.leaseMilliseconds) ms): takeover (freeze to the tree served again) "
-                    + "\(takeover.map { "\(Self.milliseconds($0)) ms" } ?? "-"); the woken leader exited \(status); \(outcome)")
+                    + "\(takeover); the woken leader exited \(status); \(outcome)")
         }
     }
 
@@ -221,20 +255,17 @@ struct StandbyCoordinatorProcessTests {
             let proxyLine = try await proxy.stdout.first("the proxy to listen") { $0.hasPrefix("listening ") }
             let proxyPort = try #require(Int(proxyLine.dropFirst("listening ".count)))
             let ledger = LedgerBox()
-            let old = try Self.startCoordinator(cluster, endpoints, 0, ["--store-url", "postgres://postgres@127.0.0.1:\(proxyPort)/postgres"])
-            let oldGateway = try await GatewayClient.of(old, role: "leader")
-            let successor = try Self.startCoordinator(cluster, endpoints, 1)
-            try await Self.expectStandby(successor)
-            let oldWatcher = Self.watch(oldGateway, ledger: ledger, client: -3)
-            defer { oldWatcher.cancel() }
-            let oldReady = try await Self.ready(oldGateway, ledger: ledger)
+            let start = try await Self.startLeaderAndStandby(
+                cluster, endpoints, ledger: ledger, leaderArguments: ["--store-url", "postgres://postgres@127.0.0.1:\(proxyPort)/postgres"])
+            defer { start.leaderWatcher.cancel() }
+            let (old, successor) = (start.leader, start.standby)
             let cutAfter = Int.random(in: 20...150)
             let proxyPID = proxy.pid
             let cutAt = Mutex<ContinuousClock.Instant?>(nil)
             defer { if proxy.isRunning { kill(proxyPID, SIGCONT) } }
             // Its clients: their events wait for commits that cannot get through, and are in
             // doubt when it steps down.
-            await Durable.send(to: oldGateway, from: oldReady, ledger: ledger) { total in
+            await Durable.send(to: start.leaderGateway, from: start.leaderReady, ledger: ledger) { total in
                 guard total == cutAfter else { return }
                 kill(proxyPID, SIGSTOP)
                 cutAt.withLock { $0 = .now }
@@ -244,18 +275,15 @@ struct StandbyCoordinatorProcessTests {
             #expect(
                 old.stderr.lines.contains { $0.contains("stepping down: the lease could not be renewed before its deadline") },
                 "the cut-off leader did not say why it stepped down")
-            let gateway = try await GatewayClient.of(successor, role: "leader")
-            let watcher = Self.watch(gateway, ledger: ledger)
+            let (gateway, watcher, ready, takeover) = try await Self.takenOver(successor, ledger: ledger, faultAt: { cutAt.withLock { $0 } })
             defer { watcher.cancel() }
-            let ready = try await Self.ready(gateway, ledger: ledger)
-            let takeover = cutAt.withLock { $0 }.map { $0.duration(to: .now) }
-            await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + 100)
+            await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 100))
             kill(proxyPID, SIGCONT)
             try await Self.finish(gateway, ledger: ledger)
             let outcome = Self.checkedOutcome(ledger)
             print(
                 "standby takeover after the leader was cut off from the database (lease \(Self.leaseMilliseconds) ms): takeover (cut to the tree served again) "
-                    + "\(takeover.map { "\(Self.milliseconds($0)) ms" } ?? "-"); the cut-off leader exited \(status); \(outcome)")
+                    + "\(takeover); the cut-off leader exited \(status); \(outcome)")
         }
     }
 }
