@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A PostgreSQL server of one test's own: Debian's `initdb` and `postgres` on a data directory
 /// and a unix socket in a fresh temporary directory (no TCP port), stopped and removed when the
 /// test's body ends, also when it throws.
@@ -65,7 +61,7 @@ public struct PrivatePostgres: Sendable {
     /// 127.0.0.1 too, on a port no one else listens on (then `port` is that port).
     public static func with<T>(port: Int = 5432, listeningOnLoopback: Bool = false, _ body: (PrivatePostgres) async throws -> T) async throws -> T {
         if let unavailableReason { throw Failure(description: unavailableReason) }
-        let port = listeningOnLoopback ? try unusedLoopbackPort() : port
+        let port = listeningOnLoopback ? try LoopbackPort.unused() : port
         guard let binaries else { throw Failure(description: "no PostgreSQL server programs") }
         // Short and fixed: a unix socket's path has at most 107 bytes.
         let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("wf-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
@@ -101,22 +97,6 @@ public struct PrivatePostgres: Sendable {
         }
         await stop(server)
         return result
-    }
-
-    /// A TCP port on 127.0.0.1 nothing listens on now (the kernel's pick for port 0, released).
-    private static func unusedLoopbackPort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw Failure(description: "cannot make a socket to find a free port: errno \(errno)") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let found = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-        }
-        guard found else { throw Failure(description: "cannot find a free port on 127.0.0.1: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Starts `program` as the server's user: through `setpriv` when this process is root,

@@ -49,7 +49,7 @@ public struct ClusterGateway: RootCompanion, StandbyCompanion {
     /// Serves `StandbyRoutes` until cancelled (the coordinator took the lease, or is
     /// stopping), then unbinds promptly: a connection still open gets a moment, not the
     /// leader's shutdown grace, since the leader's gateway waits for the port.
-    public func serveStandby(context: CoordinatorContext) async throws {
+    package func serveStandby(context: CoordinatorContext) async throws {
         let application = Self.application(router: StandbyRoutes.router(), options: options, logger: context.logger) { address in
             let url = "http://\(address)"
             context.logger.info("gateway listening (standby)", metadata: ["url": "\(url)"])

@@ -9,26 +9,26 @@ import Synchronization
 /// down is `onStepDown`'s: the daemon exits at once with `CoordinatorLeadership.steppedDownExitStatus`
 /// (its process ends, so it accepts nothing more, writes nothing more and its endpoint is
 /// unbound), and its supervisor starts it again, as a standby.
-public struct CoordinatorLeadership: Sendable {
+package struct CoordinatorLeadership: Sendable {
     /// The exit status of a leader that stepped down (75, `EX_TEMPFAIL`): not a failure of its
     /// own, so a supervisor restarts it, and it comes back as a standby.
-    public static let steppedDownExitStatus: Int32 = 75
+    package static let steppedDownExitStatus: Int32 = 75
 
     /// The shared store.
-    public let store: any LeasedCoordinatorStore
+    package let store: any LeasedCoordinatorStore
     /// What the store's name is in errors (the URL without its password).
-    public let storeName: String
+    package let storeName: String
     /// This process's name in the lease (unique per process).
-    public let holder: String
+    package let holder: String
     /// The lease's times.
-    public let schedule: LeaseSchedule
+    package let schedule: LeaseSchedule
     /// Where it logs (acquiring, renewals that fail, stepping down).
-    public let logger: Logger
+    package let logger: Logger
     /// Called when the lease is lost (after logging why); ends the process.
-    public let onStepDown: @Sendable (LeaderTerm.StepDownReason) -> Void
+    package let onStepDown: @Sendable (LeaderTerm.StepDownReason) -> Void
 
     /// Creates the leadership of `holder` over `store`.
-    public init(
+    package init(
         store: any LeasedCoordinatorStore, storeName: String, holder: String, schedule: LeaseSchedule, logger: Logger,
         onStepDown: @escaping @Sendable (LeaderTerm.StepDownReason) -> Void
     ) {
@@ -43,7 +43,7 @@ public struct CoordinatorLeadership: Sendable {
     /// Asks for the lease every `LeaseSchedule.standbyInterval` until this process gets it;
     /// throws `CancellationError` when cancelled first. Who holds it, and a store that cannot
     /// be reached, are logged when they change.
-    public func acquire() async throws -> CoordinatorLease {
+    package func acquire() async throws -> CoordinatorLease {
         var said: String?
         func say(_ text: String, _ level: Logger.Level) {
             guard text != said else { return }
@@ -70,7 +70,7 @@ public struct CoordinatorLeadership: Sendable {
     }
 
     /// How holding a lease ended.
-    public enum TermEnd: Sendable, Equatable {
+    package enum TermEnd: Sendable, Equatable {
         /// The lease is lost, or may be (`onStepDown` has been called).
         case steppedDown(LeaderTerm.StepDownReason)
         /// The caller cancelled (the coordinator is stopping); this lease is still held.
@@ -80,7 +80,7 @@ public struct CoordinatorLeadership: Sendable {
     /// Renews `lease` as `LeaderTerm` says until it is lost (then calls `onStepDown`) or the
     /// caller cancels. Each renewal is bounded by the term's deadline, however long the store
     /// takes to answer.
-    public func keep(_ lease: CoordinatorLease) async -> TermEnd {
+    package func keep(_ lease: CoordinatorLease) async -> TermEnd {
         var term = LeaderTerm(lease: lease, schedule: schedule, now: .now)
         while true {
             switch term.next(at: .now) {
@@ -117,7 +117,7 @@ public struct CoordinatorLeadership: Sendable {
     /// Gives `lease` up (a coordinator stopping in order), so a standby takes over at once
     /// instead of after the lease runs out; bounded by the lease's deadline. A failure is
     /// logged: the lease then simply runs out.
-    public func release(_ lease: CoordinatorLease) async {
+    package func release(_ lease: CoordinatorLease) async {
         let outcome = await FirstOf<CoordinatorStoreError?>.race(until: schedule.deadline(of: lease)) { [store] () async -> CoordinatorStoreError? in
             do throws(CoordinatorStoreError) {
                 try await store.stepDown(lease)

@@ -7,9 +7,9 @@
 /// leader never serves past `LeaseSchedule.deadline(of:)` of the latest lease it holds, which is
 /// before any standby can take the lease; the fencing token covers whatever it does late anyway
 /// (a frozen process cannot look at a clock).
-public struct LeaderTerm: Sendable, Equatable {
+package struct LeaderTerm: Sendable, Equatable {
     /// What the leader does next.
-    public enum Step: Sendable, Equatable {
+    package enum Step: Sendable, Equatable {
         /// Nothing until this moment.
         case wait(until: ContinuousClock.Instant)
         /// Renew the lease now; a renewal not answered by `deadline` counts as lost.
@@ -19,14 +19,14 @@ public struct LeaderTerm: Sendable, Equatable {
     }
 
     /// Why a leader steps down.
-    public enum StepDownReason: Sendable, Equatable, CustomStringConvertible {
+    package enum StepDownReason: Sendable, Equatable, CustomStringConvertible {
         /// No renewal got through before the leader's deadline.
         case deadlinePassed
         /// The store says another coordinator has taken the lease.
         case fenced
 
         /// In words, for the log.
-        public var description: String {
+        package var description: String {
             switch self {
             case .deadlinePassed: "the lease could not be renewed before its deadline"
             case .fenced: "another coordinator has taken the lease"
@@ -35,26 +35,26 @@ public struct LeaderTerm: Sendable, Equatable {
     }
 
     /// The lease held now (the latest renewal's).
-    public private(set) var lease: CoordinatorLease
+    package private(set) var lease: CoordinatorLease
     /// The times.
-    public let schedule: LeaseSchedule
+    package let schedule: LeaseSchedule
     /// When the next renewal is due.
-    public private(set) var renewalDue: ContinuousClock.Instant
+    package private(set) var renewalDue: ContinuousClock.Instant
     /// Set once the store has fenced this leader.
-    public private(set) var isFenced = false
+    package private(set) var isFenced = false
 
     /// The term starting with `lease`, taken at `now`.
-    public init(lease: CoordinatorLease, schedule: LeaseSchedule, now: ContinuousClock.Instant) {
+    package init(lease: CoordinatorLease, schedule: LeaseSchedule, now: ContinuousClock.Instant) {
         self.lease = lease
         self.schedule = schedule
         self.renewalDue = now + schedule.renewalInterval
     }
 
     /// The moment this leader must have stopped leading.
-    public var deadline: ContinuousClock.Instant { schedule.deadline(of: lease) }
+    package var deadline: ContinuousClock.Instant { schedule.deadline(of: lease) }
 
     /// What to do at `now`.
-    public func next(at now: ContinuousClock.Instant) -> Step {
+    package func next(at now: ContinuousClock.Instant) -> Step {
         if isFenced { return .stepDown(.fenced) }
         if now >= deadline { return .stepDown(.deadlinePassed) }
         if now >= renewalDue { return .renew(deadline: deadline) }
@@ -64,7 +64,7 @@ public struct LeaderTerm: Sendable, Equatable {
     /// A renewal asked for at `askedAt` got `renewed`: the deadline moves to the later of the
     /// two leases' (a late answer to an earlier request never shortens it) and the next renewal
     /// is due an interval after the request.
-    public mutating func renewed(_ renewed: CoordinatorLease, askedAt: ContinuousClock.Instant) {
+    package mutating func renewed(_ renewed: CoordinatorLease, askedAt: ContinuousClock.Instant) {
         guard renewed.token == lease.token else {
             isFenced = true
             return
@@ -75,12 +75,12 @@ public struct LeaderTerm: Sendable, Equatable {
 
     /// A renewal failed at `now` for a reason other than fencing (the database did not answer,
     /// the connection broke): tried again soon, while the deadline allows.
-    public mutating func renewalFailed(at now: ContinuousClock.Instant) {
+    package mutating func renewalFailed(at now: ContinuousClock.Instant) {
         renewalDue = now + schedule.retryInterval
     }
 
     /// The store refused the renewal: another coordinator leads.
-    public mutating func fenced() {
+    package mutating func fenced() {
         isFenced = true
     }
 }

@@ -8,26 +8,26 @@
 /// (a partition, a database that stalls, a process frozen by SIGSTOP) has stopped serving by the
 /// time a standby can take the lease, and between a leader's last renewal and its deadline there
 /// are three more tries. A standby asks for the lease every tenth of it.
-public struct LeaseSchedule: Sendable, Equatable {
+package struct LeaseSchedule: Sendable, Equatable {
     /// How long one acquisition or renewal lasts, by the database's clock.
-    public var lease: Duration
+    package var lease: Duration
 
     /// A schedule for leases of `lease`.
-    public init(lease: Duration) {
+    package init(lease: Duration) {
         self.lease = lease
     }
 
     /// How often the leader renews.
-    public var renewalInterval: Duration { lease / 5 }
+    package var renewalInterval: Duration { lease / 5 }
     /// How long before the lease's end (by this process's clock) the leader stops leading.
-    public var margin: Duration { lease / 5 }
+    package var margin: Duration { lease / 5 }
     /// How often a standby asks for the lease.
-    public var standbyInterval: Duration { lease / 10 }
+    package var standbyInterval: Duration { lease / 10 }
     /// How soon a failed renewal is tried again.
-    public var retryInterval: Duration { lease / 20 }
+    package var retryInterval: Duration { lease / 20 }
 
     /// The moment the holder of `lease` must have stopped leading, by this process's clock.
-    public func deadline(of lease: CoordinatorLease) -> ContinuousClock.Instant {
+    package func deadline(of lease: CoordinatorLease) -> ContinuousClock.Instant {
         lease.validUntil - margin
     }
 }

@@ -40,7 +40,7 @@ public struct OpenedCoordinatorStore: Sendable {
 
     /// `store`, whose writer this process has become with `token` (by `acquireWriter` or a
     /// lease), with its latest checkpoint read and decoded; `name` names the store in errors.
-    public static func resume(_ store: any CoordinatorStore, token: FencingToken, name: String) async throws(CoordinatorStoreError)
+    package static func resume(_ store: any CoordinatorStore, token: FencingToken, name: String) async throws(CoordinatorStoreError)
         -> OpenedCoordinatorStore
     {
         let checkpoint = try await store.latestCheckpoint()

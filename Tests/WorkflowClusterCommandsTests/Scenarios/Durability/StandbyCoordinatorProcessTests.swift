@@ -99,13 +99,13 @@ struct StandbyCoordinatorProcessTests {
     }
 
     /// Starts coordinator 0 (with `leaderArguments`), waits until it serves the tree, then
-    /// coordinator 1, checked to be a standby.
+    /// coordinator 1 (with `standbyArguments`), checked to be a standby.
     static func startLeaderAndStandby(
-        _ cluster: ClusterFixture, _ endpoints: [String], ledger: LedgerBox, leaderArguments: [String] = []
+        _ cluster: ClusterFixture, _ endpoints: [String], ledger: LedgerBox, leaderArguments: [String] = [], standbyArguments: [String] = []
     ) async throws -> LeaderAndStandby {
         let leader = try Self.startCoordinator(cluster, endpoints, 0, leaderArguments)
         let gateway = try await GatewayClient.of(leader, role: "leader")
-        let standby = try Self.startCoordinator(cluster, endpoints, 1)
+        let standby = try Self.startCoordinator(cluster, endpoints, 1, standbyArguments)
         try await Self.expectStandby(standby)
         let watcher = Self.watch(gateway, ledger: ledger, client: -3)
         let ready = try await Self.ready(gateway, ledger: ledger)
@@ -206,7 +206,10 @@ struct StandbyCoordinatorProcessTests {
     func leaderFrozen() async throws {
         try await Self.withTwoCoordinators("standby-stop") { cluster, endpoints, _ in
             let ledger = LedgerBox()
-            let start = try await Self.startLeaderAndStandby(cluster, endpoints, ledger: ledger)
+            // The standby's gateway on a fixed port: it serves there as a standby, then as the leader.
+            let port = try LoopbackPort.unused()
+            let start = try await Self.startLeaderAndStandby(
+                cluster, endpoints, ledger: ledger, standbyArguments: ["--gateway-listen", "127.0.0.1:\(port)"])
             defer { start.leaderWatcher.cancel() }
             let (old, successor) = (start.leader, start.standby)
             let stopAfter = Int.random(in: 20...150)
@@ -224,6 +227,7 @@ struct StandbyCoordinatorProcessTests {
             defer { if old.isRunning { kill(pid, SIGCONT) } }
             let (gateway, watcher, ready, takeover) = try await Self.takenOver(successor, ledger: ledger, faultAt: { frozenAt.withLock { $0 } })
             defer { watcher.cancel() }
+            #expect(gateway.baseURL == "http://127.0.0.1:\(port)", "the new leader's gateway is not where its standby gateway was")
             // The new leader serves while the old one is frozen.
             await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 100))
             kill(pid, SIGCONT)
