@@ -11,6 +11,11 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// The coordinator's endpoint: it binds it, workers connect to it (`tcp://host:port`,
     /// `ipc://path`).
     public var coordinatorEndpoint: String
+    /// Every coordinator's endpoint, when several share a store and one leads at a time
+    /// (`coordinator.endpoints`; empty: only `coordinatorEndpoint`). Workers try them in turn,
+    /// serving whichever leads (`workerParentEndpoints`); each coordinator binds its own
+    /// (`coordinatorEndpoint`, set per process with `--endpoint`).
+    public var coordinatorEndpoints: [String] = []
     /// The name of the root workflow the coordinator hosts (a key of `RootWorkflowRegistry`);
     /// empty: the registry's only root.
     public var root: String
@@ -77,6 +82,13 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// endpoint (after command-line and environment overrides of the endpoint).
     public var securityMode: SecuritySettings.Mode {
         security.mode(for: coordinatorEndpoint)
+    }
+
+    /// The endpoints a worker connects to, one at a time, in this order: `coordinatorEndpoint`
+    /// (the file's first, or the one the command line or environment names), then the rest of
+    /// `coordinatorEndpoints`.
+    public var workerParentEndpoints: [String] {
+        [coordinatorEndpoint] + coordinatorEndpoints.filter { $0 != coordinatorEndpoint }
     }
 
     /// The entry for the worker called `name`, if the file lists it.

@@ -47,10 +47,19 @@ public struct ClusterConfigurationParser: Sendable {
         try allowOnly(root, "", ["coordinator", "workers", "heartbeat", "request", "security", "log", "placement", "snapshot", "gateway", "drain", "rebalance", "store", "sessions"])
 
         let coordinator = try object(try required(root, "coordinator"), "coordinator")
-        try allowOnly(coordinator, "coordinator", ["endpoint", "root", "placement_grace_ms"])
-        let endpoint = try ClusterEndpoint.validated(
-            try string(try required(coordinator, "endpoint", in: "coordinator"), "coordinator.endpoint"), key: "coordinator.endpoint", source: file)
+        try allowOnly(coordinator, "coordinator", ["endpoint", "endpoints", "root", "placement_grace_ms"])
+        let endpoints = try coordinator["endpoints"].map(parseCoordinatorEndpoints) ?? []
+        // `endpoints` alone is enough: a coordinator binds its own with --endpoint (or the
+        // environment), and the first one is the default.
+        let endpoint: String
+        if let first = endpoints.first, coordinator["endpoint"] == nil {
+            endpoint = first
+        } else {
+            endpoint = try ClusterEndpoint.validated(
+                try string(try required(coordinator, "endpoint", in: "coordinator"), "coordinator.endpoint"), key: "coordinator.endpoint", source: file)
+        }
         var configuration = ClusterConfiguration(coordinatorEndpoint: endpoint)
+        configuration.coordinatorEndpoints = endpoints
         if let rootName = coordinator["root"] { configuration.root = try string(rootName, "coordinator.root") }
         if let grace = coordinator["placement_grace_ms"] {
             configuration.placementGrace = .milliseconds(try nonNegativeInt(grace, "coordinator.placement_grace_ms"))
@@ -189,9 +198,20 @@ public struct ClusterConfigurationParser: Sendable {
         return URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(path).path
     }
 
+    /// `coordinator.endpoints`: every coordinator's endpoint, each checked as `coordinator.endpoint` is.
+    private func parseCoordinatorEndpoints(_ value: Any) throws -> [String] {
+        guard let list = value as? [Any], !list.isEmpty else {
+            throw fail("coordinator.endpoints", "a non-empty array of endpoints (one per coordinator)", found: describe(value))
+        }
+        return try list.enumerated().map { index, item in
+            let key = "coordinator.endpoints[\(index)]"
+            return try ClusterEndpoint.validated(try string(item, key), key: key, source: file)
+        }
+    }
+
     private func parseStore(_ value: Any) throws -> StoreSettings {
         let object = try object(value, "store")
-        try allowOnly(object, "store", ["kind", "path", "url"])
+        try allowOnly(object, "store", ["kind", "path", "url", "lease_ms"])
         var settings = StoreSettings()
         if let kind = object["kind"] { settings.kind = try oneOf(kind, "store.kind") }
         if let path = object["path"], !(path is NSNull) {
@@ -203,6 +223,13 @@ public struct ClusterConfigurationParser: Sendable {
             let text = try string(url, "store.url")
             guard !text.isEmpty else { throw fail("store.url", "a PostgreSQL URL", found: "\"\"") }
             settings.url = text
+        }
+        if let lease = object["lease_ms"], !(lease is NSNull) {
+            let milliseconds = try positiveInt(lease, "store.lease_ms")
+            guard milliseconds >= StoreSettings.shortestLeaseMilliseconds else {
+                throw fail("store.lease_ms", "at least \(StoreSettings.shortestLeaseMilliseconds) (milliseconds)", found: "\(milliseconds)")
+            }
+            settings.lease = .milliseconds(milliseconds)
         }
         try settings.validate(source: file)
         return settings

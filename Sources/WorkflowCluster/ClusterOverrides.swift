@@ -33,6 +33,8 @@ public struct ClusterOverrides: Sendable, Equatable {
     public var gatewayIdleTimeoutMilliseconds: String?
     /// `--gateway-max-connections` (`GatewayLimits.maxConnections`).
     public var gatewayMaxConnections: String?
+    /// `store.lease_ms` (a standby setup).
+    public var storeLeaseMilliseconds: String?
 
     /// Creates overrides; all absent unless given.
     public init(
@@ -63,6 +65,7 @@ public struct ClusterOverrides: Sendable, Equatable {
             ("--store-kind", storeKind), ("--store-path", storePath), ("--store-url", storeURL),
             ("--gateway-header-timeout-ms", gatewayHeaderTimeoutMilliseconds), ("--gateway-body-timeout-ms", gatewayBodyTimeoutMilliseconds),
             ("--gateway-idle-timeout-ms", gatewayIdleTimeoutMilliseconds), ("--gateway-max-connections", gatewayMaxConnections),
+            ("--store-lease-ms", storeLeaseMilliseconds),
         ]
         return ["daemon"] + pairs.flatMap { flag, value in value.map { [flag, $0] } ?? [] }
     }

@@ -29,6 +29,7 @@ import Logging
 /// | store.kind           | --store-kind (coordinator)   | WORKFLOW_STORE_KIND            |
 /// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
 /// | store.url            | --store-url (coordinator)    | WORKFLOW_STORE_URL             |
+/// | store.lease_ms       | --store-lease-ms (coord.)    | WORKFLOW_STORE_LEASE_MS        |
 public struct ClusterSettings: Sendable {
     /// The cluster's configuration with overrides applied.
     public var configuration: ClusterConfiguration
@@ -101,6 +102,15 @@ public struct ClusterSettings: Sendable {
         }
         if let url = reader.string(forKey: "store.url"), !url.isEmpty, url != configuration.store.url {
             configuration.store.url = url
+        }
+        // Read as `store.lease.ms`, whose flag and variable spell like the others'.
+        if let leaseText = reader.string(forKey: "store.lease.ms") {
+            guard let milliseconds = Int(leaseText), milliseconds >= StoreSettings.shortestLeaseMilliseconds else {
+                throw ClusterConfigurationError(
+                    file: layer, key: "store.lease_ms", expected: "an integer of at least \(StoreSettings.shortestLeaseMilliseconds) (milliseconds)",
+                    found: "\"\(leaseText)\"")
+            }
+            configuration.store.lease = .milliseconds(milliseconds)
         }
         try configuration.store.validate(source: layer)
         return ClusterSettings(

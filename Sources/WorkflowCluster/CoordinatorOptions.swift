@@ -10,6 +10,12 @@ public struct CoordinatorOptions: Sendable {
     /// The store the coordinator keeps what it accepts in, opened with this process as its
     /// writer; the root resumes from its latest checkpoint (`nil`: no store, nothing durable).
     public var store: OpenedCoordinatorStore?
+    /// The lease on a shared store (`store.lease_ms`): set, the coordinator starts as a
+    /// standby, leads once it holds the lease, and its store comes from the lease (`store` is
+    /// `nil` then).
+    package var leadership: CoordinatorLeadership?
+    /// What serves while the coordinator is a standby (the gateway saying so).
+    package var standbyCompanions: [any StandbyCompanion] = []
     /// What runs beside the root (a scripted demo, the stdin event reader, a gateway).
     public var companions: [any RootCompanion]
     /// Where the runtime and the root's host record metrics; `nil`: the process's bootstrapped

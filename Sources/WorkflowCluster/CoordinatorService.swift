@@ -49,10 +49,20 @@ public struct CoordinatorService: Service {
     /// Binds, prepares the companions, hosts the root and serves until graceful shutdown or a
     /// companion's end; then stops the root and the runtime. Throws if the endpoint cannot be
     /// bound, the root is unknown (`RootWorkflowRegistry.SelectionError`) or a companion failed.
+    ///
+    /// With a lease (`options.leadership`) it is a standby first: its standby companions serve
+    /// (the gateway answering 503 `standby`) while it asks for the lease, and it binds nothing
+    /// until it holds it; then it resumes the root from the store's latest checkpoint with the
+    /// lease's fencing token and serves, renewing the lease, until it must step down
+    /// (`CoordinatorLeadership.onStepDown`) or stops, giving the lease up.
     public func run() async throws {
+        if let leadership = options.leadership {
+            try await lead(leadership)
+            return
+        }
         // The store is closed whichever way serving ends (also when binding or a companion fails).
         do {
-            try await serve()
+            try await serve(store: options.store)
         } catch {
             await options.store?.store.close()
             throw error
@@ -60,7 +70,74 @@ public struct CoordinatorService: Service {
         await options.store?.store.close()
     }
 
-    private func serve() async throws {
+    /// A standby until it holds the lease, then the leader until it stops; the store is closed
+    /// whichever way this ends, and a lease still held is given up first.
+    private func lead(_ leadership: CoordinatorLeadership) async throws {
+        do {
+            guard let lease = try await standby(leadership) else {
+                await leadership.store.close()
+                return
+            }
+            // Renewing from the moment it is taken: resuming the root may take longer than the lease.
+            let keeper = Task { await leadership.keep(lease) }
+            let served: Result<Void, any Error>
+            do {
+                let opened = try await OpenedCoordinatorStore.resume(leadership.store, token: lease.token, name: leadership.storeName)
+                try await serve(store: opened)
+                served = .success(())
+            } catch {
+                served = .failure(error)
+            }
+            keeper.cancel()
+            if case .stopped(let held) = await keeper.value { await leadership.release(held) }
+            try served.get()
+        } catch {
+            await leadership.store.close()
+            throw error
+        }
+        await leadership.store.close()
+    }
+
+    /// What ended one task of the standby group.
+    private enum StandbyOutcome: Sendable {
+        case leading(CoordinatorLease)
+        case shutdown
+        case companionEnded
+    }
+
+    /// Serves the standby companions while asking for the lease; returns the lease, or `nil` if
+    /// a signal came first.
+    private func standby(_ leadership: CoordinatorLeadership) async throws -> CoordinatorLease? {
+        let context = CoordinatorContext(configuration: configuration, logger: logger, console: CoordinatorConsole(printMode: options.printMode))
+        logger.notice("standby: waiting for the lease on the store", metadata: ["store": "\(leadership.storeName)", "holder": "\(leadership.holder)"])
+        context.console.event(["event": "standby"])
+        let lease = try await withThrowingTaskGroup(of: StandbyOutcome.self) { group -> CoordinatorLease? in
+            group.addTask { .leading(try await leadership.acquire()) }
+            group.addTask {
+                try? await gracefulShutdown()
+                return .shutdown
+            }
+            for companion in options.standbyCompanions {
+                group.addTask {
+                    try await companion.serveStandby(context: context)
+                    return .companionEnded
+                }
+            }
+            defer { group.cancelAll() }
+            while let outcome = try await group.next() {
+                switch outcome {
+                case .leading(let lease): return lease
+                case .shutdown: return nil
+                case .companionEnded: continue
+                }
+            }
+            return nil
+        }
+        if let lease { context.console.event(["event": "leading", "token": "\(lease.token)"]) }
+        return lease
+    }
+
+    private func serve(store: OpenedCoordinatorStore?) async throws {
         let (rootName, factory) = try roots.root(configured: configuration.root)
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: "coordinator", logger: logger)
         runtimeConfiguration.listenEndpoint = configuration.coordinatorEndpoint
@@ -106,7 +183,7 @@ public struct CoordinatorService: Service {
         var start = RootStart(
             runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
             observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)])
-        if let opened = options.store {
+        if let opened = store {
             start.durability = CheckpointCommitter(store: opened.store, token: opened.token, restored: opened.checkpoint, logger: logger)
             if let checkpoint = opened.checkpoint {
                 start.snapshot = opened.snapshot
@@ -115,7 +192,7 @@ public struct CoordinatorService: Service {
                     metadata: ["checkpoint": "\(checkpoint.number)", "accepted-events": "\(checkpoint.acceptedEvents)"])
             }
         }
-        if start.snapshot != nil && options.store?.checkpoint == nil { logger.notice("restoring the root from a snapshot") }
+        if start.snapshot != nil && store?.checkpoint == nil { logger.notice("restoring the root from a snapshot") }
         let session = factory(start)
 
         let failure = await serve(session, statusChanges: statusChanges, context: context)

@@ -44,6 +44,8 @@ public struct WorkerService: Service {
     public func run() async throws {
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: worker.name, logger: logger)
         runtimeConfiguration.parentEndpoint = configuration.coordinatorEndpoint
+        // A leader with standbys: the worker serves whichever of them answers.
+        runtimeConfiguration.alternateParentEndpoints = Array(configuration.workerParentEndpoints.dropFirst())
         runtimeConfiguration.pool = worker.pool
         runtimeConfiguration.capacity = worker.capacity
         runtimeConfiguration.registry = registry

@@ -51,6 +51,9 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The PostgreSQL store's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT; optional connect_timeout and operation_timeout (seconds). Overrides store.url and WORKFLOW_STORE_URL.", valueName: "url"))
     var storeURL: String?
 
+    @Option(name: .long, help: ArgumentHelp("Share the PostgreSQL store with standby coordinators under a lease of this many milliseconds (at least 300; 1500 recommended): start as a standby, lead while holding the lease, exit 75 when it cannot be renewed. Overrides store.lease_ms and WORKFLOW_STORE_LEASE_MS.", valueName: "ms"))
+    var storeLeaseMs: String?
+
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
     var eventsFromStdin = false
 
@@ -124,18 +127,35 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 // metrics system; the runtime and the gateway record into it, /metrics reads it.
                 let registry = PrometheusCollectorRegistry()
                 MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-                options.companions.append(
-                    ClusterGateway(
-                        options: GatewayOptions(
-                            address: address, bearerToken: try configuration.gateway.loadBearerToken(), assets: webAssets,
-                            metricsRegistry: registry, limits: configuration.gateway.limits)))
+                let gateway = ClusterGateway(
+                    options: GatewayOptions(
+                        address: address, bearerToken: try configuration.gateway.loadBearerToken(), assets: webAssets,
+                        metricsRegistry: registry, limits: configuration.gateway.limits))
+                options.companions.append(gateway)
+                options.standbyCompanions.append(gateway)
             }
             application.configure(&options)
             let security = try CurveKeyFiles.serverSecurity(settings.configuration)
             // The store last (it must be closed if anything after it fails), still before any
             // socket: a bad path or an unreadable checkpoint stops the coordinator at start, and
             // this process becomes the store's writer.
-            options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: "coordinator pid \(getpid())", logger: logger)
+            let holder = "coordinator pid \(getpid()) at \(configuration.coordinatorEndpoint)"
+            if let lease = configuration.store.lease, let url = configuration.store.url {
+                // A standby first: the store is reached now (a wrong URL or an unreachable
+                // database stops the coordinator at start), the lease taken when it runs out.
+                let store = try await PostgresCoordinatorStore.open(url: url, logger: logger)
+                options.leadership = CoordinatorLeadership(
+                    store: store, storeName: store.name, holder: holder, schedule: LeaseSchedule(lease: lease), logger: logger
+                ) { _ in
+                    // Stepping down is ending the process at once: nothing more is accepted or
+                    // written, the endpoint and the gateway's port are released, and the
+                    // supervisor starts this coordinator again, as a standby.
+                    Foundation.exit(CoordinatorLeadership.steppedDownExitStatus)
+                }
+                if restore != nil { logger.warning("--restore ignored: a coordinator with a lease resumes from the store's checkpoint") }
+            } else {
+                options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: holder, logger: logger)
+            }
             if let restore, let checkpoint = options.store?.checkpoint {
                 // The store's checkpoint is newer than any snapshot file (it is committed with
                 // every accepted event); the file only seeds an empty store.
@@ -167,6 +187,7 @@ extension ServeCommand {
         overrides.gatewayBodyTimeoutMilliseconds = gatewayBodyTimeoutMs
         overrides.gatewayIdleTimeoutMilliseconds = gatewayIdleTimeoutMs
         overrides.gatewayMaxConnections = gatewayMaxConnections
+        overrides.storeLeaseMilliseconds = storeLeaseMs
         return overrides
     }
 }

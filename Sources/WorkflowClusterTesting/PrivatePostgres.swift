@@ -15,9 +15,16 @@ public struct PrivatePostgres: Sendable {
     /// The number in the socket's name (`.s.PGSQL.PORT`); nothing listens on TCP.
     public let port: Int
 
+    /// Whether the server also listens on TCP at 127.0.0.1:`port` (`with(listeningOnLoopback:)`).
+    public let listensOnLoopback: Bool
+
     /// The URL a client connects with: the `postgres` superuser, database `postgres`, over the
     /// unix socket.
     public var url: String { "postgres://postgres@/postgres?host=\(directory.path)&port=\(port)" }
+
+    /// The URL over TCP on loopback, when the server listens there (a test may put a proxy of
+    /// its own in between: a cut-off database it controls).
+    public var loopbackURL: String? { listensOnLoopback ? "postgres://postgres@127.0.0.1:\(port)/postgres" : nil }
 
     /// Where Debian's server programs are (`/usr/lib/postgresql/VERSION/bin`), newest first.
     public static var binaries: String? {
@@ -50,9 +57,11 @@ public struct PrivatePostgres: Sendable {
     private static let setpriv = "/usr/bin/setpriv"
 
     /// Runs `body` with a fresh, empty server; the server is stopped (immediate shutdown) and its
-    /// directory removed when `body` returns or throws.
-    public static func with<T>(port: Int = 5432, _ body: (PrivatePostgres) async throws -> T) async throws -> T {
+    /// directory removed when `body` returns or throws. `listeningOnLoopback`: on TCP at
+    /// 127.0.0.1 too, on a port no one else listens on (then `port` is that port).
+    public static func with<T>(port: Int = 5432, listeningOnLoopback: Bool = false, _ body: (PrivatePostgres) async throws -> T) async throws -> T {
         if let unavailableReason { throw Failure(description: unavailableReason) }
+        let port = listeningOnLoopback ? try LoopbackPort.unused() : port
         guard let binaries else { throw Failure(description: "no PostgreSQL server programs") }
         // Short and fixed: a unix socket's path has at most 107 bytes.
         let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("wf-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
@@ -69,7 +78,7 @@ public struct PrivatePostgres: Sendable {
         let server = try start(
             "postgres", "\(binaries)/postgres",
             [
-                "-D", data, "-k", directory.path, "-p", "\(port)", "-h", "",
+                "-D", data, "-k", directory.path, "-p", "\(port)", "-h", listeningOnLoopback ? "127.0.0.1" : "",
                 // Small: several tests may each run one at once on a small machine.
                 "-c", "max_connections=20", "-c", "shared_buffers=16MB",
             ])
@@ -81,7 +90,7 @@ public struct PrivatePostgres: Sendable {
         }
         let result: T
         do {
-            result = try await body(PrivatePostgres(directory: directory, port: port))
+            result = try await body(PrivatePostgres(directory: directory, port: port, listensOnLoopback: listeningOnLoopback))
         } catch {
             await stop(server)
             throw error

@@ -15,7 +15,7 @@ import WorkflowRemote
 /// adds it when `gateway.listen` is set), and it sees the root only through its session, as any
 /// other client does. It prints `{"event":"gateway","url":…}` (JSON mode) or a note (text mode)
 /// with the address it bound, which matters when the port was 0.
-public struct ClusterGateway: RootCompanion {
+public struct ClusterGateway: RootCompanion, StandbyCompanion {
     /// How it serves.
     public let options: GatewayOptions
     private let runtime = RuntimeSlot()
@@ -39,11 +39,24 @@ public struct ClusterGateway: RootCompanion {
         ) { address in
             let url = "http://\(address)"
             context.logger.info("gateway listening", metadata: ["url": "\(url)"])
-            context.console.event(["event": "gateway", "url": url])
+            context.console.event(["event": "gateway", "url": url, "role": "leader"])
             context.console.note("gateway: \(url)/")
         }
         try await Self.runUntilCancelledThenShutDownGracefully(application, logger: context.logger)
         return .keepServing
+    }
+
+    /// Serves `StandbyRoutes` until cancelled (the coordinator took the lease, or is
+    /// stopping), then unbinds promptly: a connection still open gets a moment, not the
+    /// leader's shutdown grace, since the leader's gateway waits for the port.
+    package func serveStandby(context: CoordinatorContext) async throws {
+        let application = Self.application(router: StandbyRoutes.router(), options: options, logger: context.logger) { address in
+            let url = "http://\(address)"
+            context.logger.info("gateway listening (standby)", metadata: ["url": "\(url)"])
+            context.console.event(["event": "gateway", "url": url, "role": "standby"])
+            context.console.note("gateway (standby): \(url)/")
+        }
+        try await Self.runUntilCancelledThenShutDownGracefully(application, logger: context.logger, shutdownGrace: .milliseconds(250))
     }
 
     /// Runs `application`; the caller's cancellation (the coordinator stopping) becomes the
@@ -76,8 +89,17 @@ public struct ClusterGateway: RootCompanion {
         session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
         logger: Logger, sessions: SessionDirectory? = nil, onListening: @escaping @Sendable (GatewayAddress) -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        let router = GatewayRoutes.router(
-            session: session, runtime: runtime, configuration: configuration, options: options, logger: logger, sessions: sessions)
+        application(
+            router: GatewayRoutes.router(
+                session: session, runtime: runtime, configuration: configuration, options: options, logger: logger, sessions: sessions),
+            options: options, logger: logger, onListening: onListening)
+    }
+
+    /// `router` served as `options` say.
+    static func application(
+        router: Router<GatewayRoutes.Context>, options: GatewayOptions, logger: Logger,
+        onListening: @escaping @Sendable (GatewayAddress) -> Void
+    ) -> some ApplicationProtocol {
         var serverLogger = logger
         // Hummingbird logs every request at debug/info; the coordinator's log keeps its own lines.
         serverLogger.logLevel = max(logger.logLevel, .notice)

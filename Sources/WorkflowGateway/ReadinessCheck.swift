@@ -11,9 +11,18 @@ import WorkflowRemote
 struct ReadinessCheck: Sendable {
     struct Report: Codable, Sendable {
         var ready: Bool
+        /// Whether this coordinator serves the tree (`leader`: the only one, or the holder of
+        /// the lease) or waits for the lease (`standby`: `StandbyRoutes`).
+        var role: CoordinatorRole
         var renderingSequence: UInt64
         /// Children keeping the coordinator from being ready, with why.
         var waitingFor: [Waiting]
+    }
+
+    /// A coordinator's role, as the probe names it.
+    enum CoordinatorRole: String, Codable, Sendable {
+        case leader
+        case standby
     }
 
     struct Waiting: Codable, Sendable {
@@ -32,7 +41,7 @@ struct ReadinessCheck: Sendable {
             default: return Waiting(path: child.path, status: child.status.description)
             }
         }
-        return Report(ready: sequence > 0 && waiting.isEmpty, renderingSequence: sequence, waitingFor: waiting)
+        return Report(ready: sequence > 0 && waiting.isEmpty, role: .leader, renderingSequence: sequence, waitingFor: waiting)
     }
 
     /// No listed worker could ever host it: the rule for it names a worker or pool nobody

@@ -154,6 +154,33 @@ import Testing
         #expect(machine.reconnectAttempts == 0)
     }
 
+    @Test("a parent with standbys: an endpoint that cannot be reached for the window is moved on from; the back-off grows per round of endpoints")
+    func unreachableEndpointOfSeveral() {
+        var machine = Machine(
+            configuration: .init(heartbeatInterval: interval, heartbeatLiveness: 3, capacity: 10, hasParent: true, parentEndpoints: 2), now: at(0))
+        // Never connected (a standby binds nothing): silent after the window + back-off (100 ms).
+        #expect(machine.tick(at: at(400)).fence == nil)
+        guard case .reconnect(_, 1, false, _)? = machine.tick(at: at(401)).fence else {
+            Issue.record("no move to the next endpoint after the window")
+            return
+        }
+        // The second endpoint, unreachable too: the back-off is still one interval (one round of two).
+        #expect(machine.tick(at: at(401 + 400)).fence == nil)
+        guard case .reconnect(_, 2, false, _)? = machine.tick(at: at(401 + 401)).fence else {
+            Issue.record("no move back to the first endpoint")
+            return
+        }
+        // A round done: the back-off doubles.
+        #expect(machine.tick(at: at(802 + 500)).fence == nil)
+        guard case .reconnect(_, 3, false, _)? = machine.tick(at: at(802 + 501)).fence else {
+            Issue.record("no third move")
+            return
+        }
+        // With a single endpoint an unreachable parent is waited for, however long.
+        var single = Machine(configuration: .init(heartbeatInterval: interval, heartbeatLiveness: 3, capacity: 10, hasParent: true), now: at(0))
+        #expect(single.tick(at: at(10_000)).fence == nil)
+    }
+
     @Test("RECONNECT is ignored until welcomed, then stops every child")
     func reconnectRequest() {
         var machine = hosting()

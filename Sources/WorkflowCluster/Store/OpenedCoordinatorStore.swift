@@ -31,19 +31,27 @@ public struct OpenedCoordinatorStore: Sendable {
         }
         do throws(CoordinatorStoreError) {
             let token = try await store.acquireWriter(holder: holder)
-            let checkpoint = try await store.latestCheckpoint()
-            var snapshot: TreeSnapshot?
-            if let checkpoint {
-                do {
-                    snapshot = try TreeSnapshot.decode(from: checkpoint.snapshot)
-                } catch {
-                    throw CoordinatorStoreError.corrupt(store: settings.path ?? settings.url.map { PostgresCoordinatorStore.withoutPassword($0) } ?? "", reason: "checkpoint \(checkpoint.number) is not a tree snapshot: \(error)")
-                }
-            }
-            return OpenedCoordinatorStore(store: store, token: token, checkpoint: checkpoint, snapshot: snapshot)
+            return try await resume(store, token: token, name: settings.path ?? settings.url.map { PostgresCoordinatorStore.withoutPassword($0) } ?? "")
         } catch {
             await store.close()
             throw error
         }
+    }
+
+    /// `store`, whose writer this process has become with `token` (by `acquireWriter` or a
+    /// lease), with its latest checkpoint read and decoded; `name` names the store in errors.
+    package static func resume(_ store: any CoordinatorStore, token: FencingToken, name: String) async throws(CoordinatorStoreError)
+        -> OpenedCoordinatorStore
+    {
+        let checkpoint = try await store.latestCheckpoint()
+        var snapshot: TreeSnapshot?
+        if let checkpoint {
+            do {
+                snapshot = try TreeSnapshot.decode(from: checkpoint.snapshot)
+            } catch {
+                throw CoordinatorStoreError.corrupt(store: name, reason: "checkpoint \(checkpoint.number) is not a tree snapshot: \(error)")
+            }
+        }
+        return OpenedCoordinatorStore(store: store, token: token, checkpoint: checkpoint, snapshot: snapshot)
     }
 }

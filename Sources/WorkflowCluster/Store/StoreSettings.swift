@@ -23,12 +23,25 @@ public struct StoreSettings: Sendable, Equatable {
     /// `postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT`; parameters `connect_timeout`,
     /// `operation_timeout`, `sslmode=disable`). Secret: the configuration dump hides it.
     public var url: String?
+    /// How long a coordinator's lease on the shared store lasts (`store.lease_ms`; PostgreSQL
+    /// only): set, coordinators sharing the store start as standbys and one leads at a time
+    /// (`CoordinatorLeadership`); `nil`, the coordinator takes the store at start, as the only one.
+    public var lease: Duration?
+
+    /// The lease to configure when in doubt: a leader killed, frozen or cut off is replaced
+    /// about this long after its last renewal, which leaves time within 3 s for the standby to
+    /// resume and the workers to move to it.
+    public static let recommendedLease: Duration = .milliseconds(1_500)
+    /// The shortest lease allowed: below it a busy machine's scheduling delays alone would make
+    /// a healthy leader step down.
+    public static let shortestLeaseMilliseconds = 300
 
     /// Creates settings.
-    public init(kind: Kind = .none, path: String? = nil, url: String? = nil) {
+    public init(kind: Kind = .none, path: String? = nil, url: String? = nil, lease: Duration? = nil) {
         self.kind = kind
         self.path = path
         self.url = url
+        self.lease = lease
     }
 
     /// Checks that the settings name a usable store; `source` is the file or layer named in
@@ -40,6 +53,11 @@ public struct StoreSettings: Sendable, Equatable {
         if kind == .postgres, (url ?? "").isEmpty {
             throw ClusterConfigurationError(
                 file: source, key: "store.url", expected: "the PostgreSQL database's URL (store.kind is \"postgres\")", found: "none")
+        }
+        if lease != nil, kind != .postgres {
+            throw ClusterConfigurationError(
+                file: source, key: "store.lease_ms", expected: "no lease unless store.kind is \"postgres\" (only a shared database has standbys)",
+                found: "a lease with store.kind \"\(kind.rawValue)\"")
         }
     }
 }

@@ -16,6 +16,11 @@ public struct RemoteRuntimeConfiguration: Sendable {
     public var listenEndpoint: String?
     /// The parent to serve as a worker; `nil` when not a worker.
     public var parentEndpoint: String?
+    /// Other endpoints of the same parent, for a parent that runs as a leader with standbys
+    /// (only the leader binds its endpoint). The worker talks to one at a time, starting with
+    /// `parentEndpoint`; when that one is silent for the liveness window, or cannot be reached
+    /// for as long, it moves to the next, in a circle.
+    public var alternateParentEndpoints: [String] = []
     /// The types this process can host as a worker.
     public var registry: RemotableRegistry = RemotableRegistry()
     /// How workers connecting to `listenEndpoint` are authenticated.

@@ -159,7 +159,11 @@ extension RemoteEngine {
             }
             stopForgotten(forgotten)
             do {
-                try sockets.reconnectUpstream()
+                // A parent with standbys: the next of its endpoints (only the leader binds its own).
+                try sockets.reconnectUpstream(movingOn: sockets.hasAlternateParents)
+                if sockets.hasAlternateParents {
+                    logger.notice("trying the parent's next endpoint", metadata: ["endpoint": "\(sockets.currentParentEndpoint ?? "-")"])
+                }
             } catch {
                 logger.error("cannot reconnect to the parent: \(error)")
             }

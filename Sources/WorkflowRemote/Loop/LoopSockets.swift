@@ -55,7 +55,7 @@ final class LoopSockets {
             context = try ZMQContext()
             wakeup = try ZMQWakeup()
             poller = ZMQPoller()
-            for endpoint in [configuration.listenEndpoint, configuration.parentEndpoint].compactMap({ $0 }) {
+            for endpoint in [configuration.listenEndpoint, configuration.parentEndpoint].compactMap({ $0 }) + configuration.alternateParentEndpoints {
                 let isPlaintext = endpoint == configuration.listenEndpoint
                     ? configuration.listenSecurity == .plaintext : configuration.parentSecurity == .plaintext
                 if isPlaintext && !configuration.allowPlaintextOnNetwork && !RemoteRuntimeConfiguration.isLocalOnly(endpoint) {
@@ -118,6 +118,20 @@ final class LoopSockets {
 
     var hasUpstream: Bool { upstream != nil }
 
+    /// Every endpoint of the parent, the one connected to first (`parentEndpoint`, then its
+    /// alternates).
+    private var parentEndpoints: [String] {
+        configuration.parentEndpoint.map { [$0] + configuration.alternateParentEndpoints } ?? []
+    }
+    /// Which of `parentEndpoints` the upstream socket is connected to.
+    private var parentIndex = 0
+    /// The parent's endpoint the upstream socket is connected to.
+    var currentParentEndpoint: String? { parentEndpoints.isEmpty ? nil : parentEndpoints[parentIndex] }
+    /// Whether the parent has more than one endpoint (a leader and its standbys).
+    var hasAlternateParents: Bool { parentEndpoints.count > 1 }
+    /// How many endpoints the parent has (at least one for a worker).
+    var parentEndpointCount: Int { max(parentEndpoints.count, 1) }
+
     /// A DEALER connected to the parent, with a fresh routing id (so the parent sees a new peer),
     /// and the monitor of its connection. The monitor is attached before the connect: libzmq
     /// reports an event only to a monitor attached when it happens, and a worker that missed its
@@ -165,8 +179,13 @@ final class LoopSockets {
 
     /// Replaces the connection to the parent with a fresh socket (the Paranoid Pirate way: a
     /// socket whose peer went silent may hold stale state, a new one starts clean).
-    func reconnectUpstream() throws {
-        guard let endpoint = configuration.parentEndpoint, let old = upstream else { return }
+    ///
+    /// `movingOn`: to the parent's next endpoint (the one in use is silent or unreachable: it
+    /// may be a standby, or a leader that stopped leading), else to the same one.
+    func reconnectUpstream(movingOn: Bool = false) throws {
+        guard !parentEndpoints.isEmpty, let old = upstream else { return }
+        if movingOn { parentIndex = (parentIndex + 1) % parentEndpoints.count }
+        let endpoint = parentEndpoints[parentIndex]
         if let upstreamToken { poller.remove(upstreamToken) }
         if let upstreamMonitorToken { poller.remove(upstreamMonitorToken) }
         upstreamMonitor?.stop()

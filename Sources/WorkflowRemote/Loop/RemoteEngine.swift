@@ -107,7 +107,7 @@ final class RemoteEngine {
         self.worker = WorkerStateMachine(
             configuration: .init(
                 heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
-                capacity: configuration.capacity, hasParent: sockets.hasUpstream),
+                capacity: configuration.capacity, hasParent: sockets.hasUpstream, parentEndpoints: sockets.parentEndpointCount),
             now: .now)
     }
 

@@ -36,6 +36,9 @@ struct WorkerStateMachine<Child> {
         /// Whether this runtime has a parent at all (a root process has none: no lease, no
         /// heartbeats upstream).
         var hasParent: Bool
+        /// How many endpoints the parent has: more than one for a leader with standbys
+        /// (`RemoteRuntimeConfiguration.alternateParentEndpoints`), of which only the leader binds.
+        var parentEndpoints = 1
 
         /// How long a silence the lease and the parent's liveness rule tolerate.
         var liveness: Duration { heartbeatInterval * heartbeatLiveness }
@@ -305,12 +308,16 @@ struct WorkerStateMachine<Child> {
         // Not while a HELLO is unanswered or refused: the parent would only answer RECONNECT,
         // and that answer would keep the silence rule (the back-off retry) from firing.
         if isWelcomed, now - lastSent >= interval { tick.sendHeartbeat = true }
-        let backoff = interval * (1 << min(reconnectAttempts, 5))
+        // With several parent endpoints (a leader and its standbys) the back-off grows per round
+        // of them all, and an endpoint that cannot be reached at all (a standby binds nothing)
+        // counts as silent: the worker moves on to the next after one window.
+        let backoff = interval * (1 << min(reconnectAttempts / max(configuration.parentEndpoints, 1), 5))
+        let unreachable = configuration.parentEndpoints > 1 && connectedAt == nil && !handshakeFailed
         // Only once this socket's handshake has succeeded, or failed: while it is in progress
         // there is no parent to be silent. Until the parent has welcomed this worker, its answer
         // may take several round trips on a lossy link: four windows.
-        let window = isWelcomed ? configuration.liveness : configuration.liveness * 4
-        if connectedAt != nil || handshakeFailed, now - lastHeard > window + backoff {
+        let window = isWelcomed || unreachable ? configuration.liveness : configuration.liveness * 4
+        if connectedAt != nil || handshakeFailed || unreachable, now - lastHeard > window + backoff {
             tick.fence = fence(silence: now - lastHeard, at: now)
         }
         return tick

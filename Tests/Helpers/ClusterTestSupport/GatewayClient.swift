@@ -21,16 +21,22 @@ package struct GatewayClient: Sendable {
     package struct Answer: Sendable {
         package var status: Int
         package var body: Data
+        /// The `Retry-After` header, if the answer had one.
+        package var retryAfter: String? = nil
         package var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    /// The gateway URL a coordinator printed (`{"event":"gateway","url":…}` in JSON mode).
-    package static func of(_ coordinator: DaemonProcess) async throws -> GatewayClient {
+    /// The gateway URL a coordinator printed (`{"event":"gateway","url":…}` in JSON mode);
+    /// with `role`, the first gateway it printed in that role (`leader`, or `standby`: a
+    /// coordinator with a lease prints one of each when it takes over).
+    package static func of(_ coordinator: DaemonProcess, role: String? = nil) async throws -> GatewayClient {
         struct Line: Decodable {
             var event: String
             var url: String?
         }
-        let line = try await coordinator.stdout.first("the gateway to listen") { $0.contains(#""event":"gateway""#) }
+        let line = try await coordinator.stdout.first("the gateway to listen\(role.map { " as \($0)" } ?? "")") {
+            line in line.contains(#""event":"gateway""#) && (role.map { line.contains(#""role":"\#($0)""#) } ?? true)
+        }
         guard let url = try JSONDecoder().decode(Line.self, from: Data(line.utf8)).url else {
             throw WaitFailure(description: "no url in \(line)")
         }
@@ -53,7 +59,8 @@ package struct GatewayClient: Sendable {
         var request = request
         request.timeoutInterval = 60
         let (data, response) = try await URLSession.shared.data(for: request)
-        return Answer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+        let http = response as? HTTPURLResponse
+        return Answer(status: http?.statusCode ?? 0, body: data, retryAfter: http?.value(forHTTPHeaderField: "Retry-After"))
     }
 
     /// Reads the rendering stream, calling `body` with each message's text until it returns

@@ -201,7 +201,7 @@ struct ClusterProcessTests {
     @Test("--help explains every flag", arguments: [
         ("test-coordinator", ["serve", "--help"], [
             "--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--picks", "--list-workers",
-            "--events-from-stdin", "--version", "--store-kind", "--store-path", "--store-url",
+            "--events-from-stdin", "--version", "--store-kind", "--store-path", "--store-url", "--store-lease-ms",
         ]),
         ("test-coordinator", ["--help"], ["serve", "keygen"]),
         ("test-coordinator", ["keygen", "--help"], ["--config", "--dir", "--workers"]),

@@ -41,6 +41,52 @@ struct StoreConfigurationTests {
         #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres"}}"#)?.description.contains("key 'store.url'") == true)
     }
 
+    @Test("store.lease_ms: a standby setup, PostgreSQL only and at least 300 ms; coordinator.endpoints: every coordinator, the first the default")
+    func standbySettings() throws {
+        let leased = try Self.parse(
+            #"{"coordinator":{"endpoints":["ipc:///tmp/a","ipc:///tmp/b"]},"store":{"kind":"postgres","url":"postgres://u@db/w","lease_ms":1500}}"#)
+        #expect(leased.store == StoreSettings(kind: .postgres, url: "postgres://u@db/w", lease: .milliseconds(1_500)))
+        #expect(leased.coordinatorEndpoint == "ipc:///tmp/a")
+        #expect(leased.workerParentEndpoints == ["ipc:///tmp/a", "ipc:///tmp/b"])
+        // A coordinator's own endpoint (the file's, or --endpoint) comes first for a worker on its host.
+        let own = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/b","endpoints":["ipc:///tmp/a","ipc:///tmp/b"]}}"#)
+        #expect(own.workerParentEndpoints == ["ipc:///tmp/b", "ipc:///tmp/a"])
+        #expect(try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"}}"#).workerParentEndpoints == ["ipc:///tmp/x"])
+
+        let sqlite = Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"c.sqlite","lease_ms":1500}}"#)
+        #expect(sqlite?.description.contains("key 'store.lease_ms'") == true && sqlite?.description.contains("postgres") == true, "\(String(describing: sqlite))")
+        let short = Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres","url":"postgres://u@db/w","lease_ms":50}}"#)
+        #expect(short?.description.contains("at least 300") == true, "\(String(describing: short))")
+        #expect(Self.error(#"{"coordinator":{"endpoints":[]}}"#)?.description.contains("key 'coordinator.endpoints'") == true)
+        #expect(Self.error(#"{"coordinator":{"endpoints":["nowhere"]}}"#)?.description.contains("coordinator.endpoints[0]") == true)
+    }
+
+    @Test("WORKFLOW_STORE_LEASE_MS and --store-lease-ms set the lease; too short, or without PostgreSQL, is a configuration error")
+    func leaseOverrides() async throws {
+        try await StoreDirectory.with("lease-overrides") { directory in
+            let file = directory.appendingPathComponent("cluster.json").path
+            try Data(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres","url":"postgres://u@db/w"}}"#.utf8)
+                .write(to: URL(fileURLWithPath: file))
+            #expect(try await ClusterSettings.load(file: file, environment: [:]).configuration.store.lease == nil)
+            let environment = ["WORKFLOW_STORE_LEASE_MS": "2000"]
+            #expect(try await ClusterSettings.load(file: file, environment: environment).configuration.store.lease == .milliseconds(2_000))
+            var overrides = ClusterOverrides()
+            overrides.storeLeaseMilliseconds = "900"
+            #expect(
+                try await ClusterSettings.load(file: file, overrides: overrides, environment: environment).configuration.store.lease == .milliseconds(900))
+            for (variables, words) in [
+                (["WORKFLOW_STORE_LEASE_MS": "100"], "at least 300"), (["WORKFLOW_STORE_LEASE_MS": "1500", "WORKFLOW_STORE_KIND": "none"], "postgres"),
+            ] {
+                await #expect {
+                    _ = try await ClusterSettings.load(file: file, environment: variables)
+                } throws: { error in
+                    let text = (error as? ClusterConfigurationError)?.description ?? ""
+                    return text.contains("command line/environment: key 'store.lease_ms'") && text.contains(words)
+                }
+            }
+        }
+    }
+
     @Test("the shipped local-cluster.json keeps its store in run/")
     func shippedConfig() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -81,12 +81,15 @@ struct DurableAcceptanceProcessTests {
     /// The cluster's configuration: the event-ledger root, its remote child on worker `w1`,
     /// the store `store` names (the configuration file's `store` section; default: an SQLite
     /// file in the fixture's directory). The gateway listens on `port`, by default a free one:
-    /// each incarnation prints the one it got.
+    /// each incarnation prints the one it got. `endpoints`: several coordinators' (a leader
+    /// and its standbys), instead of the fixture's one.
     static func writeConfig(
-        _ cluster: ClusterFixture, store: [String: String] = ["kind": "sqlite", "path": "store.sqlite"], port: Int = 0
+        _ cluster: ClusterFixture, store: [String: Any] = ["kind": "sqlite", "path": "store.sqlite"], port: Int = 0, endpoints: [String]? = nil
     ) throws {
+        let coordinator: [String: Any] =
+            if let endpoints { ["endpoints": endpoints, "root": "event-ledger"] } else { ["endpoint": cluster.endpoint, "root": "event-ledger"] }
         let document: [String: Any] = [
-            "coordinator": ["endpoint": cluster.endpoint, "root": "event-ledger"],
+            "coordinator": coordinator,
             "workers": [["name": "w1"]],
             "heartbeat": ["interval_ms": 100, "liveness": 5],
             "request": ["deadline_ms": 10_000],
@@ -124,6 +127,85 @@ struct DurableAcceptanceProcessTests {
             }
             return try #require(found.value, "the stream ended before \(what)")
         }
+    }
+
+    /// Four clients sending events to `gateway` (each id to one of the two ledgers, by the tokens
+    /// of `ready`, then of the renderings they read), recording every answer in `ledger`, until
+    /// the coordinator is gone (a request fails or is answered 503) or `stopAt` events in all
+    /// are accepted. `accepted` is told the total after each 202.
+    static func send(
+        to gateway: GatewayClient, from ready: Ledgers, ledger: LedgerBox, stopAt: Int = .max,
+        accepted: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            for sender in 0..<4 {
+                group.addTask {
+                    var ledgers = ready
+                    var next = sender
+                    while ledger.withLock({ $0.accepted[0].count + $0.accepted[1].count }) < stopAt {
+                        let sink = ledgers.token(1) == nil ? 0 : next % 2
+                        next += 1
+                        guard let token = ledgers.token(sink) else { return }
+                        let id = ledger.withLock { $0.newID() }
+                        let answer: GatewayClient.Answer
+                        do {
+                            answer = try await gateway.post(Self.path(for: token), json: "\(id)")
+                        } catch {
+                            // In doubt even when the client reports "cannot connect": it
+                            // may have sent the request on a kept-alive connection first,
+                            // which the coordinator applied before it died.
+                            ledger.withLock { _ = $0.inDoubt[sink].insert(id) }
+                            return
+                        }
+                        switch answer.status {
+                        case 202:
+                            accepted(
+                                ledger.withLock { ledger in
+                                    ledger.accepted[sink].insert(id)
+                                    return ledger.accepted[0].count + ledger.accepted[1].count
+                                })
+                        case 404, 410, 429:
+                            // A token of an older rendering, or back-pressure: nothing was
+                            // applied; read the current rendering's tokens.
+                            guard let fresh = try? await gateway.get("/api/rendering"), fresh.status == 200 else { return }
+                            guard let message = try? Self.decode(fresh.body) else {
+                                ledger.withLock { $0.unexpected.append("an undecodable rendering: \(fresh.text)") }
+                                return
+                            }
+                            ledger.withLock { $0.saw(client: sender, sequence: message.sequence, message.rendering) }
+                            ledgers = message.rendering
+                        case 503:
+                            ledger.withLock { _ = $0.inDoubt[sink].insert(id) }
+                            return
+                        default:
+                            ledger.withLock { $0.unexpected.append("\(answer.status): \(answer.text)") }
+                            return
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks `result`'s final ledgers: every id answered 202 shows exactly once where it was
+    /// sent, nothing shows that was not sent there, no client saw state go back, no answer was
+    /// unexpected. Returns how many in-doubt ids took effect, per sink.
+    @discardableResult
+    static func expectEachAcceptedAppliedOnce(_ result: Ledger, sourceLocation: SourceLocation = #_sourceLocation) -> [Int] {
+        for sink in 0..<2 {
+            let applied = result.final[sink]
+            let counts = Dictionary(applied.map { ($0, 1) }, uniquingKeysWith: +)
+            let twice = counts.filter { $0.value > 1 }.keys.sorted()
+            #expect(twice.isEmpty, "ledger \(sink): applied more than once: \(twice)", sourceLocation: sourceLocation)
+            let missing = result.accepted[sink].subtracting(applied).sorted()
+            #expect(missing.isEmpty, "ledger \(sink): accepted and lost: \(missing)", sourceLocation: sourceLocation)
+            let unknown = Set(applied).subtracting(result.accepted[sink]).subtracting(result.inDoubt[sink]).sorted()
+            #expect(unknown.isEmpty, "ledger \(sink): applied but never sent there: \(unknown)", sourceLocation: sourceLocation)
+        }
+        #expect(result.backwards.isEmpty, "a client saw state go back: \(result.backwards)", sourceLocation: sourceLocation)
+        #expect(result.unexpected.isEmpty, "unexpected answers: \(result.unexpected)", sourceLocation: sourceLocation)
+        #expect(!result.accepted[0].isEmpty && !result.accepted[1].isEmpty, "events accepted: \(result.accepted.map(\.count))", sourceLocation: sourceLocation)
+        return (0..<2).map { Set(result.final[$0]).intersection(result.inDoubt[$0]).count }
     }
 
     @Test(
@@ -178,51 +260,8 @@ struct DurableAcceptanceProcessTests {
                 ledger.withLock { $0.lastToken = ready.record }
                 let killAfter = ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + Int.random(in: 1...150)
                 let pid = coordinator.pid
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for sender in 0..<4 {
-                        group.addTask {
-                            var ledgers = ready
-                            var next = sender
-                            while true {
-                                let sink = ledgers.token(1) == nil ? 0 : next % 2
-                                next += 1
-                                guard let token = ledgers.token(sink) else { return }
-                                let id = ledger.withLock { $0.newID() }
-                                let answer: GatewayClient.Answer
-                                do {
-                                    answer = try await gateway.post(Self.path(for: token), json: "\(id)")
-                                } catch {
-                                    // In doubt even when the client reports "cannot connect": it
-                                    // may have sent the request on a kept-alive connection first,
-                                    // which the coordinator applied before it died.
-                                    ledger.withLock { _ = $0.inDoubt[sink].insert(id) }
-                                    return
-                                }
-                                switch answer.status {
-                                case 202:
-                                    let total = ledger.withLock { ledger in
-                                        ledger.accepted[sink].insert(id)
-                                        return ledger.accepted[0].count + ledger.accepted[1].count
-                                    }
-                                    if total == killAfter { kill(pid, SIGKILL) }
-                                case 404, 410, 429:
-                                    // A token of an older rendering, or back-pressure: nothing was
-                                    // applied; read the current rendering's tokens.
-                                    guard let fresh = try? await gateway.get("/api/rendering"), fresh.status == 200 else { return }
-                                    let message = try Self.decode(fresh.body)
-                                    ledger.withLock { $0.saw(client: sender, sequence: message.sequence, message.rendering) }
-                                    ledgers = message.rendering
-                                case 503:
-                                    ledger.withLock { _ = $0.inDoubt[sink].insert(id) }
-                                    return
-                                default:
-                                    ledger.withLock { $0.unexpected.append("\(answer.status): \(answer.text)") }
-                                    return
-                                }
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
+                await Self.send(to: gateway, from: ready, ledger: ledger) { total in
+                    if total == killAfter { kill(pid, SIGKILL) }
                 }
                 // The senders stop when the coordinator is gone (or, if one failed first, here).
                 if coordinator.isRunning { kill(pid, SIGKILL) }
@@ -230,20 +269,7 @@ struct DurableAcceptanceProcessTests {
                 #expect(coordinator.process.terminationReason == .uncaughtSignal, "round \(round): the coordinator was not SIGKILLed")
             }
             let result = ledger.withLock { $0 }
-            for sink in 0..<2 {
-                let applied = result.final[sink]
-                let counts = Dictionary(applied.map { ($0, 1) }, uniquingKeysWith: +)
-                let twice = counts.filter { $0.value > 1 }.keys.sorted()
-                #expect(twice.isEmpty, "ledger \(sink): applied more than once: \(twice)")
-                let missing = result.accepted[sink].subtracting(applied).sorted()
-                #expect(missing.isEmpty, "ledger \(sink): accepted and lost: \(missing)")
-                let unknown = Set(applied).subtracting(result.accepted[sink]).subtracting(result.inDoubt[sink]).sorted()
-                #expect(unknown.isEmpty, "ledger \(sink): applied but never sent there: \(unknown)")
-            }
-            #expect(result.backwards.isEmpty, "a client saw state go back: \(result.backwards)")
-            #expect(result.unexpected.isEmpty, "unexpected answers: \(result.unexpected)")
-            #expect(!result.accepted[0].isEmpty && !result.accepted[1].isEmpty, "events accepted: \(result.accepted.map(\.count))")
-            let inDoubtApplied = (0..<2).map { Set(result.final[$0]).intersection(result.inDoubt[$0]).count }
+            let inDoubtApplied = Self.expectEachAcceptedAppliedOnce(result)
             print(
                 "durable acceptance (\(store["kind"] ?? "")): accepted \(result.accepted.map(\.count)) (root, remote), each applied once; "
                     + "in doubt \(result.inDoubt.map(\.count)), of which applied \(inDoubtApplied); \(kills) coordinator SIGKILLs")
