@@ -273,6 +273,21 @@ import Testing
         #expect(machine.children.isEmpty)
     }
 
+    @Test("a welcomed worker whose connection comes back (what was in flight is lost) stops its children and joins again; before the WELCOME it only says HELLO")
+    func reestablishedConnectionRejoins() {
+        var machine = hosting()
+        apply(2, from: 1, at: at(10), to: &machine)
+        guard case .reconnect(let silence, _, _, let forgotten)? = machine.handshakeSucceeded(at: at(20)).fence else {
+            Issue.record("a re-established connection was trusted")
+            return
+        }
+        #expect(silence == .zero)
+        #expect(forgotten.children.map(\.child) == ["copy-1"])
+        #expect(machine.children.isEmpty)
+        // The new socket's handshake, before the WELCOME: no fence.
+        #expect(machine.handshakeSucceeded(at: at(30)).fence == nil)
+    }
+
     @Test("a START that names its snapshot's last event makes a gap before the first event visible too")
     func startBaseChecksTheFirstEvents() {
         var machine = hosting()

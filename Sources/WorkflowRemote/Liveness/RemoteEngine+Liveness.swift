@@ -39,6 +39,12 @@ extension RemoteEngine {
             if handshake.recovered {
                 logger.notice("connected to the parent", metadata: ["endpoint": "\(event.endpoint)"])
             }
+            if let fence = handshake.fence {
+                logger.notice(
+                    "the connection to the parent was re-established; what was in flight may be lost, so the hosted children are placed again from their last acknowledged state",
+                    metadata: ["endpoint": "\(event.endpoint)"])
+                perform(fence)
+            }
         case .handshakeFailedAuthentication:
             worker.handshakeFailed(at: .now)
             var metadata: Logger.Metadata = ["endpoint": "\(event.endpoint)", "zapStatus": .stringConvertible(event.value)]

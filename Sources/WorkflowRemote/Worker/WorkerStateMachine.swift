@@ -179,23 +179,35 @@ struct WorkerStateMachine<Child> {
     }
 
     /// What the driver does after a handshake succeeded.
-    struct Handshake: Equatable {
+    struct Handshake {
         var sendHello: Bool
         /// Trouble was reported before: say the connection recovered.
         var recovered: Bool
+        /// The connection of a welcomed worker was re-established: rejoin (`Fence`).
+        var fence: Fence? = nil
     }
 
     mutating func handshakeSucceeded(at now: Instant) -> Handshake {
+        // A welcomed worker's connection came back: libzmq reconnected the same socket after a
+        // disconnect, and whatever was in flight either way is lost (the parent's ROUTER drops
+        // what it sends to a peer that is not connected). Nothing later need reveal the loss:
+        // the last EVENT of a burst, or the last OUTPUTS, would be missing for good. So the
+        // worker rejoins as when it finds input lost: its children are placed again from their
+        // last acknowledged state and their unacknowledged events replayed.
+        if isWelcomed {
+            let recovered = connectionTrouble
+            connectionTrouble = false
+            return Handshake(sendHello: false, recovered: recovered, fence: fence(silence: .zero, at: now))
+        }
         connectedAt = now
         handshakeFailed = false
         // Silence is counted from the moment the parent can hear this worker.
         lastHeard = now
         // A HELLO queued before the connection leaves only now: that is this worker's last send
-        // as far as the parent (and fencing) can tell. Not once welcomed: then the parent may
-        // have heard this worker last before the connection was re-established.
-        if !isWelcomed { lastSent = now }
+        // as far as the parent (and fencing) can tell.
+        lastSent = now
         var result = Handshake(sendHello: false, recovered: connectionTrouble)
-        if helloPending, !isWelcomed {
+        if helloPending {
             helloPending = false
             result.sendHello = true
         }

@@ -42,6 +42,11 @@ final class SimulatedConnection {
     var handshakeAt: Instant
     var handshakeDone = false
     var isClosed = false
+    /// Disconnected until then: libzmq reconnects the same socket by itself, and the worker's
+    /// monitor then reports a new handshake (`rehandshakePending`).
+    private(set) var downUntil: Instant?
+    /// The new handshake after a disconnect, not yet read by the worker.
+    var rehandshakePending = false
     private(set) var toWorker = SimulationQueue<(at: Instant, message: SimulatedMessage)>()
     private(set) var toParent = SimulationQueue<(at: Instant, message: SimulatedMessage)>()
     /// Delivered, not read yet (the receiving socket's queue).
@@ -60,19 +65,22 @@ final class SimulatedConnection {
     }
 
     func sendToWorker(_ message: SimulatedMessage, at now: Instant, delay: Duration) {
-        guard !isClosed else { return }
+        // The parent's ROUTER drops what it sends to a peer that is not connected.
+        guard !isClosed, !isDown(at: now) else { return }
         lastToWorker = max(lastToWorker, now + delay)
         toWorker.append((lastToWorker, message))
     }
 
     func sendToParent(_ message: SimulatedMessage, at now: Instant, delay: Duration) {
         guard !isClosed else { return }
-        lastToParent = max(lastToParent, now + delay)
+        // The worker's DEALER queues what it sends while disconnected, and sends it once connected.
+        lastToParent = max(lastToParent, now + delay, downUntil ?? now)
         toParent.append((lastToParent, message))
     }
 
     /// Moves what is due into the receivers' queues, unless a partition holds that direction.
     func deliver(at now: Instant, toWorkerBlocked: Bool, toParentBlocked: Bool) {
+        guard !isDown(at: now) else { return }
         if !toWorkerBlocked {
             while let next = toWorker.first, next.at <= now { arrivedAtWorker.append(toWorker.popFirst()!.message) }
         }
@@ -81,7 +89,23 @@ final class SimulatedConnection {
         }
     }
 
-    /// A TCP disconnect: what is in flight either way is lost.
+    /// A TCP disconnect: what is in flight either way is lost; the socket reconnects at
+    /// `reconnectAt` and its worker then learns of a new handshake.
+    func disconnect(reconnectAt: Instant) {
+        dropInFlight()
+        guard handshakeDone else { return }
+        downUntil = reconnectAt
+        lastToParent = max(lastToParent, reconnectAt)
+        lastToWorker = max(lastToWorker, reconnectAt)
+        rehandshakePending = true
+    }
+
+    func isDown(at now: Instant) -> Bool {
+        guard let downUntil else { return false }
+        return downUntil > now
+    }
+
+    /// What is in flight is lost.
     func dropInFlight() {
         toWorker.removeAll()
         toParent.removeAll()

@@ -65,6 +65,20 @@ final class SimulatedWorker {
             if machine.handshakeSucceeded(at: now).sendHello { sendHello(at: now, in: world) }
             return
         }
+        // The socket reconnected by itself after a disconnect (its monitor's event).
+        if connection.rehandshakePending, !connection.isDown(at: now), world.bothWaysOpen(for: index) {
+            connection.rehandshakePending = false
+            guard world.workerRejoinsOnRehandshake else { return }
+            let handshake = machine.handshakeSucceeded(at: now)
+            if let fence = handshake.fence {
+                world.count.rehandshakeFences += 1
+                perform(fence, at: now, in: world)
+            } else {
+                lastHeard = now
+                if handshake.sendHello { sendHello(at: now, in: world) }
+            }
+            return
+        }
         if pendingDeparture {
             pendingDeparture = false
             leave(DrainOutcome(ending: .notConnected, children: 0, handedOver: 0), at: now, in: world)

@@ -38,6 +38,7 @@ final class Simulation {
         var applied = 0
         var droppedEventMessages = 0
         var lostInputFences = 0
+        var rehandshakeFences = 0
         var disconnects = 0
         var pauses = 0
         var crashes = 0
@@ -53,6 +54,7 @@ final class Simulation {
             applied += other.applied
             droppedEventMessages += other.droppedEventMessages
             lostInputFences += other.lostInputFences
+            rehandshakeFences += other.rehandshakeFences
             disconnects += other.disconnects
             pauses += other.pauses
             crashes += other.crashes
@@ -100,9 +102,17 @@ final class Simulation {
     /// Whether workers check that an EVENT's first event follows the last applied (off: the
     /// protocol before the fix).
     let workerChecksEventSequence: Bool
+    /// Whether workers rejoin when their connection is re-established (off: the protocol before
+    /// the fix, when only a later message revealed a loss, and a lost last message was never
+    /// revealed).
+    let workerRejoinsOnRehandshake: Bool
 
-    init(seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true, workerChecksEventSequence: Bool = true) {
+    init(
+        seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true, workerChecksEventSequence: Bool = true,
+        workerRejoinsOnRehandshake: Bool = true
+    ) {
         self.seed = seed
+        self.workerRejoinsOnRehandshake = workerRejoinsOnRehandshake
         self.workerChecksEventSequence = workerChecksEventSequence
         self.startCarriesBase = startCarriesBase
         self.parentChecksOutputsNumbers = parentChecksOutputsNumbers
@@ -254,7 +264,7 @@ final class Simulation {
         let index = random.int(in: 0...(workers.count - 1))
         let worker = workers[index]
         if random.chance(faults.disconnect) {
-            worker.connection.dropInFlight()
+            worker.connection.disconnect(reconnectAt: now + random.milliseconds(in: 1...50))
             count.disconnects += 1
         }
         if random.chance(faults.pause), worker.isRunning {

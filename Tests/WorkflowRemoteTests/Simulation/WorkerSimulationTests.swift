@@ -59,29 +59,43 @@ import Testing
     /// Seeds that found a loss in the protocol, each kept green since its fix. Seed 3 stops a
     /// worker in the middle of a message of events for longer than its lease: without the lease
     /// checked before every event (`WorkerStateMachine.nextEvent`), the woken worker applied the
-    /// rest of the message (issue 22's first leak). Seed 41 breaks connections: events and
-    /// outputs lost in transit (the two tests below show it finds both without their fixes).
+    /// rest of the message (issue 22's first leak). Seeds 41 and 561 break connections: events and
+    /// outputs lost in transit; seed 561 loses the last events message of a burst, which nothing
+    /// later revealed (the long mode found that with seed 1795696508809, before disconnects were
+    /// followed by the socket's new handshake). The tests below show what each finds without
+    /// its fix.
     @Test(
-        "regressions: a woken worker applies nothing past its lease (seed 3), nothing lost in transit is acknowledged over (seed 41)",
-        arguments: [UInt64(3), 41])
+        "regressions: a woken worker applies nothing past its lease (seed 3), nothing lost in transit is acknowledged over or left behind (seeds 41, 561)",
+        arguments: [UInt64(3), 41, 561])
     func seedsThatFoundBugs(seed: UInt64) {
         if let violation = Self.run(seed: seed) { Issue.record("\(violation)") }
     }
 
-    /// Without the worker's check of the events' sequence (the protocol before it), seed 41
+    /// Without rejoining when its connection comes back (the protocol before it), a worker never
+    /// learns that the last events message of a burst was lost: seed 561 ends with events
+    /// unacknowledged for good.
+    @Test("without the worker's rejoin on a re-established connection, the simulator finds events left behind (seed 561)")
+    func simulatorFindsEventsLeftBehindWithoutTheRejoin() {
+        let simulation = Simulation(seed: 561, workerRejoinsOnRehandshake: false)
+        let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
+        #expect(violation?.message.contains("no progress") == true, "\(String(describing: violation))")
+    }
+
+    /// Without the worker's check of the events' sequence (the protocol before it), and without
+    /// its rejoin on a re-established connection (which now finds most losses first), seed 5
     /// applies an event after a gap.
-    @Test("without the worker's check of the events' sequence, the simulator finds events skipped (seed 41)")
+    @Test("without the worker's check of the events' sequence, the simulator finds events skipped (seed 5)")
     func simulatorFindsSkippedEventsWithoutTheCheck() {
-        let simulation = Simulation(seed: 41, workerChecksEventSequence: false)
+        let simulation = Simulation(seed: 5, workerChecksEventSequence: false, workerRejoinsOnRehandshake: false)
         let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
         #expect(violation?.message.contains("applied event") == true, "\(String(describing: violation))")
     }
 
-    /// Without the parent's check of the OUTPUTS numbers (the protocol before it), seed 41 loses
-    /// outputs: the simulator finds it, so the check is what keeps the regression test green.
-    @Test("without the parent's check of OUTPUTS numbers, the simulator finds lost outputs (seed 41)")
+    /// Without the parent's check of the OUTPUTS numbers (the protocol before it), and without
+    /// the worker's rejoin on a re-established connection, seed 33 loses outputs.
+    @Test("without the parent's check of OUTPUTS numbers, the simulator finds lost outputs (seed 33)")
     func simulatorFindsLostOutputsWithoutTheCheck() {
-        let simulation = Simulation(seed: 41, parentChecksOutputsNumbers: false)
+        let simulation = Simulation(seed: 33, parentChecksOutputsNumbers: false, workerRejoinsOnRehandshake: false)
         let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
         #expect(violation?.message.contains("outputs lost") == true, "\(String(describing: violation))")
     }
