@@ -13,7 +13,7 @@ import WorkflowClusterTesting
     /// A raw ROUTER socket standing in for a parent, so the test can send a worker anything.
     final class RawParent {
         let context: ZMQContext
-        let socket: ZMQSocket
+        private(set) var socket: ZMQSocket
         let endpoint: String
         var workerID: [UInt8] = []
 
@@ -27,6 +27,16 @@ import WorkflowClusterTesting
 
         deinit {
             socket.close()
+        }
+
+        /// Breaks the worker's connection the way a failed network does: this end's socket is
+        /// replaced by a new one on the same endpoint, so what was in flight is lost, and the
+        /// worker's socket (libzmq) reconnects by itself.
+        func breakConnection() throws {
+            socket.close()
+            socket = try ZMQSocket(.router, context: context)
+            try socket.set(.linger, 0)
+            try socket.bind(endpoint)
         }
 
         /// The next envelope from the worker (skipping heartbeats).

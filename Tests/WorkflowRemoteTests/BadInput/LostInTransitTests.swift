@@ -21,10 +21,16 @@ import ZeroMQ
 
     /// A real worker joined to a raw parent, hosting child 1 (epoch 1) from a START whose header
     /// names `snapshotThrough`; returns the worker and its first connection's routing id.
-    func workerHostingACounter(_ name: String, parent: BadInputTests.RawParent, snapshotThrough: UInt64 = 0) throws -> (RemoteRuntime, [UInt8]) {
-        let worker = try makeWorker("\(name)-worker", parent: parent.endpoint, registry: remoteTestRegistry)
+    func workerHostingACounter(
+        _ name: String, parent: BadInputTests.RawParent, snapshotThrough: UInt64 = 0, liveness: Int = 20, welcome: Bool = false
+    ) throws -> (RemoteRuntime, [UInt8]) {
+        let worker = try makeWorker("\(name)-worker", parent: parent.endpoint, registry: remoteTestRegistry, liveness: liveness)
         #expect(try parent.receive().kind == .hello)
         let firstWorkerID = parent.workerID
+        if welcome {
+            let payload = WelcomePayload(parentName: "raw", heartbeatIntervalMilliseconds: 100, drains: true, protocolVersion: 4)
+            try parent.send(Envelope(kind: .welcome, correlationID: 0, nodePath: "", payloads: [try codec.encode(payload)]))
+        }
         try parent.send(Envelope(
             kind: .start, correlationID: 1, sequence: 1, acknowledged: snapshotThrough, epoch: 1, nodePath: "/counter",
             payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
@@ -44,6 +50,19 @@ import ZeroMQ
         try parent.send(events(5, count: 1))
         let hello = try parent.receive()
         #expect(hello.kind == .hello)
+        #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
+        #expect(worker.workerCounters.stopped == 1)
+        await worker.shutdown()
+    }
+
+    @Test("a welcomed worker whose connection breaks and comes back (the last EVENT may be lost, nothing later would show it) stops its child and joins again")
+    func reestablishedConnectionMakesTheWorkerJoinAgain() async throws {
+        let parent = try BadInputTests.RawParent("lost-connection")
+        // A liveness window (100 ms × 100,000) far beyond the test: only the connection's return
+        // can make this worker join again.
+        let (worker, firstWorkerID) = try workerHostingACounter("lost-connection", parent: parent, liveness: 100_000, welcome: true)
+        try parent.breakConnection()
+        #expect(try parent.receive().kind == .hello)
         #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
         #expect(worker.workerCounters.stopped == 1)
         await worker.shutdown()
