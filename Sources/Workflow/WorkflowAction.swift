@@ -15,10 +15,15 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
     /// The wrapped action: the concrete one, or a `ClosureAction` for the closure forms. An
     /// existential rather than a closure capturing the action: small actions (most are enums)
     /// fit its inline buffer, so erasing one allocates nothing, and `base` can hand it back.
-    private let wrapped: any WorkflowAction<WorkflowType>
+    @usableFromInline let wrapped: any WorkflowAction<WorkflowType>
 
-    /// The concrete action type this wraps (the closure form reports itself), for observers.
-    public let actionType: Any.Type
+    /// The concrete action type this wraps (the closure forms report `AnyWorkflowAction`), for
+    /// observers and test failures. Worked out when asked rather than stored: storing it would
+    /// look up this generic type's metadata for every action built in code that is not
+    /// specialised for the user's types (the runtime's), hundreds of instructions each time.
+    public var actionType: Any.Type {
+        wrapped is any ClosureForm ? AnyWorkflowAction.self : type(of: wrapped)
+    }
 
     /// Wraps a concrete action.
     public init<A: WorkflowAction>(_ action: A) where A.WorkflowType == WorkflowType {
@@ -30,28 +35,32 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
             return
         }
         wrapped = action
-        actionType = A.self
     }
 
     /// An action written inline.
+    ///
+    /// Inlined into the caller, which knows the workflow type, so the closure's action type
+    /// and its conformance are found once per call site rather than looked up per action.
+    @inlinable
     public init(_ apply: @escaping (inout WorkflowType.State, ApplyContext<WorkflowType>) -> WorkflowType.Output?) {
         wrapped = ClosureAction(apply: apply)
-        actionType = AnyWorkflowAction.self
     }
 
     /// An action written inline that does not read the workflow's props: workflow-swift's
     /// `AnyWorkflowAction { state in … }`.
+    @inlinable
     public init(_ apply: @escaping (inout WorkflowType.State) -> WorkflowType.Output?) {
         self.init { state, _ in apply(&state) }
     }
 
     /// An action that leaves state alone and reports `output`.
+    @inlinable
     public init(sendingOutput output: WorkflowType.Output) {
         wrapped = OutputAction(output: output)
-        actionType = AnyWorkflowAction.self
     }
 
     /// An action that does nothing: no state change, no output.
+    @inlinable
     public static var noAction: AnyWorkflowAction<WorkflowType> {
         AnyWorkflowAction { _, _ in nil }
     }
@@ -62,7 +71,7 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
 
     /// Whether this action was written as a closure (`AnyWorkflowAction { state in … }`, or one
     /// of `sendingOutput:` and `noAction`) rather than erased from a concrete action type.
-    public var isClosureBased: Bool { actionType == AnyWorkflowAction.self }
+    public var isClosureBased: Bool { wrapped is any ClosureForm }
 
     /// Applies the wrapped action (or runs the closure).
     public func apply(toState state: inout WorkflowType.State, context: ApplyContext<WorkflowType>) -> WorkflowType.Output? {
@@ -70,19 +79,38 @@ public struct AnyWorkflowAction<WorkflowType: Workflow>: WorkflowAction {
     }
 }
 
-/// The action of `AnyWorkflowAction`'s closure forms.
-private struct ClosureAction<WorkflowType: Workflow>: WorkflowAction {
-    let apply: (inout WorkflowType.State, ApplyContext<WorkflowType>) -> WorkflowType.Output?
+/// An action type that stands for one of `AnyWorkflowAction`'s closure forms, so `actionType`
+/// reports `AnyWorkflowAction` for it.
+@usableFromInline
+protocol ClosureForm {}
 
+/// The action of `AnyWorkflowAction`'s closure forms.
+@usableFromInline
+struct ClosureAction<WorkflowType: Workflow>: WorkflowAction, ClosureForm {
+    @usableFromInline let apply: (inout WorkflowType.State, ApplyContext<WorkflowType>) -> WorkflowType.Output?
+
+    @inlinable
+    init(apply: @escaping (inout WorkflowType.State, ApplyContext<WorkflowType>) -> WorkflowType.Output?) {
+        self.apply = apply
+    }
+
+    @inlinable
     func apply(toState state: inout WorkflowType.State, context: ApplyContext<WorkflowType>) -> WorkflowType.Output? {
         apply(&state, context)
     }
 }
 
 /// The action of `AnyWorkflowAction(sendingOutput:)`: no closure to allocate per output.
-private struct OutputAction<WorkflowType: Workflow>: WorkflowAction {
-    let output: WorkflowType.Output
+@usableFromInline
+struct OutputAction<WorkflowType: Workflow>: WorkflowAction, ClosureForm {
+    @usableFromInline let output: WorkflowType.Output
 
+    @inlinable
+    init(output: WorkflowType.Output) {
+        self.output = output
+    }
+
+    @inlinable
     func apply(toState state: inout WorkflowType.State, context: ApplyContext<WorkflowType>) -> WorkflowType.Output? {
         output
     }
