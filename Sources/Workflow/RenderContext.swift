@@ -47,6 +47,17 @@ open class RenderContext<WorkflowType: Workflow> {
         fatalError("RenderContext is abstract; \(Self.self) must override makeSink(of:onEvent:)")
     }
 
+    /// Keeps the sinks of `eventType` and `actionType` this workflow made in earlier passes live
+    /// through this pass, as making one more of that kind would, without making one. For runtime
+    /// code that holds one sink for a node's whole life (a remote child's proxy), so each render
+    /// pass does not allocate a sink only to declare it. Returns `false` where it cannot (a test's
+    /// context): there, make the sink again.
+    package func keepSinks<Event: Sendable, Action: WorkflowAction>(
+        of eventType: Event.Type, actionType: Action.Type
+    ) -> Bool where Action.WorkflowType == WorkflowType {
+        false
+    }
+
     /// Runs `action` the first time a render pass declares `key`, and ends the `Lifetime` it is
     /// given at the first pass that does not (or when the workflow is torn down).
     open func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {

@@ -98,3 +98,87 @@ struct OptionalButtonWorkflow: Workflow, Sendable {
         await host.stop()
     }
 }
+
+/// Makes its tap sink in the first pass only; later passes keep it (`keepSinks`, as the remote
+/// child's proxy does) while `keeps`, and declare nothing of its kind otherwise.
+struct KeptButtonWorkflow: Workflow, Sendable {
+    struct State: Equatable, Sendable {
+        var keeps = true
+        var taps = 0
+        var bumps = 0
+    }
+
+    enum Tap: WorkflowAction, Sendable {
+        typealias WorkflowType = KeptButtonWorkflow
+        case tap
+        func apply(toState state: inout State, context: ApplyContext<KeptButtonWorkflow>) -> Never? {
+            state.taps += 1
+            return nil
+        }
+    }
+
+    enum Control: WorkflowAction, Sendable {
+        typealias WorkflowType = KeptButtonWorkflow
+        case stopKeeping
+        case bump
+        func apply(toState state: inout State, context: ApplyContext<KeptButtonWorkflow>) -> Never? {
+            switch self {
+            case .stopKeeping: state.keeps = false
+            case .bump: state.bumps += 1
+            }
+            return nil
+        }
+    }
+
+    struct Screen: Sendable {
+        var state: State
+        /// Only in the first rendering.
+        var onTap: Sink<Tap>?
+        var onControl: Sink<Control>
+    }
+
+    func makeInitialState() -> State { State() }
+
+    func render(state: State, context: RenderContext<KeptButtonWorkflow>) -> Screen {
+        var onTap: Sink<Tap>?
+        if state.bumps == 0, state.keeps {
+            onTap = context.makeSink(of: Tap.self)
+        } else if state.keeps {
+            #expect(context.keepSinks(of: Tap.self, actionType: Tap.self))
+        }
+        return Screen(state: state, onTap: onTap, onControl: context.makeSink(of: Control.self))
+    }
+}
+
+@Suite struct KeptSinkTests {
+    @Test func aSinkKeptByEveryLaterPassKeepsWorkingWithoutBeingMadeAgain() async throws {
+        let host = WorkflowHost(workflow: KeptButtonWorkflow())
+        let tap = try #require(host.rendering.onTap)
+        let control = host.rendering.onControl
+        for bumps in 1...3 {
+            control.send(.bump)
+            let next = try await rendering(of: host) { $0.state.bumps == bumps }
+            #expect(next.onTap == nil, "kept, not made again")
+        }
+        tap.send(.tap)
+        let tapped = try await rendering(of: host) { $0.state.taps == 1 }
+        #expect(tapped.state.bumps == 3)
+        await host.stop()
+    }
+
+    @Test func aSinkNoLongerKeptIsDropped() async throws {
+        let host = WorkflowHost(workflow: KeptButtonWorkflow())
+        let tap = try #require(host.rendering.onTap)
+        let control = host.rendering.onControl
+        control.send(.bump)
+        try await rendering(of: host) { $0.state.bumps == 1 }
+        control.send(.stopKeeping)
+        try await rendering(of: host) { !$0.state.keeps }
+        tap.send(.tap)
+        // A barrier behind the tap.
+        control.send(.bump)
+        let settled = try await rendering(of: host) { $0.state.bumps == 2 }
+        #expect(settled.state.taps == 0, "a sink no pass kept applied its action")
+        await host.stop()
+    }
+}
