@@ -108,12 +108,12 @@ struct PostgresCoordinatorStoreTests {
                 configuration: .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: "postgres", password: nil, database: "postgres"),
                 id: 2, logger: Logger(label: "test.blocker"))
             try await blocker.query("BEGIN", logger: Logger(label: "test.blocker"))
-            try await blocker.query("LOCK TABLE coordinator_checkpoint IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test.blocker"))
+            try await blocker.query("LOCK TABLE coordinator_tree_checkpoint IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test.blocker"))
             await #expect {
                 try await store.commit(CoordinatorStoreContractTests.checkpoint(2, "stalled"), fencedBy: token)
             } throws: { error in
                 guard case .failed(_, let operation, let reason) = error as? CoordinatorStoreError else { return false }
-                return operation == "committing checkpoint 2" && reason.contains("did not answer within 1")
+                return operation == "committing checkpoint 2 of shared" && reason.contains("did not answer within 1")
             }
             try await blocker.query("ROLLBACK", logger: Logger(label: "test.blocker"))
             try await blocker.close()
