@@ -103,9 +103,11 @@ struct DurableSessionRouteTests {
             // The first run: two sessions, each changed by an event.
             let firstStore = try await Self.open(section)
             let first = try await SessionRouteTests.Fixture("gw-dsess-run1", store: firstStore)
-            let (one, two, oneToken, sequences) = try await first.application().test(.router) { client in
+            let (one, two, three, oneToken, sequences) = try await first.application().test(.router) { client in
                 let one = try await SessionRouteTests.create(client)
                 let two = try await SessionRouteTests.create(client, body: #"{"props": {"step": 10}}"#)
+                // One nobody asks for again until it is ended.
+                let three = try await SessionRouteTests.create(client)
                 let oneToken = try #require(try await SessionRouteTests.rendering(client, first, one, count: 0).rendering.c.onIncrement)
                 let twoToken = try #require(try await SessionRouteTests.rendering(client, first, two, count: 0).rendering.c.onIncrement)
                 #expect(try await SessionRouteTests.post(client, "/api/sessions/\(one)/events/\(SessionRouteTests.escaped(oneToken))", "2").0 == .accepted)
@@ -114,16 +116,16 @@ struct DurableSessionRouteTests {
                     try await SessionRouteTests.rendering(client, first, one, count: 2).sequence,
                     try await SessionRouteTests.rendering(client, first, two, count: 10).sequence,
                 ]
-                return (one, two, oneToken, sequences)
+                return (one, two, three, oneToken, sequences)
             }
             await first.stop()
             await firstStore.store.close()
 
-            // The second run: both are listed, passivated, and come back as they were.
+            // The second run: all are listed, passivated, and come back as they were.
             let secondStore = try await Self.open(section)
-            #expect(Set(secondStore.sessions.map(\.id.text)) == [one, two])
-            let second = try await SessionRouteTests.Fixture("gw-dsess-run2", settings: SessionSettings(maxSessions: 2), store: secondStore)
-            #expect(await second.directory.counts == (active: 0, passivated: 2))
+            #expect(Set(secondStore.sessions.map(\.id.text)) == [one, two, three])
+            let second = try await SessionRouteTests.Fixture("gw-dsess-run2", settings: SessionSettings(maxSessions: 3), store: secondStore)
+            #expect(await second.directory.counts == (active: 0, passivated: 3))
             try await second.application().test(.live) { client in
                 let (status, text) = try await Self.get(client, "/api/sessions/\(one)/rendering")
                 #expect(status == .ok, "\(text)")
@@ -156,23 +158,27 @@ struct DurableSessionRouteTests {
                     let (unknown, body) = try await Self.get(client, "/api/sessions/\(id)/rendering")
                     #expect(unknown == .notFound, "\(id): \(body)")
                 }
-                // The resumed sessions count against max_sessions (2), passivated or not.
+                // The resumed sessions count against max_sessions (3), passivated or not.
                 let (full, fullBody) = try await SessionRouteTests.post(client, "/api/sessions", "{}")
                 #expect(full == .serviceUnavailable && fullBody.contains("too-many-sessions"), "\(fullBody)")
 
-                // DELETE ends it in the store too.
+                // DELETE ends it in the store too, active (two) or still only in the store (three).
+                #expect(await second.directory.counts == (active: 2, passivated: 1))
                 try await client.execute(uri: "/api/sessions/\(two)", method: .delete) { #expect($0.status == .noContent) }
+                try await client.execute(uri: "/api/sessions/\(three)", method: .delete) { #expect($0.status == .noContent) }
                 #expect(try await Self.stored(section).sessions.map(\.id.text) == [one])
+                #expect(try await Self.get(client, "/api/sessions/\(three)/rendering").0 == .notFound)
                 #expect(try await SessionRouteTests.post(client, "/api/sessions", "{}").0 == .created)
             }
             await second.stop()
             await secondStore.store.close()
 
-            // The third run: the ended session stays ended; the other has every change.
+            // The third run: the ended sessions stay ended; the other has every change.
             let thirdStore = try await Self.open(section)
             let third = try await SessionRouteTests.Fixture("gw-dsess-run3", store: thirdStore)
             try await third.application().test(.router) { client in
                 #expect(try await Self.get(client, "/api/sessions/\(two)/rendering").0 == .notFound)
+                #expect(try await Self.get(client, "/api/sessions/\(three)/rendering").0 == .notFound)
                 let (status, text) = try await Self.get(client, "/api/sessions/\(one)/rendering")
                 #expect(status == .ok && (try? Self.envelope(text).rendering.c.count) == 3, "\(text)")
             }
@@ -180,5 +186,46 @@ struct DurableSessionRouteTests {
             await thirdStore.store.close()
         }
     }
-}
 
+    @Test(
+        "a newer writer and an unreadable tree in the store: a creation, a DELETE and the passivated session's request answer 503 sessions-unavailable in words, the session stays in the store, the rest keeps serving",
+        arguments: StoreBackend.allCases)
+    func storeRefusesOrCannotBeRead(backend: StoreBackend) async throws {
+        try await backend.withEmptyStore("session-store-refuses") { section in
+            let store = try await Self.open(section)
+            let fixture = try await SessionRouteTests.Fixture("gw-dsess-refused", settings: SessionSettings(idleTimeout: .zero), store: store)
+            try await fixture.application().test(.router) { client in
+                let id = try await SessionRouteTests.create(client)
+                let sessionID = try #require(SessionID(id))
+                #expect(await fixture.directory.passivateIdle() == 1)
+
+                // Another coordinator takes the store over and writes this session's tree as
+                // bytes that are no tree snapshot.
+                let newer = try await Self.open(section)
+                let kept = try #require(try await newer.store.latestCheckpoint(of: .session(sessionID)))
+                var garbage = kept
+                garbage.number += 1
+                garbage.snapshot = Data("not a tree snapshot".utf8)
+                try await newer.store.commit(garbage, fencedBy: newer.token)
+                await newer.store.close()
+
+                for (method, uri, words) in [
+                    (HTTPRequest.Method.get, "/api/sessions/\(id)/rendering", "cannot be read"),
+                    (.post, "/api/sessions", "could not be recorded in the store"),
+                    (.delete, "/api/sessions/\(id)", "could not be removed from the store"),
+                ] {
+                    try await client.execute(uri: uri, method: method, headers: GatewayTesting.json, body: GatewayTesting.body("{}")) { response throws in
+                        #expect(response.status == .serviceUnavailable, "\(method) \(uri): \(String(buffer: response.body))")
+                        let error = try GatewayTesting.decode(ErrorBody.self, response.body)
+                        #expect(error.error == "sessions-unavailable" && error.message.contains(words), "\(method) \(uri): \(error)")
+                    }
+                }
+                #expect(await fixture.directory.counts == (active: 0, passivated: 1), "kept, for a later try")
+                try await client.execute(uri: "/api/rendering", method: .get) { #expect($0.status == .ok) }
+                #expect(try await Self.stored(section).sessions.map(\.id) == [sessionID], "nothing was removed from the store")
+            }
+            await fixture.stop()
+            await store.store.close()
+        }
+    }
+}
