@@ -236,6 +236,11 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// The store is unusable afterwards (every later call fails), as after any lost connection.
     func bounded<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws(CoordinatorStoreError) -> T {
         let (timeout, connection) = (operationTimeout, connection)
+        // A query sent on a closed connection is never answered: once it is closed (lost, or
+        // closed by an earlier timeout), every call fails at once, in words.
+        guard !connection.isClosed else {
+            throw .failed(store: name, operation: operation, reason: "the connection to the database is closed (it was lost, or closed after a timeout)")
+        }
         let result = await withTaskGroup(of: BoundedOutcome<T>.self) { group -> Result<T, any Error>? in
             group.addTask {
                 do { return .done(.success(try await body())) } catch { return .done(.failure(error)) }
