@@ -188,7 +188,7 @@ struct DurableSessionRouteTests {
     }
 
     @Test(
-        "a newer writer and an unreadable tree in the store: a creation, a DELETE and the passivated session's request answer 503 sessions-unavailable in words, the session stays in the store, the rest keeps serving",
+        "a newer writer and an unreadable tree in the store: a creation, a DELETE and the passivated session's request answer 503 sessions-unavailable in words, the session stays in the store, one the store no longer holds is 404, the rest keeps serving",
         arguments: StoreBackend.allCases)
     func storeRefusesOrCannotBeRead(backend: StoreBackend) async throws {
         try await backend.withEmptyStore("session-store-refuses") { section in
@@ -197,11 +197,13 @@ struct DurableSessionRouteTests {
             try await fixture.application().test(.router) { client in
                 let id = try await SessionRouteTests.create(client)
                 let sessionID = try #require(SessionID(id))
-                #expect(await fixture.directory.passivateIdle() == 1)
+                let ended = try await SessionRouteTests.create(client)
+                #expect(await fixture.directory.passivateIdle() == 2)
 
-                // Another coordinator takes the store over and writes this session's tree as
-                // bytes that are no tree snapshot.
+                // Another coordinator takes the store over, ends one session and writes the
+                // other's tree as bytes that are no tree snapshot.
                 let newer = try await Self.open(section)
+                try await newer.store.remove(.session(try #require(SessionID(ended))), fencedBy: newer.token)
                 let kept = try #require(try await newer.store.latestCheckpoint(of: .session(sessionID)))
                 var garbage = kept
                 garbage.number += 1
@@ -220,7 +222,11 @@ struct DurableSessionRouteTests {
                         #expect(error.error == "sessions-unavailable" && error.message.contains(words), "\(method) \(uri): \(error)")
                     }
                 }
-                #expect(await fixture.directory.counts == (active: 0, passivated: 1), "kept, for a later try")
+                #expect(await fixture.directory.counts == (active: 0, passivated: 2), "kept, for a later try")
+                // The one the store no longer holds is unknown, here too.
+                let (gone, goneBody) = try await Self.get(client, "/api/sessions/\(ended)/rendering")
+                #expect(gone == .notFound && goneBody.contains("unknown-session"), "\(goneBody)")
+                #expect(await fixture.directory.counts == (active: 0, passivated: 1))
                 try await client.execute(uri: "/api/rendering", method: .get) { #expect($0.status == .ok) }
                 #expect(try await Self.stored(section).sessions.map(\.id) == [sessionID], "nothing was removed from the store")
             }

@@ -331,7 +331,7 @@ public actor SessionDirectory {
 
     /// Ends a reactivation of `id` with its outcome, unless an end (or the coordinator's stop)
     /// removed it first, and then stops what it started: active, or passivated as before and the
-    /// failure thrown.
+    /// failure thrown (forgotten, if the store no longer holds it).
     private func settleReactivation(
         _ id: SessionID, _ task: Task<Result<Active, SessionError>, Never>, _ outcome: Result<Active, SessionError>
     ) throws(SessionError) {
@@ -345,6 +345,11 @@ public actor SessionDirectory {
             metrics.reactivated.increment()
             updateGauges()
             logger.info("session reactivated", metadata: ["session": "\(id)", "root": "\(entries[id]?.root ?? "")"])
+        case .failure(.unknownSession(let text)):
+            // The store no longer holds it (ended through another coordinator): gone here too.
+            entries.removeValue(forKey: id)
+            updateGauges()
+            throw .unknownSession(text)
         case .failure(let error):
             entries[id]?.slot = .passivated(passivated)
             throw error
