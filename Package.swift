@@ -166,8 +166,10 @@ let package = Package(
             name: "WorkflowClusterTests",
             dependencies: [
                 "WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport",
-                // A second session on the private server, holding locks the store must not wait on forever.
+                // A second session on the private server, holding locks the store must not wait on forever;
+                // both stores' files and databases written raw, as an earlier version left them (migration).
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]),
         // The daemons the commands make, as real processes (Daemons/), the scenario suites that
         // run them under load and faults (Scenarios/Flood, Scenarios/NetworkLab), and

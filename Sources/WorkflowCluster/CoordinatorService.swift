@@ -160,9 +160,13 @@ public struct CoordinatorService: Service {
         let sessionObservers = Dictionary(
             uniqueKeysWithValues: roots.names.map { ($0, WorkflowMetricsObserver(root: $0, factory: options.metricsFactory)) })
         let sessions = configuration.sessions.map { settings in
+            // With a store, every session is committed to it, and those it holds resume.
             SessionDirectory(
-                registry: roots, runtime: runtime, settings: settings, logger: logger, metricsFactory: options.metricsFactory,
+                registry: roots, runtime: runtime, settings: settings, logger: logger, store: store, metricsFactory: options.metricsFactory,
                 observers: { root in sessionObservers[root].map { [$0] } ?? [] })
+        }
+        if sessions == nil, let stored = store?.sessions.count, stored > 0 {
+            logger.notice("the store holds sessions, and sessions are not enabled here: they are kept as they are", metadata: ["sessions": "\(stored)"])
         }
         let context = CoordinatorContext(
             configuration: configuration, logger: logger, console: CoordinatorConsole(printMode: options.printMode), sessions: sessions)

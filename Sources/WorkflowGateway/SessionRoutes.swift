@@ -8,15 +8,16 @@ import WorkflowCluster
 /// | route | answers |
 /// |---|---|
 /// | `POST /api/sessions` | creates one: `{"root": NAME, "props": {…}}` (both optional: the shared root's name, no props) → 201 `{"session": ID, "root": NAME}` |
-/// | `GET /api/sessions` | every session: label (its id's first 8 digits: ids are never listed), root, state (`active`, `passivated`), clients, sequence |
+/// | `GET /api/sessions` | every session: label (its id's first 8 digits: ids are never listed), root, state (`active`, `passivating`, `passivated`, `reactivating`), clients, sequence |
 /// | `GET /api/sessions/{id}/rendering` | as `/api/rendering`, for the session (reactivating it if passivated) |
 /// | `GET /api/sessions/{id}/renderings` (WebSocket) | as `/api/renderings`; an open stream keeps the session active |
 /// | `POST /api/sessions/{id}/events/{token}` | as `/api/events/{token}`; a token of another session or of the shared root is unknown here (404) |
 /// | `GET /api/sessions/{id}/tree` | as `/api/tree`, for the session |
-/// | `DELETE /api/sessions/{id}` | ends it: 204 |
+/// | `DELETE /api/sessions/{id}` | ends it (and removes it from the coordinator's store): 204 |
 ///
 /// An id no session has answers 404 `unknown-session`; limits answer 503 `too-many-sessions` or
-/// 429 `too-many-creations`, each with `Retry-After`.
+/// 429 `too-many-creations`, each with `Retry-After`; a store that cannot record, read or remove a
+/// session answers 503 `sessions-unavailable` (the session is kept).
 struct SessionRoutes: Sendable {
     let directory: SessionDirectory
     /// The root a session is of when its creator names none.

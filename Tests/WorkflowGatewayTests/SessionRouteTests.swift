@@ -49,7 +49,8 @@ struct SessionRouteTests {
         let shared: WorkflowRootSession<CounterBoardWorkflow>
         let directory: SessionDirectory
 
-        init(_ name: String, settings: SessionSettings = SessionSettings()) async throws {
+        /// With `store`, the directory commits its sessions there and resumes those it holds.
+        init(_ name: String, settings: SessionSettings = SessionSettings(), store: OpenedCoordinatorStore? = nil) async throws {
             let counter = CounterWorkflow.workflowTypeName
             let placement = PlacementTable(rules: [.init(pattern: counter, placement: .worker("\(name)-worker"))])
             parent = try GatewayTesting.parentRuntime(name: "\(name)-parent", placement: placement)
@@ -60,7 +61,7 @@ struct SessionRouteTests {
             let registry = RootWorkflowRegistry().registering("board", props: BoardProps.self) { props in
                 CounterBoardWorkflow(counters: [.init(key: "c", step: props.step)], placement: .configured)
             }
-            directory = SessionDirectory(registry: registry, runtime: parent, settings: settings, logger: GatewayTesting.quietLogger)
+            directory = SessionDirectory(registry: registry, runtime: parent, settings: settings, logger: GatewayTesting.quietLogger, store: store)
         }
 
         func application() -> some ApplicationProtocol {

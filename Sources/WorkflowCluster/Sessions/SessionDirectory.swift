@@ -13,15 +13,24 @@ import WorkflowRemote
 ///
 /// **Lifecycle.** A session is *active* (its tree in memory, its remote children running) while
 /// a client uses it: a request, or an open rendering stream, holds it (`use(_:_:)`). One that no
-/// client used for `SessionSettings.idleTimeout` is *passivated* (`passivateIdle()`): its tree
-/// snapshot is taken, its host stops (its remote children stop on their workers), and only the
-/// snapshot is kept. The next use reactivates it from that snapshot, with the same state, its
-/// rendering numbers continuing. A session is never passivated while a client holds it, and a
-/// request that arrives while it is being passivated waits for the snapshot and reactivates it,
-/// so no event sent to a session is lost to passivation. `end(_:)` stops one for good.
+/// client used for `SessionSettings.idleTimeout` is *passivated* (`passivateIdle()`): its host
+/// stops (its remote children stop on their workers) and its tree is kept: in the store, when
+/// the coordinator has one (its last checkpoint, committed as it stops; only its id, root name
+/// and rendering number stay in memory), or else as its snapshot in memory. The next use
+/// reactivates it from there, with the same state, its rendering numbers continuing. A session
+/// is never passivated while a client holds it, and a request that arrives while it is being
+/// passivated waits for it and reactivates it, so no event sent to a session is lost to
+/// passivation. `end(_:)` stops one for good (and removes it from the store).
 ///
-/// **Limits.** At most `maxSessions` exist and at most `maxCreationsPerSecond` are created per
-/// second: beyond, creation is refused with a typed error (never queued).
+/// **Durability.** With a store, a session is durable as the shared root is: it is in the store
+/// before its creation is answered, each accepted event is answered once a checkpoint of its
+/// tree that applied it is committed (its own `CheckpointCommitter`, under its own
+/// `CheckpointScope`), and a coordinator that starts on the store lists every session it holds
+/// as passivated, to be reactivated from its checkpoint when a client asks for it.
+///
+/// **Limits.** At most `maxSessions` exist (active and passivated, those resumed from the store
+/// included) and at most `maxCreationsPerSecond` are created per second: beyond, creation is
+/// refused with a typed error (never queued).
 public actor SessionDirectory {
     /// One session as the inspector lists it: never its id, which is what lets a client reach
     /// its tree, only a label an operator can match with its client's (the id's first 8 digits).
@@ -30,7 +39,7 @@ public actor SessionDirectory {
         public var label: String
         /// The root it hosts.
         public var root: String
-        /// `active` or `passivated`.
+        /// `active`, `passivating`, `passivated` or `reactivating`.
         public var state: String
         /// Clients holding it now (requests in progress and open streams).
         public var clients: Int
@@ -39,30 +48,53 @@ public actor SessionDirectory {
     }
 
     /// A session in memory.
-    private struct Active {
+    private struct Active: Sendable {
         var session: any ClusterRootSession
+        /// Its group commit to the store (`nil`: the coordinator has none).
+        var committer: CheckpointCommitter?
+        /// Its client's props, to rebuild it after a passivation in memory (`nil` with a store,
+        /// which keeps them).
+        var props: Data?
         var clients = 0
         var lastUsed: ContinuousClock.Instant
     }
 
-    /// A session kept as its tree's snapshot.
+    /// Where a passivated session's tree is.
+    private enum Kept: Sendable {
+        /// In memory (no store): its snapshot and its client's props.
+        case memory(snapshot: Data, props: Data?)
+        /// In the store, under the session's scope: nothing of it in memory.
+        case store
+    }
+
+    /// A session kept out of memory's running trees.
     private struct Passivated: Sendable {
-        var snapshot: Data
+        var kept: Kept
+        /// The sequence number of its latest rendering.
         var sequence: UInt64
     }
 
-    private enum Slot {
-        case active(Active)
-        /// Being passivated: a use waits for the snapshot, then reactivates it. The task's `nil`
-        /// means the snapshot could not be encoded: the session was kept running instead.
-        case passivating(any ClusterRootSession, Task<Passivated?, Never>)
+    /// The running cases are boxed (`indirect`), so a passivated session's entry holds only
+    /// what `Passivated` needs.
+    private enum Slot: Sendable {
+        indirect case active(Active)
+        /// Being passivated: a use waits for it, then reactivates it. The task's `nil` means
+        /// the snapshot could not be encoded: the session was kept running instead.
+        indirect case passivating(Active, Task<Passivated?, Never>)
         case passivated(Passivated)
+        /// Being reactivated (its tree read and its host started): a use waits for it.
+        indirect case reactivating(Passivated, Task<Result<Active, SessionError>, Never>)
     }
 
     private struct Entry {
         let root: String
-        let props: Data?
         var slot: Slot
+    }
+
+    /// The coordinator's store and its fencing token, which every session's commits carry.
+    private struct Durability: Sendable {
+        var store: any CoordinatorStore
+        var token: FencingToken
     }
 
     private let registry: RootWorkflowRegistry
@@ -72,6 +104,7 @@ public actor SessionDirectory {
     private let logger: Logger
     private let observers: @Sendable (String) -> [any WorkflowObserver]
     private let clock = ContinuousClock()
+    private let durability: Durability?
     private var entries: [SessionID: Entry] = [:]
     private var creations: CreationBudget
     private var stopped = false
@@ -79,32 +112,65 @@ public actor SessionDirectory {
 
     /// A directory starting sessions of `registry`'s roots on `runtime`.
     ///
-    /// - Parameter observers: the hooks each session's host reports to, by root name (the
-    ///   coordinator's metrics observer).
+    /// - Parameters:
+    ///   - store: the coordinator's store (`nil`: none, and sessions live in memory only): every
+    ///     session is committed to it, and the sessions it holds are listed at once, passivated.
+    ///   - observers: the hooks each session's host reports to, by root name (the
+    ///     coordinator's metrics observer).
     public init(
         registry: RootWorkflowRegistry, runtime: RemoteRuntime, settings: SessionSettings, logger: Logger,
-        metricsFactory: (any MetricsFactory)? = nil, observers: @escaping @Sendable (String) -> [any WorkflowObserver] = { _ in [] }
+        store: OpenedCoordinatorStore? = nil, metricsFactory: (any MetricsFactory)? = nil,
+        observers: @escaping @Sendable (String) -> [any WorkflowObserver] = { _ in [] }
     ) {
         self.registry = registry
         self.runtime = runtime
         self.settings = settings
         self.logger = logger
         self.observers = observers
+        self.durability = store.map { Durability(store: $0.store, token: $0.token) }
         self.creations = CreationBudget(perSecond: settings.maxCreationsPerSecond, now: ContinuousClock().now)
-        self.metrics = SessionMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        let metrics = SessionMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        self.metrics = metrics
+        var entries: [SessionID: Entry] = [:]
+        for stored in store?.sessions ?? [] {
+            entries[stored.id] = Entry(root: stored.root, slot: .passivated(Passivated(kept: .store, sequence: stored.renderingSequence)))
+        }
+        self.entries = entries
+        metrics.active.record(0)
+        metrics.passivatedNow.record(entries.count)
+        if !entries.isEmpty {
+            logger.notice("resuming the store's sessions, passivated until a client asks for one", metadata: ["sessions": "\(entries.count)"])
+        }
     }
 
     /// Creates a session of the root `root` from its client's `props` (JSON; `nil`: none) and
-    /// returns its id; its first rendering is ready when this returns.
-    public func create(root: String, props: Data?) throws(SessionError) -> SessionID {
+    /// returns its id; its first rendering is ready when this returns, and with a store the
+    /// session is in it.
+    public func create(root: String, props: Data?) async throws(SessionError) -> SessionID {
         guard !stopped else { throw .unavailable("the coordinator is stopping") }
         guard entries.count < settings.maxSessions else { throw .tooManySessions(limit: settings.maxSessions) }
         guard creations.take(now: clock.now) else { throw .creationRateExceeded(perSecond: settings.maxCreationsPerSecond) }
         let id = SessionID.random()
-        let session = try start(id, root: root, props: props, snapshot: nil, sequence: 0)
-        entries[id] = Entry(root: root, props: props, slot: .active(Active(session: session, lastUsed: clock.now)))
-        metrics.created.increment()
+        let committer = committer(for: id, origin: SessionOrigin(root: root, props: props), restored: nil)
+        let session = try start(id, root: root, props: props, snapshot: nil, sequence: 0, durability: committer)
+        // Held until it is in the store: never passivated before.
+        let active = Active(session: session, committer: committer, props: durability == nil ? props : nil, clients: 1, lastUsed: clock.now)
+        entries[id] = Entry(root: root, slot: .active(active))
         updateGauges()
+        if let committer {
+            do {
+                try await committer.awaitDurable(events: 0)
+            } catch {
+                logger.error("session not created: it could not be recorded in the store: \(error)", metadata: ["root": "\(root)"])
+                if entries.removeValue(forKey: id) != nil {
+                    updateGauges()
+                    await session.stop()
+                }
+                throw .unavailable("the session could not be recorded in the store (\(error)); try again later")
+            }
+        }
+        release(id)
+        metrics.created.increment()
         logger.info("session created", metadata: ["session": "\(id)", "root": "\(root)"])
         return id
     }
@@ -120,18 +186,28 @@ public actor SessionDirectory {
         return result
     }
 
-    /// Ends the session `id`: its host stops (its remote children stop on their workers) and its
-    /// id is unknown from then on.
+    /// Ends the session `id`: its host stops (its remote children stop on their workers), it is
+    /// removed from the store, and its id is unknown from then on. If the store cannot remove
+    /// it, it is kept (passivated) and this throws `.unavailable`: ending it can be tried again.
     public func end(_ id: SessionID) async throws(SessionError) {
         guard let entry = entries.removeValue(forKey: id) else { throw .unknownSession(id.text) }
         updateGauges()
+        let sequence = await Self.stop(entry.slot)
+        if let durability {
+            do {
+                // After the stop: its last commit is in, and none follows.
+                try await durability.store.remove(.session(id), fencedBy: durability.token)
+            } catch {
+                logger.error("session not ended: the store did not remove it: \(error)", metadata: ["session": "\(id)"])
+                if entries[id] == nil && !stopped {
+                    entries[id] = Entry(root: entry.root, slot: .passivated(Passivated(kept: .store, sequence: sequence)))
+                    updateGauges()
+                }
+                throw .unavailable("the session could not be removed from the store (\(error)); it is kept: try again later")
+            }
+        }
         metrics.ended.increment()
         logger.info("session ended", metadata: ["session": "\(id)", "root": "\(entry.root)"])
-        switch entry.slot {
-        case .active(let active): await active.session.stop()
-        case .passivating(let session, let task): if await task.value == nil { await session.stop() }
-        case .passivated: break
-        }
     }
 
     /// Passivates every session no client has used for the idle timeout; returns how many.
@@ -141,31 +217,26 @@ public actor SessionDirectory {
         var tasks: [(SessionID, Task<Passivated?, Never>)] = []
         for (id, entry) in entries {
             guard case .active(let active) = entry.slot, active.clients == 0, now - active.lastUsed >= settings.idleTimeout else { continue }
-            let session = active.session
-            let task = Task { () -> Passivated? in
-                // No client holds it, and none can reach it until the snapshot is taken.
-                let snapshot = await session.snapshot()
-                // A tree whose snapshot does not encode is kept running: passivating it would
-                // restart it from its initial state.
-                guard let encoded = try? snapshot.encoded() else { return nil }
-                let sequence = session.latestRendering.sequence
-                await session.stop()
-                return Passivated(snapshot: encoded, sequence: sequence)
-            }
-            entries[id]?.slot = .passivating(session, task)
+            let task = Task { [logger] in await Self.passivate(active, id: id, logger: logger) }
+            entries[id]?.slot = .passivating(active, task)
             tasks.append((id, task))
         }
         var passivatedCount = 0
         for (id, task) in tasks {
             let outcome = await task.value
-            settle(id, outcome)
+            settlePassivation(id, task, outcome)
             guard let passivated = outcome else {
                 logger.error("session not passivated: its tree's snapshot does not encode; it keeps running", metadata: ["session": "\(id)"])
                 continue
             }
             passivatedCount += 1
             metrics.passivated.increment()
-            logger.info("session passivated", metadata: ["session": "\(id)", "snapshot-bytes": "\(passivated.snapshot.count)"])
+            switch passivated.kept {
+            case .memory(let snapshot, _):
+                logger.info("session passivated", metadata: ["session": "\(id)", "snapshot-bytes": "\(snapshot.count)"])
+            case .store:
+                logger.info("session passivated to the store", metadata: ["session": "\(id)"])
+            }
         }
         if !tasks.isEmpty { updateGauges() }
         return passivatedCount
@@ -187,18 +258,22 @@ public actor SessionDirectory {
     /// Every session, for the inspector and `GET /api/sessions`.
     public func summaries() -> [Summary] {
         entries.map { id, entry in
-            switch entry.slot {
+            let label = String(id.text.prefix(8))
+            return switch entry.slot {
             case .active(let active):
-                Summary(label: String(id.text.prefix(8)), root: entry.root, state: "active", clients: active.clients, sequence: active.session.latestRendering.sequence)
-            case .passivating:
-                Summary(label: String(id.text.prefix(8)), root: entry.root, state: "passivating", clients: 0, sequence: 0)
+                Summary(label: label, root: entry.root, state: "active", clients: active.clients, sequence: active.session.latestRendering.sequence)
+            case .passivating(let active, _):
+                Summary(label: label, root: entry.root, state: "passivating", clients: 0, sequence: active.session.latestRendering.sequence)
             case .passivated(let passivated):
-                Summary(label: String(id.text.prefix(8)), root: entry.root, state: "passivated", clients: 0, sequence: passivated.sequence)
+                Summary(label: label, root: entry.root, state: "passivated", clients: 0, sequence: passivated.sequence)
+            case .reactivating(let passivated, _):
+                Summary(label: label, root: entry.root, state: "reactivating", clients: 0, sequence: passivated.sequence)
             }
         }.sorted { $0.label < $1.label }
     }
 
-    /// How many sessions are active and how many passivated.
+    /// How many sessions are active and how many passivated (those being passivated or
+    /// reactivated count as passivated).
     public var counts: (active: Int, passivated: Int) {
         var active = 0
         var passivated = 0
@@ -208,18 +283,14 @@ public actor SessionDirectory {
         return (active, passivated)
     }
 
-    /// Stops every active session (the coordinator is stopping); nothing can be created after.
+    /// Stops every active session (the coordinator is stopping; with a store each commits its
+    /// last checkpoint, and every session stays in the store); nothing can be created after.
     public func stopAll() async {
         stopped = true
-        for (_, entry) in entries {
-            switch entry.slot {
-            case .active(let active): await active.session.stop()
-            case .passivating(let session, let task): if await task.value == nil { await session.stop() }
-            case .passivated: break
-            }
-        }
+        let slots = entries.values.map(\.slot)
         entries = [:]
         updateGauges()
+        for slot in slots { _ = await Self.stop(slot) }
     }
 
     // MARK: - Private
@@ -235,34 +306,53 @@ public actor SessionDirectory {
                 return active.session
             case .passivating(_, let task):
                 // Whoever resumes first settles it; the others find it settled.
-                settle(id, await task.value)
+                settlePassivation(id, task, await task.value)
+            case .reactivating(_, let task):
+                try settleReactivation(id, task, await task.value)
             case .passivated(let passivated):
-                let snapshot: TreeSnapshot
-                do {
-                    snapshot = try TreeSnapshot.decode(from: passivated.snapshot)
-                } catch {
-                    // Never a silent restart from the initial state: the kept tree stays kept.
-                    logger.error("session not reactivated: its kept tree cannot be read: \(error)", metadata: ["session": "\(id)"])
-                    throw .unavailable("this session's kept tree cannot be read; it is kept as it is")
-                }
-                let session = try start(id, root: entry.root, props: entry.props, snapshot: snapshot, sequence: passivated.sequence)
-                entries[id]?.slot = .active(Active(session: session, clients: 1, lastUsed: clock.now))
-                metrics.reactivated.increment()
-                updateGauges()
-                logger.info("session reactivated", metadata: ["session": "\(id)", "root": "\(entry.root)"])
-                return session
+                let task = Task { await reactivate(id, root: entry.root, passivated) }
+                entries[id]?.slot = .reactivating(passivated, task)
+                try settleReactivation(id, task, await task.value)
             }
         }
     }
 
     /// Ends a passivation of `id` with its outcome, unless something else settled it first (a
     /// use reactivated it, an end removed it): passivated, or running again.
-    private func settle(_ id: SessionID, _ outcome: Passivated?) {
-        guard case .passivating(let session, _) = entries[id]?.slot else { return }
+    private func settlePassivation(_ id: SessionID, _ task: Task<Passivated?, Never>, _ outcome: Passivated?) {
+        guard case .passivating(var active, let current) = entries[id]?.slot, current == task else { return }
         if let outcome {
             entries[id]?.slot = .passivated(outcome)
         } else {
-            entries[id]?.slot = .active(Active(session: session, lastUsed: clock.now))
+            active.lastUsed = clock.now
+            entries[id]?.slot = .active(active)
+        }
+    }
+
+    /// Ends a reactivation of `id` with its outcome, unless an end (or the coordinator's stop)
+    /// removed it first, and then stops what it started: active, or passivated as before and the
+    /// failure thrown (forgotten, if the store no longer holds it).
+    private func settleReactivation(
+        _ id: SessionID, _ task: Task<Result<Active, SessionError>, Never>, _ outcome: Result<Active, SessionError>
+    ) throws(SessionError) {
+        guard case .reactivating(let passivated, let current) = entries[id]?.slot, current == task else {
+            if case .failure(let error) = outcome { throw error }
+            return
+        }
+        switch outcome {
+        case .success(let active):
+            entries[id]?.slot = .active(active)
+            metrics.reactivated.increment()
+            updateGauges()
+            logger.info("session reactivated", metadata: ["session": "\(id)", "root": "\(entries[id]?.root ?? "")"])
+        case .failure(.unknownSession(let text)):
+            // The store no longer holds it (ended through another coordinator): gone here too.
+            entries.removeValue(forKey: id)
+            updateGauges()
+            throw .unknownSession(text)
+        case .failure(let error):
+            entries[id]?.slot = .passivated(passivated)
+            throw error
         }
     }
 
@@ -273,14 +363,112 @@ public actor SessionDirectory {
         entries[id]?.slot = .active(active)
     }
 
-    private func start(_ id: SessionID, root: String, props: Data?, snapshot: TreeSnapshot?, sequence: UInt64) throws(SessionError)
-        -> any ClusterRootSession
-    {
+    /// Stops `active`'s host and keeps its tree: with a store, its stop commits its last
+    /// checkpoint (while the tree still runs) and nothing stays in memory; without one, its
+    /// snapshot is kept in memory (`nil`: it does not encode, and the session keeps running).
+    private static func passivate(_ active: Active, id: SessionID, logger: Logger) async -> Passivated? {
+        if let committer = active.committer {
+            await active.session.stop()
+            if let failure = committer.failure {
+                logger.warning(
+                    "session passivated after its store failed: it resumes from its last committed checkpoint, which holds every event it answered",
+                    metadata: ["session": "\(id)", "failure": "\(failure)"])
+            }
+            return Passivated(kept: .store, sequence: active.session.latestRendering.sequence)
+        }
+        // No client holds it, and none can reach it until the snapshot is taken.
+        let snapshot = await active.session.snapshot()
+        // A tree whose snapshot does not encode is kept running: passivating it would restart
+        // it from its initial state.
+        guard let encoded = try? snapshot.encoded() else { return nil }
+        let sequence = active.session.latestRendering.sequence
+        await active.session.stop()
+        return Passivated(kept: .memory(snapshot: encoded, props: active.props), sequence: sequence)
+    }
+
+    /// Reads `id`'s kept tree (from memory or the store) and starts its host from it.
+    private nonisolated func reactivate(_ id: SessionID, root: String, _ passivated: Passivated) async -> Result<Active, SessionError> {
+        do throws(SessionError) {
+            let encoded: Data
+            let props: Data?
+            var restored: CoordinatorCheckpoint?
+            switch passivated.kept {
+            case .memory(let snapshot, let kept):
+                encoded = snapshot
+                props = kept
+            case .store:
+                guard let durability else { throw .unavailable("this session's tree is in a store this coordinator does not have") }
+                let checkpoint: CoordinatorCheckpoint?
+                do {
+                    checkpoint = try await durability.store.latestCheckpoint(of: .session(id))
+                } catch {
+                    logger.error("session not reactivated: its tree cannot be read from the store: \(error)", metadata: ["session": "\(id)"])
+                    throw .unavailable("this session's tree cannot be read from the store (\(error)); it is kept: try again later")
+                }
+                // Removed meanwhile (ended through another coordinator sharing the store).
+                guard let checkpoint else { throw .unknownSession(id.text) }
+                encoded = checkpoint.snapshot
+                props = checkpoint.origin?.props
+                restored = checkpoint
+            }
+            let snapshot: TreeSnapshot
+            do {
+                snapshot = try TreeSnapshot.decode(from: encoded)
+            } catch {
+                // Never a silent restart from the initial state: the kept tree stays kept.
+                logger.error("session not reactivated: its kept tree cannot be read: \(error)", metadata: ["session": "\(id)"])
+                throw .unavailable("this session's kept tree cannot be read; it is kept as it is")
+            }
+            let committer = committer(for: id, origin: SessionOrigin(root: root, props: props), restored: restored)
+            let session: any ClusterRootSession
+            do {
+                session = try start(id, root: root, props: props, snapshot: snapshot, sequence: passivated.sequence, durability: committer)
+            } catch .unknownRoot(let name, let known) {
+                throw .unavailable(
+                    "this session's root \"\(name)\" is not registered in this coordinator (known: \(known.joined(separator: ", "))); it is kept")
+            }
+            return .success(Active(session: session, committer: committer, props: durability == nil ? props : nil, lastUsed: clock.now))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Stops whatever runs of a removed entry's session (a passivation or a reactivation under
+    /// way is awaited first); returns the sequence number of its latest rendering.
+    private static func stop(_ slot: Slot) async -> UInt64 {
+        switch slot {
+        case .active(let active):
+            await active.session.stop()
+            return active.session.latestRendering.sequence
+        case .passivating(let active, let task):
+            if let passivated = await task.value { return passivated.sequence }
+            await active.session.stop()
+            return active.session.latestRendering.sequence
+        case .passivated(let passivated):
+            return passivated.sequence
+        case .reactivating(let passivated, let task):
+            guard case .success(let active) = await task.value else { return passivated.sequence }
+            await active.session.stop()
+            return active.session.latestRendering.sequence
+        }
+    }
+
+    /// A committer of the session `id`'s checkpoints, when the coordinator has a store.
+    private nonisolated func committer(for id: SessionID, origin: SessionOrigin, restored: CoordinatorCheckpoint?) -> CheckpointCommitter? {
+        durability.map {
+            CheckpointCommitter(store: $0.store, token: $0.token, scope: .session(id), origin: origin, restored: restored, logger: logger)
+        }
+    }
+
+    private nonisolated func start(
+        _ id: SessionID, root: String, props: Data?, snapshot: TreeSnapshot?, sequence: UInt64, durability: CheckpointCommitter?
+    ) throws(SessionError) -> any ClusterRootSession {
         var start = RootStart(runtime: runtime, snapshot: snapshot, logger: logger, observers: observers(root))
         start.props = props
         start.loop = SessionLoop(runtime: runtime, scope: id.text)
         start.renderingSequence = sequence
         start.tokenMark = TreeMark.of(session: id.text)
+        start.durability = durability
         return try registry.startSession(named: root, start)
     }
 

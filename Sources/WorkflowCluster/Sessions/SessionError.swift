@@ -11,7 +11,8 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManySessions(limit: Int)
     /// Sessions are being created faster than `sessions.max_creations_per_second`.
     case creationRateExceeded(perSecond: Double)
-    /// Sessions are not enabled on this coordinator, or it is stopping.
+    /// Sessions are not enabled on this coordinator, it is stopping, or its store cannot record,
+    /// read or remove the session (which is then kept as it was).
     case unavailable(String)
 
     /// A stable machine-readable name for the case (the gateway's `error` field).

@@ -1,11 +1,12 @@
 /// How a coordinator hosts sessions (`sessions` in the configuration file): one live tree per
 /// client, beside the shared root.
 public struct SessionSettings: Sendable, Equatable {
-    /// A session no client used for this long is passivated: its tree is kept as a snapshot,
-    /// its remote children stop, its memory is freed, until its next request.
+    /// A session no client used for this long is passivated: its tree is kept (in the store
+    /// when the coordinator has one, else as a snapshot in memory), its remote children stop, its
+    /// memory is freed, until its next request.
     public var idleTimeout: Duration
-    /// At most this many sessions (active and passivated) exist; creating one more is refused
-    /// (503 `too-many-sessions`).
+    /// At most this many sessions (active and passivated, those resumed from the store
+    /// included) exist; creating one more is refused (503 `too-many-sessions`).
     public var maxSessions: Int
     /// At most this many sessions are created per second (429 `too-many-creations` beyond).
     public var maxCreationsPerSecond: Double

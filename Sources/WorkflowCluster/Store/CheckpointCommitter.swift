@@ -3,8 +3,11 @@ import Logging
 import Synchronization
 import Workflow
 
-/// Makes accepted events durable in batches: the group commit between the root's render passes
+/// Makes accepted events durable in batches: the group commit between one tree's render passes
 /// and the store.
+///
+/// One committer per tree the coordinator hosts (the shared root, each session), each writing its
+/// own `CheckpointScope` with the coordinator's fencing token.
 ///
 /// An event is handed to its sink first (queued on the root's loop), then its sender waits in
 /// `awaitDurable()`. The commit task takes every waiting sender at once, asks the session for a
@@ -52,6 +55,9 @@ package final class CheckpointCommitter: Sendable {
         /// `run` has returned: no checkpoint will be taken any more.
         var ended = false
         var failure: CheckpointFailure?
+        /// How many accepted events the waiting senders sent (a waiter for a checkpoint alone,
+        /// such as a session's creation, sent none).
+        var waitingEvents: Int64 = 0
         var number: Int64
         var acceptedEvents: Int64
     }
@@ -60,15 +66,25 @@ package final class CheckpointCommitter: Sendable {
     package let store: any CoordinatorStore
     /// This writer's token: every commit carries it.
     package let token: FencingToken
-    /// The checkpoint this coordinator started from (`nil`: it started fresh).
+    /// The tree whose checkpoints it commits.
+    package let scope: CheckpointScope
+    /// What rebuilds a session's workflow, stored with its checkpoints (`nil`: the shared root).
+    package let origin: SessionOrigin?
+    /// The checkpoint this tree started from (`nil`: it started fresh).
     package let restored: CoordinatorCheckpoint?
     private let logger: Logger
     private let state: Mutex<State>
 
-    /// A committer writing to `store` with `token`, numbering after `restored`.
-    package init(store: any CoordinatorStore, token: FencingToken, restored: CoordinatorCheckpoint?, logger: Logger) {
+    /// A committer writing `scope`'s checkpoints (with `origin`) to `store` with `token`,
+    /// numbering after `restored`.
+    package init(
+        store: any CoordinatorStore, token: FencingToken, scope: CheckpointScope = .shared, origin: SessionOrigin? = nil,
+        restored: CoordinatorCheckpoint?, logger: Logger
+    ) {
         self.store = store
         self.token = token
+        self.scope = scope
+        self.origin = origin
         self.restored = restored
         self.logger = logger
         self.state = Mutex(State(number: restored?.number ?? 0, acceptedEvents: restored?.acceptedEvents ?? 0))
@@ -76,12 +92,15 @@ package final class CheckpointCommitter: Sendable {
 
     /// Returns once a checkpoint taken after this call is committed (so it reflects every event
     /// the caller queued before calling); throws if that commit failed or the committer stopped.
-    package func awaitDurable() async throws(CheckpointFailure) {
+    /// `events`: how many accepted events the caller waits for (counted in the checkpoint's
+    /// `acceptedEvents`; `0` to wait for a checkpoint of the tree as it is).
+    package func awaitDurable(events: Int64 = 1) async throws(CheckpointFailure) {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, CheckpointFailure>, Never>) in
             let (refused, wake) = state.withLock { state -> (CheckpointFailure?, CheckedContinuation<Bool, Never>?) in
                 if let failure = state.failure { return (failure, nil) }
                 if state.ended { return (CheckpointFailure(description: "the coordinator is stopping"), nil) }
                 state.waiting.append(continuation)
+                state.waitingEvents += events
                 defer { state.wake = nil }
                 return (nil, state.wake)
             }
@@ -89,6 +108,11 @@ package final class CheckpointCommitter: Sendable {
             wake?.resume(returning: true)
         }
         try result.get()
+    }
+
+    /// Why commits stopped, once one failed (`nil` while they succeed).
+    package var failure: CheckpointFailure? {
+        state.withLock { $0.failure }
     }
 
     /// A rendering is waiting to be published: commit a checkpoint for it soon.
@@ -106,12 +130,15 @@ package final class CheckpointCommitter: Sendable {
     /// what is still waiting and returns. `capture` runs the session's loop job.
     package func run(capture: @escaping @Sendable () async -> Capture) async {
         while await nextBatch() {
-            let batch = state.withLock { state in
-                defer { state.waiting.removeAll() }
-                return state.waiting
+            let (batch, events) = state.withLock { state in
+                defer {
+                    state.waiting.removeAll()
+                    state.waitingEvents = 0
+                }
+                return (state.waiting, state.waitingEvents)
             }
             let captured = await capture()
-            let result = await commit(captured, events: Int64(batch.count))
+            let result = await commit(captured, events: events)
             if case .success = result { captured.publish() }
             for waiter in batch { waiter.resume(returning: result) }
             if case .failure = result { break }
@@ -164,11 +191,13 @@ package final class CheckpointCommitter: Sendable {
         let (number, accepted) = state.withLock { state in
             (state.number + 1, state.acceptedEvents + events)
         }
-        let checkpoint = CoordinatorCheckpoint(number: number, renderingSequence: capture.renderingSequence, acceptedEvents: accepted, snapshot: snapshot)
+        let checkpoint = CoordinatorCheckpoint(
+            scope: scope, origin: origin, number: number, renderingSequence: capture.renderingSequence, acceptedEvents: accepted,
+            snapshot: snapshot)
         do {
             try await store.commit(checkpoint, fencedBy: token)
         } catch {
-            logger.critical("accepted events can no longer be made durable: \(error)")
+            logger.critical("accepted events can no longer be made durable: \(error)", metadata: ["scope": "\(scope)"])
             return fail("\(error)")
         }
         state.withLock { state in

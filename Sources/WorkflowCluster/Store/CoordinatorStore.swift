@@ -3,9 +3,12 @@ import Foundation
 /// Where the coordinator keeps what it has accepted, so that nothing it answered "accepted" for
 /// is lost when its process dies.
 ///
-/// The unit of durability is a *checkpoint*: the root's whole tree snapshot (the root's state and
-/// each remote child's last acknowledged state with the events it has not acknowledged yet),
-/// committed in one transaction. The coordinator commits one after the render pass that applied a
+/// The unit of durability is a *checkpoint*: one tree's whole snapshot (the root's state and each
+/// remote child's last acknowledged state with the events it has not acknowledged yet),
+/// committed in one transaction. The store keeps the latest checkpoint of each tree it holds, by
+/// its `CheckpointScope`: the coordinator's shared root, and each client's session (a session's
+/// checkpoint also says what rebuilds its workflow: `SessionOrigin`), so a session survives
+/// passivation and restarts as the shared root does. The coordinator commits one after the render pass that applied a
 /// batch of accepted events and answers those events only then (group commit), so a restart from
 /// the latest checkpoint has every answered event applied exactly once and nothing to replay.
 ///
@@ -20,16 +23,106 @@ public protocol CoordinatorStore: Sendable {
     /// from then on, commits with an older token are refused.
     func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken
 
-    /// The latest committed checkpoint, or `nil` if none was ever committed.
-    func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint?
+    /// The latest checkpoint committed for `scope`, or `nil` if none was (or it was removed).
+    func latestCheckpoint(of scope: CheckpointScope) async throws(CoordinatorStoreError) -> CoordinatorCheckpoint?
 
-    /// Commits `checkpoint` durably (it survives a crash of this process and of the machine once
-    /// this returns) if `token` is still the latest writer's; throws `.fenced` otherwise, and
-    /// stores nothing.
+    /// Commits `checkpoint` as the latest of its scope, durably (it survives a crash of this
+    /// process and of the machine once this returns), if `token` is still the latest writer's;
+    /// throws `.fenced` otherwise, and stores nothing. A session's origin is stored with its first
+    /// checkpoint and kept as it is by later ones.
     func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError)
+
+    /// Every session the store holds a checkpoint of, without their snapshots: what a starting
+    /// coordinator lists (passivated) until a client asks for one.
+    func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession]
+
+    /// Removes `scope`'s checkpoint (a session that ended) if `token` is still the latest
+    /// writer's; throws `.fenced` otherwise. Removing what is not there does nothing.
+    func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError)
 
     /// Releases the store's resources; the store is not used afterwards.
     func close() async
+}
+
+extension CoordinatorStore {
+    /// The shared root's latest checkpoint, or `nil` if none was ever committed.
+    public func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
+        try await latestCheckpoint(of: .shared)
+    }
+}
+
+/// Which tree a checkpoint is of: the coordinator's shared root, or one client's session.
+///
+/// The store keys checkpoints by it (`key`), so every tree a coordinator hosts is committed,
+/// restored and removed by the same mechanism.
+public enum CheckpointScope: Hashable, Sendable, CustomStringConvertible {
+    /// The shared root (`coordinator.root`).
+    case shared
+    /// The session with this id.
+    case session(SessionID)
+
+    /// The key the store files it under: `shared`, or the session's id (32 hex digits, so the two
+    /// never collide).
+    public var key: String {
+        switch self {
+        case .shared: Self.sharedKey
+        case .session(let id): id.text
+        }
+    }
+
+    /// The scope `key` names, or `nil` if it names none.
+    public init?(key: String) {
+        if key == Self.sharedKey {
+            self = .shared
+        } else if let id = SessionID(key) {
+            self = .session(id)
+        } else {
+            return nil
+        }
+    }
+
+    /// The key, as logs show it (a session's only by its label: its id reaches its tree).
+    public var description: String {
+        switch self {
+        case .shared: Self.sharedKey
+        case .session(let id): "session \(id.text.prefix(8))"
+        }
+    }
+
+    static let sharedKey = "shared"
+}
+
+/// What a session's workflow is built from again when its tree comes back from the store (after
+/// a passivation or a restart): the registered root it was created of and its client's props.
+public struct SessionOrigin: Sendable, Equatable {
+    /// The root's registered name.
+    public var root: String
+    /// The JSON props its client sent (`nil`: none).
+    public var props: Data?
+
+    /// Creates a value.
+    public init(root: String, props: Data?) {
+        self.root = root
+        self.props = props
+    }
+}
+
+/// A session the store holds, as a starting coordinator lists it: no snapshot, no props (those
+/// are read when a client asks for the session).
+public struct StoredSession: Sendable, Equatable {
+    /// Its id.
+    public var id: SessionID
+    /// The root it is of.
+    public var root: String
+    /// The sequence number of its latest committed rendering.
+    public var renderingSequence: UInt64
+
+    /// Creates a value.
+    public init(id: SessionID, root: String, renderingSequence: UInt64) {
+        self.id = id
+        self.root = root
+        self.renderingSequence = renderingSequence
+    }
 }
 
 /// A number that rises with every new writer of a store; a write carrying an older one is
@@ -48,22 +141,33 @@ public struct FencingToken: RawRepresentable, Hashable, Comparable, Sendable, Cu
     public var description: String { "\(rawValue)" }
 }
 
-/// One committed state of the coordinator's tree.
+/// One committed state of one of the coordinator's trees.
 public struct CoordinatorCheckpoint: Sendable, Equatable {
-    /// Rises by one with every commit (`1` for the first), so a reader can tell checkpoints apart.
+    /// The tree it is of.
+    public var scope: CheckpointScope
+    /// What rebuilds a session's workflow (`nil` for the shared root, which the configuration
+    /// names).
+    public var origin: SessionOrigin?
+    /// Rises by one with every commit of its scope (`1` for the first), so a reader can tell
+    /// checkpoints apart.
     public var number: Int64
     /// The sequence number of the latest rendering this checkpoint reflects: a restarted
     /// coordinator numbers its renderings after it, so `sequence` never goes backwards for a
     /// client.
     public var renderingSequence: UInt64
-    /// How many accepted events this checkpoint made durable, over the store's lifetime (a
-    /// count for operators and tests, not an identifier).
+    /// How many accepted events its scope's checkpoints made durable, over the store's lifetime
+    /// (a count for operators and tests, not an identifier).
     public var acceptedEvents: Int64
     /// The root's tree snapshot (`TreeSnapshot.encoded()`).
     public var snapshot: Data
 
-    /// Creates a checkpoint.
-    public init(number: Int64, renderingSequence: UInt64, acceptedEvents: Int64, snapshot: Data) {
+    /// Creates a checkpoint (of the shared root unless `scope` says otherwise).
+    public init(
+        scope: CheckpointScope = .shared, origin: SessionOrigin? = nil, number: Int64, renderingSequence: UInt64, acceptedEvents: Int64,
+        snapshot: Data
+    ) {
+        self.scope = scope
+        self.origin = origin
         self.number = number
         self.renderingSequence = renderingSequence
         self.acceptedEvents = acceptedEvents

@@ -3,7 +3,8 @@ import Logging
 import Workflow
 
 /// The coordinator's store, opened before anything else starts: this process is its writer
-/// (it holds the newest fencing token) and the latest checkpoint, if any, is read and decoded.
+/// (it holds the newest fencing token), the shared root's latest checkpoint, if any, is read and
+/// decoded, and the sessions it holds are listed (their trees are read when a client asks).
 ///
 /// Opened by the command before any socket is bound, so a bad path, an unopenable file or an
 /// unreadable checkpoint stops the coordinator with a configuration error (exit 78).
@@ -16,6 +17,9 @@ public struct OpenedCoordinatorStore: Sendable {
     public var checkpoint: CoordinatorCheckpoint?
     /// The checkpoint's tree, decoded.
     public var snapshot: TreeSnapshot?
+    /// The sessions the store holds, which the coordinator resumes (passivated) when it hosts
+    /// sessions.
+    public var sessions: [StoredSession] = []
 
     /// Opens the store `settings` name as its writer `holder` (`nil` for `.none`).
     public static func open(_ settings: StoreSettings, holder: String, logger: Logger) async throws(CoordinatorStoreError)
@@ -39,7 +43,8 @@ public struct OpenedCoordinatorStore: Sendable {
     }
 
     /// `store`, whose writer this process has become with `token` (by `acquireWriter` or a
-    /// lease), with its latest checkpoint read and decoded; `name` names the store in errors.
+    /// lease), with the shared root's latest checkpoint read and decoded and its sessions listed;
+    /// `name` names the store in errors.
     package static func resume(_ store: any CoordinatorStore, token: FencingToken, name: String) async throws(CoordinatorStoreError)
         -> OpenedCoordinatorStore
     {
@@ -52,6 +57,7 @@ public struct OpenedCoordinatorStore: Sendable {
                 throw CoordinatorStoreError.corrupt(store: name, reason: "checkpoint \(checkpoint.number) is not a tree snapshot: \(error)")
             }
         }
-        return OpenedCoordinatorStore(store: store, token: token, checkpoint: checkpoint, snapshot: snapshot)
+        let sessions = try await store.storedSessions()
+        return OpenedCoordinatorStore(store: store, token: token, checkpoint: checkpoint, snapshot: snapshot, sessions: sessions)
     }
 }

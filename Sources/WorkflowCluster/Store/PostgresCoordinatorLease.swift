@@ -55,12 +55,6 @@ extension PostgresCoordinatorStore {
             """)
     }
 
-    /// The refusal of `token`, naming the token that replaced it.
-    private func fenced(_ token: FencingToken) async throws(CoordinatorStoreError) -> CoordinatorStoreError {
-        let current = try await values("reading the writer's fencing token", Int64.self, "SELECT fencing_token FROM coordinator_writer WHERE id = 1")
-        return .fenced(store: name, offered: token, current: FencingToken(rawValue: current.first ?? 0))
-    }
-
     /// The writer rows `query` returns (token, holder, expiry; a writer without a lease shows
     /// as expired at the epoch).
     private func leaseRows(_ operation: String, _ query: PostgresQuery) async throws(CoordinatorStoreError)

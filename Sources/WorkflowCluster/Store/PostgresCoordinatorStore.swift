@@ -2,11 +2,12 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The shared coordinator store: two single-row tables in a PostgreSQL database, for
-/// coordinators on several machines.
+/// The shared coordinator store: two tables in a PostgreSQL database, for coordinators on several
+/// machines.
 ///
 /// The same rows as the SQLite store: the writer (its fencing token and name) and the latest
-/// checkpoint. A commit is one statement that reads the writer row `FOR SHARE` and writes the
+/// checkpoint of each tree, by scope (a database of the earlier schema, one checkpoint row, is
+/// migrated when a coordinator opens it). A commit is one statement that reads the writer row `FOR SHARE` and writes the
 /// checkpoint only if the token it carries is the writer's, so a new writer's token increment
 /// waits for a commit in progress and every later commit with the old token is refused.
 /// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit. The writer
@@ -68,10 +69,25 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                 """, logger: logger)
             try await Self.run(connection,
                 """
-                CREATE TABLE IF NOT EXISTS coordinator_checkpoint (
-                    id INT PRIMARY KEY CHECK (id = 1), number BIGINT NOT NULL, fencing_token BIGINT NOT NULL,
+                CREATE TABLE IF NOT EXISTS coordinator_tree_checkpoint (
+                    scope TEXT PRIMARY KEY, root TEXT, props BYTEA, number BIGINT NOT NULL, fencing_token BIGINT NOT NULL,
                     rendering_sequence BIGINT NOT NULL, accepted_events BIGINT NOT NULL, snapshot BYTEA NOT NULL,
                     committed_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+            // The earlier schema's one checkpoint row is the shared root's: moved, in this
+            // transaction, so a crash leaves either schema whole.
+            try await Self.run(connection,
+                """
+                DO $migrate$ BEGIN
+                    IF to_regclass('coordinator_checkpoint') IS NOT NULL THEN
+                        INSERT INTO coordinator_tree_checkpoint
+                            (scope, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at)
+                        SELECT '\(unescaped: CheckpointScope.sharedKey)', number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at
+                        FROM coordinator_checkpoint WHERE id = 1
+                        ON CONFLICT (scope) DO NOTHING;
+                        DROP TABLE coordinator_checkpoint;
+                    END IF;
+                END $migrate$
                 """, logger: logger)
             try await Self.run(connection, "COMMIT", logger: logger)
             try await Self.run(connection, "RESET statement_timeout", logger: logger)
@@ -108,13 +124,24 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         return FencingToken(rawValue: token)
     }
 
-    public func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
-        try await bounded("reading the latest checkpoint") { [connection, logger] in
+    public func latestCheckpoint(of scope: CheckpointScope) async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
+        let name = name
+        return try await bounded("reading the latest checkpoint of \(scope)") { [connection, logger] in
             let rows = try await connection.query(
-                "SELECT number, rendering_sequence, accepted_events, snapshot FROM coordinator_checkpoint WHERE id = 1", logger: logger)
-            for try await (number, sequence, accepted, snapshot) in rows.decode((Int64, Int64, Int64, ByteBuffer).self) {
+                """
+                SELECT root, props, number, rendering_sequence, accepted_events, snapshot FROM coordinator_tree_checkpoint
+                WHERE scope = \(scope.key)
+                """, logger: logger)
+            for try await (root, props, number, sequence, accepted, snapshot) in rows.decode(
+                (String?, ByteBuffer?, Int64, Int64, Int64, ByteBuffer).self)
+            {
+                var origin: SessionOrigin?
+                if case .session = scope {
+                    guard let root else { throw CoordinatorStoreError.corrupt(store: name, reason: "the checkpoint of \(scope) names no root") }
+                    origin = SessionOrigin(root: root, props: props.map { Data($0.readableBytesView) })
+                }
                 return CoordinatorCheckpoint(
-                    number: number, renderingSequence: UInt64(max(0, sequence)), acceptedEvents: accepted,
+                    scope: scope, origin: origin, number: number, renderingSequence: UInt64(max(0, sequence)), acceptedEvents: accepted,
                     snapshot: Data(snapshot.readableBytesView))
             }
             return nil
@@ -124,22 +151,68 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
         let sequence = Int64(clamping: checkpoint.renderingSequence)
         let snapshot = ByteBuffer(bytes: checkpoint.snapshot)
+        let props = checkpoint.origin?.props.map { ByteBuffer(bytes: $0) }
         let committed = try await values(
-            "committing checkpoint \(checkpoint.number)", Int64.self,
+            "committing checkpoint \(checkpoint.number) of \(checkpoint.scope)", Int64.self,
             """
             WITH writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE)
-            INSERT INTO coordinator_checkpoint (id, number, fencing_token, rendering_sequence, accepted_events, snapshot)
-            SELECT 1, \(checkpoint.number), \(token.rawValue), \(sequence), \(checkpoint.acceptedEvents), \(snapshot)
+            INSERT INTO coordinator_tree_checkpoint (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot)
+            SELECT \(checkpoint.scope.key), \(checkpoint.origin?.root), \(props), \(checkpoint.number), \(token.rawValue), \(sequence),
+                \(checkpoint.acceptedEvents), \(snapshot)
             FROM writer WHERE writer.fencing_token = \(token.rawValue)
-            ON CONFLICT (id) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
+            ON CONFLICT (scope) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
                 rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,
                 snapshot = EXCLUDED.snapshot, committed_at = now()
             RETURNING number
             """)
         guard committed.isEmpty else { return }
+        throw try await fenced(token)
+    }
+
+    public func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
+        let name = name
+        return try await bounded("listing the stored sessions") { [connection, logger] in
+            let rows = try await connection.query(
+                """
+                SELECT scope, root, rendering_sequence FROM coordinator_tree_checkpoint WHERE scope <> \(CheckpointScope.sharedKey)
+                ORDER BY scope
+                """, logger: logger)
+            var sessions: [StoredSession] = []
+            for try await (key, root, sequence) in rows.decode((String, String?, Int64).self) {
+                guard case .session(let id) = CheckpointScope(key: key), let root else {
+                    throw CoordinatorStoreError.corrupt(store: name, reason: "a session's checkpoint row with a malformed scope or no root")
+                }
+                sessions.append(StoredSession(id: id, root: root, renderingSequence: UInt64(max(0, sequence))))
+            }
+            return sessions
+        }
+    }
+
+    public func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+        let removed = try await values(
+            "removing the checkpoint of \(scope)", Int64.self,
+            """
+            WITH writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE)
+            DELETE FROM coordinator_tree_checkpoint
+            WHERE scope = \(scope.key) AND EXISTS (SELECT 1 FROM writer WHERE writer.fencing_token = \(token.rawValue))
+            RETURNING number
+            """)
+        guard removed.isEmpty else { return }
+        // Nothing removed: either there was nothing, or a newer writer holds the store.
+        let current = try await currentToken()
+        if current != token { throw .fenced(store: name, offered: token, current: current) }
+    }
+
+    /// The writer row's token (0: none).
+    func currentToken() async throws(CoordinatorStoreError) -> FencingToken {
         let current = try await values(
             "reading the writer's fencing token", Int64.self, "SELECT fencing_token FROM coordinator_writer WHERE id = 1")
-        throw .fenced(store: name, offered: token, current: FencingToken(rawValue: current.first ?? 0))
+        return FencingToken(rawValue: current.first ?? 0)
+    }
+
+    /// The refusal of a write carrying `token`, naming the writer's current one.
+    func fenced(_ token: FencingToken) async throws(CoordinatorStoreError) -> CoordinatorStoreError {
+        .fenced(store: name, offered: token, current: try await currentToken())
     }
 
     public func close() async {
@@ -163,6 +236,11 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// The store is unusable afterwards (every later call fails), as after any lost connection.
     func bounded<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws(CoordinatorStoreError) -> T {
         let (timeout, connection) = (operationTimeout, connection)
+        // A query sent on a closed connection is never answered: once it is closed (lost, or
+        // closed by an earlier timeout), every call fails at once, in words.
+        guard !connection.isClosed else {
+            throw .failed(store: name, operation: operation, reason: "the connection to the database is closed (it was lost, or closed after a timeout)")
+        }
         let result = await withTaskGroup(of: BoundedOutcome<T>.self) { group -> Result<T, any Error>? in
             group.addTask {
                 do { return .done(.success(try await body())) } catch { return .done(.failure(error)) }
@@ -189,6 +267,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         }
         switch result {
         case .success(let value): return value
+        case .failure(let error as CoordinatorStoreError): throw error
         case .failure(let error): throw .failed(store: name, operation: operation, reason: Self.words(error))
         case nil:
             throw .failed(store: name, operation: operation, reason: "the database did not answer within \(timeout); the connection is closed")

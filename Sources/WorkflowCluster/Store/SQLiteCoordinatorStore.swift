@@ -5,9 +5,11 @@ import SQLiteNIO
 /// The embedded coordinator store: one SQLite file in WAL mode, `synchronous=FULL`, so a
 /// committed checkpoint is on disk (the WAL fsynced) before `commit` returns.
 ///
-/// Two single-row tables: the writer (its fencing token and name) and the latest checkpoint.
-/// A commit is one statement that writes the checkpoint only if the token it carries is the
-/// writer row's, so checking the token and writing are one atomic transaction. Opening the file
+/// Two tables: the writer (one row: its fencing token and name) and the latest checkpoint of each
+/// tree, one row per `CheckpointScope` (the shared root's, each session's). A commit is one
+/// statement that writes the checkpoint only if the token it carries is the writer row's, so
+/// checking the token and writing are one atomic transaction. A file of the earlier schema (one
+/// checkpoint row, the shared root's) is migrated when it is opened. Opening the file
 /// as writer raises the token: the embedded store has no lease expiry (one machine, one file);
 /// whoever opens the file last is its writer, and an earlier process still running is fenced.
 ///
@@ -56,13 +58,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
                     id INTEGER PRIMARY KEY CHECK (id = 1), fencing_token INTEGER NOT NULL, holder TEXT NOT NULL, since TEXT NOT NULL)
                 """)
-            _ = try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS coordinator_checkpoint (
-                    id INTEGER PRIMARY KEY CHECK (id = 1), number INTEGER NOT NULL, fencing_token INTEGER NOT NULL,
-                    rendering_sequence INTEGER NOT NULL, accepted_events INTEGER NOT NULL, snapshot BLOB NOT NULL,
-                    committed_at TEXT NOT NULL)
-                """)
+            try await prepareCheckpoints(connection)
         } catch let error as CoordinatorStoreError {
             throw error
         } catch {
@@ -70,6 +66,39 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
             throw .cannotOpen(store: path, reason: Self.words(error))
         }
         return store
+    }
+
+    /// Creates the checkpoint table, keyed by scope, and moves the shared root's checkpoint of a
+    /// file of the earlier schema (`coordinator_checkpoint`, one row) into it, in one transaction:
+    /// a crash leaves either schema whole.
+    private static func prepareCheckpoints(_ connection: SQLiteConnection) async throws {
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            _ = try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_tree_checkpoint (
+                    scope TEXT PRIMARY KEY, root TEXT, props BLOB, number INTEGER NOT NULL, fencing_token INTEGER NOT NULL,
+                    rendering_sequence INTEGER NOT NULL, accepted_events INTEGER NOT NULL, snapshot BLOB NOT NULL,
+                    committed_at TEXT NOT NULL)
+                """)
+            let earlier = try await connection.query(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'coordinator_checkpoint'")
+            if !earlier.isEmpty {
+                _ = try await connection.query(
+                    """
+                    INSERT INTO coordinator_tree_checkpoint
+                        (scope, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at)
+                    SELECT ?1, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at
+                    FROM coordinator_checkpoint WHERE id = 1
+                    ON CONFLICT (scope) DO NOTHING
+                    """, [.text(CheckpointScope.sharedKey)])
+                _ = try await connection.query("DROP TABLE coordinator_checkpoint")
+            }
+            _ = try await connection.query("COMMIT")
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
     }
 
     public func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
@@ -86,41 +115,90 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         return FencingToken(rawValue: Int64(token))
     }
 
-    public func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
+    public func latestCheckpoint(of scope: CheckpointScope) async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
         let rows = try await query(
-            "reading the latest checkpoint",
-            "SELECT number, rendering_sequence, accepted_events, snapshot FROM coordinator_checkpoint WHERE id = 1", [])
+            "reading the latest checkpoint of \(scope)",
+            """
+            SELECT root, props, number, rendering_sequence, accepted_events, snapshot FROM coordinator_tree_checkpoint WHERE scope = ?1
+            """, [.text(scope.key)])
         guard let row = rows.first else { return nil }
         guard let number = row.column("number")?.integer, let sequence = row.column("rendering_sequence")?.integer,
             let accepted = row.column("accepted_events")?.integer, let snapshot = row.column("snapshot")?.blob
-        else { throw .corrupt(store: path, reason: "a checkpoint row with a missing or mistyped column") }
+        else { throw .corrupt(store: path, reason: "a checkpoint row of \(scope) with a missing or mistyped column") }
+        var origin: SessionOrigin?
+        if case .session = scope {
+            guard let root = row.column("root")?.string else {
+                throw .corrupt(store: path, reason: "the checkpoint of \(scope) names no root")
+            }
+            origin = SessionOrigin(root: root, props: row.column("props")?.blob.map { Data($0.readableBytesView) })
+        }
         return CoordinatorCheckpoint(
-            number: Int64(number), renderingSequence: UInt64(max(0, sequence)), acceptedEvents: Int64(accepted),
-            snapshot: Data(snapshot.readableBytesView))
+            scope: scope, origin: origin, number: Int64(number), renderingSequence: UInt64(max(0, sequence)),
+            acceptedEvents: Int64(accepted), snapshot: Data(snapshot.readableBytesView))
     }
 
     public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
         // One statement, so one transaction: the token check and the write cannot be separated.
         let rows = try await query(
-            "committing checkpoint \(checkpoint.number)",
+            "committing checkpoint \(checkpoint.number) of \(checkpoint.scope)",
             """
-            INSERT INTO coordinator_checkpoint (id, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at)
-            SELECT 1, ?1, ?2, ?3, ?4, ?5, datetime('now')
-            WHERE (SELECT fencing_token FROM coordinator_writer WHERE id = 1) = ?2
-            ON CONFLICT (id) DO UPDATE SET number = excluded.number, fencing_token = excluded.fencing_token,
+            INSERT INTO coordinator_tree_checkpoint
+                (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at)
+            SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, datetime('now')
+            WHERE (SELECT fencing_token FROM coordinator_writer WHERE id = 1) = ?5
+            ON CONFLICT (scope) DO UPDATE SET number = excluded.number, fencing_token = excluded.fencing_token,
                 rendering_sequence = excluded.rendering_sequence, accepted_events = excluded.accepted_events,
                 snapshot = excluded.snapshot, committed_at = excluded.committed_at
             RETURNING number
             """,
             [
+                .text(checkpoint.scope.key), checkpoint.origin.map { .text($0.root) } ?? .null,
+                checkpoint.origin?.props.map { .blob(ByteBuffer(bytes: $0)) } ?? .null,
                 .integer(SQLiteInt64(checkpoint.number)), .integer(SQLiteInt64(token.rawValue)),
                 .integer(SQLiteInt64(clamping: checkpoint.renderingSequence)), .integer(SQLiteInt64(checkpoint.acceptedEvents)),
                 .blob(ByteBuffer(bytes: checkpoint.snapshot)),
             ])
         guard rows.isEmpty else { return }
+        throw try await fenced(token)
+    }
+
+    public func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
+        let rows = try await query(
+            "listing the stored sessions",
+            "SELECT scope, root, rendering_sequence FROM coordinator_tree_checkpoint WHERE scope <> ?1 ORDER BY scope",
+            [.text(CheckpointScope.sharedKey)])
+        return try rows.map { row throws(CoordinatorStoreError) in
+            guard let key = row.column("scope")?.string, case .session(let id) = CheckpointScope(key: key),
+                let root = row.column("root")?.string, let sequence = row.column("rendering_sequence")?.integer
+            else { throw .corrupt(store: path, reason: "a session's checkpoint row with a malformed scope, root or sequence") }
+            return StoredSession(id: id, root: root, renderingSequence: UInt64(max(0, sequence)))
+        }
+    }
+
+    public func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+        let rows = try await query(
+            "removing the checkpoint of \(scope)",
+            """
+            DELETE FROM coordinator_tree_checkpoint
+            WHERE scope = ?1 AND (SELECT fencing_token FROM coordinator_writer WHERE id = 1) = ?2
+            RETURNING number
+            """, [.text(scope.key), .integer(SQLiteInt64(token.rawValue))])
+        guard rows.isEmpty else { return }
+        // Nothing removed: either there was nothing, or a newer writer holds the store.
+        let current = try await currentToken()
+        if current != token { throw .fenced(store: path, offered: token, current: current) }
+    }
+
+    /// The writer row's token (0: none).
+    private func currentToken() async throws(CoordinatorStoreError) -> FencingToken {
         let current = try await query("reading the writer's fencing token", "SELECT fencing_token FROM coordinator_writer WHERE id = 1", [])
             .first?.column("fencing_token")?.integer
-        throw .fenced(store: path, offered: token, current: FencingToken(rawValue: Int64(current ?? 0)))
+        return FencingToken(rawValue: Int64(current ?? 0))
+    }
+
+    /// The refusal of a write carrying `token`, naming the writer's current one.
+    private func fenced(_ token: FencingToken) async throws(CoordinatorStoreError) -> CoordinatorStoreError {
+        .fenced(store: path, offered: token, current: try await currentToken())
     }
 
     public func close() async {

@@ -63,12 +63,13 @@ package struct GatewayClient: Sendable {
         return Answer(status: http?.statusCode ?? 0, body: data, retryAfter: http?.value(forHTTPHeaderField: "Retry-After"))
     }
 
-    /// Reads the rendering stream, calling `body` with each message's text until it returns
+    /// Reads the rendering stream at `path` (the shared root's, or a session's
+    /// `/api/sessions/ID/renderings`), calling `body` with each message's text until it returns
     /// `true`.
-    package func stream(_ body: @escaping @Sendable (String) async throws -> Bool) async throws {
+    package func stream(_ path: String = "/api/renderings", _ body: @escaping @Sendable (String) async throws -> Bool) async throws {
         var logger = Logger(label: "test.gateway.client")
         logger.logLevel = .critical
-        let url = baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/api/renderings"
+        let url = baseURL.replacingOccurrences(of: "http://", with: "ws://") + path
         _ = try await WebSocketClient.connect(url: url, logger: logger) { inbound, outbound, _ in
             for try await message in inbound.messages(maxSize: 1 << 22) {
                 guard case .text(let text) = message else { continue }

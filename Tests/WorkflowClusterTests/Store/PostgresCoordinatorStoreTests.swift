@@ -94,7 +94,8 @@ struct PostgresCoordinatorStoreTests {
         }
     }
 
-    @Test("a database that stops answering while serving: the commit fails in words once operation_timeout has passed, not held forever")
+    @Test(
+        "a database that stops answering while serving: the commit fails in words once operation_timeout has passed, not held forever, and every later call at once")
     func stalledDatabase() async throws {
         try await StoreBackend.postgres.withEmptyStore("stalled") { section in
             let url = try #require(section["url"])
@@ -108,12 +109,20 @@ struct PostgresCoordinatorStoreTests {
                 configuration: .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: "postgres", password: nil, database: "postgres"),
                 id: 2, logger: Logger(label: "test.blocker"))
             try await blocker.query("BEGIN", logger: Logger(label: "test.blocker"))
-            try await blocker.query("LOCK TABLE coordinator_checkpoint IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test.blocker"))
+            try await blocker.query("LOCK TABLE coordinator_tree_checkpoint IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test.blocker"))
             await #expect {
                 try await store.commit(CoordinatorStoreContractTests.checkpoint(2, "stalled"), fencedBy: token)
             } throws: { error in
                 guard case .failed(_, let operation, let reason) = error as? CoordinatorStoreError else { return false }
-                return operation == "committing checkpoint 2" && reason.contains("did not answer within 1")
+                return operation == "committing checkpoint 2 of shared" && reason.contains("did not answer within 1")
+            }
+            // The connection is closed now: every later call fails at once (a session's read
+            // included), never waits for an answer that cannot come.
+            await #expect {
+                _ = try await store.latestCheckpoint(of: .session(SessionID.random()))
+            } throws: { error in
+                guard case .failed(_, _, let reason) = error as? CoordinatorStoreError else { return false }
+                return reason.contains("connection to the database is closed")
             }
             try await blocker.query("ROLLBACK", logger: Logger(label: "test.blocker"))
             try await blocker.close()

@@ -1,4 +1,7 @@
 import Foundation
+import Logging
+import PostgresNIO
+import SQLiteNIO
 import WorkflowCluster
 
 /// Opens the store a test's `store` section names (`StoreBackend.withEmptyStore`), as the
@@ -17,4 +20,40 @@ enum StoreSection {
         case .none: throw CoordinatorStoreError.cannotOpen(store: "none", reason: "the test named no store")
         }
     }
+
+    /// Runs `statements` on the store `section` names, through a connection of its own (not the
+    /// store's): what an earlier version of the store, or an operator, left in it.
+    static func execute(_ section: [String: String], _ statements: [String]) async throws {
+        let logger = Logger(label: "test.raw-store")
+        switch settings(section).kind {
+        case .sqlite:
+            let connection = try await SQLiteConnection.open(storage: .file(path: section["path"] ?? ""), logger: logger)
+            do {
+                for statement in statements { _ = try await connection.query(statement) }
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+        case .postgres:
+            guard let url = URLComponents(string: section["url"] ?? "") else {
+                throw CoordinatorStoreError.cannotOpen(store: section["url"] ?? "", reason: "not a URL")
+            }
+            let parameters = Dictionary(uniqueKeysWithValues: (url.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            let socket = "\(parameters["host"] ?? "")/.s.PGSQL.\(parameters["port"] ?? "5432")"
+            let connection = try await PostgresConnection.connect(
+                configuration: .init(unixSocketPath: socket, username: url.user ?? "postgres", password: nil, database: String(url.path.dropFirst())),
+                id: 3, logger: logger)
+            do {
+                for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+        case .none:
+            throw CoordinatorStoreError.cannotOpen(store: "none", reason: "the test named no store")
+        }
+    }
 }
+

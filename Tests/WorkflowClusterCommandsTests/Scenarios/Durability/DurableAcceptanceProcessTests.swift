@@ -82,13 +82,15 @@ struct DurableAcceptanceProcessTests {
     /// the store `store` names (the configuration file's `store` section; default: an SQLite
     /// file in the fixture's directory). The gateway listens on `port`, by default a free one:
     /// each incarnation prints the one it got. `endpoints`: several coordinators' (a leader
-    /// and its standbys), instead of the fixture's one.
+    /// and its standbys), instead of the fixture's one. `sessions`: the `sessions` section (none:
+    /// sessions off).
     static func writeConfig(
-        _ cluster: ClusterFixture, store: [String: Any] = ["kind": "sqlite", "path": "store.sqlite"], port: Int = 0, endpoints: [String]? = nil
+        _ cluster: ClusterFixture, store: [String: Any] = ["kind": "sqlite", "path": "store.sqlite"], port: Int = 0, endpoints: [String]? = nil,
+        sessions: [String: Any]? = nil
     ) throws {
         let coordinator: [String: Any] =
             if let endpoints { ["endpoints": endpoints, "root": "event-ledger"] } else { ["endpoint": cluster.endpoint, "root": "event-ledger"] }
-        let document: [String: Any] = [
+        var document: [String: Any] = [
             "coordinator": coordinator,
             "workers": [["name": "w1"]],
             "heartbeat": ["interval_ms": 100, "liveness": 5],
@@ -99,6 +101,7 @@ struct DurableAcceptanceProcessTests {
             "security": ["mode": "plaintext"],
             "store": store,
         ]
+        if let sessions { document["sessions"] = sessions }
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
             .write(to: URL(fileURLWithPath: cluster.configPath))
     }
@@ -107,18 +110,20 @@ struct DurableAcceptanceProcessTests {
         try JSONDecoder().decode(StreamedRendering<Ledgers>.self, from: data)
     }
 
-    static func path(for token: String) -> String {
-        "/api/events/" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
+    /// The route of `token` under `api` (`/api`: the shared root's; `/api/sessions/ID`: a
+    /// session's).
+    static func path(for token: String, api: String = "/api") -> String {
+        api + "/events/" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
     }
 
-    /// The first rendering on `gateway`'s stream satisfying `predicate` (each one shown is
-    /// recorded in `ledger`).
+    /// The first rendering on `gateway`'s stream under `api` satisfying `predicate` (each one
+    /// shown is recorded in `ledger`).
     static func first(
-        _ what: String, on gateway: GatewayClient, ledger: LedgerBox, where predicate: @escaping @Sendable (Ledgers) -> Bool
+        _ what: String, on gateway: GatewayClient, api: String = "/api", ledger: LedgerBox, where predicate: @escaping @Sendable (Ledgers) -> Bool
     ) async throws -> Ledgers {
         try await withSafetyTimeout(what) {
             let found = LatestLedgers()
-            try await gateway.stream { text in
+            try await gateway.stream(api + "/renderings") { text in
                 let message = try Self.decode(Data(text.utf8))
                 ledger.withLock { $0.saw(client: -2, sequence: message.sequence, message.rendering) }
                 guard predicate(message.rendering) else { return false }
@@ -129,12 +134,12 @@ struct DurableAcceptanceProcessTests {
         }
     }
 
-    /// Four clients sending events to `gateway` (each id to one of the two ledgers, by the tokens
-    /// of `ready`, then of the renderings they read), recording every answer in `ledger`, until
-    /// the coordinator is gone (a request fails or is answered 503) or `stopAt` events in all
-    /// are accepted. `accepted` is told the total after each 202.
+    /// Four clients sending events to `gateway`'s tree under `api` (each id to one of the two
+    /// ledgers, by the tokens of `ready`, then of the renderings they read), recording every
+    /// answer in `ledger`, until the coordinator is gone (a request fails or is answered 503) or
+    /// `stopAt` events in all are accepted. `accepted` is told the total after each 202.
     static func send(
-        to gateway: GatewayClient, from ready: Ledgers, ledger: LedgerBox, stopAt: Int = .max,
+        to gateway: GatewayClient, api: String = "/api", from ready: Ledgers, ledger: LedgerBox, stopAt: Int = .max,
         accepted: @escaping @Sendable (Int) -> Void = { _ in }
     ) async {
         await withTaskGroup(of: Void.self) { group in
@@ -149,7 +154,7 @@ struct DurableAcceptanceProcessTests {
                         let id = ledger.withLock { $0.newID() }
                         let answer: GatewayClient.Answer
                         do {
-                            answer = try await gateway.post(Self.path(for: token), json: "\(id)")
+                            answer = try await gateway.post(Self.path(for: token, api: api), json: "\(id)")
                         } catch {
                             // In doubt even when the client reports "cannot connect": it
                             // may have sent the request on a kept-alive connection first,
@@ -167,7 +172,7 @@ struct DurableAcceptanceProcessTests {
                         case 404, 410, 429:
                             // A token of an older rendering, or back-pressure: nothing was
                             // applied; read the current rendering's tokens.
-                            guard let fresh = try? await gateway.get("/api/rendering"), fresh.status == 200 else { return }
+                            guard let fresh = try? await gateway.get(api + "/rendering"), fresh.status == 200 else { return }
                             guard let message = try? Self.decode(fresh.body) else {
                                 ledger.withLock { $0.unexpected.append("an undecodable rendering: \(fresh.text)") }
                                 return
