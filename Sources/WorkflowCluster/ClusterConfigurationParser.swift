@@ -8,17 +8,17 @@ import WorkflowRemote
 /// key or an unknown enumeration value is a `ClusterConfigurationError` naming the file, the key
 /// and what was expected. A daemon that started is therefore running on exactly what the file
 /// says (unknown keys are rejected because a typo would otherwise be silently ignored).
-public struct ClusterConfigurationParser: Sendable {
+package struct ClusterConfigurationParser: Sendable {
     /// The file's path, as reported in errors.
-    public let file: String
+    package let file: String
 
     /// Creates a parser whose errors name `file`.
-    public init(file: String) {
+    package init(file: String) {
         self.file = file
     }
 
     /// Reads and parses the file at `file`.
-    public func load() throws -> ClusterConfiguration {
+    package func load() throws -> ClusterConfiguration {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
             throw ClusterConfigurationError(noSuchFile: file)
@@ -34,7 +34,7 @@ public struct ClusterConfigurationParser: Sendable {
     }
 
     /// Parses a configuration document.
-    public func parse(_ data: Data) throws -> ClusterConfiguration {
+    package func parse(_ data: Data) throws -> ClusterConfiguration {
         let document: Any
         do {
             document = try JSONSerialization.jsonObject(with: data)
@@ -136,7 +136,7 @@ public struct ClusterConfigurationParser: Sendable {
     }
 
     /// Parses a log level name, for the file and for overrides.
-    public static func logLevel(_ text: String) -> Logger.Level? {
+    package static func logLevel(_ text: String) -> Logger.Level? {
         Logger.Level(rawValue: text.lowercased())
     }
 

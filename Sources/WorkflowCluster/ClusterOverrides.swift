@@ -2,42 +2,42 @@
 ///
 /// Only what the operator typed is set; everything else is `nil` and falls through to the
 /// environment, then to the configuration file.
-public struct ClusterOverrides: Sendable, Equatable {
+package struct ClusterOverrides: Sendable, Equatable {
     /// `--log-level`.
-    public var logLevel: String?
+    package var logLevel: String?
     /// `--log-format`.
-    public var logFormat: String?
+    package var logFormat: String?
     /// `--endpoint` (the coordinator's endpoint).
-    public var coordinatorEndpoint: String?
+    package var coordinatorEndpoint: String?
     /// `--root` (the coordinator's root workflow).
-    public var root: String?
+    package var root: String?
     /// `--name` (a worker's name).
-    public var workerName: String?
+    package var workerName: String?
     /// `--pool` (a worker's pool).
-    public var workerPool: String?
+    package var workerPool: String?
     /// `--gateway-listen` (the coordinator's HTTP gateway: `host:port` or `off`).
-    public var gatewayListen: String?
+    package var gatewayListen: String?
     /// `--drain-deadline-ms` (a worker's drain deadline in milliseconds; 0: no drain).
-    public var drainDeadlineMilliseconds: String?
+    package var drainDeadlineMilliseconds: String?
     /// `--store-kind` (the coordinator's store: `none`, `sqlite` or `postgres`).
-    public var storeKind: String?
+    package var storeKind: String?
     /// `--store-path` (the coordinator's SQLite file).
-    public var storePath: String?
+    package var storePath: String?
     /// `--store-url` (the coordinator's PostgreSQL database).
-    public var storeURL: String?
+    package var storeURL: String?
     /// `--gateway-header-timeout-ms` (`GatewayLimits.headerTimeout`, in milliseconds).
-    public var gatewayHeaderTimeoutMilliseconds: String?
+    package var gatewayHeaderTimeoutMilliseconds: String?
     /// `--gateway-body-timeout-ms` (`GatewayLimits.bodyTimeout`, in milliseconds).
-    public var gatewayBodyTimeoutMilliseconds: String?
+    package var gatewayBodyTimeoutMilliseconds: String?
     /// `--gateway-idle-timeout-ms` (`GatewayLimits.idleTimeout`, in milliseconds).
-    public var gatewayIdleTimeoutMilliseconds: String?
+    package var gatewayIdleTimeoutMilliseconds: String?
     /// `--gateway-max-connections` (`GatewayLimits.maxConnections`).
-    public var gatewayMaxConnections: String?
+    package var gatewayMaxConnections: String?
     /// `store.lease_ms` (a standby setup).
-    public var storeLeaseMilliseconds: String?
+    package var storeLeaseMilliseconds: String?
 
     /// Creates overrides; all absent unless given.
-    public init(
+    package init(
         logLevel: String? = nil, logFormat: String? = nil, coordinatorEndpoint: String? = nil, root: String? = nil,
         workerName: String? = nil, workerPool: String? = nil, gatewayListen: String? = nil, drainDeadlineMilliseconds: String? = nil,
         storeKind: String? = nil, storePath: String? = nil, storeURL: String? = nil

@@ -30,20 +30,20 @@ import Logging
 /// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
 /// | store.url            | --store-url (coordinator)    | WORKFLOW_STORE_URL             |
 /// | store.lease_ms       | --store-lease-ms (coord.)    | WORKFLOW_STORE_LEASE_MS        |
-public struct ClusterSettings: Sendable {
+package struct ClusterSettings: Sendable {
     /// The cluster's configuration with overrides applied.
-    public var configuration: ClusterConfiguration
+    package var configuration: ClusterConfiguration
     /// This worker's name (workers only; `nil` when neither given nor derivable).
-    public var workerName: String?
+    package var workerName: String?
     /// This worker's pool, when overridden (else the file's entry for `workerName`).
-    public var workerPool: String?
+    package var workerPool: String?
     /// The configuration file these settings were read from (named in errors).
-    public var file: String
+    package var file: String
 
     /// Loads `file`, validates it and applies `environment` and `overrides`.
     ///
     /// Throws `ClusterConfigurationError` for an invalid file or override value.
-    public static func load(
+    package static func load(
         file: String, overrides: ClusterOverrides = ClusterOverrides(),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> ClusterSettings {
@@ -124,7 +124,7 @@ public struct ClusterSettings: Sendable {
     /// workers by the names the file lists, so an unlisted worker would join under a pool and a
     /// capacity nobody chose and host nothing anyone placed (a typo in `--name` would otherwise
     /// start a worker that silently idles in pool `default`).
-    public func workerEntry(named name: String) throws(ClusterConfigurationError) -> WorkerEntry {
+    package func workerEntry(named name: String) throws(ClusterConfigurationError) -> WorkerEntry {
         guard var entry = configuration.worker(named: name) else {
             let listed = configuration.workers.isEmpty ? "the file lists none" : "listed: \(configuration.workers.map(\.name).joined(separator: ", "))"
             throw ClusterConfigurationError(

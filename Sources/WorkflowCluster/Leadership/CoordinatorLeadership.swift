@@ -54,11 +54,22 @@ package struct CoordinatorLeadership: Sendable {
             try Task.checkCancellation()
             do throws(CoordinatorStoreError) {
                 switch try await store.acquireLease(holder: holder, for: schedule.lease) {
-                case .acquired(let lease):
-                    logger.notice(
-                        "acquired the lease: leading",
-                        metadata: ["token": "\(lease.token)", "lease-seconds": "\(Self.seconds(schedule.lease))"])
-                    return lease
+                case .acquired(var lease):
+                    // An answer that took most of the lease (a loaded database, a row a dying
+                    // leader's transaction still held) leaves a term already at its deadline:
+                    // renew once before serving anything, rather than leading for an instant and
+                    // stepping down. Safe: nothing was served under this lease yet, and a renewal
+                    // succeeds only while no one has taken the lease since.
+                    if schedule.deadline(of: lease) <= .now + schedule.renewalInterval {
+                        lease = try await store.renewLease(lease, for: schedule.lease)
+                    }
+                    if schedule.deadline(of: lease) > .now + schedule.renewalInterval {
+                        logger.notice(
+                            "acquired the lease: leading",
+                            metadata: ["token": "\(lease.token)", "lease-seconds": "\(Self.seconds(schedule.lease))"])
+                        return lease
+                    }
+                    say("standby: the database answers too slowly to lead on a lease of \(Self.seconds(schedule.lease)) s; asking again", .warning)
                 case .heldBy(let lease):
                     say("standby: the lease is held by \(lease.holder) (fencing token \(lease.token)); asking again until it runs out", .info)
                 }
