@@ -70,17 +70,6 @@ struct StandbyCoordinatorProcessTests {
         }
     }
 
-    /// Coordinator `index`, binding `endpoints[index]` once it leads; `extra` arguments added.
-    static func startCoordinator(_ cluster: ClusterFixture, _ endpoints: [String], _ index: Int, _ extra: [String] = []) throws -> DaemonProcess {
-        try LocalPair(cluster: cluster, endpoints: endpoints).startCoordinator(index, extra)
-    }
-
-    /// `coordinator` is a standby and its gateway says so: readiness 503 with the role, every
-    /// API request 503 `standby` with `Retry-After`.
-    static func expectStandby(_ coordinator: DaemonProcess) async throws {
-        try await expectStandby(GatewayClient.of(coordinator, role: "standby"))
-    }
-
     /// The gateway `standby` is a standby's: readiness 503 with the role, every API request 503
     /// `standby` with `Retry-After`.
     static func expectStandby(_ standby: GatewayClient) async throws {

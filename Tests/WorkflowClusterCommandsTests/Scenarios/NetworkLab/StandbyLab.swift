@@ -58,8 +58,7 @@ final class StandbyLab: StandbyPair {
         try await NetLab.with(hosts: hosts) { lab in
             let (launcher, launcherArguments) = lab.onHost("db", [])
             try await PrivatePostgres.with(listeningOn: lab.address("db"), launcher: [launcher] + launcherArguments) { database in
-                let fixture = try ClusterFixture("lab-\(name)")
-                do {
+                try await ClusterFixture.with("lab-\(name)") { fixture in
                     var gateways: [GatewayClient] = []
                     for host in coordinatorHosts {
                         let (command, arguments) = lab.publish(host, target: "127.0.0.1:\(gatewayPort)")
@@ -78,12 +77,7 @@ final class StandbyLab: StandbyPair {
                     let (command, arguments) = lab.onHost("worker-1", [worker, "--config", fixture.configPath, "--name", "w1"])
                     _ = try fixture.start(command, arguments, label: "w1 on worker-1", environment: ["DURABILITY_TEST_ROLE": "worker"])
                     try await body(standbyLab)
-                } catch {
-                    fixture.recordLogs()
-                    await fixture.shutDown()
-                    throw error
                 }
-                await fixture.shutDown()
             }
         }
     }
