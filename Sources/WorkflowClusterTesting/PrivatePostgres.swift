@@ -1,8 +1,9 @@
 import Foundation
 
 /// A PostgreSQL server of one test's own: Debian's `initdb` and `postgres` on a data directory
-/// and a unix socket in a fresh temporary directory (no TCP port), stopped and removed when the
-/// test's body ends, also when it throws.
+/// and a unix socket in a fresh temporary directory (no TCP port unless asked for: on loopback,
+/// or on a network lab host's address), stopped and removed when the test's body ends, also when
+/// it throws.
 ///
 /// PostgreSQL refuses to run as root, and tests run as root in CI: then the server runs as the
 /// `postgres` user Debian's package creates (`setpriv`, which execs, so the process this test
@@ -12,7 +13,8 @@ import Foundation
 public struct PrivatePostgres: Sendable {
     /// The temporary directory: the data directory (`data`) and the server's socket.
     public let directory: URL
-    /// The number in the socket's name (`.s.PGSQL.PORT`); nothing listens on TCP.
+    /// The number in the socket's name (`.s.PGSQL.PORT`), and the TCP port at `tcpAddress` when
+    /// there is one.
     public let port: Int
 
     /// The address the server also listens on over TCP, at `port` (`nil`: none): 127.0.0.1
@@ -130,8 +132,8 @@ public struct PrivatePostgres: Sendable {
     }
 
     /// Starts `program` as the server's user: through `setpriv` when this process is root,
-    /// directly otherwise. Messages in English, as the readiness check reads them.
-    /// With a `launcher`, through it.
+    /// directly otherwise; through `launcher` first, if any. Messages in English, as the
+    /// readiness check reads them.
     private static func start(_ label: String, _ program: String, _ arguments: [String], launcher: [String] = []) throws -> DaemonProcess {
         let environment = ["LC_ALL": "C"]
         let command =
