@@ -92,3 +92,38 @@ extension NetworkLabTests {
         }
     }
 }
+
+extension NetworkLabTests {
+    @Test("a private PostgreSQL server on a lab host: another host reaches it over TCP, a cut separates them, and it is removed with its directory also when the test's body throws")
+    func privatePostgresOnLabHost() async throws {
+        if let reason = PrivatePostgres.unavailableReason { try Test.cancel("skipped: \(reason)") }
+        let psql = "/usr/bin/psql"
+        try #require(FileManager.default.isExecutableFile(atPath: psql), "no \(psql) (Debian: postgresql-client, which postgresql installs)")
+        struct Planned: Error {}
+        try await NetLab.with(hosts: ["db", "client"]) { lab in
+            let directory = Mutex<URL?>(nil)
+            /// psql's exit status and output for `select 1` from the host `client`.
+            @Sendable func query(_ url: String) async throws -> (Int32, [String]) {
+                let (command, arguments) = lab.onHost("client", [psql, "-tAc", "select 1", url + "?connect_timeout=3"])
+                let client = try DaemonProcess(command, arguments, label: "psql on client")
+                return (try await client.waitForExit(), client.stdout.lines)
+            }
+            let (launcher, launcherArguments) = lab.onHost("db", [])
+            await #expect(throws: Planned.self) {
+                try await PrivatePostgres.with(listeningOn: lab.address("db"), launcher: [launcher] + launcherArguments) { server in
+                    directory.withLock { $0 = server.directory }
+                    let url = try #require(server.tcpURL)
+                    #expect(url.contains(lab.address("db")))
+                    let reached = try await query(url)
+                    #expect(reached.0 == 0 && reached.1 == ["1"], "\(reached)")
+                    try await lab.cut("db")
+                    let cutOff = try await query(url)
+                    #expect(cutOff.0 != 0, "reached across the cut: \(cutOff)")
+                    throw Planned()
+                }
+            }
+            let removed = directory.withLock { $0 }.map { !FileManager.default.fileExists(atPath: $0.path) }
+            #expect(removed == true, "the server's directory \(String(describing: directory.withLock { $0 })) was not removed")
+        }
+    }
+}
