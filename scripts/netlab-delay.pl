@@ -5,7 +5,9 @@
 #   perl scripts/netlab-delay.pl PORT TARGET:TPORT MEAN_MS JITTER_MS [LISTEN_ADDRESS]
 #
 # Listens on PORT (0: any free port) at LISTEN_ADDRESS (default: every address of the namespace
-# it runs in; the tests on loopback pass 127.0.0.1); for each connection it connects
+# it runs in; the tests on loopback pass 127.0.0.1), or, with PORT `fd:N`, accepts on the
+# listening socket it inherited as file descriptor N (which may belong to another network
+# namespace: scripts/netlab.sh publish); for each connection it connects
 # to TARGET:TPORT and forwards both ways, holding every chunk it reads for MEAN ± JITTER ms
 # (uniform) before writing it on. Order within a direction is kept (a chunk is never released
 # before the one read before it), so a round trip through the proxy takes 2 × MEAN ± 2 × JITTER
@@ -30,9 +32,15 @@ $listen_address //= '0.0.0.0';
 $target =~ /^[^:]+:\d+$/ or die "TARGET:TPORT expected, got $target\n";
 $jitter_ms <= $mean_ms or die "JITTER_MS must not exceed MEAN_MS\n";
 
-my $listener = IO::Socket::INET->new(
-    LocalAddr => $listen_address, LocalPort => $port, Listen => 64, ReuseAddr => 1, Proto => 'tcp', Blocking => 0,
-) or die "cannot listen on $port: $!\n";
+my $listener;
+if ($port =~ /^fd:(\d+)$/) {
+    $listener = IO::Socket::INET->new_from_fd($1, 'r') or die "no listening socket on file descriptor $1: $!\n";
+    $listener->blocking(0);
+} else {
+    $listener = IO::Socket::INET->new(
+        LocalAddr => $listen_address, LocalPort => $port, Listen => 64, ReuseAddr => 1, Proto => 'tcp', Blocking => 0,
+    ) or die "cannot listen on $port: $!\n";
+}
 $SIG{PIPE} = 'IGNORE';
 $| = 1;
 print "listening ", $listener->sockport, "\n";

@@ -23,6 +23,14 @@
 #                                              to TARGET:TPORT, delaying each direction by
 #                                              MEAN ± JITTER ms (in the foreground; the kernel
 #                                              here has no netem)
+#   scripts/netlab.sh publish LAB HOST TARGET:TPORT
+#                                              a way in for a test on this machine: listen on
+#                                              127.0.0.1 (a free port) in the root namespace and
+#                                              forward each connection to TARGET:TPORT as seen
+#                                              from HOST (e.g. a gateway on HOST's loopback);
+#                                              prints "listening PORT"; in the foreground. The
+#                                              hosts' cuts do not touch it: it stands for clients
+#                                              outside the lab's network
 #   scripts/netlab.sh list                     the labs that exist
 #   scripts/netlab.sh check                    exit 0 if a lab can be made here (root, ip, nft,
 #                                              namespaces, veth, bridge, bridge filtering), else
@@ -281,7 +289,7 @@ case $COMMAND in
   install) install; exit ;;
   list) for f in "$STATE_DIR"/*; do [[ -e $f ]] && basename "$f"; done; exit 0 ;;
 esac
-[[ $# -ge 1 ]] || die "usage: $0 up|down|addr|exec|cut|loss|dropped|heal|move|delay|list|check|install LAB ..."
+[[ $# -ge 1 ]] || die "usage: $0 up|down|addr|exec|cut|loss|dropped|heal|move|delay|publish|list|check|install LAB ..."
 LAB=$1
 shift
 valid_lab "$LAB"
@@ -307,6 +315,20 @@ case $COMMAND in
     namespace=$(host_ns "$LAB" "$1")
     shift
     exec ip netns exec "$namespace" perl "$SCRIPT_DIR/netlab-delay.pl" "$@"
+    ;;
+  publish)
+    [[ $# -eq 2 ]] || die "usage: $0 publish LAB HOST TARGET:TPORT"
+    require_host "$1"
+    namespace=$(host_ns "$LAB" "$1")
+    # The listening socket is made here, in the root namespace, and kept open across the exec
+    # into HOST's namespace, where the proxy connects to TARGET: a socket stays in the
+    # namespace it was made in.
+    exec perl -MIO::Socket::INET -MFcntl -e '
+      my $listener = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 64, ReuseAddr => 1, Proto => "tcp")
+        or die "cannot listen on 127.0.0.1: $!\n";
+      fcntl($listener, F_SETFD, 0) or die "fcntl: $!\n";
+      exec("ip", "netns", "exec", $ARGV[0], "perl", $ARGV[1], "fd:" . fileno($listener), $ARGV[2], 0, 0) or die "exec: $!\n";
+    ' "$namespace" "$SCRIPT_DIR/netlab-delay.pl" "$2"
     ;;
   *) die "unknown command $COMMAND" ;;
 esac

@@ -1,8 +1,9 @@
 import Foundation
 
 /// A PostgreSQL server of one test's own: Debian's `initdb` and `postgres` on a data directory
-/// and a unix socket in a fresh temporary directory (no TCP port), stopped and removed when the
-/// test's body ends, also when it throws.
+/// and a unix socket in a fresh temporary directory (no TCP port unless asked for: on loopback,
+/// or on a network lab host's address), stopped and removed when the test's body ends, also when
+/// it throws.
 ///
 /// PostgreSQL refuses to run as root, and tests run as root in CI: then the server runs as the
 /// `postgres` user Debian's package creates (`setpriv`, which execs, so the process this test
@@ -12,11 +13,16 @@ import Foundation
 public struct PrivatePostgres: Sendable {
     /// The temporary directory: the data directory (`data`) and the server's socket.
     public let directory: URL
-    /// The number in the socket's name (`.s.PGSQL.PORT`); nothing listens on TCP.
+    /// The number in the socket's name (`.s.PGSQL.PORT`), and the TCP port at `tcpAddress` when
+    /// there is one.
     public let port: Int
 
+    /// The address the server also listens on over TCP, at `port` (`nil`: none): 127.0.0.1
+    /// (`with(listeningOnLoopback:)`) or a network lab host's (`with(listeningOn:launcher:)`).
+    public let tcpAddress: String?
+
     /// Whether the server also listens on TCP at 127.0.0.1:`port` (`with(listeningOnLoopback:)`).
-    public let listensOnLoopback: Bool
+    public var listensOnLoopback: Bool { tcpAddress == "127.0.0.1" }
 
     /// The URL a client connects with: the `postgres` superuser, database `postgres`, over the
     /// unix socket.
@@ -24,7 +30,10 @@ public struct PrivatePostgres: Sendable {
 
     /// The URL over TCP on loopback, when the server listens there (a test may put a proxy of
     /// its own in between: a cut-off database it controls).
-    public var loopbackURL: String? { listensOnLoopback ? "postgres://postgres@127.0.0.1:\(port)/postgres" : nil }
+    public var loopbackURL: String? { listensOnLoopback ? tcpURL : nil }
+
+    /// The URL over TCP at `tcpAddress`, when the server listens on one.
+    public var tcpURL: String? { tcpAddress.map { "postgres://postgres@\($0):\(port)/postgres" } }
 
     /// Where Debian's server programs are (`/usr/lib/postgresql/VERSION/bin`), newest first.
     public static var binaries: String? {
@@ -62,6 +71,23 @@ public struct PrivatePostgres: Sendable {
     public static func with<T>(port: Int = 5432, listeningOnLoopback: Bool = false, _ body: (PrivatePostgres) async throws -> T) async throws -> T {
         if let unavailableReason { throw Failure(description: unavailableReason) }
         let port = listeningOnLoopback ? try LoopbackPort.unused() : port
+        return try await with(port: port, tcpAddress: listeningOnLoopback ? "127.0.0.1" : nil, launcher: [], body)
+    }
+
+    /// Runs `body` with a fresh, empty server listening on TCP at `address`:`port` too, started
+    /// through `launcher` (a command prefix that execs the rest, keeping the pid: e.g.
+    /// `netlab.sh exec LAB HOST`, so that the server runs in a network lab host's namespace, where
+    /// `address` is, and the lab's cuts separate it from its clients). Clients on the subnets of
+    /// the server's own addresses are trusted, like those on loopback. Stopped and removed as
+    /// with `with(port:listeningOnLoopback:_:)`.
+    public static func with<T>(
+        listeningOn address: String, port: Int = 5432, launcher: [String], _ body: (PrivatePostgres) async throws -> T
+    ) async throws -> T {
+        if let unavailableReason { throw Failure(description: unavailableReason) }
+        return try await with(port: port, tcpAddress: address, launcher: launcher, body)
+    }
+
+    private static func with<T>(port: Int, tcpAddress: String?, launcher: [String], _ body: (PrivatePostgres) async throws -> T) async throws -> T {
         guard let binaries else { throw Failure(description: "no PostgreSQL server programs") }
         // Short and fixed: a unix socket's path has at most 107 bytes.
         let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("wf-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
@@ -75,13 +101,19 @@ public struct PrivatePostgres: Sendable {
         guard try await initdb.waitForExit() == 0 else {
             throw Failure(description: "initdb failed: \((initdb.stdout.lines + initdb.stderr.lines).joined(separator: "\n"))")
         }
+        if let tcpAddress, tcpAddress != "127.0.0.1" {
+            let rules = try FileHandle(forWritingTo: URL(fileURLWithPath: data).appendingPathComponent("pg_hba.conf"))
+            defer { try? rules.close() }
+            try rules.seekToEnd()
+            try rules.write(contentsOf: Data("host all all samenet trust\n".utf8))
+        }
         let server = try start(
             "postgres", "\(binaries)/postgres",
             [
-                "-D", data, "-k", directory.path, "-p", "\(port)", "-h", listeningOnLoopback ? "127.0.0.1" : "",
+                "-D", data, "-k", directory.path, "-p", "\(port)", "-h", tcpAddress ?? "",
                 // Small: several tests may each run one at once on a small machine.
                 "-c", "max_connections=20", "-c", "shared_buffers=16MB",
-            ])
+            ], launcher: launcher)
         do {
             try await server.stderr.first("PostgreSQL to accept connections") { $0.contains("ready to accept connections") }
         } catch {
@@ -90,7 +122,7 @@ public struct PrivatePostgres: Sendable {
         }
         let result: T
         do {
-            result = try await body(PrivatePostgres(directory: directory, port: port, listensOnLoopback: listeningOnLoopback))
+            result = try await body(PrivatePostgres(directory: directory, port: port, tcpAddress: tcpAddress))
         } catch {
             await stop(server)
             throw error
@@ -100,12 +132,14 @@ public struct PrivatePostgres: Sendable {
     }
 
     /// Starts `program` as the server's user: through `setpriv` when this process is root,
-    /// directly otherwise. Messages in English, as the readiness check reads them.
-    private static func start(_ label: String, _ program: String, _ arguments: [String]) throws -> DaemonProcess {
+    /// directly otherwise; through `launcher` first, if any. Messages in English, as the
+    /// readiness check reads them.
+    private static func start(_ label: String, _ program: String, _ arguments: [String], launcher: [String] = []) throws -> DaemonProcess {
         let environment = ["LC_ALL": "C"]
-        guard geteuid() == 0 else { return try DaemonProcess(program, arguments, label: label, environment: environment) }
-        return try DaemonProcess(
-            setpriv, ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", program] + arguments, label: label, environment: environment)
+        let command =
+            geteuid() == 0 ? [setpriv, "--reuid=postgres", "--regid=postgres", "--init-groups", "--", program] + arguments : [program] + arguments
+        let full = launcher + command
+        return try DaemonProcess(full[0], Array(full.dropFirst()), label: label, environment: environment)
     }
 
     /// Immediate shutdown (SIGQUIT: the server ends its backends and exits without a checkpoint,

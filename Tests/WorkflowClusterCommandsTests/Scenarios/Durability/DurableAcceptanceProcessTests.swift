@@ -83,22 +83,24 @@ struct DurableAcceptanceProcessTests {
     /// file in the fixture's directory). The gateway listens on `port`, by default a free one:
     /// each incarnation prints the one it got. `endpoints`: several coordinators' (a leader
     /// and its standbys), instead of the fixture's one. `sessions`: the `sessions` section (none:
-    /// sessions off).
+    /// sessions off). `heartbeat` and `security`: those sections (a network lab's daemons are on
+    /// network addresses).
     static func writeConfig(
         _ cluster: ClusterFixture, store: [String: Any] = ["kind": "sqlite", "path": "store.sqlite"], port: Int = 0, endpoints: [String]? = nil,
-        sessions: [String: Any]? = nil
+        sessions: [String: Any]? = nil,
+        heartbeat: [String: Int] = ["interval_ms": 100, "liveness": 5], security: [String: Any] = ["mode": "plaintext"]
     ) throws {
         let coordinator: [String: Any] =
             if let endpoints { ["endpoints": endpoints, "root": "event-ledger"] } else { ["endpoint": cluster.endpoint, "root": "event-ledger"] }
         var document: [String: Any] = [
             "coordinator": coordinator,
             "workers": [["name": "w1"]],
-            "heartbeat": ["interval_ms": 100, "liveness": 5],
+            "heartbeat": heartbeat,
             "request": ["deadline_ms": 10_000],
             "log": ["level": "info", "format": "text"],
             "placement": [["match": "*EventLedgerWorkflow", "worker": "w1"]],
             "gateway": ["listen": "127.0.0.1:\(port)"],
-            "security": ["mode": "plaintext"],
+            "security": security,
             "store": store,
         ]
         if let sessions { document["sessions"] = sessions }

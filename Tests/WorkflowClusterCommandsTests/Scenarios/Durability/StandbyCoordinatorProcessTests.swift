@@ -4,6 +4,17 @@ import Synchronization
 import Testing
 import WorkflowClusterTesting
 
+/// Where a standby test's two coordinators run, and how its clients reach their gateways: on
+/// this host over ipc (`StandbyCoordinatorProcessTests.LocalPair`) or on two hosts of a network
+/// lab (`StandbyLab`).
+protocol StandbyPair: Sendable {
+    /// Starts coordinator `index` (0 or 1), adding `extra` arguments.
+    func startCoordinator(_ index: Int, _ extra: [String]) throws -> DaemonProcess
+    /// Waits until coordinator `index` (`coordinator`) prints its gateway in `role`; returns a
+    /// client of that gateway.
+    func gateway(_ index: Int, of coordinator: DaemonProcess, role: String) async throws -> GatewayClient
+}
+
 /// Two coordinators for one root sharing a private PostgreSQL server with a lease
 /// (`store.lease_ms`), one worker configured with both endpoints, real HTTP clients sending a
 /// steady stream of events: the leader is SIGKILLed, or frozen with SIGSTOP and woken, and the
@@ -37,17 +48,31 @@ struct StandbyCoordinatorProcessTests {
         }
     }
 
-    /// Coordinator `index`, binding `endpoints[index]` once it leads; `extra` arguments added.
-    static func startCoordinator(_ cluster: ClusterFixture, _ endpoints: [String], _ index: Int, _ extra: [String] = []) throws -> DaemonProcess {
-        try cluster.start(
-            "durability-test-daemon", ["--config", cluster.configPath, "--print-renderings", "json", "--endpoint", endpoints[index]] + extra,
-            label: "coordinator-\(index)")
+    /// The arguments of coordinator `index` of `cluster`: binding `endpoints[index]` once it
+    /// leads, printing renderings as JSON lines, `extra` added.
+    static func coordinatorArguments(_ cluster: ClusterFixture, _ endpoints: [String], _ index: Int, _ extra: [String] = []) -> [String] {
+        ["--config", cluster.configPath, "--print-renderings", "json", "--endpoint", endpoints[index]] + extra
     }
 
-    /// `coordinator` is a standby and its gateway says so: readiness 503 with the role, every
-    /// API request 503 `standby` with `Retry-After`.
-    static func expectStandby(_ coordinator: DaemonProcess) async throws {
-        let standby = try await GatewayClient.of(coordinator, role: "standby")
+    /// Both coordinators on this host, over ipc; clients reach the gateway each prints.
+    struct LocalPair: StandbyPair {
+        let cluster: ClusterFixture
+        let endpoints: [String]
+
+        func startCoordinator(_ index: Int, _ extra: [String]) throws -> DaemonProcess {
+            try cluster.start(
+                "durability-test-daemon", StandbyCoordinatorProcessTests.coordinatorArguments(cluster, endpoints, index, extra),
+                label: "coordinator-\(index)")
+        }
+
+        func gateway(_ index: Int, of coordinator: DaemonProcess, role: String) async throws -> GatewayClient {
+            try await GatewayClient.of(coordinator, role: role)
+        }
+    }
+
+    /// The gateway `standby` is a standby's: readiness 503 with the role, every API request 503
+    /// `standby` with `Retry-After`.
+    static func expectStandby(_ standby: GatewayClient) async throws {
         let ready = try await standby.get("/health/ready")
         #expect(ready.status == 503 && ready.text.contains(#""role":"standby""#), "\(ready.status) \(ready.text)")
         let event = try await standby.post("/api/events/anything", json: "1")
@@ -102,12 +127,12 @@ struct StandbyCoordinatorProcessTests {
     /// Starts coordinator 0 (with `leaderArguments`), waits until it serves the tree, then
     /// coordinator 1 (with `standbyArguments`), checked to be a standby.
     static func startLeaderAndStandby(
-        _ cluster: ClusterFixture, _ endpoints: [String], ledger: LedgerBox, leaderArguments: [String] = [], standbyArguments: [String] = []
+        _ pair: some StandbyPair, ledger: LedgerBox, leaderArguments: [String] = [], standbyArguments: [String] = []
     ) async throws -> LeaderAndStandby {
-        let leader = try Self.startCoordinator(cluster, endpoints, 0, leaderArguments)
-        let gateway = try await GatewayClient.of(leader, role: "leader")
-        let standby = try Self.startCoordinator(cluster, endpoints, 1, standbyArguments)
-        try await Self.expectStandby(standby)
+        let leader = try pair.startCoordinator(0, leaderArguments)
+        let gateway = try await pair.gateway(0, of: leader, role: "leader")
+        let standby = try pair.startCoordinator(1, standbyArguments)
+        try await Self.expectStandby(pair.gateway(1, of: standby, role: "standby"))
         let watcher = Self.watch(gateway, ledger: ledger, client: -3)
         let ready = try await Self.ready(gateway, ledger: ledger)
         return LeaderAndStandby(leader: leader, leaderGateway: gateway, leaderReady: ready, leaderWatcher: watcher, standby: standby)
@@ -115,10 +140,13 @@ struct StandbyCoordinatorProcessTests {
 
     /// The standby once it leads: its gateway, its watcher, its rendering with both ledgers,
     /// and the time from `faultAt` (when the test struck the old leader) until then.
-    static func takenOver(_ standby: DaemonProcess, ledger: LedgerBox, faultAt: () -> ContinuousClock.Instant?) async throws
+    /// Coordinator 1 of `pair` (`standby`) by default.
+    static func takenOver(
+        _ standby: DaemonProcess, of pair: some StandbyPair, index: Int = 1, ledger: LedgerBox, faultAt: () -> ContinuousClock.Instant?
+    ) async throws
         -> (gateway: GatewayClient, watcher: Task<Void, Never>, ready: Durable.Ledgers, takeover: String)
     {
-        let gateway = try await GatewayClient.of(standby, role: "leader")
+        let gateway = try await pair.gateway(index, of: standby, role: "leader")
         let watcher = Self.watch(gateway, ledger: ledger)
         let ready = try await Self.ready(gateway, ledger: ledger)
         let takeover = faultAt().map { "\(Self.milliseconds($0.duration(to: .now))) ms" } ?? "-"
@@ -145,61 +173,118 @@ struct StandbyCoordinatorProcessTests {
         Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
+    /// The leader SIGKILLed `kills` times at random moments under a steady stream of events, the
+    /// killed one restarted each time (as its supervisor would) and checked to be a standby;
+    /// ends with every accepted event applied. Returns each takeover (kill to the tree served
+    /// again) in milliseconds.
+    static func killRounds(_ pair: some StandbyPair, kills: Int, ledger: LedgerBox) async throws -> [Int] {
+        var coordinators = [try pair.startCoordinator(0, [])]
+        var gateway = try await pair.gateway(0, of: coordinators[0], role: "leader")
+        coordinators.append(try pair.startCoordinator(1, []))
+        try await Self.expectStandby(pair.gateway(1, of: coordinators[1], role: "standby"))
+        let leaderReady = try await gateway.get("/health/ready")
+        #expect(leaderReady.text.contains(#""role":"leader""#), "\(leaderReady.text)")
+        var leader = 0
+        var takeovers: [Int] = []
+        let killedAt = Mutex<ContinuousClock.Instant?>(nil)
+        for round in 0...kills {
+            let watcher = Self.watch(gateway, ledger: ledger)
+            defer { watcher.cancel() }
+            let ready = try await Self.ready(gateway, ledger: ledger)
+            if let killed = killedAt.withLock({ $0 }) { takeovers.append(Self.milliseconds(killed.duration(to: .now))) }
+            killedAt.withLock { $0 = nil }
+            if let previous = ledger.withLock({ $0.lastToken }) {
+                // A root token of the killed leader's renderings: not unknown, restarted.
+                let answer = try await gateway.post(Durable.path(for: previous), json: "0")
+                #expect(answer.status == 410 && answer.text.contains("restarted"), "round \(round): \(answer.status) \(answer.text)")
+            }
+            ledger.withLock { $0.lastToken = ready.record }
+            if round == kills {
+                try await Self.finish(gateway, ledger: ledger)
+                break
+            }
+            let killAfter = ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + Int.random(in: 1...150)
+            let victim = coordinators[leader]
+            let pid = victim.pid
+            await Durable.send(to: gateway, from: ready, ledger: ledger) { total in
+                guard total == killAfter else { return }
+                kill(pid, SIGKILL)
+                killedAt.withLock { $0 = .now }
+            }
+            if victim.isRunning {
+                kill(pid, SIGKILL)
+                killedAt.withLock { $0 = $0 ?? .now }
+            }
+            try await victim.waitForExit()
+            #expect(victim.process.terminationReason == .uncaughtSignal, "round \(round): the leader was not SIGKILLed")
+            let successor = 1 - leader
+            gateway = try await pair.gateway(successor, of: coordinators[successor], role: "leader")
+            // The killed one restarted (as its supervisor would): a standby now.
+            coordinators[leader] = try pair.startCoordinator(leader, [])
+            try await Self.expectStandby(pair.gateway(leader, of: coordinators[leader], role: "standby"))
+            leader = successor
+        }
+        return takeovers
+    }
+
+    /// What `freezeAndWake` saw: the new leader's gateway, the takeover (freeze to the tree
+    /// served again), the woken leader's exit status.
+    struct Frozen {
+        var gateway: GatewayClient
+        var takeover: String
+        var status: Int32
+    }
+
+    /// The leader frozen (SIGSTOP) at a random moment under a stream of events: the standby takes
+    /// over and serves more events; woken (SIGCONT), the old leader must step down (exit 75,
+    /// saying so) with none of its clients' answers since accepted; then more events and the
+    /// final check.
+    static func freezeAndWake(_ pair: some StandbyPair, ledger: LedgerBox, standbyArguments: [String] = []) async throws -> Frozen {
+        let start = try await Self.startLeaderAndStandby(pair, ledger: ledger, standbyArguments: standbyArguments)
+        defer { start.leaderWatcher.cancel() }
+        let (old, successor) = (start.leader, start.standby)
+        let stopAfter = Int.random(in: 20...150)
+        let pid = old.pid
+        let frozenAt = Mutex<ContinuousClock.Instant?>(nil)
+        // The clients of the old leader: their requests hang while it is frozen and get their
+        // answers (or none) once it wakes.
+        let oldClients = Task {
+            await Durable.send(to: start.leaderGateway, from: start.leaderReady, ledger: ledger) { total in
+                guard total == stopAfter else { return }
+                kill(pid, SIGSTOP)
+                frozenAt.withLock { $0 = .now }
+            }
+        }
+        defer { if old.isRunning { kill(pid, SIGCONT) } }
+        let (gateway, watcher, ready, takeover) = try await Self.takenOver(
+            successor, of: pair, ledger: ledger, faultAt: { frozenAt.withLock { $0 } })
+        defer { watcher.cancel() }
+        // The new leader serves while the old one is frozen.
+        await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 100))
+        kill(pid, SIGCONT)
+        let status = try await old.waitForExit()
+        #expect(old.process.terminationReason == .exit && status == 75, "the woken leader ended with \(status) (\(old.process.terminationReason))")
+        #expect(old.stderr.lines.contains { $0.contains("stepping down") }, "the woken leader did not say it stepped down")
+        await oldClients.value
+        // Its clients' answers since it woke: none accepted (its writes are fenced).
+        #expect(successor.isRunning)
+        // The new leader still leads, its state intact: more events, then the final check.
+        let fresh = try await Self.ready(gateway, ledger: ledger)
+        await Durable.send(to: gateway, from: fresh, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 50))
+        try await Self.finish(gateway, ledger: ledger)
+        return Frozen(gateway: gateway, takeover: takeover, status: status)
+    }
+
     @Test("the leader SIGKILLed 10 times under a steady stream of events: the standby takes over from the store each time, every event answered 202 applied exactly once")
     func leaderKilled() async throws {
         try await Self.withTwoCoordinators("standby-kill") { cluster, endpoints, _ in
             let ledger = LedgerBox()
-            var coordinators = [try Self.startCoordinator(cluster, endpoints, 0)]
-            var gateway = try await GatewayClient.of(coordinators[0], role: "leader")
-            coordinators.append(try Self.startCoordinator(cluster, endpoints, 1))
-            try await Self.expectStandby(coordinators[1])
-            let leaderReady = try await gateway.get("/health/ready")
-            #expect(leaderReady.text.contains(#""role":"leader""#), "\(leaderReady.text)")
-            var leader = 0
             let kills = 10
-            var takeovers: [Duration] = []
-            let killedAt = Mutex<ContinuousClock.Instant?>(nil)
-            for round in 0...kills {
-                let watcher = Self.watch(gateway, ledger: ledger)
-                defer { watcher.cancel() }
-                let ready = try await Self.ready(gateway, ledger: ledger)
-                if let killed = killedAt.withLock({ $0 }) { takeovers.append(killed.duration(to: .now)) }
-                killedAt.withLock { $0 = nil }
-                if let previous = ledger.withLock({ $0.lastToken }) {
-                    // A root token of the killed leader's renderings: not unknown, restarted.
-                    let answer = try await gateway.post(Durable.path(for: previous), json: "0")
-                    #expect(answer.status == 410 && answer.text.contains("restarted"), "round \(round): \(answer.status) \(answer.text)")
-                }
-                ledger.withLock { $0.lastToken = ready.record }
-                if round == kills {
-                    try await Self.finish(gateway, ledger: ledger)
-                    break
-                }
-                let killAfter = ledger.withLock { $0.accepted[0].count + $0.accepted[1].count } + Int.random(in: 1...150)
-                let victim = coordinators[leader]
-                let pid = victim.pid
-                await Durable.send(to: gateway, from: ready, ledger: ledger) { total in
-                    guard total == killAfter else { return }
-                    kill(pid, SIGKILL)
-                    killedAt.withLock { $0 = .now }
-                }
-                if victim.isRunning {
-                    kill(pid, SIGKILL)
-                    killedAt.withLock { $0 = $0 ?? .now }
-                }
-                try await victim.waitForExit()
-                #expect(victim.process.terminationReason == .uncaughtSignal, "round \(round): the leader was not SIGKILLed")
-                let successor = 1 - leader
-                gateway = try await GatewayClient.of(coordinators[successor], role: "leader")
-                // The killed one restarted (as its supervisor would): a standby now.
-                coordinators[leader] = try Self.startCoordinator(cluster, endpoints, leader)
-                try await Self.expectStandby(coordinators[leader])
-                leader = successor
-            }
+            let takeovers = try await Self.killRounds(LocalPair(cluster: cluster, endpoints: endpoints), kills: kills, ledger: ledger)
             let outcome = Self.checkedOutcome(ledger)
             print(
                 "standby takeover after leader SIGKILL (lease \(Self.leaseMilliseconds) ms): \(kills) kills, takeover (kill to the tree served again) "
-                    + "\(takeovers.map { "\(Self.milliseconds($0)) ms" }.joined(separator: ", ")); \(outcome)")
+                    + "\(takeovers.map { "\($0) ms" }.joined(separator: ", ")); \(outcome)")
         }
     }
 
@@ -209,45 +294,16 @@ struct StandbyCoordinatorProcessTests {
             let ledger = LedgerBox()
             // The standby's gateway on a fixed port: it serves there as a standby, then as the leader.
             let port = try LoopbackPort.unused()
-            let start = try await Self.startLeaderAndStandby(
-                cluster, endpoints, ledger: ledger, standbyArguments: ["--gateway-listen", "127.0.0.1:\(port)"])
-            defer { start.leaderWatcher.cancel() }
-            let (old, successor) = (start.leader, start.standby)
-            let stopAfter = Int.random(in: 20...150)
-            let pid = old.pid
-            let frozenAt = Mutex<ContinuousClock.Instant?>(nil)
-            // The clients of the old leader: their requests hang while it is frozen and get their
-            // answers (or none) once it wakes.
-            let oldClients = Task {
-                await Durable.send(to: start.leaderGateway, from: start.leaderReady, ledger: ledger) { total in
-                    guard total == stopAfter else { return }
-                    kill(pid, SIGSTOP)
-                    frozenAt.withLock { $0 = .now }
-                }
-            }
-            defer { if old.isRunning { kill(pid, SIGCONT) } }
-            let (gateway, watcher, ready, takeover) = try await Self.takenOver(successor, ledger: ledger, faultAt: { frozenAt.withLock { $0 } })
-            defer { watcher.cancel() }
-            #expect(gateway.baseURL == "http://127.0.0.1:\(port)", "the new leader's gateway is not where its standby gateway was")
-            // The new leader serves while the old one is frozen.
-            await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 100))
-            kill(pid, SIGCONT)
-            let status = try await old.waitForExit()
-            #expect(old.process.terminationReason == .exit && status == 75, "the woken leader ended with \(status) (\(old.process.terminationReason))")
-            #expect(old.stderr.lines.contains { $0.contains("stepping down") }, "the woken leader did not say it stepped down")
-            await oldClients.value
-            // Its clients' answers since it woke: none accepted (its writes are fenced).
-            #expect(successor.isRunning)
-            // The new leader still leads, its state intact: more events, then the final check.
-            let fresh = try await Self.ready(gateway, ledger: ledger)
-            await Durable.send(to: gateway, from: fresh, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 50))
-            try await Self.finish(gateway, ledger: ledger)
+            let frozen = try await Self.freezeAndWake(
+                LocalPair(cluster: cluster, endpoints: endpoints), ledger: ledger, standbyArguments: ["--gateway-listen", "127.0.0.1:\(port)"])
+            #expect(frozen.gateway.baseURL == "http://127.0.0.1:\(port)", "the new leader's gateway is not where its standby gateway was")
             let outcome = Self.checkedOutcome(ledger)
             print(
                 "standby takeover after leader SIGSTOP (lease \(Self.leaseMilliseconds) ms): takeover (freeze to the tree served again) "
-                    + "\(takeover); the woken leader exited \(status); \(outcome)")
+                    + "\(frozen.takeover); the woken leader exited \(frozen.status); \(outcome)")
         }
     }
+
 
     @Test("the leader cut off from the database under a stream of events (its connection frozen): it steps down by its own deadline (exit 75), the standby takes over, every event answered 202 applied exactly once")
     func leaderCutOffFromDatabase() async throws {
@@ -260,8 +316,9 @@ struct StandbyCoordinatorProcessTests {
             let proxyLine = try await proxy.stdout.first("the proxy to listen") { $0.hasPrefix("listening ") }
             let proxyPort = try #require(Int(proxyLine.dropFirst("listening ".count)))
             let ledger = LedgerBox()
+            let pair = LocalPair(cluster: cluster, endpoints: endpoints)
             let start = try await Self.startLeaderAndStandby(
-                cluster, endpoints, ledger: ledger, leaderArguments: ["--store-url", "postgres://postgres@127.0.0.1:\(proxyPort)/postgres"])
+                pair, ledger: ledger, leaderArguments: ["--store-url", "postgres://postgres@127.0.0.1:\(proxyPort)/postgres"])
             defer { start.leaderWatcher.cancel() }
             let (old, successor) = (start.leader, start.standby)
             let cutAfter = Int.random(in: 20...150)
@@ -280,7 +337,7 @@ struct StandbyCoordinatorProcessTests {
             #expect(
                 old.stderr.lines.contains { $0.contains("stepping down: the lease could not be renewed before its deadline") },
                 "the cut-off leader did not say why it stepped down")
-            let (gateway, watcher, ready, takeover) = try await Self.takenOver(successor, ledger: ledger, faultAt: { cutAt.withLock { $0 } })
+            let (gateway, watcher, ready, takeover) = try await Self.takenOver(successor, of: pair, ledger: ledger, faultAt: { cutAt.withLock { $0 } })
             defer { watcher.cancel() }
             await Durable.send(to: gateway, from: ready, ledger: ledger, stopAt: Self.acceptedSoFar(ledger, plus: 100))
             kill(proxyPID, SIGCONT)

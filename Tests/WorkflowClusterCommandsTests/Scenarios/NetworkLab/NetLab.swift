@@ -90,6 +90,14 @@ final class NetLab: Sendable {
         ("/usr/bin/env", ["bash", Self.script, "delay", name, host, String(port), target, String(mean), String(jitter)])
     }
 
+    /// The executable and arguments of a way in for this process to `target` (an address and
+    /// port as `host` sees them, e.g. its loopback): it prints `listening PORT`, a port on
+    /// 127.0.0.1 here, and forwards each connection there (`netlab.sh publish`). The lab's cuts do
+    /// not touch it: it stands for clients outside the lab's network.
+    func publish(_ host: String, target: String) -> (String, [String]) {
+        ("/usr/bin/env", ["bash", Self.script, "publish", name, host, target])
+    }
+
     /// Removes the lab: its processes, namespaces, links and rules.
     func down() async {
         do {
