@@ -208,7 +208,28 @@ final class Simulation {
             if parent.isSettled, quiet > 1000 { return nil }
         }
         _ = faultFree
-        return Violation(seed: seed, step: count.steps, message: "no progress: events still unacknowledged after \(limit) fault-free steps")
+        return Violation(
+            seed: seed, step: count.steps, message: "no progress: events still unacknowledged after \(limit) fault-free steps\n\(stateDescription)")
+    }
+
+    /// Where each child and worker stands, for a report of no progress.
+    var stateDescription: String {
+        var lines: [String] = []
+        for child in parent.children {
+            lines.append(
+                "  parent: child \(child.id) epoch \(child.epoch) on connection \(child.host.map(String.init) ?? "-"), "
+                    + "events made through \(child.nextSequence - 1), sent through \(child.sentThrough), acknowledged \(child.acknowledged.applied), "
+                    + "outputs through \(child.lastOutput)\(child.isReleasing ? ", releasing" : "")")
+        }
+        for worker in workers {
+            let hosted = worker.machine.children.values.sorted { $0.childID < $1.childID }.map {
+                "child \($0.childID) epoch \($0.epoch) applied \($0.applied) acknowledged \($0.acknowledged)"
+            }
+            lines.append(
+                "  worker \(worker.index) on connection \(worker.connection.id)\(worker.connection.isClosed ? " (closed)" : ""), "
+                    + "welcomed \(worker.machine.isWelcomed): \(hosted.joined(separator: "; "))")
+        }
+        return lines.joined(separator: "\n")
     }
 
     private func step() {
