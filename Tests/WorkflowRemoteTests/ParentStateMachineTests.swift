@@ -19,7 +19,7 @@ import Testing
     /// A parent (liveness window 300 ms) with worker-1 joined on `first` at time 0, hosting
     /// `children`.
     func withOneWorker(hosting children: [UInt64] = []) -> Machine {
-        var machine = Machine(configuration: .init(heartbeatInterval: interval, heartbeatLiveness: 3))
+        var machine = Machine(configuration: .init(heartbeatInterval: interval, heartbeatLiveness: 3, acknowledgementDeadline: .milliseconds(900)))
         #expect(machine.admit(name: "worker-1", instance: "a", from: first) == .join(replacing: nil))
         machine.join(first, as: worker("worker-1"))
         for child in children { machine.placed(child, on: first) }
@@ -94,6 +94,30 @@ import Testing
         // A duplicate (the same number again) is a gap too: the numbering was lost.
         #expect(machine.outputsMessage(childID: 2, epoch: 1, number: 1) == .inOrder)
         #expect(machine.outputsMessage(childID: 2, epoch: 1, number: 1) == .lost(missing: 2...2))
+    }
+
+    @Test("events a live worker leaves unacknowledged past the deadline count as lost in transit; each acknowledgement restarts the wait")
+    func unacknowledgedEventsAreLost() {
+        var machine = withOneWorker(hosting: [1, 2])
+        machine.eventsSent(to: 2, at: at(0))
+        // Later sends do not restart the wait; an acknowledgement of some of them does.
+        machine.eventsSent(to: 2, at: at(500))
+        machine.acknowledged(2, coversAllSent: false, at: at(600))
+        for time in stride(from: 100, through: 1500, by: 100) {
+            machine.heard(from: first, at: at(time))
+            machine.sent(to: first, at: at(time))
+            #expect(machine.livenessAction(of: first, at: at(time)) == nil, "at \(time) ms")
+        }
+        machine.heard(from: first, at: at(1501))
+        #expect(machine.livenessAction(of: first, at: at(1501)) == .declareLost(first, childID: 2, waited: .milliseconds(901)))
+        // An acknowledgement of everything sent ends the wait; so does a new placement.
+        machine.acknowledged(2, coversAllSent: true, at: at(1501))
+        #expect(machine.livenessAction(of: first, at: at(1501)) == nil)
+        machine.eventsSent(to: 1, at: at(1501))
+        machine.placed(1, on: first)
+        machine.heard(from: first, at: at(3000))
+        machine.sent(to: first, at: at(3000))
+        #expect(machine.livenessAction(of: first, at: at(3000)) == nil)
     }
 
     @Test("DRAIN releases the children placed there; repeated, it releases nothing more; the last final flush ends the drain")

@@ -107,7 +107,9 @@ final class RemoteEngine {
         self.shared = shared
         self.metrics = RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory)
         self.parent = ParentStateMachine(
-            configuration: .init(heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness))
+            configuration: .init(
+                heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
+                acknowledgementDeadline: configuration.requestTimeout))
         self.worker = WorkerStateMachine(
             configuration: .init(
                 heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,

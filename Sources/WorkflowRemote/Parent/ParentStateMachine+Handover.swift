@@ -41,6 +41,7 @@ extension ParentStateMachine {
     mutating func released(_ childID: UInt64, from id: WorkerID, canMoveAtOnce: Bool) -> Bool {
         guard workers[id] != nil else { return false }
         workers[id]!.children.remove(childID)
+        awaitingAcknowledgement[childID] = nil
         if canMoveAtOnce {
             workers[id]!.drainMoved += 1
         } else {

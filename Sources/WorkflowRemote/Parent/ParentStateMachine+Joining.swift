@@ -62,7 +62,10 @@ extension ParentStateMachine {
         let children = worker.children.sorted().map { child in
             (id: child, after: worker.releasing.contains(child) ? ChildAfterDeparture.moveOn : .fail)
         }
-        for child in worker.children { outputsMessageNumbers[child] = nil }
+        for child in worker.children {
+            outputsMessageNumbers[child] = nil
+            awaitingAcknowledgement[child] = nil
+        }
         return Departure(worker: worker, children: children)
     }
 }

@@ -6,6 +6,12 @@ extension ParentStateMachine {
         /// Silent for longer than the liveness window (`silence` so far): remove it
         /// (`workerLeft(_:)`), its children move.
         case declareDead(WorkerID, silence: Duration)
+        /// Alive, but the events sent to its child `childID` have waited `waited` for an
+        /// acknowledgement, past the deadline: messages were lost in transit (events to it, or its
+        /// OUTPUTS, the last ones, with no later message to show the gap; or a send queue that
+        /// was full). Remove it as after a gap in its OUTPUTS numbers: it joins again on a fresh
+        /// connection, and its children move from their last acknowledged state.
+        case declareLost(WorkerID, childID: UInt64, waited: Duration)
         case sendHeartbeat(WorkerID)
     }
 
@@ -25,6 +31,14 @@ extension ParentStateMachine {
     func livenessAction(of id: WorkerID, at now: Instant) -> LivenessAction? {
         guard let worker = workers[id] else { return nil }
         if now - worker.lastHeard > configuration.liveness { return .declareDead(id, silence: now - worker.lastHeard) }
+        // The children waiting for an acknowledgement are few (those with events in flight): they
+        // are walked, not the worker's children. The lowest child id overdue is named.
+        var overdue: (child: UInt64, since: Instant)?
+        for (child, since) in awaitingAcknowledgement
+        where now - since > configuration.acknowledgementDeadline && child < (overdue?.child ?? .max) && worker.children.contains(child) {
+            overdue = (child, since)
+        }
+        if let overdue { return .declareLost(id, childID: overdue.child, waited: now - overdue.since) }
         if now - worker.lastSent >= configuration.heartbeatInterval { return .sendHeartbeat(id) }
         return nil
     }

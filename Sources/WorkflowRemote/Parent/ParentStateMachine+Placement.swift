@@ -4,6 +4,7 @@ extension ParentStateMachine {
     /// The child `childID` was placed (START sent) on `id`.
     mutating func placed(_ childID: UInt64, on id: WorkerID) {
         workers[id]?.children.insert(childID)
+        awaitingAcknowledgement[childID] = nil
     }
 
     /// The child `childID` no longer runs on `id` (stopped, refused, no answer in time). Returns
@@ -11,12 +12,26 @@ extension ParentStateMachine {
     @discardableResult
     mutating func unplaced(_ childID: UInt64, from id: WorkerID) -> Bool {
         workers[id]?.children.remove(childID)
+        awaitingAcknowledgement[childID] = nil
         return releaseEnded(childID, on: id)
     }
 
     /// The child `childID` is stopped for good: its OUTPUTS numbering is forgotten.
     mutating func forget(_ childID: UInt64) {
         outputsMessageNumbers[childID] = nil
+        awaitingAcknowledgement[childID] = nil
+    }
+
+    /// Events for `childID` went to its placement: unless earlier ones already wait, they start
+    /// the wait for an acknowledgement.
+    mutating func eventsSent(to childID: UInt64, at now: Instant) {
+        if awaitingAcknowledgement[childID] == nil { awaitingAcknowledgement[childID] = now }
+    }
+
+    /// An acknowledgement for `childID` arrived from its placement; `coversAllSent`: of every
+    /// event sent to it. The wait ends, or starts again from now.
+    mutating func acknowledged(_ childID: UInt64, coversAllSent: Bool, at now: Instant) {
+        awaitingAcknowledgement[childID] = coversAllSent ? nil : now
     }
 
     /// Whether an OUTPUTS message follows the last one taken for its placement without a gap.

@@ -20,7 +20,9 @@
 ///   a child whose handover began moves on from its last acknowledged state whatever order its
 ///   final flush and its worker's departure arrive in: it is never failed.
 /// - **Lost messages** (`outputsMessage(childID:epoch:number:)`): a gap in a placement's OUTPUTS
-///   numbers means the connection lost messages in flight.
+///   numbers means the connection lost messages in flight; so do events a live worker leaves
+///   unacknowledged past the request deadline (`eventsSent(to:at:)`, `acknowledged(_:coversAllSent:at:)`):
+///   the last messages lost either way have no later one to show the gap.
 ///
 /// What each child's proxy keeps (its props, epoch, unacknowledged events, rendering) stays in
 /// the proxy; this machine knows children by id only.
@@ -31,6 +33,9 @@ struct ParentStateMachine {
     struct Configuration: Sendable {
         var heartbeatInterval: Duration
         var heartbeatLiveness: Int
+        /// How long events sent to a live worker may wait for their acknowledgement before they
+        /// count as lost in transit (the runtime's request deadline).
+        var acknowledgementDeadline: Duration
 
         /// How long a worker may stay silent before it is declared dead.
         var liveness: Duration { heartbeatInterval * heartbeatLiveness }
@@ -84,6 +89,9 @@ struct ParentStateMachine {
     var workers: [WorkerID: Worker] = [:]
     /// Per remote child: the epoch and number of the last OUTPUTS message taken from its worker.
     var outputsMessageNumbers: [UInt64: (epoch: UInt64, number: UInt64)] = [:]
+    /// Per remote child with events sent to its placement and not all acknowledged: since when
+    /// its acknowledgements last moved on (or its first such event was sent).
+    var awaitingAcknowledgement: [UInt64: Instant] = [:]
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -100,5 +108,5 @@ struct ParentStateMachine {
     }
 
     /// What the machine holds, for the simulator's bound on memory.
-    var memory: Int { workers.count + outputsMessageNumbers.count }
+    var memory: Int { workers.count + outputsMessageNumbers.count + awaitingAcknowledgement.count }
 }

@@ -188,6 +188,9 @@ extension RemoteEngine {
                 return
             }
             guard outputsMessageInOrder(envelope, from: peerID) else { return }
+            if envelope.acknowledged > 0 {
+                parent.acknowledged(proxy.childID, coversAllSent: envelope.acknowledged >= proxy.lastSentEvent, at: .now)
+            }
             let flush = WorkerFlush(
                 outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
                 ordinals: info.ordinals, continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,

@@ -10,6 +10,9 @@ extension RemoteEngine {
             switch parent.livenessAction(of: id, at: now) {
             case .declareDead(let id, _):
                 removeWorker(id, reason: "stopped answering (no heartbeat for \(parent.configuration.liveness.secondsText))")
+            case .declareLost(let id, let childID, let waited):
+                let path = proxies[childID]?.path ?? "a child"
+                removeWorker(id, reason: "lost messages in transit (no acknowledgement of events sent to \(path) for \(waited.secondsText))")
             case .sendHeartbeat(let id):
                 sendToWorker(id, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
             case nil:

@@ -266,6 +266,7 @@ extension RemoteEngine {
             }
             guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)) else { return }
             proxy.lastSentEvent = events[end - 1].sequence
+            parent.eventsSent(to: proxy.childID, at: .now)
             sendToWorker(
                 peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
                 nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)

@@ -42,8 +42,9 @@ final class SimulatedParent {
 
     init(children: Int, interval: Duration, liveness: Int) {
         self.interval = interval
-        machine = ParentStateMachine(configuration: .init(heartbeatInterval: interval, heartbeatLiveness: liveness))
         requestTimeout = interval * (liveness * 3)
+        machine = ParentStateMachine(
+            configuration: .init(heartbeatInterval: interval, heartbeatLiveness: liveness, acknowledgementDeadline: requestTimeout))
         self.children = (1...children).map { Child(id: UInt64($0)) }
     }
 
@@ -137,6 +138,7 @@ final class SimulatedParent {
                     world.violation("child \(childID): acknowledged \(acknowledged), outputs through \(children[index].lastOutput) only")
                 }
                 children[index].acknowledged = snapshot
+                machine.acknowledged(childID, coversAllSent: acknowledged >= children[index].sentThrough, at: now)
             }
             if released, children[index].isReleasing {
                 // The final flush: every event sent is in its snapshot (checked above when it
@@ -175,7 +177,7 @@ final class SimulatedParent {
     private func timers(at now: Instant, in world: Simulation) {
         for id in machine.workers.keys.sorted(by: { Self.connectionID($0) < Self.connectionID($1) }) {
             switch machine.livenessAction(of: id, at: now) {
-            case .declareDead: removePeer(id, at: now, in: world)
+            case .declareDead, .declareLost: removePeer(id, at: now, in: world)
             case .sendHeartbeat: send(.heartbeat, to: id, at: now, in: world)
             case nil: break
             }
@@ -225,6 +227,7 @@ final class SimulatedParent {
             .events(child: children[index].id, epoch: children[index].epoch, first: first, count: Int(last - first + 1)), to: Self.workerID(host), at: now,
             in: world)
         children[index].sentThrough = last
+        machine.eventsSent(to: children[index].id, at: now)
     }
 
     private func removePeer(_ id: WorkerID, at now: Instant, in world: Simulation) {

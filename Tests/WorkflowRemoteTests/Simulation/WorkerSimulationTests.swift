@@ -61,9 +61,13 @@ import Testing
     /// checked before every event (`WorkerStateMachine.nextEvent`), the woken worker applied the
     /// rest of the message (issue 22's first leak). Seed 41 breaks connections: events and
     /// outputs lost in transit (the two tests below show it finds both without their fixes).
+    /// Seeds 1795696508809 and 1795696984888 (from the long mode) lose the last EVENT and OUTPUTS
+    /// messages of a child: no later message showed the gap, and the child stalled with its
+    /// window of events unacknowledged until the parent's deadline for acknowledgements
+    /// (`ParentStateMachine.LivenessAction.declareLost`).
     @Test(
-        "regressions: a woken worker applies nothing past its lease (seed 3), nothing lost in transit is acknowledged over (seed 41)",
-        arguments: [UInt64(3), 41])
+        "regressions: a woken worker applies nothing past its lease (seed 3), nothing lost in transit is acknowledged over (seed 41), the last messages lost do not stall a child (seeds 1795696508809, 1795696984888)",
+        arguments: [UInt64(3), 41, 1_795_696_508_809, 1_795_696_984_888])
     func seedsThatFoundBugs(seed: UInt64) {
         if let violation = Self.run(seed: seed) { Issue.record("\(violation)") }
     }
