@@ -40,11 +40,15 @@ final class SimulatedParent {
     /// Whether the parent keeps making events (off for the quiet end of a run).
     var generating = true
 
-    init(children: Int, interval: Duration, liveness: Int) {
+    /// - Parameter deadlinesAcknowledgements: whether events left unacknowledged past the request
+    ///   deadline count as lost (off: practically never).
+    init(children: Int, interval: Duration, liveness: Int, deadlinesAcknowledgements: Bool = true) {
         self.interval = interval
         requestTimeout = interval * (liveness * 3)
         machine = ParentStateMachine(
-            configuration: .init(heartbeatInterval: interval, heartbeatLiveness: liveness, acknowledgementDeadline: requestTimeout))
+            configuration: .init(
+                heartbeatInterval: interval, heartbeatLiveness: liveness,
+                acknowledgementDeadline: deadlinesAcknowledgements ? requestTimeout : .seconds(1_000_000_000)))
         self.children = (1...children).map { Child(id: UInt64($0)) }
     }
 

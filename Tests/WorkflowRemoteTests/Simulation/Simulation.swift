@@ -97,11 +97,18 @@ final class Simulation {
     /// Whether the parent checks the OUTPUTS messages' numbers (off: the protocol before the fix,
     /// to show the simulator finds the loss).
     let parentChecksOutputsNumbers: Bool
+    /// Whether the parent takes events left unacknowledged past its deadline for lost (off: the
+    /// protocol before it, to show the simulator finds the stall).
+    let parentDeadlinesAcknowledgements: Bool
     /// Whether workers check that an EVENT's first event follows the last applied (off: the
     /// protocol before the fix).
     let workerChecksEventSequence: Bool
 
-    init(seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true, workerChecksEventSequence: Bool = true) {
+    init(
+        seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true, parentDeadlinesAcknowledgements: Bool = true,
+        workerChecksEventSequence: Bool = true
+    ) {
+        self.parentDeadlinesAcknowledgements = parentDeadlinesAcknowledgements
         self.seed = seed
         self.workerChecksEventSequence = workerChecksEventSequence
         self.startCarriesBase = startCarriesBase
@@ -111,7 +118,9 @@ final class Simulation {
         configuration = .init(heartbeatInterval: .milliseconds(100), heartbeatLiveness: 3, capacity: 100, hasParent: true)
         now = ContinuousClock.now
         let workerCount = random.int(in: 2...4)
-        parent = SimulatedParent(children: random.int(in: 1...3), interval: configuration.heartbeatInterval, liveness: configuration.heartbeatLiveness)
+        parent = SimulatedParent(
+            children: random.int(in: 1...3), interval: configuration.heartbeatInterval, liveness: configuration.heartbeatLiveness,
+            deadlinesAcknowledgements: parentDeadlinesAcknowledgements)
         toWorkerHeldUntil = Array(repeating: now, count: workerCount)
         toParentHeldUntil = Array(repeating: now, count: workerCount)
         for index in 0..<workerCount {

@@ -72,6 +72,15 @@ import Testing
         if let violation = Self.run(seed: seed) { Issue.record("\(violation)") }
     }
 
+    /// Without the parent's deadline for acknowledgements (the protocol before it), seed
+    /// 1795696508809 loses a child's last events message, and nothing later reveals it.
+    @Test("without the parent's deadline for acknowledgements, the simulator finds a child's events left behind (seed 1795696508809)")
+    func simulatorFindsEventsLeftBehindWithoutTheDeadline() {
+        let simulation = Simulation(seed: 1_795_696_508_809, parentDeadlinesAcknowledgements: false)
+        let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
+        #expect(violation?.message.contains("no progress") == true, "\(String(describing: violation))")
+    }
+
     /// Without the worker's check of the events' sequence (the protocol before it), seed 41
     /// applies an event after a gap.
     @Test("without the worker's check of the events' sequence, the simulator finds events skipped (seed 41)")
