@@ -21,13 +21,14 @@ struct BareWorker {
     let start: Envelope
     private let context: ZMQContext
 
-    /// Starts the parent and its tree, joins it as worker `name` of pool `p` and reads the START.
-    init(_ name: String) throws {
+    /// Starts the parent (its request deadline `requestTimeout`) and its tree, joins it as worker
+    /// `name` of pool `p` and reads the START.
+    init(_ name: String, requestTimeout: Duration = .seconds(60)) throws {
         var configuration = RemoteRuntimeConfiguration(name: "\(name)-parent")
         configuration.listenEndpoint = uniqueEndpoint(name)
         configuration.heartbeatInterval = .milliseconds(100)
         configuration.heartbeatLiveness = 600
-        configuration.requestTimeout = .seconds(60)
+        configuration.requestTimeout = requestTimeout
         parent = try RemoteRuntime(configuration: configuration)
         // The tree first: its child waits for a worker of pool p (the host does not block on it).
         host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("p")), loop: parent)

@@ -121,18 +121,16 @@ extension RemoteEngine {
     /// DRAIN from a worker: nothing new is placed on it; each child it hosts is released (its
     /// events and new props wait here), then the worker is answered. Repeated, it only answers.
     func handleDrain(from peer: WorkerPeer) {
-        if !peer.isDraining {
-            peer.isDraining = true
-            let moving = peer.children.compactMap { proxies[$0] }.filter { $0.worker === peer }.sorted { $0.path < $1.path }
-            peer.children = Set(moving.map(\.childID))
+        if let worker = parent.workers[peer.id], !worker.isDraining {
+            let moving = worker.children.compactMap { proxies[$0] }.filter { $0.worker === peer }.sorted { $0.path < $1.path }
+            let request = parent.drainRequested(by: peer.id, placedThere: moving.map(\.childID))
             logger.info(
                 "\(peer.name) draining: moving \(moving.count) children", metadata: ["worker": "\(peer.name)", "children": .stringConvertible(moving.count)])
             for proxy in moving {
                 proxy.beginRelease()
-                peer.releasing.insert(proxy.childID)
                 sendToWorker(peer.id, kind: .release, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
             }
-            if peer.releasing.isEmpty { reportDrained(peer) }
+            if request.drainedAlready { reportDrained(peer) }
         }
         // After every RELEASE: the worker knows nothing more is coming for it.
         sendToWorker(peer.id, kind: .drain, correlationID: 0, nodePath: "", payloads: [])
@@ -142,28 +140,23 @@ extension RemoteEngine {
     /// from the snapshot that flush carried, with the events kept meanwhile.
     func completeRelease(of proxy: any AnyRemoteChildProxy) {
         guard let peer = proxy.worker, proxy.isReleasing else { return }
-        peer.children.remove(proxy.childID)
         awaiting.remove(proxy.childID)
         proxy.released(from: peer.name)
         settleChanged = true
-        if case .worker = placementChoice(for: proxy, withinGrace: false) {
-            peer.drainMoved += 1
-        } else {
-            peer.drainWaiting += 1
-        }
-        endRelease(of: proxy.childID, on: peer)
+        let canMoveAtOnce = if case .worker = placementChoice(for: proxy, withinGrace: false) { true } else { false }
+        if parent.released(proxy.childID, from: peer.id, canMoveAtOnce: canMoveAtOnce) { reportDrained(peer) }
     }
 
     /// The child no longer waits for its release (released, stopped, or its worker left).
     func endRelease(of childID: UInt64, on peer: WorkerPeer) {
-        guard peer.releasing.remove(childID) != nil, peer.releasing.isEmpty, peer.isDraining else { return }
-        reportDrained(peer)
+        if parent.releaseEnded(childID, on: peer.id) { reportDrained(peer) }
     }
 
     func reportDrained(_ peer: WorkerPeer) {
+        let (moved, waiting) = parent.workers[peer.id].map { ($0.drainMoved, $0.drainWaiting) } ?? (0, 0)
         logger.info(
-            "\(peer.name) drained: \(peer.drainMoved + peer.drainWaiting) children handed over, \(peer.drainWaiting) of them waiting for a worker",
-            metadata: ["worker": "\(peer.name)", "moved": .stringConvertible(peer.drainMoved), "waiting": .stringConvertible(peer.drainWaiting)])
+            "\(peer.name) drained: \(moved + waiting) children handed over, \(waiting) of them waiting for a worker",
+            metadata: ["worker": "\(peer.name)", "moved": .stringConvertible(moved), "waiting": .stringConvertible(waiting)])
     }
 
     /// What a child placed by `placement` waits for, in words, once its worker drained.

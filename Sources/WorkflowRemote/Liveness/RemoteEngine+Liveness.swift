@@ -109,17 +109,10 @@ extension RemoteEngine {
         reportSuppressedWarnings()
         updateGauges()
         rebalance(now: now)
-        let deadAfter = interval * configuration.heartbeatLiveness
         let tick = worker.tick(at: now)
         if tick.sendHeartbeat { sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: []) }
         if let fence = tick.fence { perform(fence) }
-        for (id, peer) in workers {
-            if now - peer.lastHeard > deadAfter {
-                removeWorker(id, reason: "stopped answering (no heartbeat for \(deadAfter.secondsText))")
-            } else if now - peer.lastSent >= interval {
-                sendToWorker(id, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
-            }
-        }
+        performLiveness(at: now)
     }
 
     /// Fencing, the worker's half: a worker that hosts children and has neither heard from nor

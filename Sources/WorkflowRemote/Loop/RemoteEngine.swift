@@ -26,9 +26,11 @@ final class RemoteEngine {
     /// Each remote child's forwarding prefix → its proxy (`forwardingRoute(for:)`).
     var forwardingRoutes: [String: UInt64] = [:]
     var awaiting: Set<UInt64> = []
-    /// Per remote child: the epoch and number of the last OUTPUTS message taken from its worker
-    /// (`routeToProxy`): a number skipped means messages were lost in transit.
-    var outputsMessageNumbers: [UInt64: (epoch: UInt64, number: UInt64)] = [:]
+    /// The parent role's protocol state and decisions about its workers (`ParentStateMachine`):
+    /// who joined, who is alive, which children each hosts and hands over. The parent driver
+    /// (`RemoteEngine+ParentDriver.swift` and the parent's extensions) feeds it and performs what
+    /// it decides.
+    var parent: ParentStateMachine
     var nextChildID: UInt64 = 1
     /// How children placed in pools pick their worker (`placementChoice(for:withinGrace:)`).
     let poolPlacement: PoolPlacement
@@ -104,6 +106,10 @@ final class RemoteEngine {
         self.jobs = jobs
         self.shared = shared
         self.metrics = RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory)
+        self.parent = ParentStateMachine(
+            configuration: .init(
+                heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
+                acknowledgementDeadline: configuration.requestTimeout))
         self.worker = WorkerStateMachine(
             configuration: .init(
                 heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
@@ -137,7 +143,7 @@ final class RemoteEngine {
         // What a job may still ask of the engine after the end (a host stopped or updated late)
         // finds nobody to send to, and the children placed on workers say so.
         for (_, peer) in workers {
-            for id in peer.children {
+            for id in parent.workers[peer.id]?.children ?? [] {
                 proxies[id]?.fail(.workerUnavailable(worker: peer.name, reason: "is out of reach: this process's remote runtime has shut down"))
             }
         }
@@ -200,8 +206,7 @@ final class RemoteEngine {
                     logger.warning("no rendering within the request deadline", metadata: ["path": "\(proxy.path)", "worker": "\(worker)"])
                     // The child will be placed again: its copy on this worker must not live on.
                     if let peer = proxy.worker {
-                        peer.children.remove(id)
-                        endRelease(of: id, on: peer)
+                        unplace(id, from: peer)
                         sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
                     }
                     proxy.fail(.workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
@@ -230,8 +235,8 @@ final class RemoteEngine {
         }
         flushHosted()
         if sockets.hasUpstream { sendUpstream(kind: .goodbye, correlationID: 0, nodePath: "", payloads: []) }
-        for (id, peer) in workers {
-            for proxyID in peer.children {
+        for (id, _) in workers {
+            for proxyID in parent.workers[id]?.children ?? [] {
                 proxies[proxyID].map { sendToWorker(id, kind: .stop, correlationID: proxyID, epoch: $0.epoch, nodePath: $0.path, payloads: []) }
             }
         }
@@ -279,7 +284,9 @@ final class RemoteEngine {
     }
 }
 
-/// A worker as its parent knows it.
+/// A joined worker's connection, as the parent driver knows it: its identity and the messages
+/// held for it. What the protocol knows of it (liveness, children, handovers) is the parent state
+/// machine's (`ParentStateMachine.Worker`).
 final class WorkerPeer {
     /// The longest worker or pool name a HELLO may carry, in UTF-8 bytes. Names go into log
     /// lines and placement decisions, so a peer cannot make them as long as a message; a real
@@ -290,25 +297,10 @@ final class WorkerPeer {
     let name: String
     let pool: String
     let hostedTypes: Set<String>
-    /// The state version it reads and writes, per hosted type (its HELLO's `stateVersions`;
-    /// empty from a worker that predates them: every type then counts as version 1).
-    let stateVersions: [String: Int]
     let capacity: Int
-    /// The HELLO's instance: a HELLO under this name from another instance is another process.
-    let instance: String
     /// Where it runs, as its HELLO says (for the inspector; `nil` when it did not say).
     let processID: Int32?
     let hostName: String?
-    var children: Set<UInt64> = []
-    /// Set once it asked to drain: nothing new is placed on it, its children are moving.
-    var isDraining = false
-    /// Its children sent RELEASE and not yet answered with their final flush.
-    var releasing: Set<UInt64> = []
-    /// Of its released children: how many another worker could take at once, and how many wait.
-    var drainMoved = 0
-    var drainWaiting = 0
-    var lastHeard = ContinuousClock.now
-    var lastSent = ContinuousClock.now
     /// START, UPDATE, STOP and EVENT messages for it, held until the pass settles or the loop
     /// iteration ends, then sent batched (`RemoteEngine.sendHeld`).
     var outbox = Outbox()
@@ -320,24 +312,14 @@ final class WorkerPeer {
     /// When it joined (wall clock, for the inspector).
     let joinedAt = Date()
 
-    init(
-        id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, stateVersions: [String: Int] = [:], capacity: Int, instance: String,
-        processID: Int32? = nil, hostName: String? = nil
-    ) {
+    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, processID: Int32? = nil, hostName: String? = nil) {
         self.id = id
-        self.stateVersions = stateVersions
-        self.instance = instance
         self.processID = processID
         self.hostName = hostName.map { String($0.prefix(Self.maxNameBytes)) }
         self.name = name
         self.pool = pool
         self.hostedTypes = hostedTypes
         self.capacity = capacity
-    }
-
-    /// It as the placement and rebalance rules see it.
-    var placementCandidate: PlacementCandidate {
-        PlacementCandidate(name: name, pool: pool, load: children.count, stateVersions: stateVersions)
     }
 }
 

@@ -9,7 +9,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     let childID: UInt64
     let path: String
     let placement: RemotePlacement
-    unowned let engine: RemoteEngine
+    /// The parent role, as far as a proxy may reach it (`RemoteChildProxyEngine`).
+    unowned let engine: any RemoteChildProxyEngine
     /// How the proxy hands its node a flush or asks it to render again: made by the node's
     /// first render with this proxy and kept (any pass's sink of a live node applies its action).
     var sink: Sink<ProxyEvent<Child.Rendering, Child.Output>>?
@@ -106,7 +107,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     ///     first rendering replaces it. Its sinks send to this proxy, which keeps their events
     ///     until the child runs again.
     init(
-        path: String, scope: String, placement: RemotePlacement, engine: RemoteEngine, snapshot: TreeSnapshot?,
+        path: String, scope: String, placement: RemotePlacement, engine: any RemoteChildProxyEngine, snapshot: TreeSnapshot?,
         pendingEvents: [PendingRemoteEvent] = [], lastRendering: [UInt8]? = nil
     ) {
         self.snapshot = snapshot
@@ -199,7 +200,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     func stop() {
         guard !isStopped else { return }
         isStopped = true
-        engine.stop(proxy: self)
+        engine.stop(proxy: self, sendingDueEvents: true)
     }
 
     /// Stops this proxy because another replaces it for the same node (a new placement), and

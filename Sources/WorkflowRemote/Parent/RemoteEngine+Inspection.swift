@@ -63,11 +63,12 @@ extension RemoteEngine {
                 lastRoundTripSeconds: inspection.lastRoundTrip[proxy.childID].map(\.seconds), epoch: proxy.epoch,
                 placedAt: proxy.worker == nil ? nil : inspection.placedAt[proxy.childID])
         }
-        let peers = workers.values.map { peer in
-            RemoteRuntimeInspection.Worker(
-                name: peer.name, pool: peer.pool, capacity: peer.capacity, load: peer.children.count,
-                hostedTypes: peer.hostedTypes.sorted(), secondsSinceHeard: (now - peer.lastHeard).seconds, joinedAt: peer.joinedAt,
-                processID: peer.processID, hostName: peer.hostName, isDraining: peer.isDraining)
+        let peers = workers.values.compactMap { peer -> RemoteRuntimeInspection.Worker? in
+            guard let state = parent.workers[peer.id] else { return nil }
+            return RemoteRuntimeInspection.Worker(
+                name: peer.name, pool: peer.pool, capacity: peer.capacity, load: state.children.count,
+                hostedTypes: peer.hostedTypes.sorted(), secondsSinceHeard: (now - state.lastHeard).seconds, joinedAt: peer.joinedAt,
+                processID: peer.processID, hostName: peer.hostName, isDraining: state.isDraining)
         }
         return RemoteRuntimeInspection(
             name: configuration.name, children: children.sorted { $0.path < $1.path }, workers: peers.sorted { $0.name < $1.name })

@@ -38,7 +38,7 @@ extension RemoteEngine {
             }
             return
         }
-        if let peer = workers[peerID] { peer.lastHeard = .now }
+        parent.heard(from: peerID, at: .now)
         switch envelope.kind {
         case .batch:
             guard let messages = Outbox.split(envelope) else {
@@ -61,7 +61,8 @@ extension RemoteEngine {
             case .drain: if let peer = workers[peerID] { handleDrain(from: peer) }
             default: routeToProxy(peerID, envelope)
             }
-        case .goodbye: removeWorker(peerID, reason: workers[peerID]?.isDraining == true ? "left after draining (it said goodbye)" : "left (it said goodbye)")
+        case .goodbye:
+            removeWorker(peerID, reason: parent.workers[peerID]?.isDraining == true ? "left after draining (it said goodbye)" : "left (it said goodbye)")
         default:
             if warnLimited("unexpected message from a worker dropped", detail: "\(envelope.kind)", metadata: ["peer": "\(peerID)"]) {
                 replyError(to: peerID, code: .malformedMessage, message: "unexpected \(envelope.kind)", correlationID: envelope.correlationID)
@@ -95,47 +96,48 @@ extension RemoteEngine {
             }
             return
         }
-        if let known = workers[peerID] {
+        var admission = parent.admit(name: hello.name, instance: hello.instance, from: peerID)
+        if case .probe(let existing) = admission {
+            // Another process under a live worker's name (a leftover, or a replacement started
+            // during a partition). Is the old one still connected? A send to a peer that has
+            // gone fails at once and removes it.
+            sendToWorker(existing, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+            admission = parent.admit(name: hello.name, instance: hello.instance, from: peerID, probed: true)
+        }
+        switch admission {
+        case .welcomeAgain:
             // HELLO again on a connection that has joined: a worker told to RECONNECT twice, or
-            // a peer repeating itself. It is welcomed again and keeps its state (its children);
-            // it cannot change its name, which would let one connection pose as many workers.
-            guard known.name == hello.name else {
-                let reason = "this connection joined as \(known.name)"
-                if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
-                    replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
-                }
-                return
-            }
+            // a peer repeating itself. It is welcomed again and keeps its state (its children).
             logger.debug("repeated HELLO answered", metadata: ["worker": "\(hello.name)"])
             sendWelcome(to: peerID, protocolVersion: version)
             return
-        }
-        if let (oldID, old) = workers.first(where: { $0.value.name == hello.name && $0.key != peerID }) {
-            if old.instance != hello.instance {
-                // Another process under a live worker's name (a leftover, or a replacement started
-                // during a partition). Is the old one still connected? A send to a peer that has
-                // gone fails at once and removes it.
-                sendToWorker(oldID, kind: .heartbeat, correlationID: 0, nodePath: "", payloads: [])
+        case .refuseRenaming(let joinedAs):
+            let reason = "this connection joined as \(joinedAs)"
+            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
+                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
             }
-            if let old = workers[oldID], old.instance != hello.instance {
-                // Refused while the old one is alive: letting each evict the other would swap them
-                // over and over, restarting their children every time. The old one's liveness
-                // window decides; a refused worker asks again with back-off.
-                let reason = "a live worker named \(hello.name) is already connected"
-                if warnLimited("HELLO refused: name taken", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
-                    replyError(to: peerID, code: .nameTaken, message: reason, correlationID: 0)
-                }
-                return
+            return
+        case .refuseNameTaken, .probe:
+            // Refused while the old one is alive; a refused worker asks again with back-off.
+            let reason = "a live worker named \(hello.name) is already connected"
+            if warnLimited("HELLO refused: name taken", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
+                replyError(to: peerID, code: .nameTaken, message: reason, correlationID: 0)
             }
+            return
+        case .join(let replacing):
             // The same worker on a fresh connection (it reconnected), or the old one is gone:
             // the new connection takes its place and its children are placed again.
-            removeWorker(oldID, reason: "rejoined on a new connection")
+            if let replacing { removeWorker(replacing, reason: "rejoined on a new connection") }
         }
         let peer = WorkerPeer(
-            id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), stateVersions: hello.stateVersions ?? [:],
-            capacity: hello.capacity,
-            instance: hello.instance, processID: hello.processID, hostName: hello.hostName)
+            id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
+            processID: hello.processID, hostName: hello.hostName)
         workers[peerID] = peer
+        parent.join(
+            peerID,
+            as: .init(
+                name: hello.name, pool: hello.pool, instance: hello.instance, hostedTypes: peer.hostedTypes, stateVersions: hello.stateVersions ?? [:],
+                joinedAt: .now))
         metrics.workersJoined.increment()
         logger.info(
             "worker joined",
@@ -186,6 +188,9 @@ extension RemoteEngine {
                 return
             }
             guard outputsMessageInOrder(envelope, from: peerID) else { return }
+            if envelope.acknowledged > 0 {
+                parent.acknowledged(proxy.childID, coversAllSent: envelope.acknowledged >= proxy.lastSentEvent, at: .now)
+            }
             let flush = WorkerFlush(
                 outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
                 ordinals: info.ordinals, continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
@@ -203,10 +208,7 @@ extension RemoteEngine {
             case .undecodableSnapshot: childError = .undecodableSnapshot(typeName: proxy.typeName, reason: error?.message ?? "")
             default: childError = .refused(error?.message ?? "unreadable error")
             }
-            if let peer = proxy.worker {
-                peer.children.remove(proxy.childID)
-                endRelease(of: proxy.childID, on: peer)
-            }
+            if let peer = proxy.worker { unplace(proxy.childID, from: peer) }
             proxy.fail(childError)
             awaiting.remove(proxy.childID)
             settleChanged = true
@@ -223,17 +225,14 @@ extension RemoteEngine {
     /// acknowledged state with every later event replayed, and the worker, answered RECONNECT,
     /// joins again without them.
     func outputsMessageInOrder(_ envelope: Envelope, from peerID: WorkerID) -> Bool {
-        guard envelope.sequence > 0 else { return true }
-        let childID = envelope.correlationID
-        let last = outputsMessageNumbers[childID].flatMap { $0.epoch == envelope.epoch ? $0.number : nil } ?? 0
-        guard envelope.sequence == last + 1 else {
-            outputsMessageNumbers[childID] = nil
-            let lost = envelope.sequence == last + 2 ? "message \(last + 1)" : "messages \(last + 1) to \(envelope.sequence - 1)"
+        switch parent.outputsMessage(childID: envelope.correlationID, epoch: envelope.epoch, number: envelope.sequence) {
+        case .inOrder:
+            return true
+        case .lost(let missing):
+            let lost = missing.count == 1 ? "message \(missing.lowerBound)" : "messages \(missing.lowerBound) to \(missing.upperBound)"
             removeWorker(peerID, reason: "lost messages in transit (OUTPUTS \(lost) for \(envelope.nodePath) never arrived)")
             return false
         }
-        outputsMessageNumbers[childID] = (envelope.epoch, envelope.sequence)
-        return true
     }
 
     /// Hands a worker's flush to its proxy, and ends the settle's wait for it if it answers the
@@ -247,31 +246,31 @@ extension RemoteEngine {
     }
 
     func removeWorker(_ peerID: WorkerID, reason: String) {
-        guard let peer = workers.removeValue(forKey: peerID) else { return }
+        guard let peer = workers.removeValue(forKey: peerID), let departure = parent.workerLeft(peerID) else { return }
         // Held messages for it are moot; its children's events wait for their next placement.
         peer.outbox.removeAll()
         logger.warning("worker left: \(peer.name) \(reason)", metadata: ["worker": "\(peer.name)"])
         metrics.workersLeft.increment()
-        if !peer.releasing.isEmpty {
+        if !departure.worker.releasing.isEmpty {
             logger.warning(
-                "\(peer.name) left before handing over \(peer.releasing.count) children; they move from their last acknowledged state",
+                "\(peer.name) left before handing over \(departure.worker.releasing.count) children; they move from their last acknowledged state",
                 metadata: ["worker": "\(peer.name)"])
         }
-        for id in peer.children {
+        for (id, after) in departure.children {
             guard let proxy = proxies[id], proxy.worker === peer else { continue }
-            if proxy.isReleasing {
+            switch after {
+            case .moveOn:
                 // Being moved (a drain, a rebalance) when its worker went, before the final flush
                 // arrived, whichever of the two the loop saw first: it moves on as planned, from
                 // its last acknowledged state with every later event replayed (as after a
                 // failure), and is never shown unavailable.
                 proxy.released(from: peer.name)
-            } else {
+            case .fail:
                 proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
                 rebalancing.remove(id)
             }
             awaiting.remove(id)
         }
-        peer.children.removeAll()
         shared.setWorkers(workers.values.map(\.name))
     }
 

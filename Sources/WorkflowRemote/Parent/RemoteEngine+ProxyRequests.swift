@@ -36,7 +36,7 @@ extension RemoteEngine {
 
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
         let choice = placementChoice(for: proxy, withinGrace: ContinuousClock.now < placementGraceEnds)
-        guard case .worker(let name) = choice, let (id, peer) = candidate(named: name, hosting: proxy.typeName) else {
+        guard case .worker(let name) = choice, let id = parent.worker(named: name, taking: proxy.typeName), let peer = workers[id] else {
             switch choice {
             case .wait:
                 // Still `starting`: placed when the pool's workers have joined or the grace ends.
@@ -60,7 +60,7 @@ extension RemoteEngine {
             proxy.epoch += 1
             proxy.worker = peer
             inspection.placedAt[proxy.childID] = Date()
-            peer.children.insert(proxy.childID)
+            parent.placed(proxy.childID, on: id)
             awaiting.insert(proxy.childID)
             noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
             // The last event the snapshot includes: the events replayed (or sent next) follow it
@@ -124,7 +124,7 @@ extension RemoteEngine {
     /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
         proxies[proxy.childID] = nil
-        outputsMessageNumbers[proxy.childID] = nil
+        parent.forget(proxy.childID)
         rebalancing.remove(proxy.childID)
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
         awaiting.remove(proxy.childID)
@@ -132,8 +132,7 @@ extension RemoteEngine {
         shared.setStatus(nil, path: proxy.path)
         guard let peer = proxy.worker else { return }
         if sendingDueEvents { sendDueEvents(of: proxy) }
-        peer.children.remove(proxy.childID)
-        endRelease(of: proxy.childID, on: peer)
+        unplace(proxy.childID, from: peer)
         proxy.worker = nil
         sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
     }
@@ -267,6 +266,7 @@ extension RemoteEngine {
             }
             guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)) else { return }
             proxy.lastSentEvent = events[end - 1].sequence
+            parent.eventsSent(to: proxy.childID, at: .now)
             sendToWorker(
                 peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
                 nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)
@@ -280,13 +280,8 @@ extension RemoteEngine {
     /// host its type and are not draining (a draining worker is leaving: nothing new goes there),
     /// one that reads the state version of the child's snapshot.
     func placementChoice(for proxy: any AnyRemoteChildProxy, withinGrace: Bool) -> PoolPlacement.Choice {
-        let candidates = workers.values.filter { $0.hostedTypes.contains(proxy.typeName) && !$0.isDraining }.map(\.placementCandidate)
-        return poolPlacement.choose(
-            proxy.placement, typeName: proxy.typeName, path: proxy.path, stateVersion: proxy.stateVersion, among: candidates, withinGrace: withinGrace)
-    }
-
-    /// The connected worker `name` if it hosts `typeName` and is not draining.
-    private func candidate(named name: String, hosting typeName: String) -> (WorkerID, WorkerPeer)? {
-        workers.first { $0.value.name == name && $0.value.hostedTypes.contains(typeName) && !$0.value.isDraining }.map { ($0.key, $0.value) }
+        poolPlacement.choose(
+            proxy.placement, typeName: proxy.typeName, path: proxy.path, stateVersion: proxy.stateVersion,
+            among: parent.candidates(hosting: proxy.typeName), withinGrace: withinGrace)
     }
 }

@@ -13,7 +13,7 @@ extension RemoteEngine {
         nextRebalance = now + configuration.heartbeatInterval
         var children: [RebalancePlan.Child] = []
         for proxy in proxies.values {
-            guard let peer = proxy.worker, !peer.isDraining else { continue }
+            guard let peer = proxy.worker, let worker = parent.workers[peer.id], !worker.isDraining else { continue }
             let pool: String
             let isHashed: Bool
             switch proxy.placement {
@@ -23,22 +23,22 @@ extension RemoteEngine {
             }
             // Its worker writes its own version with the child's next snapshot (a worker of a newer
             // build migrated the state it was started from): that counts, though not acknowledged yet.
-            let stateVersion = max(proxy.stateVersion, peer.placementCandidate.stateVersion(of: proxy.typeName))
+            let stateVersion = max(proxy.stateVersion, worker.placementCandidate.stateVersion(of: proxy.typeName))
             children.append(
                 RebalancePlan.Child(
                     id: proxy.childID, path: proxy.path, pool: pool, isHashed: isHashed, worker: peer.name, isMoving: proxy.isReleasing,
                     typeName: proxy.typeName, stateVersion: stateVersion))
         }
         guard !children.isEmpty else { return }
-        let peers = workers.values.filter { !$0.isDraining }.map(\.placementCandidate)
+        let peers = parent.workers.values.filter { !$0.isDraining }.map(\.placementCandidate)
         for id in RebalancePlan.moves(children: children, workers: peers, placement: poolPlacement, policy: policy) {
             guard let proxy = proxies[id], let peer = proxy.worker else { continue }
             proxy.beginRelease()
-            peer.releasing.insert(id)
+            parent.releaseBegun(id, on: peer.id)
             rebalancing.insert(id)
             logger.info(
                 "rebalancing: moving \(proxy.path) from \(peer.name)",
-                metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "load": .stringConvertible(peer.children.count)])
+                metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "load": .stringConvertible(parent.workers[peer.id]?.children.count ?? 0)])
             sendToWorker(peer.id, kind: .release, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
         }
     }

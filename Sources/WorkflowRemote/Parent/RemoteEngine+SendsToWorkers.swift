@@ -47,7 +47,7 @@ extension RemoteEngine {
 
     /// `transmit` for an early batch: a worker found gone is marked for `sendHeld`, not removed.
     private func transmitEarly(_ message: OutgoingMessage, to peer: WorkerPeer) -> Bool {
-        peer.lastSent = .now
+        parent.sent(to: peer.id, at: .now)
         do {
             metrics.bytesOut.increment(by: Int64(message.byteCount))
             try sockets.sendToListenerPeer(peer.id, message: message)
@@ -140,7 +140,7 @@ extension RemoteEngine {
 
     private func transmit(_ message: OutgoingMessage, to peerID: WorkerID, nodePath: String) {
         let kind = message.kind
-        workers[peerID]?.lastSent = .now
+        parent.sent(to: peerID, at: .now)
         do {
             metrics.bytesOut.increment(by: Int64(message.byteCount))
             try sockets.sendToListenerPeer(peerID, message: message)

@@ -3,6 +3,7 @@ import RemoteTestSupport
 import Testing
 import WireProtocol
 import Workflow
+import WorkflowClusterTesting
 import ZeroMQ
 @testable import WorkflowRemote
 
@@ -79,6 +80,54 @@ import ZeroMQ
         #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
         #expect(worker.workerCounters.events == 0)
         await worker.shutdown()
+    }
+
+    /// The counter's rendering as a worker encodes it, its sink named `sinkToken` (a sink encodes
+    /// as its token).
+    struct CounterScreenMirror: Encodable {
+        var label = "counter"
+        var count = 0
+        var step = 1
+        var onIncrement: String
+    }
+
+    @Test("events a live worker leaves unacknowledged past the request deadline count as lost in transit: the child moves with them, the worker is told to join again")
+    func unacknowledgedEventsMoveTheChild() async throws {
+        let bare = try BareWorker("unacknowledged-events", requestTimeout: .seconds(3))
+        let (parent, start) = (bare.parent, bare.start)
+        // The worker renders the counter, then never acknowledges the event sent to it: the last
+        // EVENT was lost in transit, and no later one shows the gap.
+        try bare.socket.send(Envelope(
+            kind: .rendering, correlationID: start.correlationID, sequence: start.sequence, epoch: start.epoch, nodePath: start.nodePath,
+            payloads: [try codec.encode(CounterScreenMirror(onIncrement: "t1"))]).encodeFrames())
+        let screen = try await rendering(of: bare.host, "the bare worker's rendering") { $0["c"]?.count == 0 }
+        #expect(try #require(screen["c"]).onIncrement.send(1))
+        let event = try bare.receive(.event)
+        #expect(event.correlationID == start.correlationID && event.sequence == 1)
+        // The worker stays alive (it keeps talking) until the parent gives up on the event: it is
+        // then a peer that has not joined, told to join again.
+        let deadline = ContinuousClock.now + safetyTimeout
+        var reconnected = false
+        while !reconnected, ContinuousClock.now < deadline {
+            try bare.send(.heartbeat)
+            if let frames = try bare.socket.receiveMultipart(.timeout(.milliseconds(50))) {
+                reconnected = try Envelope(frames: frames).kind == .reconnect
+            }
+        }
+        #expect(reconnected, "RECONNECT answers the worker's heartbeat")
+        // A worker of the pool joins: the child runs there, and the event is replayed to it (its
+        // token is the bare worker's sink, unknown there: dropped, and acknowledged).
+        let sound = try bare.poolWorker("unacknowledged-sound")
+        _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: "unacknowledged-sound") })
+        try await eventually("the event replayed on the next worker") { sound.workerCounters.droppedEvents == 1 }
+        var outstanding: Int?
+        while outstanding != 0 {
+            guard ContinuousClock.now < deadline + safetyTimeout else { throw WaitFailure(description: "the replayed event was never acknowledged") }
+            outstanding = await parent.inspect().children.first { $0.path.hasSuffix("[c]") }?.eventsOutstanding
+            if outstanding != 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        await sound.shutdown()
+        await bare.finish()
     }
 
     @Test("a parent that sees an OUTPUTS message number skipped takes the worker for gone: its child moves, the worker is told to join again")

@@ -1,19 +1,14 @@
-/// The parent role, modelled as simply as the worker's invariants need: it welcomes workers,
-/// places each child on one, sends it events (numbered from 1, at most `window` unacknowledged),
-/// takes the flushes' outputs and acknowledgements, heartbeats, declares a silent worker dead
-/// and moves its children (a new epoch, the last acknowledged snapshot, the unacknowledged
-/// events replayed), as the engine's parent role does.
+@testable import WorkflowRemote
+
+/// The parent process: the parent role's real state machine (`ParentStateMachine`) decides who
+/// joins, who is alive, which children each worker hosts and what becomes of them when it drains
+/// or leaves, and whether OUTPUTS arrive without a gap, driven the way the engine's parent driver
+/// drives it. What each child's proxy keeps is modelled here as simply as the invariants need:
+/// events numbered from 1 (at most `window` unacknowledged), the flushes' outputs and
+/// acknowledgements, placements (a new epoch, the last acknowledged snapshot, the unacknowledged
+/// events replayed), as the engine's proxies do.
 final class SimulatedParent {
     typealias Instant = ContinuousClock.Instant
-
-    struct Peer {
-        let connection: SimulatedConnection
-        let worker: Int
-        var lastHeard: Instant
-        var lastSent: Instant
-        /// It asked to drain: nothing new is placed on it.
-        var isDraining = false
-    }
 
     struct Child {
         let id: UInt64
@@ -30,25 +25,30 @@ final class SimulatedParent {
         var sentThrough: UInt64 = 0
         /// The last output taken (each event emits one, tagged with it).
         var lastOutput: UInt64 = 0
-        /// The number of the last OUTPUTS message taken from the current placement.
-        var outputsMessages: UInt64 = 0
         /// Its worker drains: RELEASE sent, its final flush awaited; events wait here meanwhile.
         var isReleasing = false
     }
 
     static let window: UInt64 = 64
     let interval: Duration
-    let deadAfter: Duration
     let requestTimeout: Duration
-    private(set) var peers: [Int: Peer] = [:]
+    /// The parent role's real state machine.
+    private(set) var machine: ParentStateMachine
+    /// The connections of the joined workers, by connection id.
+    private var joined: [Int: SimulatedConnection] = [:]
     private(set) var children: [Child]
     /// Whether the parent keeps making events (off for the quiet end of a run).
     var generating = true
 
-    init(children: Int, interval: Duration, liveness: Int) {
+    /// - Parameter deadlinesAcknowledgements: whether events left unacknowledged past the request
+    ///   deadline count as lost (off: practically never).
+    init(children: Int, interval: Duration, liveness: Int, deadlinesAcknowledgements: Bool = true) {
         self.interval = interval
-        deadAfter = interval * liveness
         requestTimeout = interval * (liveness * 3)
+        machine = ParentStateMachine(
+            configuration: .init(
+                heartbeatInterval: interval, heartbeatLiveness: liveness,
+                acknowledgementDeadline: deadlinesAcknowledgements ? requestTimeout : .seconds(1_000_000_000)))
         self.children = (1...children).map { Child(id: UInt64($0)) }
     }
 
@@ -65,20 +65,50 @@ final class SimulatedParent {
         timers(at: now, in: world)
     }
 
+    /// A connection as the machine names it (the engine's ROUTER routing id).
+    static func workerID(_ connection: Int) -> WorkerID {
+        WorkerID(bytes: withUnsafeBytes(of: UInt64(connection).littleEndian) { Array($0) })
+    }
+
+    static func connectionID(_ id: WorkerID) -> Int {
+        Int(id.bytes.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+
     private func handle(_ message: SimulatedMessage, on connection: SimulatedConnection, at now: Instant, in world: Simulation) {
-        if case .hello(let worker, _) = message {
-            // The same worker joining again (a fresh socket, a restart): its old connection ends.
-            for (id, peer) in peers where peer.worker == worker && id != connection.id { removePeer(id, at: now, in: world) }
-            peers[connection.id] = Peer(connection: connection, worker: worker, lastHeard: now, lastSent: now)
-            send(.welcome, to: connection.id, at: now, in: world)
+        let id = Self.workerID(connection.id)
+        if case .hello(let worker, let instance) = message {
+            let (name, instance) = ("worker-\(worker)", "\(instance)")
+            var admission = machine.admit(name: name, instance: instance, from: id)
+            if case .probe(let existing) = admission {
+                // As the engine: a send to a connection that is gone fails at once and removes it.
+                if joined[Self.connectionID(existing)]?.isClosed ?? true {
+                    removePeer(existing, at: now, in: world)
+                } else {
+                    send(.heartbeat, to: existing, at: now, in: world)
+                }
+                admission = machine.admit(name: name, instance: instance, from: id, probed: true)
+            }
+            switch admission {
+            case .welcomeAgain:
+                break
+            case .join(let replacing):
+                // The same worker joining again (a fresh socket): its old connection ends.
+                if let replacing { removePeer(replacing, at: now, in: world) }
+                joined[connection.id] = connection
+                machine.join(id, as: .init(name: name, pool: "", instance: instance, hostedTypes: ["counter"], joinedAt: now))
+            case .refuseRenaming, .refuseNameTaken, .probe:
+                // Refused: the worker asks again after its liveness window.
+                return
+            }
+            send(.welcome, to: id, at: now, in: world)
             return
         }
-        guard peers[connection.id] != nil else {
+        guard machine.workers[id] != nil else {
             // A connection the parent does not know: it says so, and the worker joins again.
             if !connection.isClosed { connection.sendToWorker(.reconnect, at: now, delay: world.delay()) }
             return
         }
-        peers[connection.id]!.lastHeard = now
+        machine.heard(from: id, at: now)
         switch message {
         case .outputs(let childID, let epoch, let number, let causes, let acknowledged, let snapshot, let released):
             guard let index = children.firstIndex(where: { $0.id == childID }), children[index].host == connection.id,
@@ -86,11 +116,10 @@ final class SimulatedParent {
             else { return }
             // As the engine's parent (`outputsMessageInOrder`): a number skipped means messages
             // were lost in transit; the worker is treated as gone.
-            guard number == 0 || number == children[index].outputsMessages + 1 || !world.parentChecksOutputsNumbers else {
-                removePeer(connection.id, at: now, in: world)
+            if world.parentChecksOutputsNumbers, case .lost = machine.outputsMessage(childID: childID, epoch: epoch, number: number) {
+                removePeer(id, at: now, in: world)
                 return
             }
-            if number > 0 { children[index].outputsMessages = number }
             children[index].answered = true
             for cause in causes where cause > children[index].lastOutput {
                 if cause != children[index].lastOutput + 1 {
@@ -113,6 +142,7 @@ final class SimulatedParent {
                     world.violation("child \(childID): acknowledged \(acknowledged), outputs through \(children[index].lastOutput) only")
                 }
                 children[index].acknowledged = snapshot
+                machine.acknowledged(childID, coversAllSent: acknowledged >= children[index].sentThrough, at: now)
             }
             if released, children[index].isReleasing {
                 // The final flush: every event sent is in its snapshot (checked above when it
@@ -121,6 +151,7 @@ final class SimulatedParent {
                     world.violation(
                         "child \(childID): released after \(children[index].acknowledged.applied) of \(children[index].sentThrough) events sent")
                 }
+                _ = machine.released(childID, from: id, canMoveAtOnce: true)
                 children[index].isReleasing = false
                 children[index].host = nil
                 world.count.released += 1
@@ -131,16 +162,15 @@ final class SimulatedParent {
                 children[index].answered = true
             }
         case .drain:
-            if !peers[connection.id]!.isDraining {
-                peers[connection.id]!.isDraining = true
-                for index in children.indices where children[index].host == connection.id {
-                    children[index].isReleasing = true
-                    send(.release(child: children[index].id, epoch: children[index].epoch), to: connection.id, at: now, in: world)
-                }
+            let placedThere = children.filter { $0.host == connection.id }.map(\.id)
+            for childID in machine.drainRequested(by: id, placedThere: placedThere).releases {
+                guard let index = children.firstIndex(where: { $0.id == childID }) else { continue }
+                children[index].isReleasing = true
+                send(.release(child: childID, epoch: children[index].epoch), to: id, at: now, in: world)
             }
-            send(.drainAnswer, to: connection.id, at: now, in: world)
+            send(.drainAnswer, to: id, at: now, in: world)
         case .goodbye:
-            removePeer(connection.id, at: now, in: world)
+            removePeer(id, at: now, in: world)
         case .heartbeat:
             break
         default:
@@ -149,11 +179,11 @@ final class SimulatedParent {
     }
 
     private func timers(at now: Instant, in world: Simulation) {
-        for (id, peer) in peers.sorted(by: { $0.key < $1.key }) {
-            if now - peer.lastHeard > deadAfter {
-                removePeer(id, at: now, in: world)
-            } else if now - peer.lastSent >= interval {
-                send(.heartbeat, to: id, at: now, in: world)
+        for id in machine.workers.keys.sorted(by: { Self.connectionID($0) < Self.connectionID($1) }) {
+            switch machine.livenessAction(of: id, at: now) {
+            case .declareDead, .declareLost: removePeer(id, at: now, in: world)
+            case .sendHeartbeat: send(.heartbeat, to: id, at: now, in: world)
+            case nil: break
             }
         }
         for index in children.indices {
@@ -161,7 +191,8 @@ final class SimulatedParent {
             if let host = children[index].host, !children[index].answered, let placedAt = children[index].placedAt,
                 now - placedAt > requestTimeout
             {
-                send(.stop(child: children[index].id, epoch: children[index].epoch), to: host, at: now, in: world)
+                send(.stop(child: children[index].id, epoch: children[index].epoch), to: Self.workerID(host), at: now, in: world)
+                machine.unplaced(children[index].id, from: Self.workerID(host))
                 children[index].host = nil
             }
             if children[index].host == nil { place(index, at: now, in: world) }
@@ -174,7 +205,7 @@ final class SimulatedParent {
     }
 
     private func place(_ index: Int, at now: Instant, in world: Simulation) {
-        let candidates = peers.filter { !$0.value.isDraining }.keys.sorted()
+        let candidates = machine.workers.filter { !$0.value.isDraining }.keys.map(Self.connectionID).sorted()
         guard !candidates.isEmpty else { return }
         let host = candidates[world.random.int(in: 0...(candidates.count - 1))]
         children[index].epoch += 1
@@ -182,10 +213,12 @@ final class SimulatedParent {
         children[index].placedAt = now
         children[index].answered = false
         children[index].sentThrough = children[index].acknowledged.applied
-        children[index].outputsMessages = 0
         children[index].isReleasing = false
+        machine.placed(children[index].id, on: Self.workerID(host))
         world.moved(children[index].id, toEpoch: children[index].epoch)
-        send(.start(child: children[index].id, epoch: children[index].epoch, snapshot: children[index].acknowledged), to: host, at: now, in: world)
+        send(
+            .start(child: children[index].id, epoch: children[index].epoch, snapshot: children[index].acknowledged), to: Self.workerID(host), at: now,
+            in: world)
         sendEvents(index, at: now, in: world)
     }
 
@@ -194,27 +227,37 @@ final class SimulatedParent {
         let first = children[index].sentThrough + 1
         let last = children[index].nextSequence - 1
         guard first <= last else { return }
-        send(.events(child: children[index].id, epoch: children[index].epoch, first: first, count: Int(last - first + 1)), to: host, at: now, in: world)
+        send(
+            .events(child: children[index].id, epoch: children[index].epoch, first: first, count: Int(last - first + 1)), to: Self.workerID(host), at: now,
+            in: world)
         children[index].sentThrough = last
+        machine.eventsSent(to: children[index].id, at: now)
     }
 
-    private func removePeer(_ id: Int, at now: Instant, in world: Simulation) {
-        peers[id] = nil
-        for index in children.indices where children[index].host == id {
+    private func removePeer(_ id: WorkerID, at now: Instant, in world: Simulation) {
+        joined[Self.connectionID(id)] = nil
+        guard let departure = machine.workerLeft(id) else { return }
+        for (childID, after) in departure.children {
+            guard let index = children.firstIndex(where: { $0.id == childID }), children[index].host == Self.connectionID(id) else { continue }
+            // A child whose handover began moves on as planned, never shown unavailable, whichever
+            // of its final flush and its worker's departure came first.
+            if children[index].isReleasing, after != .moveOn {
+                world.violation("child \(childID): its worker left during its handover and the parent failed it")
+            }
             children[index].host = nil
             children[index].isReleasing = false
             place(index, at: now, in: world)
         }
     }
 
-    private func send(_ message: SimulatedMessage, to id: Int, at now: Instant, in world: Simulation) {
-        guard let peer = peers[id] else { return }
-        peer.connection.sendToWorker(message, at: now, delay: world.delay())
-        peers[id]!.lastSent = now
+    private func send(_ message: SimulatedMessage, to id: WorkerID, at now: Instant, in world: Simulation) {
+        guard let connection = joined[Self.connectionID(id)] else { return }
+        connection.sendToWorker(message, at: now, delay: world.delay())
+        machine.sent(to: id, at: now)
     }
 
     /// Whether every event made so far is acknowledged.
     var isSettled: Bool { children.allSatisfy { $0.acknowledged.applied == $0.nextSequence - 1 } }
 
-    var memory: Int { peers.count }
+    var memory: Int { machine.workers.count }
 }

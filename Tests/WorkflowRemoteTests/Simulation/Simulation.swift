@@ -99,6 +99,9 @@ final class Simulation {
     /// Whether the parent checks the OUTPUTS messages' numbers (off: the protocol before the fix,
     /// to show the simulator finds the loss).
     let parentChecksOutputsNumbers: Bool
+    /// Whether the parent takes events left unacknowledged past its deadline for lost (off: the
+    /// protocol before it, to show the simulator finds the stall).
+    let parentDeadlinesAcknowledgements: Bool
     /// Whether workers check that an EVENT's first event follows the last applied (off: the
     /// protocol before the fix).
     let workerChecksEventSequence: Bool
@@ -108,9 +111,10 @@ final class Simulation {
     let workerRejoinsOnRehandshake: Bool
 
     init(
-        seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true, workerChecksEventSequence: Bool = true,
-        workerRejoinsOnRehandshake: Bool = true
+        seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true, parentDeadlinesAcknowledgements: Bool = true,
+        workerChecksEventSequence: Bool = true, workerRejoinsOnRehandshake: Bool = true
     ) {
+        self.parentDeadlinesAcknowledgements = parentDeadlinesAcknowledgements
         self.seed = seed
         self.workerRejoinsOnRehandshake = workerRejoinsOnRehandshake
         self.workerChecksEventSequence = workerChecksEventSequence
@@ -121,7 +125,9 @@ final class Simulation {
         configuration = .init(heartbeatInterval: .milliseconds(100), heartbeatLiveness: 3, capacity: 100, hasParent: true)
         now = ContinuousClock.now
         let workerCount = random.int(in: 2...4)
-        parent = SimulatedParent(children: random.int(in: 1...3), interval: configuration.heartbeatInterval, liveness: configuration.heartbeatLiveness)
+        parent = SimulatedParent(
+            children: random.int(in: 1...3), interval: configuration.heartbeatInterval, liveness: configuration.heartbeatLiveness,
+            deadlinesAcknowledgements: parentDeadlinesAcknowledgements)
         toWorkerHeldUntil = Array(repeating: now, count: workerCount)
         toParentHeldUntil = Array(repeating: now, count: workerCount)
         for index in 0..<workerCount {
@@ -218,7 +224,28 @@ final class Simulation {
             if parent.isSettled, quiet > 1000 { return nil }
         }
         _ = faultFree
-        return Violation(seed: seed, step: count.steps, message: "no progress: events still unacknowledged after \(limit) fault-free steps")
+        return Violation(
+            seed: seed, step: count.steps, message: "no progress: events still unacknowledged after \(limit) fault-free steps\n\(stateDescription)")
+    }
+
+    /// Where each child and worker stands, for a report of no progress.
+    var stateDescription: String {
+        var lines: [String] = []
+        for child in parent.children {
+            lines.append(
+                "  parent: child \(child.id) epoch \(child.epoch) on connection \(child.host.map(String.init) ?? "-"), "
+                    + "events made through \(child.nextSequence - 1), sent through \(child.sentThrough), acknowledged \(child.acknowledged.applied), "
+                    + "outputs through \(child.lastOutput)\(child.isReleasing ? ", releasing" : "")")
+        }
+        for worker in workers {
+            let hosted = worker.machine.children.values.sorted { $0.childID < $1.childID }.map {
+                "child \($0.childID) epoch \($0.epoch) applied \($0.applied) acknowledged \($0.acknowledged)"
+            }
+            lines.append(
+                "  worker \(worker.index) on connection \(worker.connection.id)\(worker.connection.isClosed ? " (closed)" : ""), "
+                    + "welcomed \(worker.machine.isWelcomed): \(hosted.joined(separator: "; "))")
+        }
+        return lines.joined(separator: "\n")
     }
 
     private func step() {

@@ -66,7 +66,7 @@ import Testing
     /// its fix.
     @Test(
         "regressions: a woken worker applies nothing past its lease (seed 3), nothing lost in transit is acknowledged over or left behind (seeds 41, 561)",
-        arguments: [UInt64(3), 41, 561])
+        arguments: [UInt64(3), 41, 561, 1_795_696_508_809, 1_795_696_984_888])
     func seedsThatFoundBugs(seed: UInt64) {
         if let violation = Self.run(seed: seed) { Issue.record("\(violation)") }
     }
@@ -76,7 +76,16 @@ import Testing
     /// unacknowledged for good.
     @Test("without the worker's rejoin on a re-established connection, the simulator finds events left behind (seed 561)")
     func simulatorFindsEventsLeftBehindWithoutTheRejoin() {
-        let simulation = Simulation(seed: 561, workerRejoinsOnRehandshake: false)
+        let simulation = Simulation(seed: 1156, parentDeadlinesAcknowledgements: false, workerRejoinsOnRehandshake: false)
+        let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
+        #expect(violation?.message.contains("no progress") == true, "\(String(describing: violation))")
+    }
+
+    /// Without the parent's deadline for acknowledgements (nor the worker's rejoin), seed
+    /// 1795696508809 loses a child's last events message, and nothing later reveals it.
+    @Test("without the parent's deadline for acknowledgements, the simulator finds a child's events left behind (seed 1795696508809)")
+    func simulatorFindsEventsLeftBehindWithoutTheDeadline() {
+        let simulation = Simulation(seed: 2218, parentDeadlinesAcknowledgements: false, workerRejoinsOnRehandshake: false)
         let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
         #expect(violation?.message.contains("no progress") == true, "\(String(describing: violation))")
     }

@@ -1,0 +1,52 @@
+/// Handover, the parent role: a draining worker's children, and those a rebalance moves, are
+/// released (RELEASE, answered by their final flush) and placed again from that flush, with the
+/// events kept here meanwhile. Nothing is replayed that the old worker had applied.
+extension ParentStateMachine {
+    /// What a DRAIN from a worker calls for.
+    struct DrainRequest: Equatable {
+        /// The children to send RELEASE for, in the order given (none when repeated).
+        var releases: [UInt64] = []
+        /// The drain is over at once (nothing to hand over): report it drained.
+        var drainedAlready = false
+    }
+
+    /// DRAIN from `id`: nothing new is placed on it; each child of `placedThere` (its children
+    /// whose current placement is there, in the order to release them) is released. Repeated, it
+    /// only asks for the answer. Either way the driver answers DRAIN after the RELEASEs.
+    mutating func drainRequested(by id: WorkerID, placedThere: [UInt64]) -> DrainRequest {
+        guard var worker = workers[id], !worker.isDraining else { return DrainRequest() }
+        worker.isDraining = true
+        worker.children = Set(placedThere)
+        worker.releasing.formUnion(placedThere)
+        workers[id] = worker
+        return DrainRequest(releases: placedThere, drainedAlready: worker.releasing.isEmpty)
+    }
+
+    /// A rebalance begins moving `childID` off `id` (RELEASE sent).
+    mutating func releaseBegun(_ childID: UInt64, on id: WorkerID) {
+        workers[id]?.releasing.insert(childID)
+    }
+
+    /// The child `childID` no longer waits for its release on `id` (released, stopped, refused).
+    /// Returns whether that ended `id`'s drain.
+    @discardableResult
+    mutating func releaseEnded(_ childID: UInt64, on id: WorkerID) -> Bool {
+        guard workers[id]?.releasing.remove(childID) != nil, let worker = workers[id] else { return false }
+        return worker.releasing.isEmpty && worker.isDraining
+    }
+
+    /// The final flush of `childID` released from `id` was taken: it is no longer placed there;
+    /// `canMoveAtOnce` says whether another worker takes it now (counted for the drain's report).
+    /// Returns whether that ended `id`'s drain.
+    mutating func released(_ childID: UInt64, from id: WorkerID, canMoveAtOnce: Bool) -> Bool {
+        guard workers[id] != nil else { return false }
+        workers[id]!.children.remove(childID)
+        awaitingAcknowledgement[childID] = nil
+        if canMoveAtOnce {
+            workers[id]!.drainMoved += 1
+        } else {
+            workers[id]!.drainWaiting += 1
+        }
+        return releaseEnded(childID, on: id)
+    }
+}

@@ -1,0 +1,71 @@
+/// Joining and leaving, the parent role: HELLO answered or refused, a worker's departure
+/// decided child by child.
+extension ParentStateMachine {
+    /// What to do with a HELLO (its name and size already checked, its protocol negotiated).
+    enum Admission: Equatable {
+        /// A new worker: it joins (`join(_:as:)`), after the connection `replacing` (the same
+        /// process on an older connection, or an old one found gone) is removed.
+        case join(replacing: WorkerID?)
+        /// HELLO again on a connection that has joined: welcomed again, keeping its children.
+        case welcomeAgain
+        /// The connection joined under another name: one connection cannot pose as many workers.
+        case refuseRenaming(joinedAs: String)
+        /// Another process under the name of the worker on `existing`: probe that connection (a
+        /// send to a peer that has gone fails at once and removes it), then ask again with
+        /// `probed: true`.
+        case probe(existing: WorkerID)
+        /// Another process under the name of a live worker: refused while the old one is alive
+        /// (letting each evict the other would swap them over and over); its liveness window decides.
+        case refuseNameTaken
+    }
+
+    /// Decides on a HELLO from `id` naming `name`, sent by the process `instance`.
+    func admit(name: String, instance: String, from id: WorkerID, probed: Bool = false) -> Admission {
+        if let known = workers[id] {
+            return known.name == name ? .welcomeAgain : .refuseRenaming(joinedAs: known.name)
+        }
+        guard let (oldID, old) = workers.first(where: { $0.value.name == name && $0.key != id }) else { return .join(replacing: nil) }
+        guard old.instance != instance else { return .join(replacing: oldID) }
+        return probed ? .refuseNameTaken : .probe(existing: oldID)
+    }
+
+    /// The worker on `id` has joined.
+    mutating func join(_ id: WorkerID, as worker: Worker) {
+        workers[id] = worker
+    }
+
+    /// What becomes of a child of a worker that left.
+    enum ChildAfterDeparture: Equatable {
+        /// Its handover had begun (a drain, a rebalance): it moves on as planned, from its last
+        /// acknowledged state with every later event replayed, and is never shown unavailable,
+        /// whichever of its final flush and its worker's departure arrived first.
+        case moveOn
+        /// It failed with its worker: unavailable until placed again.
+        case fail
+    }
+
+    /// A worker that left, as it was, and what becomes of each of its children.
+    struct Departure: Equatable {
+        let worker: Worker
+        /// Its children in id order, each with what becomes of it.
+        let children: [(id: UInt64, after: ChildAfterDeparture)]
+
+        static func == (lhs: Departure, rhs: Departure) -> Bool {
+            lhs.worker == rhs.worker && lhs.children.elementsEqual(rhs.children) { $0.id == $1.id && $0.after == $1.after }
+        }
+    }
+
+    /// The worker on `id` left (GOODBYE, its connection closed, declared dead, replaced): it is
+    /// forgotten with its children. `nil` if it was not joined.
+    mutating func workerLeft(_ id: WorkerID) -> Departure? {
+        guard let worker = workers.removeValue(forKey: id) else { return nil }
+        let children = worker.children.sorted().map { child in
+            (id: child, after: worker.releasing.contains(child) ? ChildAfterDeparture.moveOn : .fail)
+        }
+        for child in worker.children {
+            outputsMessageNumbers[child] = nil
+            awaitingAcknowledgement[child] = nil
+        }
+        return Departure(worker: worker, children: children)
+    }
+}

@@ -1,0 +1,49 @@
+/// Liveness, the parent role: any message from a worker is a sign of life; a worker silent for
+/// `interval × liveness` is dead; a link this parent left idle for an interval gets a heartbeat.
+extension ParentStateMachine {
+    /// What the liveness rule asks for one worker.
+    enum LivenessAction: Equatable {
+        /// Silent for longer than the liveness window (`silence` so far): remove it
+        /// (`workerLeft(_:)`), its children move.
+        case declareDead(WorkerID, silence: Duration)
+        /// Alive, but the events sent to its child `childID` have waited `waited` for an
+        /// acknowledgement, past the deadline: messages were lost in transit (events to it, or its
+        /// OUTPUTS, the last ones, with no later message to show the gap; or a send queue that
+        /// was full). Remove it as after a gap in its OUTPUTS numbers: it joins again on a fresh
+        /// connection, and its children move from their last acknowledged state.
+        case declareLost(WorkerID, childID: UInt64, waited: Duration)
+        case sendHeartbeat(WorkerID)
+    }
+
+    /// A message from `id` arrived.
+    mutating func heard(from id: WorkerID, at now: Instant) {
+        // Through the values' index, in place: `workers[id]?.lastHeard = now` moves the whole
+        // record out of the dictionary and back, thousands of instructions a message.
+        guard let index = workers.index(forKey: id) else { return }
+        workers.values[index].lastHeard = now
+    }
+
+    /// A message to `id` left.
+    mutating func sent(to id: WorkerID, at now: Instant) {
+        guard let index = workers.index(forKey: id) else { return }
+        workers.values[index].lastSent = now
+    }
+
+    /// The liveness rule for the worker on `id` at `now` (`nil`: nothing to do). Asked worker by
+    /// worker, so what the driver does for one (a dead worker's children placed on another, a
+    /// message sent) counts for the next.
+    func livenessAction(of id: WorkerID, at now: Instant) -> LivenessAction? {
+        guard let worker = workers[id] else { return nil }
+        if now - worker.lastHeard > configuration.liveness { return .declareDead(id, silence: now - worker.lastHeard) }
+        // The children waiting for an acknowledgement are few (those with events in flight): they
+        // are walked, not the worker's children. The lowest child id overdue is named.
+        var overdue: (child: UInt64, since: Instant)?
+        for (child, since) in awaitingAcknowledgement
+        where now - since > configuration.acknowledgementDeadline && child < (overdue?.child ?? .max) && worker.children.contains(child) {
+            overdue = (child, since)
+        }
+        if let overdue { return .declareLost(id, childID: overdue.child, waited: now - overdue.since) }
+        if now - worker.lastSent >= configuration.heartbeatInterval { return .sendHeartbeat(id) }
+        return nil
+    }
+}
