@@ -13,11 +13,11 @@ import WorkflowClusterTesting
 extension NetworkLabTests {
     typealias Standby = StandbyCoordinatorProcessTests
 
-    @Test("standby in the lab: the leader SIGKILLed 3 times under a steady stream of events, the standby on another host takes over each time, every event answered 202 applied exactly once")
+    @Test("standby in the lab: the leader SIGKILLed 10 times under a steady stream of events, the standby on another host takes over each time, every event answered 202 applied exactly once")
     func standbyLeaderKilled() async throws {
         try await StandbyLab.with("sb-kill") { pair in
             let ledger = LedgerBox()
-            let kills = 3
+            let kills = 10
             let takeovers = try await Standby.killRounds(pair, kills: kills, ledger: ledger)
             let outcome = Standby.checkedOutcome(ledger)
             labFigure(
