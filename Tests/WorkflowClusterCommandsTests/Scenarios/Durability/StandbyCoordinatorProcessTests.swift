@@ -216,7 +216,13 @@ struct StandbyCoordinatorProcessTests {
                 killedAt.withLock { $0 = $0 ?? .now }
             }
             try await victim.waitForExit()
-            #expect(victim.process.terminationReason == .uncaughtSignal, "round \(round): the leader was not SIGKILLed")
+            // A leader starved of CPU on a loaded machine may miss its renewals and step down by
+            // itself (exit 75) before the kill: the standby takes over all the same, and what
+            // the clients were answered is checked as for a kill.
+            let killed = victim.process.terminationReason == .uncaughtSignal
+            let steppedDown = victim.process.terminationReason == .exit && victim.process.terminationStatus == 75
+            #expect(killed || steppedDown, "round \(round): the leader was neither SIGKILLed nor stepped down (exit \(victim.process.terminationStatus))")
+            if steppedDown { print("standby takeover, round \(round): the leader stepped down by itself (exit 75) before the kill") }
             let successor = 1 - leader
             gateway = try await pair.gateway(successor, of: coordinators[successor], role: "leader")
             // The killed one restarted (as its supervisor would): a standby now.
