@@ -124,6 +124,65 @@ struct BrowserTests {
     }
 
     @Test(
+        "two tabs' sessions through a coordinator SIGKILL (SQLite store): both pages say reconnecting, then each is live again by itself with its own selection and session; clicks in one never move the other",
+        .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"))
+    func sessionsSurviveCoordinatorKill() async throws {
+        try await BrowserCluster.with("browser-session-kill") { cluster in
+            let store = ["--store-kind", "sqlite", "--store-path", cluster.directory.appendingPathComponent("coordinator.sqlite").path]
+            let coordinator = try await cluster.startCoordinator(store)
+            let baseURL = try await BrowserCluster.gatewayURL(of: coordinator)
+            let port = try #require(URL(string: baseURL)?.port)
+            try await cluster.startWorker("worker-1")
+            try await cluster.startWorker("worker-2")
+            let browserEndpoint = try await Chromium.start(in: cluster)
+            let live = "workflowClient.state === 'live' && workflowClient.sessionID && document.querySelector('button[data-id=\"5\"]')"
+                + " && document.getElementById('message-by').textContent === 'rendered by worker-2'"
+            // One DevTools connection throughout: the second tab's page belongs to it.
+            try await withSafetyTimeout("two tabs' sessions through a coordinator SIGKILL") {
+                try await Chromium.drive(browserEndpoint) { browser in
+                    // Each tab selects its own message and remembers its session and sequence.
+                    var tabs: [(page: String, selected: Int)] = []
+                    for selected in [3, 5] {
+                        let page = tabs.isEmpty ? try #require(browser.sessionID) : try await browser.openIsolatedPage()
+                        browser.sessionID = page
+                        try await browser.navigate(baseURL + "/")
+                        try await browser.waitUntil(live)
+                        try await browser.evaluate("document.querySelector('button[data-id=\"\(selected)\"]').click(); true")
+                        try await browser.waitUntil(Self.selected(selected))
+                        try await browser.evaluate(
+                            "window.before = { session: workflowClient.sessionID, sequence: workflowClient.sequence, connections: workflowClient.connections }; true")
+                        tabs.append((page, selected))
+                    }
+
+                    // SIGKILL: nothing is given up in order; both pages notice and wait.
+                    coordinator.forceKill()
+                    _ = try await coordinator.waitForExit()
+                    for tab in tabs {
+                        browser.sessionID = tab.page
+                        try await browser.waitUntil("workflowClient.state === 'reconnecting' && document.getElementById('connection').textContent === 'reconnecting…'")
+                    }
+
+                    // Back on the same port: each page is live again by itself, in its own session.
+                    let restarted = try await cluster.startCoordinator(store + ["--gateway-listen", "127.0.0.1:\(port)"])
+                    for tab in tabs {
+                        browser.sessionID = tab.page
+                        try await browser.waitUntil("\(live) && workflowClient.connections > window.before.connections && \(Self.selected(tab.selected))")
+                        #expect(try await browser.evaluate("workflowClient.sessionID === window.before.session") as? Bool == true, "the same session")
+                        #expect(try await browser.evaluate("workflowClient.sequence >= window.before.sequence") as? Bool == true, "the sequence never goes back")
+                    }
+                    // A click in the first tab moves only the first.
+                    browser.sessionID = tabs[0].page
+                    try await browser.evaluate("document.querySelector('button[data-id=\"4\"]').click(); true")
+                    try await browser.waitUntil(Self.selected(4))
+                    browser.sessionID = tabs[1].page
+                    #expect(try await browser.evaluate(Self.selected(tabs[1].selected)) as? Bool == true, "the other tab keeps its selection")
+                    #expect(try await restarted.terminate() == 0)
+                }
+            }
+        }
+    }
+
+    @Test(
         "two people's tabs browse in sessions of their own: a click in one does not move the other; a reload resumes the session with its selection",
         .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"))
     func sessionPerTab() async throws {
