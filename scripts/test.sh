@@ -1,32 +1,30 @@
 #!/usr/bin/env bash
 # Runs every unit and integration test, then the example applications' (Examples/*). Works on a
-# fresh machine: installs libzmq (and chromium, for the browser test, and postgresql, for the
-# PostgreSQL store's tests) first. Arguments (e.g. --filter X) run only those tests of the main
+# fresh machine: installs libzmq (and chromium and haproxy, for the browser tests, and postgresql, for
+# the PostgreSQL store's tests) first. Arguments (e.g. --filter X) run only those tests of the main
 # package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-# The browser test drives headless Chromium (Debian's `chromium`); without it that test is
-# skipped, saying why.
-if ! command -v chromium >/dev/null 2>&1; then
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  echo "installing chromium for the browser test..." >&2
-  if ! ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null); then
-    echo "chromium could not be installed here: the browser test will be skipped" >&2
+# Installs Debian's package $2 when the file or command $1 is missing; $3 says which tests need
+# it. Without it those tests are skipped, saying why.
+install_for_tests() {
+  if command -v "$1" >/dev/null 2>&1 || ls $1 >/dev/null 2>&1; then return; fi
+  local sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  echo "installing $2 for $3..." >&2
+  if ! ($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2" >/dev/null); then
+    echo "$2 could not be installed here: $3 will be skipped" >&2
   fi
-fi
+}
+# The browser tests drive headless Chromium (Debian's `chromium`); the standby takeover's browser
+# test puts a real load balancer (`haproxy`) in front of the coordinators' gateways.
+install_for_tests chromium chromium "the browser tests"
+install_for_tests /usr/sbin/haproxy haproxy "the browser test of a standby's takeover"
 # The PostgreSQL store's tests start a private server of their own (Debian's `postgresql`: initdb
 # and postgres, run as the `postgres` user the package creates); the package's own cluster is not
-# used. Without it (or with POSTGRES_TESTS=off) those tests are skipped, saying why.
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  echo "installing postgresql for the store tests..." >&2
-  if ! ($SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null); then
-    echo "postgresql could not be installed here: the PostgreSQL store tests will be skipped" >&2
-  fi
-fi
+# used (POSTGRES_TESTS=off skips them).
+install_for_tests "/usr/lib/postgresql/*/bin/initdb" postgresql "the PostgreSQL store's tests"
 # The network lab's tools; its tests (suite "Network lab") skip themselves, saying why, when a lab
 # cannot be made here (not root, no nftables, NETLAB=off).
 scripts/netlab.sh install || echo "network lab: iproute2/nftables could not be installed" >&2

@@ -41,7 +41,7 @@ public enum EmailBrowserWebPage {
         </style>
         </head>
         <body>
-        <header><h1>Email browser</h1><span><span id="session"></span> · <span id="connection">connecting…</span></span><a href="/inspector" id="inspector-link">inspector</a></header>
+        <header><h1>Email browser</h1><span><span id="session"></span> · <span id="connection">connecting…</span><span id="click-outcome"></span></span><a href="/inspector" id="inspector-link">inspector</a></header>
         <main>
           <section id="inbox-pane">
             <h2>Inbox <span class="by" id="inbox-by">–</span></h2>
@@ -115,10 +115,14 @@ public enum EmailBrowserWebPage {
         }
 
         // A click is an event to the inbox's sink in the rendering on screen; the client sends it
-        // again to the newest rendering's sink if a newer rendering replaced that one.
+        // again to the newest rendering's sink if a newer rendering replaced that one. A click the
+        // coordinator refused says why; one it could not confirm (the connection went mid-way) may
+        // still have been applied, and the page shows the tree as it is once it reconnects. The
+        // outcome has its own place, so the connection's state stays readable.
         async function select(id) {
           const outcome = await client.send(screen => screen.inbox.onMessageSelected, id);
-          if (!outcome.ok) $("connection").textContent = "event refused: " + outcome.message;
+          $("click-outcome").textContent = outcome.ok ? ""
+            : outcome.status === 0 ? " · click not confirmed: " + outcome.message : " · click refused: " + outcome.message;
         }
 
         if (bearerToken) $("inspector-link").href = "/inspector#token=" + encodeURIComponent(bearerToken);

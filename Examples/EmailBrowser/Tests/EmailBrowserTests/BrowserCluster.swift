@@ -12,14 +12,21 @@ final class BrowserCluster: Sendable {
     let endpoint: String
     let daemons = DaemonGroup()
 
-    init(_ name: String) throws {
+    /// The endpoints of the coordinators: one, or two (a leader and a standby) with `sharedStore`.
+    let endpoints: [String]
+
+    /// A cluster named `name`; with `sharedStore` (a PostgreSQL URL), a cluster for a leader and
+    /// a standby coordinator sharing that store under a lease, each worker configured with both
+    /// endpoints.
+    init(_ name: String, sharedStore: String? = nil) throws {
         let unique = "\(getpid())-\(name)-\(UUID().uuidString.prefix(8))"
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("email-browser-\(unique)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         configPath = directory.appendingPathComponent("cluster.json").path
         endpoint = "ipc://" + directory.appendingPathComponent("endpoint").path
-        let document: [String: Any] = [
-            "coordinator": ["endpoint": endpoint, "root": "email-browser"],
+        endpoints = sharedStore == nil ? [endpoint] : [endpoint, endpoint + "-b"]
+        var document: [String: Any] = [
+            "coordinator": ["endpoints": endpoints, "root": "email-browser"],
             "workers": [["name": "worker-1", "pool": "inbox"], ["name": "worker-2", "pool": "messages"]],
             "heartbeat": ["interval_ms": 100, "liveness": 5],
             "request": ["deadline_ms": 10_000],
@@ -31,6 +38,11 @@ final class BrowserCluster: Sendable {
             "security": ["mode": "plaintext"],
             "gateway": ["listen": "127.0.0.1:0"],
         ]
+        if let sharedStore {
+            // Twice the recommended lease, so that a leader starved of CPU by a loaded machine
+            // does not step down by itself before the test's fault.
+            document["store"] = ["kind": "postgres", "url": sharedStore, "lease_ms": 3_000]
+        }
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
             .write(to: URL(fileURLWithPath: configPath))
     }
@@ -40,6 +52,21 @@ final class BrowserCluster: Sendable {
     func startCoordinator(_ extra: [String] = []) async throws -> DaemonProcess {
         let coordinator = try start("workflow-coordinator", ["--config", configPath, "--print-renderings", "json"] + extra, label: "coordinator")
         try await coordinator.stdout.first("the coordinator to listen") { $0.contains(#""event":"listening""#) }
+        return coordinator
+    }
+
+    /// Starts coordinator `index` of a cluster with a shared store, binding `endpoints[index]`
+    /// when it leads and its gateway on `gatewayPort` (the same as standby and as leader); waits
+    /// until it prints its gateway, as a leader or as a standby (`role`).
+    @discardableResult
+    func startCoordinator(_ index: Int, gatewayPort: Int, role: String) async throws -> DaemonProcess {
+        let coordinator = try start(
+            "workflow-coordinator",
+            ["--config", configPath, "--print-renderings", "json", "--endpoint", endpoints[index], "--gateway-listen", "127.0.0.1:\(gatewayPort)"],
+            label: "coordinator-\(index)")
+        try await coordinator.stdout.first("coordinator-\(index) to serve as \(role)") { line in
+            line.contains(#""event":"gateway""#) && (role == "standby") == line.contains(#""role":"standby""#)
+        }
         return coordinator
     }
 
@@ -72,8 +99,8 @@ final class BrowserCluster: Sendable {
     }
 
     /// Runs `body` with a fresh cluster and always shuts it down, even when `body` throws.
-    static func with(_ name: String, _ body: (BrowserCluster) async throws -> Void) async throws {
-        let cluster = try BrowserCluster(name)
+    static func with(_ name: String, sharedStore: String? = nil, _ body: (BrowserCluster) async throws -> Void) async throws {
+        let cluster = try BrowserCluster(name, sharedStore: sharedStore)
         do {
             try await body(cluster)
         } catch {

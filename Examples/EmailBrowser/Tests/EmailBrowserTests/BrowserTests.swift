@@ -123,6 +123,57 @@ struct BrowserTests {
         }
     }
 
+    /// A tab of a test with two people's tabs: its DevTools page and the message it selected.
+    typealias Tab = (page: String, selected: Int)
+
+    /// Loaded and browsing in a session of its own, its remote panes rendered by the workers.
+    static let sessionLive = "workflowClient.state === 'live' && workflowClient.sessionID && document.querySelector('button[data-id=\"5\"]')"
+        + " && document.getElementById('message-by').textContent === 'rendered by worker-2'"
+
+    /// Opens two tabs (the first in the browser's page, the second in a context of its own) on
+    /// `url`; the first selects message 3, the second message 5; each remembers its session,
+    /// sequence and connection count in `window.before`.
+    static func openTwoTabs(_ browser: inout DevToolsSession, at url: String) async throws -> [Tab] {
+        var tabs: [Tab] = []
+        for selected in [3, 5] {
+            let page = tabs.isEmpty ? try #require(browser.sessionID) : try await browser.openIsolatedPage()
+            browser.sessionID = page
+            try await browser.navigate(url)
+            try await browser.waitUntil(sessionLive)
+            try await browser.evaluate("document.querySelector('button[data-id=\"\(selected)\"]').click(); true")
+            try await browser.waitUntil(Self.selected(selected))
+            try await browser.evaluate(
+                "window.before = { session: workflowClient.sessionID, sequence: workflowClient.sequence, connections: workflowClient.connections }; true")
+            tabs.append((page, selected))
+        }
+        return tabs
+    }
+
+    /// Waits until every tab of `tabs` says it is reconnecting.
+    static func expectReconnecting(_ browser: inout DevToolsSession, _ tabs: [Tab]) async throws {
+        for tab in tabs {
+            browser.sessionID = tab.page
+            try await browser.waitUntil("workflowClient.state === 'reconnecting' && document.getElementById('connection').textContent === 'reconnecting…'")
+        }
+    }
+
+    /// Waits until every tab of `tabs` is live again on a new connection, by itself, in the same
+    /// session with its own selection and a sequence that did not go back; then a click in the
+    /// first moves only the first.
+    static func expectResumed(_ browser: inout DevToolsSession, _ tabs: [Tab]) async throws {
+        for tab in tabs {
+            browser.sessionID = tab.page
+            try await browser.waitUntil("\(sessionLive) && workflowClient.connections > window.before.connections && \(selected(tab.selected))")
+            #expect(try await browser.evaluate("workflowClient.sessionID === window.before.session") as? Bool == true, "the same session")
+            #expect(try await browser.evaluate("workflowClient.sequence >= window.before.sequence") as? Bool == true, "the sequence never goes back")
+        }
+        browser.sessionID = tabs[0].page
+        try await browser.evaluate("document.querySelector('button[data-id=\"4\"]').click(); true")
+        try await browser.waitUntil(selected(4))
+        browser.sessionID = tabs[1].page
+        #expect(try await browser.evaluate(selected(tabs[1].selected)) as? Bool == true, "the other tab keeps its selection")
+    }
+
     @Test(
         "two tabs' sessions through a coordinator SIGKILL (SQLite store): both pages say reconnecting, then each is live again by itself with its own selection and session; clicks in one never move the other",
         .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"))
@@ -135,49 +186,49 @@ struct BrowserTests {
             try await cluster.startWorker("worker-1")
             try await cluster.startWorker("worker-2")
             let browserEndpoint = try await Chromium.start(in: cluster)
-            let live = "workflowClient.state === 'live' && workflowClient.sessionID && document.querySelector('button[data-id=\"5\"]')"
-                + " && document.getElementById('message-by').textContent === 'rendered by worker-2'"
             // One DevTools connection throughout: the second tab's page belongs to it.
             try await withSafetyTimeout("two tabs' sessions through a coordinator SIGKILL") {
                 try await Chromium.drive(browserEndpoint) { browser in
-                    // Each tab selects its own message and remembers its session and sequence.
-                    var tabs: [(page: String, selected: Int)] = []
-                    for selected in [3, 5] {
-                        let page = tabs.isEmpty ? try #require(browser.sessionID) : try await browser.openIsolatedPage()
-                        browser.sessionID = page
-                        try await browser.navigate(baseURL + "/")
-                        try await browser.waitUntil(live)
-                        try await browser.evaluate("document.querySelector('button[data-id=\"\(selected)\"]').click(); true")
-                        try await browser.waitUntil(Self.selected(selected))
-                        try await browser.evaluate(
-                            "window.before = { session: workflowClient.sessionID, sequence: workflowClient.sequence, connections: workflowClient.connections }; true")
-                        tabs.append((page, selected))
-                    }
-
+                    let tabs = try await Self.openTwoTabs(&browser, at: baseURL + "/")
                     // SIGKILL: nothing is given up in order; both pages notice and wait.
                     coordinator.forceKill()
                     _ = try await coordinator.waitForExit()
-                    for tab in tabs {
-                        browser.sessionID = tab.page
-                        try await browser.waitUntil("workflowClient.state === 'reconnecting' && document.getElementById('connection').textContent === 'reconnecting…'")
-                    }
-
+                    try await Self.expectReconnecting(&browser, tabs)
                     // Back on the same port: each page is live again by itself, in its own session.
                     let restarted = try await cluster.startCoordinator(store + ["--gateway-listen", "127.0.0.1:\(port)"])
-                    for tab in tabs {
-                        browser.sessionID = tab.page
-                        try await browser.waitUntil("\(live) && workflowClient.connections > window.before.connections && \(Self.selected(tab.selected))")
-                        #expect(try await browser.evaluate("workflowClient.sessionID === window.before.session") as? Bool == true, "the same session")
-                        #expect(try await browser.evaluate("workflowClient.sequence >= window.before.sequence") as? Bool == true, "the sequence never goes back")
-                    }
-                    // A click in the first tab moves only the first.
-                    browser.sessionID = tabs[0].page
-                    try await browser.evaluate("document.querySelector('button[data-id=\"4\"]').click(); true")
-                    try await browser.waitUntil(Self.selected(4))
-                    browser.sessionID = tabs[1].page
-                    #expect(try await browser.evaluate(Self.selected(tabs[1].selected)) as? Bool == true, "the other tab keeps its selection")
+                    try await Self.expectResumed(&browser, tabs)
                     #expect(try await restarted.terminate() == 0)
                 }
+            }
+        }
+    }
+
+    @Test(
+        "two tabs' sessions through a standby's takeover (PostgreSQL store, haproxy in front): the leader is SIGKILLed, both pages reconnect by themselves to the new leader with their own sessions and selections",
+        .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"),
+        .enabled(if: LoadBalancer.path != nil, "haproxy is not installed here (scripts/test.sh installs it with apt-get)"),
+        .enabled(if: PrivatePostgres.unavailableReason == nil, "\(PrivatePostgres.unavailableReason ?? "")"))
+    func sessionsSurviveTakeover() async throws {
+        try await PrivatePostgres.with { server in
+            try await BrowserCluster.with("browser-takeover", sharedStore: server.url) { cluster in
+                let gatewayPorts = [try LoopbackPort.unused(), try LoopbackPort.unused()]
+                let leader = try await cluster.startCoordinator(0, gatewayPort: gatewayPorts[0], role: "leader")
+                try await cluster.startCoordinator(1, gatewayPort: gatewayPorts[1], role: "standby")
+                try await cluster.startWorker("worker-1")
+                try await cluster.startWorker("worker-2")
+                let balancerURL = try await LoadBalancer.start(in: cluster, gatewayPorts: gatewayPorts)
+                let browserEndpoint = try await Chromium.start(in: cluster)
+                try await withSafetyTimeout("two tabs' sessions through a takeover") {
+                    try await Chromium.drive(browserEndpoint) { browser in
+                        let tabs = try await Self.openTwoTabs(&browser, at: balancerURL + "/")
+                        leader.forceKill()
+                        _ = try await leader.waitForExit()
+                        try await Self.expectReconnecting(&browser, tabs)
+                        try await Self.expectResumed(&browser, tabs)
+                    }
+                }
+                let newLeader = try #require(cluster.daemon(labelled: "coordinator-1"))
+                #expect(newLeader.stderr.lines.contains { $0.contains("acquired the lease: leading") }, "the standby led")
             }
         }
     }
