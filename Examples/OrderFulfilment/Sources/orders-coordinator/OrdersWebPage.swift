@@ -30,7 +30,7 @@ enum OrdersWebPage {
         </style>
         </head>
         <body>
-        <header><h1>Order fulfilment</h1><span id="connection">connecting…</span></header>
+        <header><h1>Order fulfilment</h1><span><span id="connection">connecting…</span><span id="send-outcome"></span></span></header>
         <main>
           <section id="intake">
             <h2>Intake <span class="by" id="intake-by"></span></h2>
@@ -58,9 +58,12 @@ enum OrdersWebPage {
           return child && child.status !== "running" ? " (" + child.status + ")" : "";
         }
 
+        // An event's outcome has a place of its own, so the connection's state stays readable; one
+        // the coordinator could not confirm (the connection went mid-way) may still have applied.
         async function send(sink, event) {
           const outcome = await client.send(sink, event);
-          $("connection").textContent = outcome.ok ? "live" : "refused: " + outcome.message;
+          $("send-outcome").textContent = outcome.ok ? ""
+            : outcome.status === 0 ? " · not confirmed: " + outcome.message : " · refused: " + outcome.message;
         }
 
         client.subscribe(() => {
