@@ -1,16 +1,33 @@
 import Foundation
+import Logging
+import WireProtocol
 @_spi(WorkflowRuntime) import Workflow
 
 /// The parent's record of one remote child: what it last sent, what the worker last rendered.
 ///
 /// Confined to the remote runtime's loop thread (it lives in a `RemoteWorkflow` node's state and
-/// in the engine's table, both reached only from that thread).
+/// in the engine's table, both reached only from that thread). It holds no reference to the
+/// engine: the engine makes it (`RemoteEngine.makeProxy`) with what it needs (`Environment`), and
+/// its node passes the engine in when a render or its end asks something of the parent role
+/// (`RemoteChildRequests`).
 final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
+    /// What a proxy is given instead of the engine: values and the loop's shared coder storage.
+    struct Environment {
+        /// The codec for props.
+        let codec: any WireCodec
+        /// The codec for this child's renderings and outputs, with the decoder context their sinks
+        /// need (they send EVENTs to it), made once rather than for every decode.
+        let importingCodec: any WireCodec
+        /// The coder storage the loop's decodes reuse.
+        let codingScratch: WireCodingScratch
+        let logger: Logger
+        let status: RemoteChildStatusReporter
+    }
+
     let childID: UInt64
     let path: String
     let placement: RemotePlacement
-    /// The parent role, as far as a proxy may reach it (`RemoteChildProxyEngine`).
-    unowned let engine: any RemoteChildProxyEngine
+    private let environment: Environment
     /// How the proxy hands its node a flush or asks it to render again: made by the node's
     /// first render with this proxy and kept (any pass's sink of a live node applies its action).
     var sink: Sink<ProxyEvent<Child.Rendering, Child.Output>>?
@@ -42,7 +59,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     private var partialLastOutput: (cause: UInt64, ordinal: UInt32)?
     private var refreshPending = false
     private(set) var status: RemoteChildStatus = .starting {
-        didSet { if status != oldValue { engine.statusChanged(path: path, status: status) } }
+        didSet { if status != oldValue { environment.status.report(path: path, status: status) } }
     }
     /// The worker currently hosting the child (its routing id), if any.
     var worker: WorkerPeer?
@@ -80,9 +97,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// `==` of the props when their type is `Equatable` (`nil`: compare the encoded bytes),
     /// looked up once: the conformance lookup cost more than the comparison, twice a round trip.
     private let propsEquality = equality(of: Child.self)
-    /// The codec for this child's renderings and outputs, with the decoder context their sinks
-    /// need (they send EVENTs to it), made once rather than for every decode.
-    private lazy var importingCodec = engine.codec.with(userInfo: engine.importerUserInfo(for: self))
+    private var importingCodec: any WireCodec { environment.importingCodec }
 
     /// Back-pressure: events sent and not yet acknowledged, against the runtime's limit.
     let outstanding: OutstandingEvents
@@ -97,8 +112,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// - Parameters:
     ///   - path: the node's path in its host.
-    ///   - scope: where that host sits in the whole tree (empty for a root host; a hosted
-    ///     child's path in its parent's tree on a worker).
+    ///   - forwardingPrefix: see `forwardingPrefix` (`SinkForwarder.prefix(scope:path:)`).
+    ///   - outstanding: the child's back-pressure account.
     ///   - snapshot: the child's last acknowledged state, if any.
     ///   - pendingEvents: events the child was sent and has not acknowledged (from a snapshot, or
     ///     from the proxy this one replaces), sent again after its START, in order.
@@ -107,26 +122,24 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     ///     first rendering replaces it. Its sinks send to this proxy, which keeps their events
     ///     until the child runs again.
     init(
-        path: String, scope: String, placement: RemotePlacement, engine: any RemoteChildProxyEngine, snapshot: TreeSnapshot?,
-        pendingEvents: [PendingRemoteEvent] = [], lastRendering: [UInt8]? = nil
+        childID: UInt64, path: String, forwardingPrefix: String, placement: RemotePlacement, outstanding: OutstandingEvents,
+        environment: Environment, snapshot: TreeSnapshot?, pendingEvents: [PendingRemoteEvent] = [], lastRendering: [UInt8]? = nil
     ) {
         self.snapshot = snapshot
-        self.outstanding = engine.makeOutstandingEvents(path: path)
+        self.outstanding = outstanding
         self.path = path
         self.placement = placement
-        self.engine = engine
-        self.forwardingPrefix = SinkForwarder.prefix(scope: scope, path: path)
+        self.environment = environment
+        self.forwardingPrefix = forwardingPrefix
         self.hasRestoredEvents = !pendingEvents.isEmpty
-        self.childID = engine.allocateChildID()
+        self.childID = childID
         for event in pendingEvents { _ = record(event: event.token, bytes: Array(event.bytes)) }
         // Accepted before (by the proxy or process this one continues): taken past the limit
         // rather than refused now.
         outstanding.take(pendingEvents.count)
-        engine.register(proxy: self)
         // Set here, not through `restore`: an initializer's assignment does not report the
-        // change, which the next line does once.
+        // change, which its maker (`RemoteEngine.makeProxy`) does once.
         if let lastRendering, restore(lastRendering) { status = .reconnecting }
-        engine.statusChanged(path: path, status: status)
     }
 
     /// Shows `bytes`, the child's last rendering before its parent restarted (or before this
@@ -136,19 +149,20 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     private func restore(_ bytes: [UInt8]) -> Bool {
         do {
             rendering = try bytes.withUnsafeBytes {
-                try importingCodec.decode(Child.Rendering.self, from: $0, reusing: engine.codingScratch)
+                try importingCodec.decode(Child.Rendering.self, from: $0, reusing: environment.codingScratch)
             }
             renderingBytes = bytes
             return true
         } catch {
-            engine.log(warning: "the last rendering of \(path) kept with its snapshot does not decode (\(error)): its placeholder shows until its worker renders it")
+            environment.logger.warning("the last rendering of \(path) kept with its snapshot does not decode (\(error)): its placeholder shows until its worker renders it")
             return false
         }
     }
 
-    /// Called by the node's render: sends START/UPDATE as needed and returns the best rendering
-    /// known now. A request sent here is awaited by the runtime before the pass is published.
-    func render(props newProps: Child) -> Child.Rendering {
+    /// Called by the node's render: sends START/UPDATE as needed (through `requests`, the
+    /// engine) and returns the best rendering known now. A request sent here is awaited by the
+    /// runtime before the pass is published.
+    func render(props newProps: Child, requests: some RemoteChildRequests) -> Child.Rendering {
         refreshPending = false
         isRendering = true
         defer { isRendering = false }
@@ -160,7 +174,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         props = newProps
         let encoded: [UInt8]
         do {
-            encoded = try engine.codec.encode(newProps, reusing: engine.codingScratch)
+            encoded = try environment.codec.encode(newProps, reusing: environment.codingScratch)
         } catch {
             status = .unavailable(.refused("props of \(typeName) do not encode: \(error)"))
             return rendering ?? newProps.placeholderRendering()
@@ -180,11 +194,11 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             refusedProps = false
             lastProps = encoded
             propsSequence += 1
-            engine.start(proxy: self, props: encoded)
+            requests.start(proxy: self, props: encoded)
         } else if encoded != lastProps {
             lastProps = encoded
             propsSequence += 1
-            engine.update(proxy: self, props: encoded)
+            requests.update(proxy: self, props: encoded)
         }
         return rendering ?? newProps.placeholderRendering()
     }
@@ -197,21 +211,23 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         worker != nil && receivedSequence < propsSequence
     }
 
-    func stop() {
+    /// Its node ended: its child stops on its worker (`requests`, the engine), after the events
+    /// still due.
+    func stop(requests: some RemoteChildRequests) {
         guard !isStopped else { return }
         isStopped = true
-        engine.stop(proxy: self, sendingDueEvents: true)
+        requests.stop(proxy: self, sendingDueEvents: true)
     }
 
     /// Stops this proxy because another replaces it for the same node (a new placement), and
     /// gives it what the child's state is made of: the last acknowledged snapshot and every event
     /// not acknowledged, which the new placement applies on top of it. Events not sent yet stay
     /// here rather than go to the old worker first.
-    func handOver() -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent], rendering: [UInt8]?) {
+    func handOver(requests: some RemoteChildRequests) -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent], rendering: [UInt8]?) {
         let events = pendingEvents
         if !isStopped {
             isStopped = true
-            engine.stop(proxy: self, sendingDueEvents: false)
+            requests.stop(proxy: self, sendingDueEvents: false)
         }
         return (snapshot, events, renderingBytes)
     }
@@ -271,9 +287,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
                 partialLastOutput = (cause, ordinal)
             }
             do {
-                partialOutputs.append(try importingCodec.decode(Child.Output.self, from: bytes, reusing: engine.codingScratch))
+                partialOutputs.append(try importingCodec.decode(Child.Output.self, from: bytes, reusing: environment.codingScratch))
             } catch {
-                engine.log(error: "an output of \(path) does not decode and was dropped: \(error)")
+                environment.logger.error("an output of \(path) does not decode and was dropped: \(error)")
             }
             return true
         }
@@ -286,14 +302,14 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
                 let decoded = try bytes.withUnsafeBytes {
-                    try importingCodec.decode(Child.Rendering.self, from: $0, reusing: engine.codingScratch)
+                    try importingCodec.decode(Child.Rendering.self, from: $0, reusing: environment.codingScratch)
                 }
                 newRendering = (decoded, flush.renderingSequence, bytes)
                 receivedSequence = flush.renderingSequence
                 status = .running(worker: workerName)
             } catch {
                 status = .unavailable(.undecodableRendering(typeName: typeName, reason: "\(error)"))
-                engine.log(error: "rendering of \(path) does not decode: \(error)")
+                environment.logger.error("rendering of \(path) does not decode: \(error)")
             }
         }
         guard !outputs.isEmpty || newRendering != nil || !acknowledgement.isEmpty else { return false }

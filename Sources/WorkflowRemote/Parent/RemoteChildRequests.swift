@@ -1,28 +1,35 @@
-import Foundation
-import WireProtocol
+import Logging
 
-/// What a remote child's proxy asks of the parent role, and nothing more: a child id and its
-/// back-pressure account at creation, the codec for its renderings and outputs, START, UPDATE
-/// and STOP of its child, and where its status changes and decoding errors go. The proxy reaches
-/// no other part of the engine (its workers, its tables, its state machine), so what the engine
-/// does with these requests is decided in one place (`RemoteEngine+ProxyRequests.swift`).
-protocol RemoteChildProxyEngine: AnyObject {
-    var codec: any WireCodec { get }
-    /// The coder storage the loop's decodes reuse.
-    var codingScratch: WireCodingScratch { get }
-    func allocateChildID() -> UInt64
-    func makeOutstandingEvents(path: String) -> OutstandingEvents
-    /// The proxy exists: messages and events for its child id reach it.
-    func register(proxy: any AnyRemoteChildProxy)
-    /// The decoder context for the proxy's renderings and outputs (their sinks send to its child).
-    func importerUserInfo(for proxy: any AnyRemoteChildProxy) -> [CodingUserInfoKey: any Sendable]
+/// What a remote child's proxy asks of the parent role while its node renders or ends: START,
+/// UPDATE and STOP of its child, and nothing more. The node passes the engine in with each call
+/// (`RemoteChildProxy.render(props:requests:)`, `stop(requests:)`, `handOver(requests:)`); the
+/// proxy keeps no reference to it, so what the engine does with these requests is decided in one
+/// place (`RemoteEngine+ProxyRequests.swift`) and the proxy can be driven without an engine.
+protocol RemoteChildRequests: AnyObject {
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8])
     func update(proxy: any AnyRemoteChildProxy, props: [UInt8])
     /// `sendingDueEvents: false` when another proxy takes over the child's unacknowledged events.
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool)
-    func statusChanged(path: String, status: RemoteChildStatus)
-    func log(error message: String)
-    func log(warning message: String)
 }
 
-extension RemoteEngine: RemoteChildProxyEngine {}
+extension RemoteEngine: RemoteChildRequests {}
+
+/// Publishes a remote child's status changes and logs each once: a value the engine and the
+/// child's proxy both hold (the runtime's shared state and its logger), not a way into the
+/// engine.
+struct RemoteChildStatusReporter {
+    let shared: RuntimeSharedState
+    let logger: Logger
+
+    /// A child waiting for a worker that has not joined yet is normal at start, so it is `info`;
+    /// losing a worker, or a worker's refusal, is a `warning`.
+    func report(path: String, status: RemoteChildStatus) {
+        shared.setStatus(status, path: path)
+        let level: Logger.Level
+        switch status {
+        case .starting, .reconnecting, .running, .unavailable(.noWorker): level = .info
+        case .unavailable: level = .warning
+        }
+        logger.log(level: level, "child status: \(status)", metadata: ["path": "\(path)", "status": "\(status.name)"])
+    }
+}

@@ -19,14 +19,39 @@ extension RemoteEngine {
         }
     }
 
+    /// A proxy for a remote child of the node at `path`, registered here (messages and events
+    /// for its child id reach it) and its first status published. The proxy is given what it
+    /// needs (its child id, its back-pressure account, the codecs, where its status goes), not
+    /// this engine.
+    ///
+    /// - Parameters:
+    ///   - path: the node's path in its host.
+    ///   - scope: where that host sits in the whole tree (empty for a root host; a hosted
+    ///     child's path in its parent's tree on a worker).
+    ///   - snapshot, pendingEvents, lastRendering: see `RemoteChildProxy.init`.
+    func makeProxy<Child: RemotableWorkflow>(
+        of _: Child.Type, path: String, scope: String, placement: RemotePlacement, snapshot: TreeSnapshot?,
+        pendingEvents: [PendingRemoteEvent], lastRendering: [UInt8]?
+    ) -> RemoteChildProxy<Child> {
+        let childID = allocateChildID()
+        let outstanding = OutstandingEvents(limit: configuration.maxOutstandingEvents, path: path, logger: logger)
+        let forwardingPrefix = SinkForwarder.prefix(scope: scope, path: path)
+        let environment = RemoteChildProxy<Child>.Environment(
+            codec: codec,
+            importingCodec: codec.with(
+                userInfo: importerUserInfo(childID: childID, path: path, forwardingPrefix: forwardingPrefix, outstanding: outstanding)),
+            codingScratch: codingScratch, logger: logger, status: RemoteChildStatusReporter(shared: shared, logger: logger))
+        let proxy = RemoteChildProxy<Child>(
+            childID: childID, path: path, forwardingPrefix: forwardingPrefix, placement: placement, outstanding: outstanding,
+            environment: environment, snapshot: snapshot, pendingEvents: pendingEvents, lastRendering: lastRendering)
+        register(proxy: proxy)
+        statusChanged(path: path, status: proxy.status)
+        return proxy
+    }
+
     func allocateChildID() -> UInt64 {
         defer { nextChildID += 1 }
         return nextChildID
-    }
-
-    /// A back-pressure account for a new child.
-    func makeOutstandingEvents(path: String) -> OutstandingEvents {
-        OutstandingEvents(limit: configuration.maxOutstandingEvents, path: path, logger: logger)
     }
 
     func register(proxy: any AnyRemoteChildProxy) {
@@ -137,36 +162,25 @@ extension RemoteEngine {
         sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
     }
 
-    /// Publishes a child's new status and logs it, once per change (the proxy calls this only
-    /// when the status differs). A child waiting for a worker that has not joined yet is normal
-    /// at start, so it is `info`; losing a worker, or a worker's refusal, is a `warning`.
+    /// Publishes a child's new status and logs it, once per change (the proxy reports its own
+    /// changes the same way, `RemoteChildStatusReporter`).
     func statusChanged(path: String, status: RemoteChildStatus) {
-        shared.setStatus(status, path: path)
-        let level: Logger.Level
-        switch status {
-        case .starting, .reconnecting, .running, .unavailable(.noWorker): level = .info
-        case .unavailable: level = .warning
-        }
-        logger.log(level: level, "child status: \(status)", metadata: ["path": "\(path)", "status": "\(status.name)"])
+        RemoteChildStatusReporter(shared: shared, logger: logger).report(path: path, status: status)
     }
 
     func log(error message: String) {
         logger.error("\(message)")
     }
 
-    func log(warning message: String) {
-        logger.warning("\(message)")
-    }
-
     /// The decoder context for a proxy's renderings and outputs: sinks in them send EVENTs to
     /// the proxy's child.
-    func importerUserInfo(for proxy: any AnyRemoteChildProxy) -> [CodingUserInfoKey: any Sendable] {
-        let childID = proxy.childID
-        let path = proxy.path
+    func importerUserInfo(
+        childID: UInt64, path: String, forwardingPrefix: String, outstanding: OutstandingEvents
+    ) -> [CodingUserInfoKey: any Sendable] {
         let jobs = self.jobs
         let bound = LoopBound(self, owner: jobs)
         let forwarder = SinkForwarder(
-            prefix: proxy.forwardingPrefix,
+            prefix: forwardingPrefix,
             send: { token, bytes in
                 let event = QueuedEvent(childID: childID, path: path, token: token, bytes: bytes)
                 // On the loop already (a middle process passing on its parent's event, or an
@@ -180,7 +194,7 @@ extension RemoteEngine {
                 }
             },
             codec: codec,
-            outstanding: proxy.outstanding)
+            outstanding: outstanding)
         return [.workflowSinkImporter: SinkTransport<any SinkImporter>(forwarder)]
     }
 
