@@ -49,23 +49,17 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// Flushes handed to the node (`ProxyEvent.flush`) and not yet applied by it. While any is
     /// pending, a later flush queues behind it, even one with a rendering only.
     private var stagedFlushes = 0
-    /// Outputs of a flush whose remaining chunks are still on the wire.
+    /// Outputs of a flush whose remaining chunks are still on the wire. A worker that dies
+    /// between the chunks of a flush (a slice of hundreds of events makes flushes of several
+    /// messages) loses those outputs here, and the replay on its successor delivers them (the
+    /// parent machine's `OutputOrder` does not count them as delivered).
     private var partialOutputs: [Child.Output] = []
-    /// The (event sequence, ordinal) of the last output in `partialOutputs`: it becomes
-    /// `lastOutput` only once the flush is complete. A worker that dies between the chunks of a
-    /// flush (a slice of hundreds of events makes flushes of several messages) loses those
-    /// outputs here, and the replay on its successor must deliver them, not drop them as
-    /// duplicates.
-    private var partialLastOutput: (cause: UInt64, ordinal: UInt32)?
     private var refreshPending = false
     private(set) var status: RemoteChildStatus = .starting {
         didSet { if status != oldValue { environment.status.report(path: path, status: status) } }
     }
     /// The worker currently hosting the child (its routing id), if any.
     var worker: WorkerPeer?
-    /// The fencing token of the child's current placement: raised by every START, carried by
-    /// every message about the child both ways; a message with another epoch is stale.
-    var epoch: UInt64 = 0
     private var isStopped = false
     /// Set when a worker refused the last props; cleared by new props or a joining worker.
     private var refusedProps = false
@@ -83,12 +77,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// Events recorded and not yet acknowledged, oldest first: sent (in batches) at the end of the
     /// loop iteration, and replayed on a new worker.
     private(set) var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] = []
-    /// The last event sent to the current placement; later ones in `unacknowledged` are due.
-    var lastSentEvent: UInt64 = 0
     /// Set while the engine has this child in its list of children with events due.
     var eventsDue = false
-    /// The (event sequence, ordinal) of the last event-caused output delivered.
-    private var lastOutput: (cause: UInt64, ordinal: UInt32) = (0, 0)
     /// The child's state as of the last acknowledged event: where a new worker starts from.
     private(set) var snapshot: TreeSnapshot?
 
@@ -276,16 +266,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// as a local child's action, output cascade and render would. A flush with outputs is
     /// therefore handed to the node as a single `ProxyEvent.flush` action; one with only a
     /// rendering is installed at once unless an earlier flush is still waiting to be applied.
-    func receive(flush: WorkerFlush, workerName: String) -> Bool {
+    ///
+    /// `order` is the parent machine's record of the child's delivered outputs: an output it
+    /// does not take (a replay's duplicate) is dropped.
+    func receive(flush: WorkerFlush, workerName: String, order: inout ParentStateMachine.OutputOrder) -> Bool {
         guard !isStopped else { return false }
         PackedValues.forEach(in: flush.outputs, lengths: flush.lengths) { index, bytes in
-            let (cause, ordinal) = (flush.causes[index], flush.ordinals[index])
-            // An output caused by an event whose outputs were already delivered is a replay's
-            // duplicate and is dropped.
-            if cause > 0 {
-                guard (cause, ordinal) > partialLastOutput ?? lastOutput else { return true }
-                partialLastOutput = (cause, ordinal)
-            }
+            guard order.take(cause: flush.causes[index], ordinal: flush.ordinals[index]) else { return true }
             do {
                 partialOutputs.append(try importingCodec.decode(Child.Output.self, from: bytes, reusing: environment.codingScratch))
             } catch {
@@ -296,7 +283,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         guard !flush.continues else { return false }
         let outputs = partialOutputs
         partialOutputs = []
-        if let delivered = partialLastOutput.take() { lastOutput = delivered }
+        order.flushEnded()
         let acknowledgement = Acknowledgement(sequence: flush.acknowledged, snapshot: flush.snapshot)
         var newRendering: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8])?
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
@@ -345,7 +332,6 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// outputs anew.
     private func discardPartialFlush() {
         partialOutputs = []
-        partialLastOutput = nil
     }
 
     private func acknowledge(_ acknowledgement: Acknowledgement) {
@@ -436,7 +422,6 @@ protocol AnyRemoteChildProxy: AnyObject {
     var typeName: String { get }
     var placement: RemotePlacement { get }
     var worker: WorkerPeer? { get set }
-    var epoch: UInt64 { get set }
     var propsSequence: UInt64 { get }
     var encodedProps: [UInt8]? { get }
     var isAwaitingRendering: Bool { get }
@@ -449,10 +434,9 @@ protocol AnyRemoteChildProxy: AnyObject {
     func beginRelease()
     func released(from workerName: String)
     func placed()
-    func receive(flush: WorkerFlush, workerName: String) -> Bool
+    func receive(flush: WorkerFlush, workerName: String, order: inout ParentStateMachine.OutputOrder) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
     var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
-    var lastSentEvent: UInt64 { get set }
     var eventsDue: Bool { get set }
     var snapshot: TreeSnapshot? { get }
     var outstanding: OutstandingEvents { get }

@@ -45,6 +45,7 @@ extension RemoteEngine {
             childID: childID, path: path, forwardingPrefix: forwardingPrefix, placement: placement, outstanding: outstanding,
             environment: environment, snapshot: snapshot, pendingEvents: pendingEvents, lastRendering: lastRendering)
         register(proxy: proxy)
+        parent.childAdded(childID)
         statusChanged(path: path, status: proxy.status)
         return proxy
     }
@@ -81,21 +82,19 @@ extension RemoteEngine {
         do {
             let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: proxy.snapshot))
             // A new placement: a new fencing token, so anything still on the way from or to an
-            // earlier placement of this child is recognisably stale.
-            proxy.epoch += 1
+            // earlier placement of this child is recognisably stale. The snapshot includes every
+            // event before the first unacknowledged one (with none, every event sent so far):
+            // the events replayed (or sent next) follow it without a gap, so the worker can tell
+            // if the first of them was lost in transit.
+            let placement = parent.newPlacement(of: proxy.childID, firstUnacknowledged: proxy.unacknowledged.first?.sequence)
             proxy.worker = peer
             inspection.placedAt[proxy.childID] = Date()
             parent.placed(proxy.childID, on: id)
             awaiting.insert(proxy.childID)
             noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
-            // The last event the snapshot includes: the events replayed (or sent next) follow it
-            // without a gap, so the worker can tell if the first of them was lost in transit.
-            // Every event after the last sent one is still unacknowledged: with none, every event
-            // sent so far is in the snapshot.
-            let snapshotThrough = proxy.unacknowledged.first.map { $0.sequence - 1 } ?? proxy.lastSentEvent
             sendToWorker(
-                id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, acknowledged: snapshotThrough,
-                epoch: proxy.epoch, nodePath: proxy.path, payloads: [start, props])
+                id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, acknowledged: placement.snapshotThrough,
+                epoch: placement.epoch, nodePath: proxy.path, payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": .stringConvertible(proxy.childID)])
             // Events the previous worker never acknowledged are replayed, in order, on top of
             // the snapshot they were not yet part of, batched as any events are. After a drain
@@ -124,7 +123,6 @@ extension RemoteEngine {
                 metrics.eventsReplayed.increment(by: Int64(replay))
                 logger.info("replaying \(replay) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
             }
-            proxy.lastSentEvent = 0
             sendDueEvents(of: proxy)
         } catch {
             proxy.fail(.refused("START does not encode: \(error)"))
@@ -141,13 +139,17 @@ extension RemoteEngine {
         guard !proxy.isReleasing else { return }
         noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(
-            peer.id, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
+            peer.id, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: parent.epoch(of: proxy.childID),
+            nodePath: proxy.path,
             payloads: CollectionOfOne(props))
     }
 
     /// Stops `proxy`'s child on its worker. `sendingDueEvents: false` when another proxy takes
     /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
+        let epoch = parent.epoch(of: proxy.childID)
+        // Before the machine forgets the child: what was sent to its placement is kept there.
+        if sendingDueEvents, proxy.worker != nil { sendDueEvents(of: proxy) }
         proxies[proxy.childID] = nil
         parent.forget(proxy.childID)
         rebalancing.remove(proxy.childID)
@@ -156,10 +158,9 @@ extension RemoteEngine {
         inspection.forget(childID: proxy.childID)
         shared.setStatus(nil, path: proxy.path)
         guard let peer = proxy.worker else { return }
-        if sendingDueEvents { sendDueEvents(of: proxy) }
         unplace(proxy.childID, from: peer)
         proxy.worker = nil
-        sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+        sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: epoch, nodePath: proxy.path, payloads: [])
     }
 
     /// Publishes a child's new status and logs it, once per change (the proxy reports its own
@@ -257,8 +258,9 @@ extension RemoteEngine {
         // A child whose worker is draining: its events wait for the next placement.
         guard let peer = proxy.worker, !proxy.isReleasing else { return }
         let events = proxy.unacknowledged
+        let (lastSent, epoch) = parent.children[proxy.childID].map { ($0.lastSentEvent, $0.epoch) } ?? (0, 0)
         var start = events.count
-        while start > 0, events[start - 1].sequence > proxy.lastSentEvent { start -= 1 }
+        while start > 0, events[start - 1].sequence > lastSent { start -= 1 }
         guard start < events.count else { return }
         while start < events.count {
             let end = start + PackedValues.prefixFitting(
@@ -279,10 +281,9 @@ extension RemoteEngine {
                 packed.append(event.bytes)
             }
             guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)) else { return }
-            proxy.lastSentEvent = events[end - 1].sequence
-            parent.eventsSent(to: proxy.childID, at: .now)
+            parent.eventsSent(to: proxy.childID, through: events[end - 1].sequence, at: .now)
             sendToWorker(
-                peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
+                peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: epoch,
                 nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)
             // A failed send may have lost the worker (the events wait for the next placement).
             guard proxy.worker === peer else { return }
