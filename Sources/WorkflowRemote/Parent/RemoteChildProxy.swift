@@ -11,18 +11,7 @@ import WireProtocol
 /// its node passes the engine in when a render or its end asks something of the parent role
 /// (`RemoteChildRequests`).
 final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
-    /// What a proxy is given instead of the engine: values and the loop's shared coder storage.
-    struct Environment {
-        /// The codec for props.
-        let codec: any WireCodec
-        /// The codec for this child's renderings and outputs, with the decoder context their sinks
-        /// need (they send EVENTs to it), made once rather than for every decode.
-        let importingCodec: any WireCodec
-        /// The coder storage the loop's decodes reuse.
-        let codingScratch: WireCodingScratch
-        let logger: Logger
-        let status: RemoteChildStatusReporter
-    }
+    typealias Environment = RemoteChildProxyEnvironment
 
     let childID: UInt64
     let path: String
@@ -413,6 +402,22 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         refreshPending = true
         sink.send(.refresh)
     }
+}
+
+/// What a remote child's proxy is given instead of the engine: values and the loop's shared
+/// coder storage. Not nested in the generic proxy: a nested type would be generic too, and
+/// reaching its fields from the proxy's unspecialized methods would look its metadata up each
+/// time.
+struct RemoteChildProxyEnvironment {
+    /// The codec for props.
+    let codec: any WireCodec
+    /// The codec for this child's renderings and outputs, with the decoder context their sinks
+    /// need (they send EVENTs to it), made once rather than for every decode.
+    let importingCodec: any WireCodec
+    /// The coder storage the loop's decodes reuse.
+    let codingScratch: WireCodingScratch
+    let logger: Logger
+    let status: RemoteChildStatusReporter
 }
 
 /// The engine's type-erased view of a proxy.

@@ -36,7 +36,7 @@ extension RemoteEngine {
         let childID = allocateChildID()
         let outstanding = OutstandingEvents(limit: configuration.maxOutstandingEvents, path: path, logger: logger)
         let forwardingPrefix = SinkForwarder.prefix(scope: scope, path: path)
-        let environment = RemoteChildProxy<Child>.Environment(
+        let environment = RemoteChildProxyEnvironment(
             codec: codec,
             importingCodec: codec.with(
                 userInfo: importerUserInfo(childID: childID, path: path, forwardingPrefix: forwardingPrefix, outstanding: outstanding)),
