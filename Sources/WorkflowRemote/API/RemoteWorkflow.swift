@@ -114,7 +114,8 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
         // The type name and path only matter for `.configured` (and `remoteTypeName` reflects
         // on the type each time): an existing proxy already knows the type. Rules match the
         // path within this host's tree, without a session's prefix.
-        guard let placement = runtime.engine.resolve(
+        let engine = runtime.engine
+        guard let placement = engine.resolve(
             placement, typeName: state.proxy?.typeName ?? Child.remoteTypeName, path: context.nodePath)
         else {
             return child.rendered(in: context, key: "")
@@ -127,11 +128,11 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             // last acknowledged state and sends it every event that state does not include, and
             // shows the child's last rendering until the new placement renders it.
             let (snapshot, events, rendering) =
-                state.proxy?.handOver() ?? (state.restoredSnapshot, state.restoredEvents, state.restoredRendering)
+                state.proxy?.handOver(requests: engine) ?? (state.restoredSnapshot, state.restoredEvents, state.restoredRendering)
             state.restoredEvents = []
             state.restoredRendering = nil
-            proxy = RemoteChildProxy(
-                path: pathPrefix + context.nodePath, scope: scope, placement: placement, engine: runtime.engine,
+            proxy = engine.makeProxy(
+                of: Child.self, path: pathPrefix + context.nodePath, scope: scope, placement: placement,
                 snapshot: snapshot, pendingEvents: events, lastRendering: rendering)
             state.proxy = proxy
         }
@@ -143,9 +144,13 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             && context.keepSinks(of: ProxyEvent<Child.Rendering, Child.Output>.self, actionType: AnyWorkflowAction<RemoteWorkflow<Child>>.self)
         if !kept { proxy.sink = makeProxySink(context) }
         context.runSideEffect(key: proxy.childID) { lifetime in
-            lifetime.onEnded { proxy.stop() }
+            // The engine held weakly: the node's side effects may outlive it (a hosted child's
+            // host is the engine's), and a stop then has nobody left to tell.
+            lifetime.onEnded { [weak engine] in
+                if let engine { proxy.stop(requests: engine) }
+            }
         }
-        return proxy.render(props: child)
+        return proxy.render(props: child, requests: engine)
     }
 
     private func makeProxySink(_ context: RenderContext<RemoteWorkflow<Child>>) -> Sink<ProxyEvent<Child.Rendering, Child.Output>> {

@@ -128,7 +128,8 @@ extension RemoteEngine {
                 "\(peer.name) draining: moving \(moving.count) children", metadata: ["worker": "\(peer.name)", "children": .stringConvertible(moving.count)])
             for proxy in moving {
                 proxy.beginRelease()
-                sendToWorker(peer.id, kind: .release, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+                sendToWorker(
+                    peer.id, kind: .release, correlationID: proxy.childID, epoch: parent.epoch(of: proxy.childID), nodePath: proxy.path, payloads: [])
             }
             if request.drainedAlready { reportDrained(peer) }
         }

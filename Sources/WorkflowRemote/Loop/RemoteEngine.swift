@@ -207,7 +207,7 @@ final class RemoteEngine {
                     // The child will be placed again: its copy on this worker must not live on.
                     if let peer = proxy.worker {
                         unplace(id, from: peer)
-                        sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+                        sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: parent.epoch(of: id), nodePath: proxy.path, payloads: [])
                     }
                     proxy.fail(.workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
                 }
@@ -237,7 +237,9 @@ final class RemoteEngine {
         if sockets.hasUpstream { sendUpstream(kind: .goodbye, correlationID: 0, nodePath: "", payloads: []) }
         for (id, _) in workers {
             for proxyID in parent.workers[id]?.children ?? [] {
-                proxies[proxyID].map { sendToWorker(id, kind: .stop, correlationID: proxyID, epoch: $0.epoch, nodePath: $0.path, payloads: []) }
+                proxies[proxyID].map {
+                    sendToWorker(id, kind: .stop, correlationID: proxyID, epoch: parent.epoch(of: proxyID), nodePath: $0.path, payloads: [])
+                }
             }
         }
         sendHeld()

@@ -16,8 +16,9 @@ extension ParentStateMachine {
         return releaseEnded(childID, on: id)
     }
 
-    /// The child `childID` is stopped for good: its OUTPUTS numbering is forgotten.
+    /// The child `childID` is stopped for good: its record and OUTPUTS numbering are forgotten.
     mutating func forget(_ childID: UInt64) {
+        children[childID] = nil
         outputsMessageNumbers[childID] = nil
         awaitingAcknowledgement[childID] = nil
     }

@@ -24,8 +24,13 @@
 ///   unacknowledged past the request deadline (`eventsSent(to:at:)`, `acknowledged(_:coversAllSent:at:)`):
 ///   the last messages lost either way have no later one to show the gap.
 ///
-/// What each child's proxy keeps (its props, epoch, unacknowledged events, rendering) stays in
-/// the proxy; this machine knows children by id only.
+/// - **Each child** (`newPlacement(of:firstUnacknowledged:)`, `OutputOrder`): the epoch that fences
+///   its placements, how far its events went to the current one, and which of its outputs were
+///   delivered (a replay's duplicates dropped, a flush its worker's loss cut short delivered
+///   again in full).
+///
+/// What a child's node snapshots (its props, last acknowledged state, unacknowledged events,
+/// rendering) stays in its proxy, which that snapshot encodes.
 struct ParentStateMachine {
     typealias Instant = ContinuousClock.Instant
 
@@ -92,6 +97,8 @@ struct ParentStateMachine {
     /// Per remote child with events sent to its placement and not all acknowledged: since when
     /// its acknowledgements last moved on (or its first such event was sent).
     var awaitingAcknowledgement: [UInt64: Instant] = [:]
+    /// The remote children whose proxies exist, by id (`ParentStateMachine+Children.swift`).
+    var children: [UInt64: Child] = [:]
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -108,5 +115,5 @@ struct ParentStateMachine {
     }
 
     /// What the machine holds, for the simulator's bound on memory.
-    var memory: Int { workers.count + outputsMessageNumbers.count + awaitingAcknowledgement.count }
+    var memory: Int { workers.count + outputsMessageNumbers.count + awaitingAcknowledgement.count + children.count }
 }

@@ -1,16 +1,22 @@
 import Foundation
+import Logging
+import WireProtocol
 @_spi(WorkflowRuntime) import Workflow
 
 /// The parent's record of one remote child: what it last sent, what the worker last rendered.
 ///
 /// Confined to the remote runtime's loop thread (it lives in a `RemoteWorkflow` node's state and
-/// in the engine's table, both reached only from that thread).
+/// in the engine's table, both reached only from that thread). It holds no reference to the
+/// engine: the engine makes it (`RemoteEngine.makeProxy`) with what it needs (`Environment`), and
+/// its node passes the engine in when a render or its end asks something of the parent role
+/// (`RemoteChildRequests`).
 final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
+    typealias Environment = RemoteChildProxyEnvironment
+
     let childID: UInt64
     let path: String
     let placement: RemotePlacement
-    /// The parent role, as far as a proxy may reach it (`RemoteChildProxyEngine`).
-    unowned let engine: any RemoteChildProxyEngine
+    private let environment: Environment
     /// How the proxy hands its node a flush or asks it to render again: made by the node's
     /// first render with this proxy and kept (any pass's sink of a live node applies its action).
     var sink: Sink<ProxyEvent<Child.Rendering, Child.Output>>?
@@ -32,23 +38,17 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// Flushes handed to the node (`ProxyEvent.flush`) and not yet applied by it. While any is
     /// pending, a later flush queues behind it, even one with a rendering only.
     private var stagedFlushes = 0
-    /// Outputs of a flush whose remaining chunks are still on the wire.
+    /// Outputs of a flush whose remaining chunks are still on the wire. A worker that dies
+    /// between the chunks of a flush (a slice of hundreds of events makes flushes of several
+    /// messages) loses those outputs here, and the replay on its successor delivers them (the
+    /// parent machine's `OutputOrder` does not count them as delivered).
     private var partialOutputs: [Child.Output] = []
-    /// The (event sequence, ordinal) of the last output in `partialOutputs`: it becomes
-    /// `lastOutput` only once the flush is complete. A worker that dies between the chunks of a
-    /// flush (a slice of hundreds of events makes flushes of several messages) loses those
-    /// outputs here, and the replay on its successor must deliver them, not drop them as
-    /// duplicates.
-    private var partialLastOutput: (cause: UInt64, ordinal: UInt32)?
     private var refreshPending = false
     private(set) var status: RemoteChildStatus = .starting {
-        didSet { if status != oldValue { engine.statusChanged(path: path, status: status) } }
+        didSet { if status != oldValue { environment.status.report(path: path, status: status) } }
     }
     /// The worker currently hosting the child (its routing id), if any.
     var worker: WorkerPeer?
-    /// The fencing token of the child's current placement: raised by every START, carried by
-    /// every message about the child both ways; a message with another epoch is stale.
-    var epoch: UInt64 = 0
     private var isStopped = false
     /// Set when a worker refused the last props; cleared by new props or a joining worker.
     private var refusedProps = false
@@ -66,12 +66,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// Events recorded and not yet acknowledged, oldest first: sent (in batches) at the end of the
     /// loop iteration, and replayed on a new worker.
     private(set) var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] = []
-    /// The last event sent to the current placement; later ones in `unacknowledged` are due.
-    var lastSentEvent: UInt64 = 0
     /// Set while the engine has this child in its list of children with events due.
     var eventsDue = false
-    /// The (event sequence, ordinal) of the last event-caused output delivered.
-    private var lastOutput: (cause: UInt64, ordinal: UInt32) = (0, 0)
     /// The child's state as of the last acknowledged event: where a new worker starts from.
     private(set) var snapshot: TreeSnapshot?
 
@@ -80,9 +76,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// `==` of the props when their type is `Equatable` (`nil`: compare the encoded bytes),
     /// looked up once: the conformance lookup cost more than the comparison, twice a round trip.
     private let propsEquality = equality(of: Child.self)
-    /// The codec for this child's renderings and outputs, with the decoder context their sinks
-    /// need (they send EVENTs to it), made once rather than for every decode.
-    private lazy var importingCodec = engine.codec.with(userInfo: engine.importerUserInfo(for: self))
+    private var importingCodec: any WireCodec { environment.importingCodec }
 
     /// Back-pressure: events sent and not yet acknowledged, against the runtime's limit.
     let outstanding: OutstandingEvents
@@ -97,8 +91,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// - Parameters:
     ///   - path: the node's path in its host.
-    ///   - scope: where that host sits in the whole tree (empty for a root host; a hosted
-    ///     child's path in its parent's tree on a worker).
+    ///   - forwardingPrefix: see `forwardingPrefix` (`SinkForwarder.prefix(scope:path:)`).
+    ///   - outstanding: the child's back-pressure account.
     ///   - snapshot: the child's last acknowledged state, if any.
     ///   - pendingEvents: events the child was sent and has not acknowledged (from a snapshot, or
     ///     from the proxy this one replaces), sent again after its START, in order.
@@ -107,26 +101,24 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     ///     first rendering replaces it. Its sinks send to this proxy, which keeps their events
     ///     until the child runs again.
     init(
-        path: String, scope: String, placement: RemotePlacement, engine: any RemoteChildProxyEngine, snapshot: TreeSnapshot?,
-        pendingEvents: [PendingRemoteEvent] = [], lastRendering: [UInt8]? = nil
+        childID: UInt64, path: String, forwardingPrefix: String, placement: RemotePlacement, outstanding: OutstandingEvents,
+        environment: Environment, snapshot: TreeSnapshot?, pendingEvents: [PendingRemoteEvent] = [], lastRendering: [UInt8]? = nil
     ) {
         self.snapshot = snapshot
-        self.outstanding = engine.makeOutstandingEvents(path: path)
+        self.outstanding = outstanding
         self.path = path
         self.placement = placement
-        self.engine = engine
-        self.forwardingPrefix = SinkForwarder.prefix(scope: scope, path: path)
+        self.environment = environment
+        self.forwardingPrefix = forwardingPrefix
         self.hasRestoredEvents = !pendingEvents.isEmpty
-        self.childID = engine.allocateChildID()
+        self.childID = childID
         for event in pendingEvents { _ = record(event: event.token, bytes: Array(event.bytes)) }
         // Accepted before (by the proxy or process this one continues): taken past the limit
         // rather than refused now.
         outstanding.take(pendingEvents.count)
-        engine.register(proxy: self)
         // Set here, not through `restore`: an initializer's assignment does not report the
-        // change, which the next line does once.
+        // change, which its maker (`RemoteEngine.makeProxy`) does once.
         if let lastRendering, restore(lastRendering) { status = .reconnecting }
-        engine.statusChanged(path: path, status: status)
     }
 
     /// Shows `bytes`, the child's last rendering before its parent restarted (or before this
@@ -136,19 +128,20 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     private func restore(_ bytes: [UInt8]) -> Bool {
         do {
             rendering = try bytes.withUnsafeBytes {
-                try importingCodec.decode(Child.Rendering.self, from: $0, reusing: engine.codingScratch)
+                try importingCodec.decode(Child.Rendering.self, from: $0, reusing: environment.codingScratch)
             }
             renderingBytes = bytes
             return true
         } catch {
-            engine.log(warning: "the last rendering of \(path) kept with its snapshot does not decode (\(error)): its placeholder shows until its worker renders it")
+            environment.logger.warning("the last rendering of \(path) kept with its snapshot does not decode (\(error)): its placeholder shows until its worker renders it")
             return false
         }
     }
 
-    /// Called by the node's render: sends START/UPDATE as needed and returns the best rendering
-    /// known now. A request sent here is awaited by the runtime before the pass is published.
-    func render(props newProps: Child) -> Child.Rendering {
+    /// Called by the node's render: sends START/UPDATE as needed (through `requests`, the
+    /// engine) and returns the best rendering known now. A request sent here is awaited by the
+    /// runtime before the pass is published.
+    func render(props newProps: Child, requests: some RemoteChildRequests) -> Child.Rendering {
         refreshPending = false
         isRendering = true
         defer { isRendering = false }
@@ -160,7 +153,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         props = newProps
         let encoded: [UInt8]
         do {
-            encoded = try engine.codec.encode(newProps, reusing: engine.codingScratch)
+            encoded = try environment.codec.encode(newProps, reusing: environment.codingScratch)
         } catch {
             status = .unavailable(.refused("props of \(typeName) do not encode: \(error)"))
             return rendering ?? newProps.placeholderRendering()
@@ -180,11 +173,11 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             refusedProps = false
             lastProps = encoded
             propsSequence += 1
-            engine.start(proxy: self, props: encoded)
+            requests.start(proxy: self, props: encoded)
         } else if encoded != lastProps {
             lastProps = encoded
             propsSequence += 1
-            engine.update(proxy: self, props: encoded)
+            requests.update(proxy: self, props: encoded)
         }
         return rendering ?? newProps.placeholderRendering()
     }
@@ -197,21 +190,23 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         worker != nil && receivedSequence < propsSequence
     }
 
-    func stop() {
+    /// Its node ended: its child stops on its worker (`requests`, the engine), after the events
+    /// still due.
+    func stop(requests: some RemoteChildRequests) {
         guard !isStopped else { return }
         isStopped = true
-        engine.stop(proxy: self, sendingDueEvents: true)
+        requests.stop(proxy: self, sendingDueEvents: true)
     }
 
     /// Stops this proxy because another replaces it for the same node (a new placement), and
     /// gives it what the child's state is made of: the last acknowledged snapshot and every event
     /// not acknowledged, which the new placement applies on top of it. Events not sent yet stay
     /// here rather than go to the old worker first.
-    func handOver() -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent], rendering: [UInt8]?) {
+    func handOver(requests: some RemoteChildRequests) -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent], rendering: [UInt8]?) {
         let events = pendingEvents
         if !isStopped {
             isStopped = true
-            engine.stop(proxy: self, sendingDueEvents: false)
+            requests.stop(proxy: self, sendingDueEvents: false)
         }
         return (snapshot, events, renderingBytes)
     }
@@ -260,40 +255,37 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// as a local child's action, output cascade and render would. A flush with outputs is
     /// therefore handed to the node as a single `ProxyEvent.flush` action; one with only a
     /// rendering is installed at once unless an earlier flush is still waiting to be applied.
-    func receive(flush: WorkerFlush, workerName: String) -> Bool {
+    ///
+    /// `order` is the parent machine's record of the child's delivered outputs: an output it
+    /// does not take (a replay's duplicate) is dropped.
+    func receive(flush: WorkerFlush, workerName: String, order: inout ParentStateMachine.OutputOrder) -> Bool {
         guard !isStopped else { return false }
         PackedValues.forEach(in: flush.outputs, lengths: flush.lengths) { index, bytes in
-            let (cause, ordinal) = (flush.causes[index], flush.ordinals[index])
-            // An output caused by an event whose outputs were already delivered is a replay's
-            // duplicate and is dropped.
-            if cause > 0 {
-                guard (cause, ordinal) > partialLastOutput ?? lastOutput else { return true }
-                partialLastOutput = (cause, ordinal)
-            }
+            guard order.take(cause: flush.causes[index], ordinal: flush.ordinals[index]) else { return true }
             do {
-                partialOutputs.append(try importingCodec.decode(Child.Output.self, from: bytes, reusing: engine.codingScratch))
+                partialOutputs.append(try importingCodec.decode(Child.Output.self, from: bytes, reusing: environment.codingScratch))
             } catch {
-                engine.log(error: "an output of \(path) does not decode and was dropped: \(error)")
+                environment.logger.error("an output of \(path) does not decode and was dropped: \(error)")
             }
             return true
         }
         guard !flush.continues else { return false }
         let outputs = partialOutputs
         partialOutputs = []
-        if let delivered = partialLastOutput.take() { lastOutput = delivered }
+        order.flushEnded()
         let acknowledgement = Acknowledgement(sequence: flush.acknowledged, snapshot: flush.snapshot)
         var newRendering: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8])?
         if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
             do {
                 let decoded = try bytes.withUnsafeBytes {
-                    try importingCodec.decode(Child.Rendering.self, from: $0, reusing: engine.codingScratch)
+                    try importingCodec.decode(Child.Rendering.self, from: $0, reusing: environment.codingScratch)
                 }
                 newRendering = (decoded, flush.renderingSequence, bytes)
                 receivedSequence = flush.renderingSequence
                 status = .running(worker: workerName)
             } catch {
                 status = .unavailable(.undecodableRendering(typeName: typeName, reason: "\(error)"))
-                engine.log(error: "rendering of \(path) does not decode: \(error)")
+                environment.logger.error("rendering of \(path) does not decode: \(error)")
             }
         }
         guard !outputs.isEmpty || newRendering != nil || !acknowledgement.isEmpty else { return false }
@@ -329,7 +321,6 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// outputs anew.
     private func discardPartialFlush() {
         partialOutputs = []
-        partialLastOutput = nil
     }
 
     private func acknowledge(_ acknowledgement: Acknowledgement) {
@@ -413,6 +404,22 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     }
 }
 
+/// What a remote child's proxy is given instead of the engine: values and the loop's shared
+/// coder storage. Not nested in the generic proxy: a nested type would be generic too, and
+/// reaching its fields from the proxy's unspecialized methods would look its metadata up each
+/// time.
+struct RemoteChildProxyEnvironment {
+    /// The codec for props.
+    let codec: any WireCodec
+    /// The codec for this child's renderings and outputs, with the decoder context their sinks
+    /// need (they send EVENTs to it), made once rather than for every decode.
+    let importingCodec: any WireCodec
+    /// The coder storage the loop's decodes reuse.
+    let codingScratch: WireCodingScratch
+    let logger: Logger
+    let status: RemoteChildStatusReporter
+}
+
 /// The engine's type-erased view of a proxy.
 protocol AnyRemoteChildProxy: AnyObject {
     var childID: UInt64 { get }
@@ -420,7 +427,6 @@ protocol AnyRemoteChildProxy: AnyObject {
     var typeName: String { get }
     var placement: RemotePlacement { get }
     var worker: WorkerPeer? { get set }
-    var epoch: UInt64 { get set }
     var propsSequence: UInt64 { get }
     var encodedProps: [UInt8]? { get }
     var isAwaitingRendering: Bool { get }
@@ -433,10 +439,9 @@ protocol AnyRemoteChildProxy: AnyObject {
     func beginRelease()
     func released(from workerName: String)
     func placed()
-    func receive(flush: WorkerFlush, workerName: String) -> Bool
+    func receive(flush: WorkerFlush, workerName: String, order: inout ParentStateMachine.OutputOrder) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
     var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
-    var lastSentEvent: UInt64 { get set }
     var eventsDue: Bool { get set }
     var snapshot: TreeSnapshot? { get }
     var outstanding: OutstandingEvents { get }

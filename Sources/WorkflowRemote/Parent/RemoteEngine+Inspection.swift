@@ -60,7 +60,7 @@ extension RemoteEngine {
                 worker: proxy.worker?.name, propsSequence: proxy.propsSequence, propsBytes: proxy.encodedProps?.count ?? 0,
                 renderingBytes: inspection.renderingBytes[proxy.childID], eventsSent: sent,
                 eventsAcknowledged: sent - UInt64(min(outstanding, Int(sent))), eventsOutstanding: outstanding,
-                lastRoundTripSeconds: inspection.lastRoundTrip[proxy.childID].map(\.seconds), epoch: proxy.epoch,
+                lastRoundTripSeconds: inspection.lastRoundTrip[proxy.childID].map(\.seconds), epoch: parent.epoch(of: proxy.childID),
                 placedAt: proxy.worker == nil ? nil : inspection.placedAt[proxy.childID])
         }
         let peers = workers.values.compactMap { peer -> RemoteRuntimeInspection.Worker? in

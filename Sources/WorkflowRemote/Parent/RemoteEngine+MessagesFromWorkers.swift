@@ -163,7 +163,9 @@ extension RemoteEngine {
     func routeToProxy(_ peerID: WorkerID, _ envelope: Envelope) {
         // Fencing: only the child's current placement speaks for it. A message from another
         // worker, or from this worker about an earlier placement (an older epoch), is stale.
-        guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID, envelope.epoch == proxy.epoch else {
+        guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID, let child = parent.children[envelope.correlationID],
+            envelope.epoch == child.epoch
+        else {
             logger.debug(
                 "\(envelope.kind) for an unknown or moved child dropped",
                 metadata: ["path": "\(envelope.nodePath)", "epoch": .stringConvertible(envelope.epoch)])
@@ -175,7 +177,7 @@ extension RemoteEngine {
             let flush = WorkerFlush(
                 outputs: [], lengths: [], causes: [], ordinals: [], continues: false, rendering: payload,
                 renderingSequence: envelope.sequence)
-            receive(flush, for: proxy)
+            receive(flush, for: proxy, order: child.outputs)
         case .outputs:
             guard let first = envelope.payloads.first,
                 let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
@@ -189,13 +191,13 @@ extension RemoteEngine {
             }
             guard outputsMessageInOrder(envelope, from: peerID) else { return }
             if envelope.acknowledged > 0 {
-                parent.acknowledged(proxy.childID, coversAllSent: envelope.acknowledged >= proxy.lastSentEvent, at: .now)
+                parent.acknowledged(proxy.childID, coversAllSent: envelope.acknowledged >= child.lastSentEvent, at: .now)
             }
             let flush = WorkerFlush(
                 outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
                 ordinals: info.ordinals, continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
                 renderingSequence: info.renderingSequence ?? 0, acknowledged: envelope.acknowledged, snapshot: info.snapshot)
-            receive(flush, for: proxy)
+            receive(flush, for: proxy, order: child.outputs)
             if info.released == true { completeRelease(of: proxy) }
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
@@ -235,13 +237,18 @@ extension RemoteEngine {
         }
     }
 
-    /// Hands a worker's flush to its proxy, and ends the settle's wait for it if it answers the
-    /// child's current props.
-    func receive(_ flush: WorkerFlush, for proxy: any AnyRemoteChildProxy) {
+    /// Hands a worker's flush to its proxy, with the child's output order (`order`, kept again in
+    /// the machine after: the proxy's node may apply the flush at once, and what that does may
+    /// reach the machine), and ends the settle's wait for it if it answers the child's current
+    /// props.
+    func receive(_ flush: WorkerFlush, for proxy: any AnyRemoteChildProxy, order: ParentStateMachine.OutputOrder) {
+        var order = order
         let workerName = proxy.worker?.name ?? "?"
         if !flush.lengths.isEmpty { metrics.outputsReceived.increment(by: Int64(flush.lengths.count)) }
         if let rendering = flush.rendering { noteRendering(childID: proxy.childID, bytes: rendering.count) }
-        if proxy.receive(flush: flush, workerName: workerName) { settleChanged = true }
+        let changed = proxy.receive(flush: flush, workerName: workerName, order: &order)
+        parent.setOutputOrder(order, of: proxy.childID)
+        if changed { settleChanged = true }
         if !proxy.isAwaitingRendering, awaiting.remove(proxy.childID) != nil { noteRoundTrip(of: proxy) }
     }
 

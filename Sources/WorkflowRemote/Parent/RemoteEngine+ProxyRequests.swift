@@ -19,14 +19,40 @@ extension RemoteEngine {
         }
     }
 
+    /// A proxy for a remote child of the node at `path`, registered here (messages and events
+    /// for its child id reach it) and its first status published. The proxy is given what it
+    /// needs (its child id, its back-pressure account, the codecs, where its status goes), not
+    /// this engine.
+    ///
+    /// - Parameters:
+    ///   - path: the node's path in its host.
+    ///   - scope: where that host sits in the whole tree (empty for a root host; a hosted
+    ///     child's path in its parent's tree on a worker).
+    ///   - snapshot, pendingEvents, lastRendering: see `RemoteChildProxy.init`.
+    func makeProxy<Child: RemotableWorkflow>(
+        of _: Child.Type, path: String, scope: String, placement: RemotePlacement, snapshot: TreeSnapshot?,
+        pendingEvents: [PendingRemoteEvent], lastRendering: [UInt8]?
+    ) -> RemoteChildProxy<Child> {
+        let childID = allocateChildID()
+        let outstanding = OutstandingEvents(limit: configuration.maxOutstandingEvents, path: path, logger: logger)
+        let forwardingPrefix = SinkForwarder.prefix(scope: scope, path: path)
+        let environment = RemoteChildProxyEnvironment(
+            codec: codec,
+            importingCodec: codec.with(
+                userInfo: importerUserInfo(childID: childID, path: path, forwardingPrefix: forwardingPrefix, outstanding: outstanding)),
+            codingScratch: codingScratch, logger: logger, status: RemoteChildStatusReporter(shared: shared, logger: logger))
+        let proxy = RemoteChildProxy<Child>(
+            childID: childID, path: path, forwardingPrefix: forwardingPrefix, placement: placement, outstanding: outstanding,
+            environment: environment, snapshot: snapshot, pendingEvents: pendingEvents, lastRendering: lastRendering)
+        register(proxy: proxy)
+        parent.childAdded(childID)
+        statusChanged(path: path, status: proxy.status)
+        return proxy
+    }
+
     func allocateChildID() -> UInt64 {
         defer { nextChildID += 1 }
         return nextChildID
-    }
-
-    /// A back-pressure account for a new child.
-    func makeOutstandingEvents(path: String) -> OutstandingEvents {
-        OutstandingEvents(limit: configuration.maxOutstandingEvents, path: path, logger: logger)
     }
 
     func register(proxy: any AnyRemoteChildProxy) {
@@ -56,21 +82,19 @@ extension RemoteEngine {
         do {
             let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: proxy.snapshot))
             // A new placement: a new fencing token, so anything still on the way from or to an
-            // earlier placement of this child is recognisably stale.
-            proxy.epoch += 1
+            // earlier placement of this child is recognisably stale. The snapshot includes every
+            // event before the first unacknowledged one (with none, every event sent so far):
+            // the events replayed (or sent next) follow it without a gap, so the worker can tell
+            // if the first of them was lost in transit.
+            let placement = parent.newPlacement(of: proxy.childID, firstUnacknowledged: proxy.unacknowledged.first?.sequence)
             proxy.worker = peer
             inspection.placedAt[proxy.childID] = Date()
             parent.placed(proxy.childID, on: id)
             awaiting.insert(proxy.childID)
             noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
-            // The last event the snapshot includes: the events replayed (or sent next) follow it
-            // without a gap, so the worker can tell if the first of them was lost in transit.
-            // Every event after the last sent one is still unacknowledged: with none, every event
-            // sent so far is in the snapshot.
-            let snapshotThrough = proxy.unacknowledged.first.map { $0.sequence - 1 } ?? proxy.lastSentEvent
             sendToWorker(
-                id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, acknowledged: snapshotThrough,
-                epoch: proxy.epoch, nodePath: proxy.path, payloads: [start, props])
+                id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, acknowledged: placement.snapshotThrough,
+                epoch: placement.epoch, nodePath: proxy.path, payloads: [start, props])
             logger.debug("start", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "correlation": .stringConvertible(proxy.childID)])
             // Events the previous worker never acknowledged are replayed, in order, on top of
             // the snapshot they were not yet part of, batched as any events are. After a drain
@@ -99,7 +123,6 @@ extension RemoteEngine {
                 metrics.eventsReplayed.increment(by: Int64(replay))
                 logger.info("replaying \(replay) unacknowledged events", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
             }
-            proxy.lastSentEvent = 0
             sendDueEvents(of: proxy)
         } catch {
             proxy.fail(.refused("START does not encode: \(error)"))
@@ -116,13 +139,17 @@ extension RemoteEngine {
         guard !proxy.isReleasing else { return }
         noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(
-            peer.id, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: proxy.epoch, nodePath: proxy.path,
+            peer.id, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: parent.epoch(of: proxy.childID),
+            nodePath: proxy.path,
             payloads: CollectionOfOne(props))
     }
 
     /// Stops `proxy`'s child on its worker. `sendingDueEvents: false` when another proxy takes
     /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
+        let epoch = parent.epoch(of: proxy.childID)
+        // Before the machine forgets the child: what was sent to its placement is kept there.
+        if sendingDueEvents, proxy.worker != nil { sendDueEvents(of: proxy) }
         proxies[proxy.childID] = nil
         parent.forget(proxy.childID)
         rebalancing.remove(proxy.childID)
@@ -131,42 +158,30 @@ extension RemoteEngine {
         inspection.forget(childID: proxy.childID)
         shared.setStatus(nil, path: proxy.path)
         guard let peer = proxy.worker else { return }
-        if sendingDueEvents { sendDueEvents(of: proxy) }
         unplace(proxy.childID, from: peer)
         proxy.worker = nil
-        sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+        sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: epoch, nodePath: proxy.path, payloads: [])
     }
 
-    /// Publishes a child's new status and logs it, once per change (the proxy calls this only
-    /// when the status differs). A child waiting for a worker that has not joined yet is normal
-    /// at start, so it is `info`; losing a worker, or a worker's refusal, is a `warning`.
+    /// Publishes a child's new status and logs it, once per change (the proxy reports its own
+    /// changes the same way, `RemoteChildStatusReporter`).
     func statusChanged(path: String, status: RemoteChildStatus) {
-        shared.setStatus(status, path: path)
-        let level: Logger.Level
-        switch status {
-        case .starting, .reconnecting, .running, .unavailable(.noWorker): level = .info
-        case .unavailable: level = .warning
-        }
-        logger.log(level: level, "child status: \(status)", metadata: ["path": "\(path)", "status": "\(status.name)"])
+        RemoteChildStatusReporter(shared: shared, logger: logger).report(path: path, status: status)
     }
 
     func log(error message: String) {
         logger.error("\(message)")
     }
 
-    func log(warning message: String) {
-        logger.warning("\(message)")
-    }
-
     /// The decoder context for a proxy's renderings and outputs: sinks in them send EVENTs to
     /// the proxy's child.
-    func importerUserInfo(for proxy: any AnyRemoteChildProxy) -> [CodingUserInfoKey: any Sendable] {
-        let childID = proxy.childID
-        let path = proxy.path
+    func importerUserInfo(
+        childID: UInt64, path: String, forwardingPrefix: String, outstanding: OutstandingEvents
+    ) -> [CodingUserInfoKey: any Sendable] {
         let jobs = self.jobs
         let bound = LoopBound(self, owner: jobs)
         let forwarder = SinkForwarder(
-            prefix: proxy.forwardingPrefix,
+            prefix: forwardingPrefix,
             send: { token, bytes in
                 let event = QueuedEvent(childID: childID, path: path, token: token, bytes: bytes)
                 // On the loop already (a middle process passing on its parent's event, or an
@@ -180,7 +195,7 @@ extension RemoteEngine {
                 }
             },
             codec: codec,
-            outstanding: proxy.outstanding)
+            outstanding: outstanding)
         return [.workflowSinkImporter: SinkTransport<any SinkImporter>(forwarder)]
     }
 
@@ -243,8 +258,9 @@ extension RemoteEngine {
         // A child whose worker is draining: its events wait for the next placement.
         guard let peer = proxy.worker, !proxy.isReleasing else { return }
         let events = proxy.unacknowledged
+        let (lastSent, epoch) = parent.children[proxy.childID].map { ($0.lastSentEvent, $0.epoch) } ?? (0, 0)
         var start = events.count
-        while start > 0, events[start - 1].sequence > proxy.lastSentEvent { start -= 1 }
+        while start > 0, events[start - 1].sequence > lastSent { start -= 1 }
         guard start < events.count else { return }
         while start < events.count {
             let end = start + PackedValues.prefixFitting(
@@ -265,10 +281,9 @@ extension RemoteEngine {
                 packed.append(event.bytes)
             }
             guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)) else { return }
-            proxy.lastSentEvent = events[end - 1].sequence
-            parent.eventsSent(to: proxy.childID, at: .now)
+            parent.eventsSent(to: proxy.childID, through: events[end - 1].sequence, at: .now)
             sendToWorker(
-                peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: proxy.epoch,
+                peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: epoch,
                 nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)
             // A failed send may have lost the worker (the events wait for the next placement).
             guard proxy.worker === peer else { return }

@@ -39,7 +39,7 @@ extension RemoteEngine {
             logger.info(
                 "rebalancing: moving \(proxy.path) from \(peer.name)",
                 metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)", "load": .stringConvertible(parent.workers[peer.id]?.children.count ?? 0)])
-            sendToWorker(peer.id, kind: .release, correlationID: id, epoch: proxy.epoch, nodePath: proxy.path, payloads: [])
+            sendToWorker(peer.id, kind: .release, correlationID: id, epoch: parent.epoch(of: id), nodePath: proxy.path, payloads: [])
         }
     }
 }

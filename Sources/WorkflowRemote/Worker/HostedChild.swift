@@ -1,22 +1,41 @@
 @_spi(WorkflowRuntime) import Workflow
+import WireProtocol
 
 /// Creates the worker-side host of a child from its type name's registration.
 protocol HostedChildFactory: Sendable {
-    /// Decodes `props` and starts the child on `engine`'s loop. Throws `RemoteChildError`.
+    /// Decodes `props` and starts the child in `environment`. Throws `RemoteChildError`.
     func start(
         childID: UInt64, path: String, props: UnsafeRawBufferPointer, propsSequence: UInt64,
-        snapshot: TreeSnapshot?, engine: RemoteEngine
+        snapshot: TreeSnapshot?, environment: HostedChildEnvironment
     ) throws -> any AnyHostedChild
+}
+
+/// What a hosted child is given by the worker driver when it starts, instead of a reference to
+/// the engine: the codec for its props and events, where its renderings and outputs go (a
+/// channel tagged with its child id), the loop it renders on and its observers. The child
+/// reaches nothing else of the engine; what the engine does with its events and products is the
+/// driver's (`RemoteEngine+WorkerDriver.swift`).
+struct HostedChildEnvironment {
+    let codec: any WireCodec
+    /// The coder storage the loop's decodes reuse.
+    let codingScratch: WireCodingScratch
+    /// The sinks of the child's renderings, by token: where the parent's events for it go.
+    let exporter: SinkTable
+    /// Where the child's renderings and outputs go (queued for the next flush).
+    let forwarder: HostedChildForwarder
+    /// The loop the child's host runs on (`nil` once the runtime is gone).
+    let loop: HostedChildLoop?
+    let observers: [any WorkflowObserver]
 }
 
 struct TypedHostedChildFactory<W: RemotableWorkflow>: HostedChildFactory {
     func start(
         childID: UInt64, path: String, props: UnsafeRawBufferPointer, propsSequence: UInt64,
-        snapshot: TreeSnapshot?, engine: RemoteEngine
+        snapshot: TreeSnapshot?, environment: HostedChildEnvironment
     ) throws -> any AnyHostedChild {
         let workflow: W
         do {
-            workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
+            workflow = try environment.codec.decode(W.self, from: props, reusing: environment.codingScratch)
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.remoteTypeName, reason: "\(error)")
         }
@@ -29,7 +48,7 @@ struct TypedHostedChildFactory<W: RemotableWorkflow>: HostedChildFactory {
                 throw RemoteChildError.undecodableSnapshot(typeName: W.remoteTypeName, reason: error.description)
             }
         }
-        return HostedChild(childID: childID, path: path, workflow: workflow, propsSequence: propsSequence, snapshot: snapshot, engine: engine)
+        return HostedChild(childID: childID, path: path, workflow: workflow, propsSequence: propsSequence, snapshot: snapshot, environment: environment)
     }
 }
 
@@ -40,25 +59,26 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     let path: String
     let exporter: SinkTable
     private var host: WorkflowHost<HostedRoot<W>>?
-    unowned let engine: RemoteEngine
+    private let codec: any WireCodec
+    private let codingScratch: WireCodingScratch
     /// Where the child's outputs go, made once (`HostedRoot.forwardOutput`).
     private let forwardOutput: @Sendable (W.Output) -> Void
 
-    init(childID: UInt64, path: String, workflow: W, propsSequence: UInt64, snapshot: TreeSnapshot?, engine: RemoteEngine) {
+    init(childID: UInt64, path: String, workflow: W, propsSequence: UInt64, snapshot: TreeSnapshot?, environment: HostedChildEnvironment) {
         self.childID = childID
         self.path = path
-        self.engine = engine
-        let exporter = SinkTable()
-        self.exporter = exporter
-        let forwarder = engine.forwarder(childID: childID, path: path, exporter: exporter)
+        self.exporter = environment.exporter
+        self.codec = environment.codec
+        self.codingScratch = environment.codingScratch
+        let forwarder = environment.forwarder
         let forwardOutput: @Sendable (W.Output) -> Void = { forwarder.output($0) }
         self.forwardOutput = forwardOutput
         host = WorkflowHost(
             workflow: HostedRoot(child: workflow, propsSequence: propsSequence, forwardOutput: forwardOutput),
             options: .optimized,
-            observers: engine.configuration.hostedChildObservers,
+            observers: environment.observers,
             snapshot: snapshot.map { HostedRoot<W>.wrap($0) },
-            loop: engine.runtime.map { HostedChildLoop(runtime: $0, scope: path) },
+            loop: environment.loop,
             listener: HostListener(
                 onRendering: { forwarder.rendering($0.rendering, propsSequence: $0.propsSequence) },
                 // The root emits nothing itself: its child's outputs go by `forwardOutput`.
@@ -67,23 +87,19 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
 
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws {
         do {
-            let workflow = try engine.codec.decode(W.self, from: props, reusing: engine.codingScratch)
+            let workflow = try codec.decode(W.self, from: props, reusing: codingScratch)
             host?.updateOnLoop(workflow: HostedRoot(child: workflow, propsSequence: propsSequence, forwardOutput: forwardOutput))
         } catch {
             throw RemoteChildError.undecodableProps(typeName: W.remoteTypeName, reason: "\(error)")
         }
     }
 
-    func route(for token: String) -> HostedEventRoute? {
-        if let route = exporter.route(for: token) { return .sink(route) }
-        return engine.forwardingRoute(for: token).map { .forward(childID: $0.childID, token: $0.token) }
+    func route(for token: String) -> SinkTable.ResolvedToken? {
+        exporter.route(for: token)
     }
 
-    func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute) -> Bool {
-        switch route {
-        case .sink(let route): exporter.deliver(bytes: bytes, via: route, codec: engine.codec)
-        case .forward(let childID, let token): engine.forward(event: Array(bytes), token: token, toChild: childID)
-        }
+    func deliver(event bytes: UnsafeRawBufferPointer, via route: SinkTable.ResolvedToken) -> Bool {
+        exporter.deliver(bytes: bytes, via: route, codec: codec)
     }
 
     func holdingDrains(_ body: () -> Void) {
@@ -119,10 +135,11 @@ protocol AnyHostedChild: AnyObject {
     var path: String { get }
     /// Applies new props (after anything queued) without rendering: `render()` renders.
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws
-    /// Where events for `token` go (`nil`: a token the child does not know), resolved once per
-    /// batch of events.
-    func route(for token: String) -> HostedEventRoute?
-    func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute) -> Bool
+    /// The sink of the child's renderings events for `token` go to (`nil`: a token its table
+    /// does not hold), resolved once per batch of events.
+    func route(for token: String) -> SinkTable.ResolvedToken?
+    /// Decodes an event and sends it to the sink `route` names; `false` if that sink is gone.
+    func deliver(event bytes: UnsafeRawBufferPointer, via route: SinkTable.ResolvedToken) -> Bool
     /// Runs `body`, which delivers events and applies each (`apply()`), with the host's drains
     /// held: a delivered event schedules no drain job of its own.
     func holdingDrains(_ body: () -> Void)
@@ -137,16 +154,6 @@ protocol AnyHostedChild: AnyObject {
     /// The child's state snapshot, for acknowledgements.
     func snapshot() -> TreeSnapshot?
     func stop()
-}
-
-/// Where an event for a hosted child goes.
-enum HostedEventRoute {
-    /// To a sink of one of the child's renderings (or, for a token of another incarnation, the
-    /// sink in the same slot of its latest): decoded and sent there.
-    case sink(SinkTable.ResolvedToken)
-    /// To a remote child of the hosted child, for a sink this process passed on in a rendering
-    /// the hosted child's table does not hold (it restarted since): passed on as it is.
-    case forward(childID: UInt64, token: String)
 }
 
 /// The root a worker hosts a child under: it tags each rendering with the props sequence it was

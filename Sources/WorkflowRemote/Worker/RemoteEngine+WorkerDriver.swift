@@ -184,7 +184,7 @@ extension RemoteEngine {
         }
         let child = run.child
         // Resolved once per batch: the sink table changes only when the child renders.
-        let routes = info.tokens.map { child.route(for: $0) }
+        let routes = info.tokens.map { eventRoute(for: $0, in: child) }
         var leaseRanOut = false
         let tokenIndexes = info.tokenIndexes
         // Each event is applied right after it is delivered: the host need not schedule a drain.
@@ -202,7 +202,7 @@ extension RemoteEngine {
                 // Applied now, so the outputs it causes are tagged with its sequence and the next
                 // flush can acknowledge it together with a snapshot that includes it.
                 var delivered = false
-                if let route = routes[Int(tokenIndexes[index])], child.deliver(event: event, via: route) {
+                if let route = routes[Int(tokenIndexes[index])], deliver(event: event, via: route, to: child) {
                     child.apply()
                     delivered = true
                 }
@@ -221,6 +221,23 @@ extension RemoteEngine {
             $0.droppedEvents += tokenIndexes.count - run.delivered
         }
         if run.delivered > 0 { metrics.eventsApplied.increment(by: Int64(run.delivered)) }
+    }
+
+    /// Where events for `token` go in `child`: a sink of its renderings, or, for a sink this
+    /// process passed on that the child's table does not hold (it restarted here, or was placed
+    /// here after a failover, and has not rendered that sink again yet), the remote child of its
+    /// own the token names (`forwardingRoute(for:)`).
+    func eventRoute(for token: String, in child: any AnyHostedChild) -> HostedEventRoute? {
+        if let route = child.route(for: token) { return .sink(route) }
+        return forwardingRoute(for: token).map { .forward(childID: $0.childID, token: $0.token) }
+    }
+
+    /// Hands one event to where `route` leads; `false` if its sink or remote child is gone.
+    func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute, to child: any AnyHostedChild) -> Bool {
+        switch route {
+        case .sink(let route): child.deliver(event: bytes, via: route)
+        case .forward(let childID, let token): forward(event: Array(bytes), token: token, toChild: childID)
+        }
     }
 
     /// Renders each child that applied events since it last rendered (once per slice).
@@ -252,7 +269,9 @@ extension RemoteEngine {
         if let earlier = worker.discard(childID) { stopHosting(earlier, because: "placed here again, epoch \(envelope.epoch)") }
         do {
             let child = try envelope.payloads[1].withUnsafeBytes { bytes in
-                try factory.start(childID: childID, path: envelope.nodePath, props: bytes, propsSequence: envelope.sequence, snapshot: start.snapshot, engine: self)
+                try factory.start(
+                    childID: childID, path: envelope.nodePath, props: bytes, propsSequence: envelope.sequence, snapshot: start.snapshot,
+                    environment: hostedChildEnvironment(childID: childID, path: envelope.nodePath))
             }
             worker.started(childID, epoch: envelope.epoch, path: envelope.nodePath, child: child, appliedThrough: envelope.acknowledged)
             shared.count { $0.started += 1 }
@@ -290,10 +309,15 @@ extension RemoteEngine {
         sendUpstream(kind: .error, correlationID: envelope.correlationID, epoch: envelope.epoch, nodePath: envelope.nodePath, payloads: [payload])
     }
 
-    /// How a hosted child's renderings and outputs leave: queued here, flushed once per loop
-    /// iteration (outputs first, then the latest rendering), so a burst costs one message.
-    func forwarder(childID: UInt64, path: String, exporter: SinkTable) -> HostedChildForwarder {
-        HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs), codec: codec)
+    /// What a new hosted child is given: the codec, its sink table, and a forwarder for its
+    /// renderings and outputs: queued here, flushed once per loop iteration (outputs first, then
+    /// the latest rendering), so a burst costs one message.
+    func hostedChildEnvironment(childID: UInt64, path: String) -> HostedChildEnvironment {
+        let exporter = SinkTable()
+        return HostedChildEnvironment(
+            codec: codec, codingScratch: codingScratch, exporter: exporter,
+            forwarder: HostedChildForwarder(childID: childID, path: path, exporter: exporter, bound: LoopBound(self, owner: jobs), codec: codec),
+            loop: runtime.map { HostedChildLoop(runtime: $0, scope: path) }, observers: configuration.hostedChildObservers)
     }
 
     func enqueue(rendering bytes: [UInt8], sequence: UInt64, childID: UInt64, path: String) {
@@ -421,4 +445,14 @@ extension RemoteEngine {
             warnLimited("cannot send to the parent", detail: "\(kind) dropped: \(reason)", metadata: ["path": "\(nodePath)"])
         }
     }
+}
+
+/// Where the worker driver sends an event for a hosted child (`eventRoute(for:in:)`).
+enum HostedEventRoute {
+    /// To a sink of one of the child's renderings (or, for a token of another incarnation, the
+    /// sink in the same slot of its latest): decoded and sent there.
+    case sink(SinkTable.ResolvedToken)
+    /// To a remote child of the hosted child, for a sink this process passed on in a rendering
+    /// the hosted child's table does not hold (it restarted since): passed on as it is.
+    case forward(childID: UInt64, token: String)
 }

@@ -3,16 +3,16 @@
 /// The parent process: the parent role's real state machine (`ParentStateMachine`) decides who
 /// joins, who is alive, which children each worker hosts and what becomes of them when it drains
 /// or leaves, and whether OUTPUTS arrive without a gap, driven the way the engine's parent driver
-/// drives it. What each child's proxy keeps is modelled here as simply as the invariants need:
-/// events numbered from 1 (at most `window` unacknowledged), the flushes' outputs and
-/// acknowledgements, placements (a new epoch, the last acknowledged snapshot, the unacknowledged
-/// events replayed), as the engine's proxies do.
+/// drives it, and keeps each child's record as the engine's does (its epochs, how far its events
+/// went, which outputs were delivered: `ParentStateMachine+Children.swift`). What each child's
+/// proxy keeps is modelled here as simply as the invariants need: events numbered from 1 (at most
+/// `window` unacknowledged), the acknowledgements, placements (the last acknowledged snapshot, the
+/// unacknowledged events replayed), as the engine's proxies do.
 final class SimulatedParent {
     typealias Instant = ContinuousClock.Instant
 
     struct Child {
         let id: UInt64
-        var epoch: UInt64 = 0
         /// The connection id of the worker hosting the current placement.
         var host: Int?
         /// When the current placement was sent; its first flush is awaited until the deadline.
@@ -21,10 +21,8 @@ final class SimulatedParent {
         var acknowledged = CounterSnapshot()
         /// The next event's sequence (events are numbered from 1).
         var nextSequence: UInt64 = 1
-        /// The last event sent to the current placement.
+        /// The last event sent to any placement (the machine keeps the current placement's).
         var sentThrough: UInt64 = 0
-        /// The last output taken (each event emits one, tagged with it).
-        var lastOutput: UInt64 = 0
         /// Its worker drains: RELEASE sent, its final flush awaited; events wait here meanwhile.
         var isReleasing = false
     }
@@ -50,6 +48,7 @@ final class SimulatedParent {
                 heartbeatInterval: interval, heartbeatLiveness: liveness,
                 acknowledgementDeadline: deadlinesAcknowledgements ? requestTimeout : .seconds(1_000_000_000)))
         self.children = (1...children).map { Child(id: UInt64($0)) }
+        for child in self.children { machine.childAdded(child.id) }
     }
 
     /// One step: a message read, or the timers, placements and new events.
@@ -112,7 +111,7 @@ final class SimulatedParent {
         switch message {
         case .outputs(let childID, let epoch, let number, let causes, let acknowledged, let snapshot, let released):
             guard let index = children.firstIndex(where: { $0.id == childID }), children[index].host == connection.id,
-                children[index].epoch == epoch
+                machine.epoch(of: childID) == epoch
             else { return }
             // As the engine's parent (`outputsMessageInOrder`): a number skipped means messages
             // were lost in transit; the worker is treated as gone.
@@ -121,12 +120,16 @@ final class SimulatedParent {
                 return
             }
             children[index].answered = true
-            for cause in causes where cause > children[index].lastOutput {
-                if cause != children[index].lastOutput + 1 {
-                    world.violation("child \(childID): output of event \(cause) after \(children[index].lastOutput): outputs lost")
-                }
-                children[index].lastOutput = cause
+            // Each event emits one output, tagged with it: the machine's order drops a replay's
+            // duplicates, and what it takes must follow what it delivered without a gap.
+            var order = machine.outputOrder(of: childID)
+            for cause in causes {
+                let last = (order.partial ?? order.delivered).cause
+                guard order.take(cause: cause, ordinal: 0) else { continue }
+                if cause != last + 1 { world.violation("child \(childID): output of event \(cause) after \(last): outputs lost") }
             }
+            order.flushEnded()
+            machine.setOutputOrder(order, of: childID)
             if let acknowledged, acknowledged > children[index].acknowledged.applied {
                 guard let snapshot, snapshot.applied == acknowledged else {
                     world.violation("child \(childID): acknowledgement \(acknowledged) without its snapshot")
@@ -138,11 +141,11 @@ final class SimulatedParent {
                 if acknowledged > children[index].sentThrough {
                     world.violation("child \(childID): acknowledged \(acknowledged), sent through \(children[index].sentThrough)")
                 }
-                if children[index].lastOutput < acknowledged {
-                    world.violation("child \(childID): acknowledged \(acknowledged), outputs through \(children[index].lastOutput) only")
+                if lastOutput(of: childID) < acknowledged {
+                    world.violation("child \(childID): acknowledged \(acknowledged), outputs through \(lastOutput(of: childID)) only")
                 }
                 children[index].acknowledged = snapshot
-                machine.acknowledged(childID, coversAllSent: acknowledged >= children[index].sentThrough, at: now)
+                machine.acknowledged(childID, coversAllSent: acknowledged >= machine.lastSentEvent(of: childID), at: now)
             }
             if released, children[index].isReleasing {
                 // The final flush: every event sent is in its snapshot (checked above when it
@@ -158,7 +161,7 @@ final class SimulatedParent {
                 place(index, at: now, in: world)
             }
         case .rendering(let childID, let epoch):
-            if let index = children.firstIndex(where: { $0.id == childID }), children[index].host == connection.id, children[index].epoch == epoch {
+            if let index = children.firstIndex(where: { $0.id == childID }), children[index].host == connection.id, machine.epoch(of: childID) == epoch {
                 children[index].answered = true
             }
         case .drain:
@@ -166,7 +169,7 @@ final class SimulatedParent {
             for childID in machine.drainRequested(by: id, placedThere: placedThere).releases {
                 guard let index = children.firstIndex(where: { $0.id == childID }) else { continue }
                 children[index].isReleasing = true
-                send(.release(child: childID, epoch: children[index].epoch), to: id, at: now, in: world)
+                send(.release(child: childID, epoch: machine.epoch(of: childID)), to: id, at: now, in: world)
             }
             send(.drainAnswer, to: id, at: now, in: world)
         case .goodbye:
@@ -191,7 +194,7 @@ final class SimulatedParent {
             if let host = children[index].host, !children[index].answered, let placedAt = children[index].placedAt,
                 now - placedAt > requestTimeout
             {
-                send(.stop(child: children[index].id, epoch: children[index].epoch), to: Self.workerID(host), at: now, in: world)
+                send(.stop(child: children[index].id, epoch: machine.epoch(of: children[index].id)), to: Self.workerID(host), at: now, in: world)
                 machine.unplaced(children[index].id, from: Self.workerID(host))
                 children[index].host = nil
             }
@@ -208,17 +211,17 @@ final class SimulatedParent {
         let candidates = machine.workers.filter { !$0.value.isDraining }.keys.map(Self.connectionID).sorted()
         guard !candidates.isEmpty else { return }
         let host = candidates[world.random.int(in: 0...(candidates.count - 1))]
-        children[index].epoch += 1
+        let acknowledged = children[index].acknowledged.applied
+        let placement = machine.newPlacement(
+            of: children[index].id, firstUnacknowledged: children[index].nextSequence - 1 > acknowledged ? acknowledged + 1 : nil)
         children[index].host = host
         children[index].placedAt = now
         children[index].answered = false
         children[index].sentThrough = children[index].acknowledged.applied
         children[index].isReleasing = false
         machine.placed(children[index].id, on: Self.workerID(host))
-        world.moved(children[index].id, toEpoch: children[index].epoch)
-        send(
-            .start(child: children[index].id, epoch: children[index].epoch, snapshot: children[index].acknowledged), to: Self.workerID(host), at: now,
-            in: world)
+        world.moved(children[index].id, toEpoch: placement.epoch)
+        send(.start(child: children[index].id, epoch: placement.epoch, snapshot: children[index].acknowledged), to: Self.workerID(host), at: now, in: world)
         sendEvents(index, at: now, in: world)
     }
 
@@ -228,10 +231,10 @@ final class SimulatedParent {
         let last = children[index].nextSequence - 1
         guard first <= last else { return }
         send(
-            .events(child: children[index].id, epoch: children[index].epoch, first: first, count: Int(last - first + 1)), to: Self.workerID(host), at: now,
-            in: world)
+            .events(child: children[index].id, epoch: machine.epoch(of: children[index].id), first: first, count: Int(last - first + 1)),
+            to: Self.workerID(host), at: now, in: world)
         children[index].sentThrough = last
-        machine.eventsSent(to: children[index].id, at: now)
+        machine.eventsSent(to: children[index].id, through: last, at: now)
     }
 
     private func removePeer(_ id: WorkerID, at now: Instant, in world: Simulation) {
@@ -254,6 +257,11 @@ final class SimulatedParent {
         guard let connection = joined[Self.connectionID(id)] else { return }
         connection.sendToWorker(message, at: now, delay: world.delay())
         machine.sent(to: id, at: now)
+    }
+
+    /// The last output delivered for `childID` (each event emits one, tagged with it).
+    func lastOutput(of childID: UInt64) -> UInt64 {
+        machine.children[childID]?.outputs.delivered.cause ?? 0
     }
 
     /// Whether every event made so far is acknowledged.

@@ -233,9 +233,9 @@ final class Simulation {
         var lines: [String] = []
         for child in parent.children {
             lines.append(
-                "  parent: child \(child.id) epoch \(child.epoch) on connection \(child.host.map(String.init) ?? "-"), "
+                "  parent: child \(child.id) epoch \(parent.machine.epoch(of: child.id)) on connection \(child.host.map(String.init) ?? "-"), "
                     + "events made through \(child.nextSequence - 1), sent through \(child.sentThrough), acknowledged \(child.acknowledged.applied), "
-                    + "outputs through \(child.lastOutput)\(child.isReleasing ? ", releasing" : "")")
+                    + "outputs through \(parent.lastOutput(of: child.id))\(child.isReleasing ? ", releasing" : "")")
         }
         for worker in workers {
             let hosted = worker.machine.children.values.sorted { $0.childID < $1.childID }.map {

@@ -1,0 +1,35 @@
+import Logging
+
+/// What a remote child's proxy asks of the parent role while its node renders or ends: START,
+/// UPDATE and STOP of its child, and nothing more. The node passes the engine in with each call
+/// (`RemoteChildProxy.render(props:requests:)`, `stop(requests:)`, `handOver(requests:)`); the
+/// proxy keeps no reference to it, so what the engine does with these requests is decided in one
+/// place (`RemoteEngine+ProxyRequests.swift`) and the proxy can be driven without an engine.
+protocol RemoteChildRequests: AnyObject {
+    func start(proxy: any AnyRemoteChildProxy, props: [UInt8])
+    func update(proxy: any AnyRemoteChildProxy, props: [UInt8])
+    /// `sendingDueEvents: false` when another proxy takes over the child's unacknowledged events.
+    func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool)
+}
+
+extension RemoteEngine: RemoteChildRequests {}
+
+/// Publishes a remote child's status changes and logs each once: a value the engine and the
+/// child's proxy both hold (the runtime's shared state and its logger), not a way into the
+/// engine.
+struct RemoteChildStatusReporter {
+    let shared: RuntimeSharedState
+    let logger: Logger
+
+    /// A child waiting for a worker that has not joined yet is normal at start, so it is `info`;
+    /// losing a worker, or a worker's refusal, is a `warning`.
+    func report(path: String, status: RemoteChildStatus) {
+        shared.setStatus(status, path: path)
+        let level: Logger.Level
+        switch status {
+        case .starting, .reconnecting, .running, .unavailable(.noWorker): level = .info
+        case .unavailable: level = .warning
+        }
+        logger.log(level: level, "child status: \(status)", metadata: ["path": "\(path)", "status": "\(status.name)"])
+    }
+}
