@@ -48,15 +48,15 @@ struct LeaseKeeperTests {
         return live.expiresAt
     }
 
-    @Test("every thread of the concurrency pool blocked for three leases: the keeper renews all the same and does not step down")
+    @Test("every thread of the concurrency pool blocked for longer than the recommended lease: the keeper renews all the same and does not step down")
     func renewsWhileThePoolIsBlocked() async throws {
-        try await Self.withLeader("keeper-pool", lease: .milliseconds(600)) { store, leadership, lease, steppedDown in
+        try await Self.withLeader("keeper-pool", lease: StoreSettings.recommendedLease) { store, leadership, lease, steppedDown in
             let keeping = Task { await leadership.keep(lease) }
             let before = try await Self.expiry(store)
             // Blocks every thread of the pool (and more tasks than threads, so none is left over):
             // only the keeper's own event loop thread can renew meanwhile.
             let blockers = (0..<(ProcessInfo.processInfo.activeProcessorCount + 2)).map { _ in
-                Task.detached { _ = usleep(1_800_000) }
+                Task.detached { _ = usleep(2_500_000) }
             }
             for blocker in blockers { await blocker.value }
             let after = try await Self.expiry(store)
