@@ -51,7 +51,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The PostgreSQL store's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT; optional connect_timeout and operation_timeout (seconds). Overrides store.url and WORKFLOW_STORE_URL.", valueName: "url"))
     var storeURL: String?
 
-    @Option(name: .long, help: ArgumentHelp("Share the PostgreSQL store with standby coordinators under a lease of this many milliseconds (at least 300; 1500 recommended): start as a standby, lead while holding the lease, exit 75 when it cannot be renewed. Overrides store.lease_ms and WORKFLOW_STORE_LEASE_MS.", valueName: "ms"))
+    @Option(name: .long, help: ArgumentHelp("Share the PostgreSQL store with standby coordinators under a lease of this many milliseconds (at least 300; 2000 recommended): start as a standby, lead while holding the lease, exit 75 when it cannot be renewed. Overrides store.lease_ms and WORKFLOW_STORE_LEASE_MS.", valueName: "ms"))
     var storeLeaseMs: String?
 
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
@@ -143,7 +143,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             if let lease = configuration.store.lease, let url = configuration.store.url {
                 // A standby first: the store is reached now (a wrong URL or an unreachable
                 // database stops the coordinator at start), the lease taken when it runs out.
-                let store = try await PostgresCoordinatorStore.open(url: url, logger: logger)
+                let store = try await PostgresCoordinatorStore.open(url: url, leaseConnection: true, logger: logger)
                 options.leadership = CoordinatorLeadership(
                     store: store, storeName: store.name, holder: holder, schedule: LeaseSchedule(lease: lease), logger: logger
                 ) { _ in

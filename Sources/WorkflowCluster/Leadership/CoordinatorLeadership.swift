@@ -5,7 +5,8 @@ import Synchronization
 /// A coordinator's part in sharing a store with standbys: it waits as a standby until it takes
 /// the lease, then keeps the lease, as `LeaderTerm` decides, until it must step down.
 ///
-/// The thin I/O around `LeaderTerm`: it reads the clock, talks to the store and logs. Stepping
+/// The thin I/O around `LeaderTerm`: it reads the clock, talks to the store and logs; the
+/// leader's renewals run on the lease connection's event loop (`LeaseKeeper`). Stepping
 /// down is `onStepDown`'s: the daemon exits at once with `CoordinatorLeadership.steppedDownExitStatus`
 /// (its process ends, so it accepts nothing more, writes nothing more and its endpoint is
 /// unbound), and its supervisor starts it again, as a standby.
@@ -15,7 +16,7 @@ package struct CoordinatorLeadership: Sendable {
     package static let steppedDownExitStatus: Int32 = 75
 
     /// The shared store.
-    package let store: any LeasedCoordinatorStore
+    package let store: any EventLoopLeasedCoordinatorStore
     /// What the store's name is in errors (the URL without its password).
     package let storeName: String
     /// This process's name in the lease (unique per process).
@@ -29,7 +30,7 @@ package struct CoordinatorLeadership: Sendable {
 
     /// Creates the leadership of `holder` over `store`.
     package init(
-        store: any LeasedCoordinatorStore, storeName: String, holder: String, schedule: LeaseSchedule, logger: Logger,
+        store: any EventLoopLeasedCoordinatorStore, storeName: String, holder: String, schedule: LeaseSchedule, logger: Logger,
         onStepDown: @escaping @Sendable (LeaderTerm.StepDownReason) -> Void
     ) {
         self.store = store
@@ -66,10 +67,10 @@ package struct CoordinatorLeadership: Sendable {
                     if schedule.deadline(of: lease) > .now + schedule.renewalInterval {
                         logger.notice(
                             "acquired the lease: leading",
-                            metadata: ["token": "\(lease.token)", "lease-seconds": "\(Self.seconds(schedule.lease))"])
+                            metadata: ["token": "\(lease.token)", "lease-seconds": "\(LeaseSchedule.seconds(schedule.lease))"])
                         return lease
                     }
-                    say("standby: the database answers too slowly to lead on a lease of \(Self.seconds(schedule.lease)) s; asking again", .warning)
+                    say("standby: the database answers too slowly to lead on a lease of \(LeaseSchedule.seconds(schedule.lease)) s; asking again", .warning)
                 case .heldBy(let lease):
                     say("standby: the lease is held by \(lease.holder) (fencing token \(lease.token)); asking again until it runs out", .info)
                 }
@@ -89,39 +90,16 @@ package struct CoordinatorLeadership: Sendable {
     }
 
     /// Renews `lease` as `LeaderTerm` says until it is lost (then calls `onStepDown`) or the
-    /// caller cancels. Each renewal is bounded by the term's deadline, however long the store
-    /// takes to answer.
+    /// caller cancels. The renewals run on the lease connection's event loop (`LeaseKeeper`),
+    /// each bounded by the term's deadline, however long the store takes to answer and however
+    /// busy this process's concurrency pool is.
     package func keep(_ lease: CoordinatorLease) async -> TermEnd {
-        var term = LeaderTerm(lease: lease, schedule: schedule, now: .now)
-        while true {
-            switch term.next(at: .now) {
-            case .stepDown(let reason):
-                logger.critical(
-                    "stepping down: \(reason); serving nothing more (exit \(Self.steppedDownExitStatus), to be restarted as a standby)",
-                    metadata: ["token": "\(term.lease.token)"])
-                onStepDown(reason)
-                return .steppedDown(reason)
-            case .wait(let until):
-                do {
-                    try await Task.sleep(until: until)
-                } catch {
-                    return .stopped(term.lease)
-                }
-            case .renew(let deadline):
-                let asked = ContinuousClock.now
-                switch await renew(term.lease, before: deadline) {
-                case .renewed(let renewed): term.renewed(renewed, askedAt: asked)
-                case .fenced: term.fenced()
-                case .failed(let reason):
-                    logger.warning(
-                        "cannot renew the lease: \(reason)",
-                        metadata: ["token": "\(term.lease.token)", "seconds-to-deadline": "\(Self.seconds(deadline - .now))"])
-                    term.renewalFailed(at: .now)
-                case .unanswered:
-                    term.renewalFailed(at: .now)
-                }
-                if Task.isCancelled, !term.isFenced { return .stopped(term.lease) }
-            }
+        let keeper = LeaseKeeper(lease: lease, schedule: schedule, store: store, logger: logger, onStepDown: onStepDown)
+        return await withTaskCancellationHandler {
+            keeper.start()
+            return (try? await keeper.ended.get()) ?? .stopped(lease)
+        } onCancel: {
+            keeper.stop()
         }
     }
 
@@ -142,30 +120,5 @@ package struct CoordinatorLeadership: Sendable {
         case .some(.some(let error)): logger.warning("the lease was not given up (it runs out instead): \(error)")
         case .some(.none): logger.notice("gave up the lease", metadata: ["token": "\(lease.token)"])
         }
-    }
-
-    /// `duration` in seconds, as the log shows it.
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    private enum Renewal: Sendable {
-        case renewed(CoordinatorLease)
-        case fenced
-        case failed(CoordinatorStoreError)
-        case unanswered
-    }
-
-    /// One renewal, or `.unanswered` if `deadline` comes first.
-    private func renew(_ lease: CoordinatorLease, before deadline: ContinuousClock.Instant) async -> Renewal {
-        let outcome = await FirstOf<Renewal>.race(until: deadline) { [store, schedule] () async -> Renewal in
-            do throws(CoordinatorStoreError) {
-                return .renewed(try await store.renewLease(lease, for: schedule.lease))
-            } catch {
-                if case .fenced = error { return .fenced }
-                return .failed(error)
-            }
-        }
-        return outcome ?? .unanswered
     }
 }

@@ -30,4 +30,9 @@ package struct LeaseSchedule: Sendable, Equatable {
     package func deadline(of lease: CoordinatorLease) -> ContinuousClock.Instant {
         lease.validUntil - margin
     }
+
+    /// `duration` in seconds, as the log shows it.
+    package static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
 }

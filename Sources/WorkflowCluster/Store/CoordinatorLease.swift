@@ -56,3 +56,4 @@ public enum LeaseAttempt: Sendable, Equatable {
     /// Another coordinator holds a live lease (its `validUntil` is meaningless here).
     case heldBy(CoordinatorLease)
 }
+

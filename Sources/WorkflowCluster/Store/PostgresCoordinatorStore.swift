@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The shared coordinator store: two tables in a PostgreSQL database, for coordinators on several
 /// machines.
@@ -22,12 +23,27 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// clients forever.
     public let operationTimeout: Duration
     let connection: PostgresConnection
+    /// The connection the lease's round trips take (`LeasedCoordinatorStore`): with
+    /// `leaseConnection: true` at `open`, one of its own on an event loop thread of its own,
+    /// so a renewal never waits behind a commit or behind the process's busy threads; else
+    /// `connection`.
+    let leaseConnection: PostgresConnection
+    /// The lease connection's event loop group (one thread), when it has its own.
+    private let leaseLoopGroup: MultiThreadedEventLoopGroup?
+    /// Set by the first `close()`: the lease's event loop is shut down once, and nothing is
+    /// asked of it afterwards (it would never answer).
+    private let closed = Atomic<Bool>(false)
     let logger: Logger
 
-    private init(name: String, operationTimeout: Duration, connection: PostgresConnection, logger: Logger) {
+    private init(
+        name: String, operationTimeout: Duration, connection: PostgresConnection, lease: (PostgresConnection, MultiThreadedEventLoopGroup)?,
+        logger: Logger
+    ) {
         self.name = name
         self.operationTimeout = operationTimeout
         self.connection = connection
+        self.leaseConnection = lease?.0 ?? connection
+        self.leaseLoopGroup = lease?.1
         self.logger = logger
     }
 
@@ -39,8 +55,11 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// `connectTimeout`, `operation_timeout=SECONDS` replaces `operationTimeout`. A malformed URL, a server that does not answer within the timeout (the
     /// connection, the login and preparing the tables each bounded by it) or a refused login is
     /// `CoordinatorStoreError.cannotOpen`, in words: never a hang.
+    ///
+    /// With `leaseConnection`, for a coordinator that shares the store with standbys, the lease
+    /// gets a second connection on an event loop thread of its own (`leaseConnection`).
     public static func open(
-        url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30),
+        url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30), leaseConnection: Bool = false,
         logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
         let plan = try Self.plan(url: url, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
@@ -51,7 +70,19 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         } catch {
             throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
         }
-        let store = PostgresCoordinatorStore(name: name, operationTimeout: plan.operationTimeout, connection: connection, logger: logger)
+        var lease: (PostgresConnection, MultiThreadedEventLoopGroup)?
+        if leaseConnection {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            do {
+                lease = (try await PostgresConnection.connect(on: group.next(), configuration: configuration, id: 2, logger: logger), group)
+            } catch {
+                try? await connection.close()
+                try? await group.shutdownGracefully()
+                throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
+            }
+        }
+        let store = PostgresCoordinatorStore(
+            name: name, operationTimeout: plan.operationTimeout, connection: connection, lease: lease, logger: logger)
         do {
             // Preparing is bounded too (a table another session holds locked would wait forever),
             // by the operation timeout: coordinators opening at once wait for each other here.
@@ -92,7 +123,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             try await Self.run(connection, "COMMIT", logger: logger)
             try await Self.run(connection, "RESET statement_timeout", logger: logger)
         } catch {
-            try? await connection.close()
+            await store.close()
             throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
         }
         return store
@@ -216,7 +247,11 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     }
 
     public func close() async {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try? await connection.close()
+        guard let leaseLoopGroup else { return }
+        try? await leaseConnection.close()
+        try? await leaseLoopGroup.shutdownGracefully()
     }
 
     /// The first column of every row `query` returns.
@@ -230,12 +265,15 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         }
     }
 
-    /// Runs `body` (round trips on the connection), closing the connection if the database has
+    /// Runs `body` (round trips on a connection), closing that connection if the database has
     /// not answered within `operationTimeout`: that fails the round trip in progress, so the
     /// caller gets an error in words instead of waiting for a database that may never answer.
     /// The store is unusable afterwards (every later call fails), as after any lost connection.
-    func bounded<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws(CoordinatorStoreError) -> T {
-        let (timeout, connection) = (operationTimeout, connection)
+    /// `connection` is the one `body` uses (the store's, or the lease's).
+    func bounded<T: Sendable>(
+        _ operation: String, on connection: PostgresConnection? = nil, _ body: @escaping @Sendable () async throws -> T
+    ) async throws(CoordinatorStoreError) -> T {
+        let (timeout, connection) = (operationTimeout, connection ?? self.connection)
         // A query sent on a closed connection is never answered: once it is closed (lost, or
         // closed by an earlier timeout), every call fails at once, in words.
         guard !connection.isClosed else {

@@ -29,9 +29,11 @@ public struct StoreSettings: Sendable, Equatable {
     public var lease: Duration?
 
     /// The lease to configure when in doubt: a leader killed, frozen or cut off is replaced
-    /// about this long after its last renewal, which leaves time within 3 s for the standby to
-    /// resume and the workers to move to it.
-    public static let recommendedLease: Duration = .milliseconds(1_500)
+    /// at most this long after its last renewal, which leaves time within 3 s for the standby
+    /// to resume and the workers to move to it, and leaves a leader whose machine is saturated
+    /// 1.6 s from a renewal asked to its deadline (three more tries; the renewals run on a
+    /// thread of their own, `LeaseKeeper`).
+    public static let recommendedLease: Duration = .milliseconds(2_000)
     /// The shortest lease allowed: below it a busy machine's scheduling delays alone would make
     /// a healthy leader step down.
     public static let shortestLeaseMilliseconds = 300

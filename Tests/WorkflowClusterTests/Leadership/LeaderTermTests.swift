@@ -89,4 +89,50 @@ struct LeaderTermTests {
         term.renewalFailed(at: Self.start)
         #expect(term.next(at: Self.start + .milliseconds(100)) == .stepDown(.deadlinePassed))
     }
+
+    @Test("while a renewal is on its way nothing else is sent: the next step is its deadline; its answer or failure resumes the schedule")
+    func oneRenewalAtATime() {
+        var term = LeaderTerm(lease: Self.lease(), schedule: Self.schedule, now: Self.start)
+        let asked = Self.start + .milliseconds(300)
+        #expect(term.next(at: asked) == .renew(deadline: Self.start + .milliseconds(1_200)))
+        term.renewalSent()
+        #expect(term.isRenewing)
+        #expect(term.next(at: asked) == .wait(until: Self.start + .milliseconds(1_200)))
+        #expect(term.next(at: asked + .milliseconds(600)) == .wait(until: Self.start + .milliseconds(1_200)))
+        term.renewed(Self.lease(from: asked), askedAt: asked)
+        #expect(!term.isRenewing)
+        #expect(term.next(at: asked + .milliseconds(10)) == .wait(until: asked + .milliseconds(300)))
+
+        #expect(term.next(at: asked + .milliseconds(300)) == .renew(deadline: asked + .milliseconds(1_200)))
+        term.renewalSent()
+        term.renewalFailed(at: asked + .milliseconds(320))
+        #expect(!term.isRenewing)
+        #expect(term.next(at: asked + .milliseconds(320)) == .wait(until: asked + .milliseconds(395)))
+    }
+
+    @Test("a renewal on its way when the deadline passes does not hold the leader: it steps down at the deadline")
+    func unansweredRenewalStepsDownAtDeadline() {
+        var term = LeaderTerm(lease: Self.lease(), schedule: Self.schedule, now: Self.start)
+        term.renewalSent()
+        #expect(term.next(at: Self.start + .milliseconds(1_199)) == .wait(until: Self.start + .milliseconds(1_200)))
+        #expect(term.next(at: Self.start + .milliseconds(1_200)) == .stepDown(.deadlinePassed))
+    }
+
+    @Test("the lease's connection closed: steps down at once, however much time is left, a renewal on its way or not")
+    func connectionLost() {
+        var term = LeaderTerm(lease: Self.lease(), schedule: Self.schedule, now: Self.start)
+        term.renewalSent()
+        term.connectionLost()
+        #expect(term.next(at: Self.start) == .stepDown(.leaseConnectionLost))
+        #expect(LeaderTerm.StepDownReason.leaseConnectionLost.description == "the connection that holds the lease closed")
+    }
+
+    @Test("the recommended lease: a renewal every 400 ms, the leader's deadline 1.6 s after its last renewal was asked, a standby asking every 200 ms")
+    func recommendedSchedule() {
+        let schedule = LeaseSchedule(lease: StoreSettings.recommendedLease)
+        #expect(StoreSettings.recommendedLease == .seconds(2))
+        #expect(schedule.renewalInterval == .milliseconds(400))
+        #expect(schedule.deadline(of: Self.lease(validFor: StoreSettings.recommendedLease)) == Self.start + .milliseconds(1_600))
+        #expect(schedule.standbyInterval == .milliseconds(200))
+    }
 }
