@@ -15,6 +15,11 @@ import WorkflowCluster
 /// | `GET /api/sessions/{id}/tree` | as `/api/tree`, for the session |
 /// | `DELETE /api/sessions/{id}` | ends it (and removes it from the coordinator's store): 204 |
 ///
+/// With sessions spread over coordinators (`sessions.spread_lease_ms`), a request for a session
+/// another live coordinator owns is answered `307 Temporary Redirect` to the same path on that
+/// coordinator's advertised gateway (`Location`; `error` `session-elsewhere`), a WebSocket
+/// upgrade included; one whose owner's lease ran out is taken over here first.
+///
 /// An id no session has answers 404 `unknown-session`; limits answer 503 `too-many-sessions` or
 /// 429 `too-many-creations`, each with `Retry-After`; a store that cannot record, read or remove a
 /// session answers 503 `sessions-unavailable` (the session is kept).
@@ -52,12 +57,23 @@ struct SessionRoutes: Sendable {
             JSONResponses.encoded(Listing(sessions: await directory.summaries()))
         }
 
-        router.get("/api/sessions/{id}/rendering") { _, context -> Response in
-            await Self.using(directory, context) { session, id in await tree.rendering(of: session, scope: .session(id)) }
+        router.get("/api/sessions/{id}/rendering") { request, context -> Response in
+            await Self.using(directory, request, context) { session, id in await tree.rendering(of: session, scope: .session(id)) }
         }
 
-        router.ws("/api/sessions/{id}/renderings") { request, _ in
-            try TreeRoutes.upgrade(request)
+        router.ws("/api/sessions/{id}/renderings") { request, context in
+            let upgrade = try TreeRoutes.upgrade(request)
+            // Spread: a stream of another coordinator's session is redirected before upgrading.
+            if let id = context.parameters.get("id").flatMap(SessionID.init) {
+                do throws(SessionError) {
+                    try await directory.locate(id)
+                } catch .ownedElsewhere(let gateway) {
+                    throw SessionRedirect(gateway: gateway)
+                } catch {
+                    // Answered once upgraded, as before (closed with the error's code).
+                }
+            }
+            return upgrade
         } onUpgrade: { inbound, outbound, context in
             guard let id = context.requestContext.parameters.get("id").flatMap(SessionID.init) else {
                 try await outbound.close(.unexpectedServerError, reason: "unknown session")
@@ -74,14 +90,14 @@ struct SessionRoutes: Sendable {
         }
 
         router.post("/api/sessions/{id}/events/{token}") { request, context -> Response in
-            await Self.using(directory, context) { session, _ in await tree.deliver(request, context: context, to: session) }
+            await Self.using(directory, request, context) { session, _ in await tree.deliver(request, context: context, to: session) }
         }
 
-        router.get("/api/sessions/{id}/tree") { _, context -> Response in
-            await Self.using(directory, context) { session, id in await tree.tree(of: session, scope: .session(id)) }
+        router.get("/api/sessions/{id}/tree") { request, context -> Response in
+            await Self.using(directory, request, context) { session, id in await tree.tree(of: session, scope: .session(id)) }
         }
 
-        router.delete("/api/sessions/{id}") { _, context -> Response in
+        router.delete("/api/sessions/{id}") { request, context -> Response in
             guard let id = context.parameters.get("id").flatMap(SessionID.init) else {
                 return Self.response(for: .unknownSession(context.parameters.get("id") ?? ""))
             }
@@ -89,7 +105,7 @@ struct SessionRoutes: Sendable {
                 try await directory.end(id)
                 return Response(status: .noContent)
             } catch {
-                return Self.response(for: error)
+                return Self.response(for: error, to: request)
             }
         }
     }
@@ -97,7 +113,7 @@ struct SessionRoutes: Sendable {
     /// Runs `body` with the session the path's `{id}` names (held while it runs), or answers why
     /// there is none.
     private static func using(
-        _ directory: SessionDirectory, _ context: some RequestContext,
+        _ directory: SessionDirectory, _ request: Request, _ context: some RequestContext,
         _ body: @Sendable (any ClusterRootSession, SessionID) async -> Response
     ) async -> Response {
         guard let id = context.parameters.get("id").flatMap(SessionID.init) else {
@@ -106,18 +122,23 @@ struct SessionRoutes: Sendable {
         do throws(SessionError) {
             return try await directory.use(id) { session in await body(session, id) }
         } catch {
-            return response(for: error)
+            return response(for: error, to: request)
         }
     }
 
-    /// The status and JSON error for a session that could not be created or found.
-    static func response(for error: SessionError) -> Response {
+    /// The status and JSON error for a session that could not be created or found; `request`:
+    /// the request it answers (a redirect keeps its path and query).
+    static func response(for error: SessionError, to request: Request? = nil) -> Response {
         switch error {
         case .unknownSession: JSONResponses.error(.notFound, code: error.code, message: error.description)
         case .unknownRoot, .undecodableProps: JSONResponses.error(.badRequest, code: error.code, message: error.description)
         case .tooManySessions: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description, headers: [.retryAfter: "30"])
         case .creationRateExceeded: JSONResponses.error(.tooManyRequests, code: error.code, message: error.description, headers: [.retryAfter: "1"])
         case .unavailable: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description)
+        case .ownedElsewhere(let gateway):
+            JSONResponses.error(
+                .temporaryRedirect, code: error.code, message: error.description,
+                headers: [.location: gateway + (request.map { "\($0.uri)" } ?? "/")])
         }
     }
 
@@ -148,5 +169,19 @@ struct SessionRoutes: Sendable {
 
     struct Listing: Codable, Sendable {
         var sessions: [SessionDirectory.Summary]
+    }
+}
+
+/// A stream's upgrade refused because another coordinator owns the session (spread sessions):
+/// `307` to the same path on its gateway, as the session's other routes answer.
+struct SessionRedirect: HTTPResponseError {
+    /// The owner's advertised gateway.
+    var gateway: String
+
+    var status: HTTPResponse.Status { .temporaryRedirect }
+    var headers: HTTPFields { [:] }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        SessionRoutes.response(for: .ownedElsewhere(gateway: gateway), to: request)
     }
 }

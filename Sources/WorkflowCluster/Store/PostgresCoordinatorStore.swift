@@ -21,12 +21,16 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// stops answering fails the coordinator's commits (`503 not-durable`) instead of holding its
     /// clients forever.
     public let operationTimeout: Duration
+    /// Whether sessions are spread over coordinators (`SessionLeaseStore`): then a session's
+    /// commits and removal are fenced by its own lease's token, not by the writer row's.
+    public let fencesSessionsByLease: Bool
     let connection: PostgresConnection
     let logger: Logger
 
-    private init(name: String, operationTimeout: Duration, connection: PostgresConnection, logger: Logger) {
+    private init(name: String, operationTimeout: Duration, fencesSessionsByLease: Bool, connection: PostgresConnection, logger: Logger) {
         self.name = name
         self.operationTimeout = operationTimeout
+        self.fencesSessionsByLease = fencesSessionsByLease
         self.connection = connection
         self.logger = logger
     }
@@ -38,10 +42,11 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// `SOCKET_DIRECTORY/.s.PGSQL.PORT`); `connect_timeout=SECONDS` (libpq's name) replaces
     /// `connectTimeout`, `operation_timeout=SECONDS` replaces `operationTimeout`. A malformed URL, a server that does not answer within the timeout (the
     /// connection, the login and preparing the tables each bounded by it) or a refused login is
-    /// `CoordinatorStoreError.cannotOpen`, in words: never a hang.
+    /// `CoordinatorStoreError.cannotOpen`, in words: never a hang. `fencesSessionsByLease`:
+    /// sessions are spread over coordinators, each fenced by its own lease (`SessionLeaseStore`).
     public static func open(
         url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30),
-        logger: Logger = Logger(label: "workflow.cluster.store")
+        fencesSessionsByLease: Bool = false, logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
         let plan = try Self.plan(url: url, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
         let (name, configuration, timeout, target) = (plan.name, plan.configuration, plan.connectTimeout, plan.target)
@@ -51,7 +56,9 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         } catch {
             throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
         }
-        let store = PostgresCoordinatorStore(name: name, operationTimeout: plan.operationTimeout, connection: connection, logger: logger)
+        let store = PostgresCoordinatorStore(
+            name: name, operationTimeout: plan.operationTimeout, fencesSessionsByLease: fencesSessionsByLease, connection: connection,
+            logger: logger)
         do {
             // Preparing is bounded too (a table another session holds locked would wait forever),
             // by the operation timeout: coordinators opening at once wait for each other here.
@@ -89,6 +96,14 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                     END IF;
                 END $migrate$
                 """, logger: logger)
+            // Added with spread sessions: one lease per session, beside its checkpoint.
+            try await Self.run(connection,
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_session_lease (
+                    scope TEXT PRIMARY KEY, holder TEXT NOT NULL, gateway_url TEXT NOT NULL, fencing_token BIGINT NOT NULL,
+                    lease_expires_at TIMESTAMPTZ NOT NULL)
+                """, logger: logger)
+            try await Self.run(connection, "CREATE INDEX IF NOT EXISTS coordinator_session_lease_holder ON coordinator_session_lease (holder)", logger: logger)
             try await Self.run(connection, "COMMIT", logger: logger)
             try await Self.run(connection, "RESET statement_timeout", logger: logger)
         } catch {
@@ -149,6 +164,10 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     }
 
     public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+        if fencesSessionsByLease, case .session(let id) = checkpoint.scope {
+            try await commitSession(checkpoint, of: id, fencedBy: token)
+            return
+        }
         let sequence = Int64(clamping: checkpoint.renderingSequence)
         let snapshot = ByteBuffer(bytes: checkpoint.snapshot)
         let props = checkpoint.origin?.props.map { ByteBuffer(bytes: $0) }
@@ -189,6 +208,10 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     }
 
     public func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+        if fencesSessionsByLease, case .session(let id) = scope {
+            try await removeSession(id, fencedBy: token)
+            return
+        }
         let removed = try await values(
             "removing the checkpoint of \(scope)", Int64.self,
             """
