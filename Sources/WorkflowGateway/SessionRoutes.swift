@@ -17,8 +17,9 @@ import WorkflowCluster
 ///
 /// With sessions spread over coordinators (`sessions.spread_lease_ms`), a request for a session
 /// another live coordinator owns is answered `307 Temporary Redirect` to the same path on that
-/// coordinator's advertised gateway (`Location`; `error` `session-elsewhere`), a WebSocket
-/// upgrade included; one whose owner's lease ran out is taken over here first.
+/// coordinator's advertised gateway (`Location`; `error` `session-elsewhere`); its rendering
+/// stream closes at once with reason `session-elsewhere URL` (a WebSocket handshake cannot be
+/// redirected). One whose owner's lease ran out is taken over here first.
 ///
 /// An id no session has answers 404 `unknown-session`; limits answer 503 `too-many-sessions` or
 /// 429 `too-many-creations`, each with `Retry-After`; a store that cannot record, read or remove a
@@ -61,19 +62,8 @@ struct SessionRoutes: Sendable {
             await Self.using(directory, request, context) { session, id in await tree.rendering(of: session, scope: .session(id)) }
         }
 
-        router.ws("/api/sessions/{id}/renderings") { request, context in
-            let upgrade = try TreeRoutes.upgrade(request)
-            // Spread: a stream of another coordinator's session is redirected before upgrading.
-            if let id = context.parameters.get("id").flatMap(SessionID.init) {
-                do throws(SessionError) {
-                    try await directory.locate(id)
-                } catch .ownedElsewhere(let gateway) {
-                    throw SessionRedirect(gateway: gateway)
-                } catch {
-                    // Answered once upgraded, as before (closed with the error's code).
-                }
-            }
-            return upgrade
+        router.ws("/api/sessions/{id}/renderings") { request, _ in
+            try TreeRoutes.upgrade(request)
         } onUpgrade: { inbound, outbound, context in
             guard let id = context.requestContext.parameters.get("id").flatMap(SessionID.init) else {
                 try await outbound.close(.unexpectedServerError, reason: "unknown session")
@@ -85,7 +75,7 @@ struct SessionRoutes: Sendable {
                     try? await tree.stream(tree.messages(of: session, scope: .session(id)), inbound: inbound, outbound: outbound)
                 }
             } catch {
-                try await outbound.close(.unexpectedServerError, reason: error.code)
+                try await outbound.close(.unexpectedServerError, reason: Self.closeReason(for: error))
             }
         }
 
@@ -124,6 +114,15 @@ struct SessionRoutes: Sendable {
         } catch {
             return response(for: error, to: request)
         }
+    }
+
+    /// Why a session's stream closes at once: the error's code, and for a session another
+    /// coordinator owns its gateway (`session-elsewhere http://HOST:PORT`: a WebSocket handshake
+    /// cannot be redirected), within a close frame's 123 bytes.
+    static func closeReason(for error: SessionError) -> String {
+        guard case .ownedElsewhere(let gateway) = error else { return error.code }
+        let reason = error.code + " " + gateway
+        return reason.utf8.count <= 123 ? reason : error.code
     }
 
     /// The status and JSON error for a session that could not be created or found; `request`:
@@ -172,16 +171,3 @@ struct SessionRoutes: Sendable {
     }
 }
 
-/// A stream's upgrade refused because another coordinator owns the session (spread sessions):
-/// `307` to the same path on its gateway, as the session's other routes answer.
-struct SessionRedirect: HTTPResponseError {
-    /// The owner's advertised gateway.
-    var gateway: String
-
-    var status: HTTPResponse.Status { .temporaryRedirect }
-    var headers: HTTPFields { [:] }
-
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        SessionRoutes.response(for: .ownedElsewhere(gateway: gateway), to: request)
-    }
-}

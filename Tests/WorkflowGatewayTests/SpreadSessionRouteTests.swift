@@ -2,6 +2,7 @@ import ClusterTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSTesting
 import Logging
 import Testing
 import WorkflowCluster
@@ -32,7 +33,7 @@ struct SpreadSessionRouteTests {
     }
 
     @Test(
-        "a request for the other coordinator's session is redirected (307 to its gateway, path and query kept); once its owner stops renewing, the session is taken over with its state and the old owner's writes are refused (503 not-durable)"
+        "a request for the other coordinator's session is redirected (307 to its gateway, path and query kept; its stream closed naming it); once its owner stops renewing, the session is taken over with its state and the old owner's writes are refused (503 not-durable)"
     )
     func redirectTakeoverAndFencing() async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
@@ -46,7 +47,8 @@ struct SpreadSessionRouteTests {
             let outcome: Result<Void, any Error>
             do {
                 try await a.application().test(.router) { clientA in
-                    try await b.application().test(.router) { clientB in
+                    // Live (a real socket): B's stream is read over a WebSocket.
+                    try await b.application().test(.live) { clientB in
                         try await Self.scenario(a: a, clientA: clientA, keeperA: keeperA, b: b, clientB: clientB)
                     }
                 }
@@ -82,6 +84,13 @@ struct SpreadSessionRouteTests {
         #expect(event.status == .temporaryRedirect && event.location == "http://a.test:8080" + eventPath, "\(event)")
         let end = try await Self.execute(clientB, "/api/sessions/\(id)", .delete)
         #expect(end.status == .temporaryRedirect, "\(end)")
+        // A WebSocket handshake cannot be redirected: the stream closes at once, naming the owner.
+        let closed = try await withSafetyTimeout("B closing the stream of A's session") {
+            try await clientB.ws("/api/sessions/\(id)/renderings") { inbound, _, _ in
+                for try await _ in inbound.messages(maxSize: 1 << 20) {}
+            }
+        }
+        #expect(closed?.reason == "session-elsewhere http://a.test:8080", "\(String(describing: closed))")
         #expect(await b.directory.counts == (active: 0, passivated: 0))
         // An id neither holds: unknown on both.
         let forged = "0123456789abcdef0123456789abcdef"

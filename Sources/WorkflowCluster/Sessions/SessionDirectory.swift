@@ -355,13 +355,6 @@ public actor SessionDirectory {
         for id in leases.held.keys { await releaseLease(of: id) }
     }
 
-    /// Makes sure the session `id` is served here: reactivated or taken over from the store if
-    /// need be; throws `.ownedElsewhere` if another live coordinator owns it (spread sessions),
-    /// `.unknownSession` if there is none. What the gateway asks before a stream's upgrade.
-    public func locate(_ id: SessionID) async throws(SessionError) {
-        if entries[id] == nil, spread != nil { try await claim(id) }
-        guard entries[id] != nil else { throw .unknownSession(id.text) }
-    }
 
     // MARK: - Private
 

@@ -169,12 +169,13 @@ enum RawHTTP {
         var description: String
     }
 
-    /// The status and `Location` of `GET path` at `127.0.0.1:port`.
-    static func get(port: Int, path: String) async throws -> (status: Int, location: String?) {
-        try await Task.detached { try Self.blockingGet(port: port, path: path) }.value
+    /// The status and `Location` of `GET path` at `127.0.0.1:port`, with `headers` (each line
+    /// ending in CRLF).
+    static func get(port: Int, path: String, headers: String = "") async throws -> (status: Int, location: String?) {
+        try await Task.detached { try Self.blockingGet(port: port, path: path, headers: headers) }.value
     }
 
-    private static func blockingGet(port: Int, path: String) throws -> (status: Int, location: String?) {
+    private static func blockingGet(port: Int, path: String, headers: String) throws -> (status: Int, location: String?) {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         defer { close(socket) }
@@ -186,13 +187,15 @@ enum RawHTTP {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
         guard connected else { throw Failure(description: "cannot connect to 127.0.0.1:\(port): errno \(errno)") }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        let request = Array(("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + (headers.isEmpty ? "Connection: close\r\n" : headers) + "\r\n").utf8)
         guard request.withUnsafeBytes({ send(socket, $0.baseAddress, $0.count, 0) }) == request.count else {
             throw Failure(description: "cannot send the request: errno \(errno)")
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
+        // Up to the end of the head: a connection asked to upgrade may stay open after it.
+        let end: [UInt8] = Array("\r\n\r\n".utf8)
+        while !(received.count >= 4 && (0...(received.count - 4)).contains { Array(received[$0..<($0 + 4)]) == end }) {
             let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             guard count > 0 else { break }
             received += buffer[0..<count]
