@@ -164,17 +164,21 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     }
 
     public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
-        if fencesSessionsByLease, case .session(let id) = checkpoint.scope {
-            try await commitSession(checkpoint, of: id, fencedBy: token)
-            return
-        }
+        // The row whose token fences the write, read FOR SHARE so that a new writer (or, spread,
+        // a session's new owner) waits for a commit in progress: the writer row, or the session's
+        // own lease. A session's key is its id's 32 hex digits (`SessionID`), safe in the text.
+        var leasedSession: SessionID?
+        if fencesSessionsByLease, case .session(let id) = checkpoint.scope { leasedSession = id }
+        let fence =
+            leasedSession.map { "SELECT fencing_token FROM coordinator_session_lease WHERE scope = '\($0.text)' FOR SHARE" }
+            ?? "SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE"
         let sequence = Int64(clamping: checkpoint.renderingSequence)
         let snapshot = ByteBuffer(bytes: checkpoint.snapshot)
         let props = checkpoint.origin?.props.map { ByteBuffer(bytes: $0) }
         let committed = try await values(
             "committing checkpoint \(checkpoint.number) of \(checkpoint.scope)", Int64.self,
             """
-            WITH writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE)
+            WITH writer AS (\(unescaped: fence))
             INSERT INTO coordinator_tree_checkpoint (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot)
             SELECT \(checkpoint.scope.key), \(checkpoint.origin?.root), \(props), \(checkpoint.number), \(token.rawValue), \(sequence),
                 \(checkpoint.acceptedEvents), \(snapshot)
@@ -185,7 +189,9 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             RETURNING number
             """)
         guard committed.isEmpty else { return }
-        throw try await fenced(token)
+        guard let leasedSession else { throw try await fenced(token) }
+        let current = try await sessionToken(leasedSession)
+        throw .fenced(store: name, offered: token, current: current)
     }
 
     public func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {

@@ -3,8 +3,8 @@ import PostgresNIO
 
 /// The per-session leases on the PostgreSQL store (`coordinator_session_lease`, one row per
 /// session): each taken, renewed and given up by one atomic statement compared with the
-/// database's `now()`, and each session's commits fenced by its row's token in the statement that
-/// writes the checkpoint.
+/// database's `now()`; each session's commits are fenced by its row's token in the statement that
+/// writes the checkpoint (`commit(_:fencedBy:)`, with `fencesSessionsByLease`).
 extension PostgresCoordinatorStore: SessionLeaseStore {
     public func acquireSessionLease(_ id: SessionID, holder: String, gateway: String, for duration: Duration, creating: Bool)
         async throws(CoordinatorStoreError) -> SessionLeaseAttempt
@@ -75,30 +75,6 @@ extension PostgresCoordinatorStore: SessionLeaseStore {
             """)
     }
 
-    /// Commits a session's checkpoint if `token` is its lease's (read `FOR SHARE`, so a takeover
-    /// waits for a commit in progress and every later commit with the old token is refused).
-    func commitSession(_ checkpoint: CoordinatorCheckpoint, of id: SessionID, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
-        let sequence = Int64(clamping: checkpoint.renderingSequence)
-        let snapshot = ByteBuffer(bytes: checkpoint.snapshot)
-        let props = checkpoint.origin?.props.map { ByteBuffer(bytes: $0) }
-        let committed = try await values(
-            "committing checkpoint \(checkpoint.number) of \(checkpoint.scope)", Int64.self,
-            """
-            WITH lease AS (SELECT fencing_token FROM coordinator_session_lease WHERE scope = \(id.text) FOR SHARE)
-            INSERT INTO coordinator_tree_checkpoint (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot)
-            SELECT \(id.text), \(checkpoint.origin?.root), \(props), \(checkpoint.number), \(token.rawValue), \(sequence),
-                \(checkpoint.acceptedEvents), \(snapshot)
-            FROM lease WHERE lease.fencing_token = \(token.rawValue)
-            ON CONFLICT (scope) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
-                rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,
-                snapshot = EXCLUDED.snapshot, committed_at = now()
-            RETURNING number
-            """)
-        guard committed.isEmpty else { return }
-        let current = try await sessionToken(id)
-        throw .fenced(store: name, offered: token, current: current)
-    }
-
     /// Removes a session's checkpoint, then its lease, if `token` is its lease's.
     func removeSession(_ id: SessionID, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
         let current = try await sessionToken(id)
@@ -121,7 +97,7 @@ extension PostgresCoordinatorStore: SessionLeaseStore {
     }
 
     /// The token of session `id`'s lease (0: none).
-    private func sessionToken(_ id: SessionID) async throws(CoordinatorStoreError) -> FencingToken {
+    func sessionToken(_ id: SessionID) async throws(CoordinatorStoreError) -> FencingToken {
         let tokens = try await values(
             "reading the lease of \(CheckpointScope.session(id))", Int64.self,
             "SELECT fencing_token FROM coordinator_session_lease WHERE scope = \(id.text)")
