@@ -104,12 +104,20 @@ package struct ClusterConfigurationParser: Sendable {
         }
         if let sessions = root["sessions"] {
             let object = try object(sessions, "sessions")
-            try allowOnly(object, "sessions", ["enabled", "idle_timeout_ms", "max_sessions", "max_creations_per_second"])
+            try allowOnly(
+                object, "sessions", ["enabled", "idle_timeout_ms", "max_sessions", "max_creations_per_second", "spread_lease_ms", "advertised_url"])
             var settings = SessionSettings()
             if let idle = object["idle_timeout_ms"] { settings.idleTimeout = .milliseconds(try positiveInt(idle, "sessions.idle_timeout_ms")) }
             if let limit = object["max_sessions"] { settings.maxSessions = try positiveInt(limit, "sessions.max_sessions") }
             if let rate = object["max_creations_per_second"] {
                 settings.maxCreationsPerSecond = Double(try positiveInt(rate, "sessions.max_creations_per_second"))
+            }
+            let advertised = try object["advertised_url"].flatMap { $0 is NSNull ? nil : try string($0, "sessions.advertised_url") }
+            if let lease = object["spread_lease_ms"], !(lease is NSNull) {
+                settings.spread = SessionSpreadSettings(
+                    lease: .milliseconds(try positiveInt(lease, "sessions.spread_lease_ms")), advertisedURL: advertised ?? "")
+            } else if advertised != nil {
+                throw fail("sessions.advertised_url", "no advertised URL unless sessions.spread_lease_ms is set (it is where other coordinators send this one's sessions' clients)", found: "a URL without a spread lease")
             }
             configuration.sessions = try enabled(object, "sessions") ? settings : nil
         }

@@ -35,6 +35,10 @@ package struct ClusterOverrides: Sendable, Equatable {
     package var gatewayMaxConnections: String?
     /// `store.lease_ms` (a standby setup).
     package var storeLeaseMilliseconds: String?
+    /// `--sessions-spread-lease-ms` (sessions spread over coordinators).
+    package var sessionsSpreadLeaseMilliseconds: String?
+    /// `--sessions-advertised-url` (this coordinator's gateway, as the others redirect to it).
+    package var sessionsAdvertisedURL: String?
 
     /// Creates overrides; all absent unless given.
     package init(
@@ -65,7 +69,8 @@ package struct ClusterOverrides: Sendable, Equatable {
             ("--store-kind", storeKind), ("--store-path", storePath), ("--store-url", storeURL),
             ("--gateway-header-timeout-ms", gatewayHeaderTimeoutMilliseconds), ("--gateway-body-timeout-ms", gatewayBodyTimeoutMilliseconds),
             ("--gateway-idle-timeout-ms", gatewayIdleTimeoutMilliseconds), ("--gateway-max-connections", gatewayMaxConnections),
-            ("--store-lease-ms", storeLeaseMilliseconds),
+            ("--store-lease-ms", storeLeaseMilliseconds), ("--sessions-spread-lease-ms", sessionsSpreadLeaseMilliseconds),
+            ("--sessions-advertised-url", sessionsAdvertisedURL),
         ]
         return ["daemon"] + pairs.flatMap { flag, value in value.map { [flag, $0] } ?? [] }
     }

@@ -30,6 +30,8 @@ import Logging
 /// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
 /// | store.url            | --store-url (coordinator)    | WORKFLOW_STORE_URL             |
 /// | store.lease_ms       | --store-lease-ms (coord.)    | WORKFLOW_STORE_LEASE_MS        |
+/// | sessions.spread_lease_ms | --sessions-spread-lease-ms | WORKFLOW_SESSIONS_SPREAD_LEASE_MS |
+/// | sessions.advertised_url  | --sessions-advertised-url  | WORKFLOW_SESSIONS_ADVERTISED_URL  |
 package struct ClusterSettings: Sendable {
     /// The cluster's configuration with overrides applied.
     package var configuration: ClusterConfiguration
@@ -39,6 +41,12 @@ package struct ClusterSettings: Sendable {
     package var workerPool: String?
     /// The configuration file these settings were read from (named in errors).
     package var file: String
+    /// Where spread sessions were set: the file, or the command line/environment (named in
+    /// `validateSpreadSessions()`'s errors).
+    package var spreadSource = ""
+    /// A spread setting of the command line/environment that cannot be applied (not a number,
+    /// sessions off): thrown by `validateSpreadSessions()`, a worker ignoring it.
+    package var spreadOverrideError: ClusterConfigurationError?
 
     /// Loads `file`, validates it and applies `environment` and `overrides`.
     ///
@@ -113,9 +121,19 @@ package struct ClusterSettings: Sendable {
             configuration.store.lease = .milliseconds(milliseconds)
         }
         try configuration.store.validate(source: layer)
-        return ClusterSettings(
+        var spreadSource = file
+        var spreadOverrideError: ClusterConfigurationError?
+        do {
+            spreadSource = try applySpread(reader, to: &configuration, file: file)
+        } catch {
+            spreadOverrideError = error
+        }
+        var settings = ClusterSettings(
             configuration: configuration, workerName: reader.string(forKey: "worker.name"),
             workerPool: reader.string(forKey: "worker.pool"), file: file)
+        settings.spreadSource = spreadSource
+        settings.spreadOverrideError = spreadOverrideError
+        return settings
     }
 
     /// The file's entry for the worker called `name`, with the pool override applied.
@@ -153,6 +171,72 @@ package struct ClusterSettings: Sendable {
         if let ms = try positive("gateway.body.timeout.ms", "gateway.body_timeout_ms") { limits.bodyTimeout = .milliseconds(ms) }
         if let ms = try positive("gateway.idle.timeout.ms", "gateway.idle_timeout_ms") { limits.idleTimeout = .milliseconds(ms) }
         if let count = try positive("gateway.max.connections", "gateway.max_connections") { limits.maxConnections = count }
+    }
+
+    /// Spread sessions from the command line or the environment (read as
+    /// `sessions.spread.lease.ms` and `sessions.advertised.url`); returns the layer that set
+    /// them, as errors name it.
+    private static func applySpread(
+        _ reader: ConfigReader, to configuration: inout ClusterConfiguration, file: String
+    ) throws(ClusterConfigurationError) -> String {
+        let leaseText = reader.string(forKey: "sessions.spread.lease.ms")
+        let advertised = reader.string(forKey: "sessions.advertised.url")
+        if let leaseText, !leaseText.isEmpty {
+            let layer = "command line/environment"
+            guard let milliseconds = Int(leaseText), milliseconds > 0 else {
+                throw ClusterConfigurationError(
+                    file: layer, key: "sessions.spread_lease_ms", expected: "a positive integer (milliseconds)", found: "\"\(leaseText)\"")
+            }
+            guard var sessions = configuration.sessions else {
+                throw ClusterConfigurationError(
+                    file: layer, key: "sessions.spread_lease_ms", expected: "sessions enabled (sessions.enabled is false)", found: "a spread lease")
+            }
+            sessions.spread = SessionSpreadSettings(lease: .milliseconds(milliseconds), advertisedURL: sessions.spread?.advertisedURL ?? "")
+            configuration.sessions = sessions
+        }
+        if let advertised, !advertised.isEmpty, configuration.sessions?.spread != nil {
+            configuration.sessions?.spread?.advertisedURL = advertised
+        }
+        return leaseText == nil && advertised == nil ? file : "command line/environment"
+    }
+
+    /// Checks spread sessions, for a coordinator (a worker reading the same file ignores them):
+    /// they need sessions, a PostgreSQL store without a root lease, a lease of at least 300 ms, a
+    /// gateway and the URL it is reached at. Normalises the URL (no trailing slash).
+    package mutating func validateSpreadSessions() throws(ClusterConfigurationError) {
+        if let spreadOverrideError { throw spreadOverrideError }
+        guard let spread = configuration.sessions?.spread else { return }
+        let source = spreadSource
+        let key = "sessions.spread_lease_ms"
+        guard configuration.store.kind == .postgres else {
+            throw ClusterConfigurationError(
+                file: source, key: key,
+                expected: "store.kind \"postgres\": spread sessions are shared through one PostgreSQL database (an SQLite file is one machine's)",
+                found: "store.kind \"\(configuration.store.kind.rawValue)\"")
+        }
+        guard configuration.store.lease == nil else {
+            throw ClusterConfigurationError(
+                file: source, key: key,
+                expected: "no store.lease_ms: spread coordinators all serve at once (each hosts a shared root of its own), none is a standby",
+                found: "store.lease_ms set too")
+        }
+        guard spread.lease >= .milliseconds(StoreSettings.shortestLeaseMilliseconds) else {
+            throw ClusterConfigurationError(
+                file: source, key: key, expected: "at least \(StoreSettings.shortestLeaseMilliseconds) (milliseconds)",
+                found: "\(spread.lease / .milliseconds(1))")
+        }
+        guard configuration.gateway.listen != nil else {
+            throw ClusterConfigurationError(
+                file: source, key: "gateway.listen", expected: "a gateway address: spread sessions are reached through the gateways", found: "off")
+        }
+        let url = URLComponents(string: spread.advertisedURL)
+        guard let url, url.scheme == "http" || url.scheme == "https", !(url.host ?? "").isEmpty, url.path.isEmpty || url.path == "/" else {
+            throw ClusterConfigurationError(
+                file: source, key: "sessions.advertised_url",
+                expected: "this coordinator's gateway as clients reach it, http://HOST:PORT (where the others redirect its sessions' clients)",
+                found: spread.advertisedURL.isEmpty ? "none" : "\"\(spread.advertisedURL)\"")
+        }
+        if spread.advertisedURL.hasSuffix("/") { configuration.sessions?.spread?.advertisedURL = String(spread.advertisedURL.dropLast()) }
     }
 
     /// The file's overridable scalars as the reader's lowest layer.

@@ -14,6 +14,10 @@ public struct CoordinatorOptions: Sendable {
     /// standby, leads once it holds the lease, and its store comes from the lease (`store` is
     /// `nil` then).
     package var leadership: CoordinatorLeadership?
+    /// Sessions spread over coordinators sharing a PostgreSQL store (`sessions.spread_lease_ms`):
+    /// set, the sessions are committed to its store under their own leases, the shared root is
+    /// this coordinator's own and kept in memory only, and `store` is `nil`.
+    package var sessionSpread: SessionSpread?
     /// What serves while the coordinator is a standby (the gateway saying so).
     package var standbyCompanions: [any StandbyCompanion] = []
     /// What runs beside the root (a scripted demo, the stdin event reader, a gateway).

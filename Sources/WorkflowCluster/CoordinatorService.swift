@@ -65,9 +65,11 @@ public struct CoordinatorService: Service {
             try await serve(store: options.store)
         } catch {
             await options.store?.store.close()
+            await options.sessionSpread?.store.close()
             throw error
         }
         await options.store?.store.close()
+        await options.sessionSpread?.store.close()
     }
 
     /// A standby until it holds the lease, then the leader until it stops; the store is closed
@@ -159,11 +161,19 @@ public struct CoordinatorService: Service {
         // One metrics observer per registered root, shared by its sessions.
         let sessionObservers = Dictionary(
             uniqueKeysWithValues: roots.names.map { ($0, WorkflowMetricsObserver(root: $0, factory: options.metricsFactory)) })
+        // Spread, the sessions' store is the shared one, each session fenced by its own lease,
+        // and the shared root has none (`store` is nil).
+        let spread = options.sessionSpread
         let sessions = configuration.sessions.map { settings in
             // With a store, every session is committed to it, and those it holds resume.
             SessionDirectory(
-                registry: roots, runtime: runtime, settings: settings, logger: logger, store: store, metricsFactory: options.metricsFactory,
-                observers: { root in sessionObservers[root].map { [$0] } ?? [] })
+                registry: roots, runtime: runtime, settings: settings, logger: logger, store: store, spread: spread,
+                metricsFactory: options.metricsFactory, observers: { root in sessionObservers[root].map { [$0] } ?? [] })
+        }
+        if let spread {
+            logger.notice(
+                "sessions spread over the coordinators sharing the store: this one serves those it owns; the shared root is its own, in memory",
+                metadata: ["advertised": "\(spread.settings.advertisedURL)", "lease-ms": "\(spread.settings.lease / .milliseconds(1))"])
         }
         if sessions == nil, let stored = store?.sessions.count, stored > 0 {
             logger.notice("the store holds sessions, and sessions are not enabled here: they are kept as they are", metadata: ["sessions": "\(stored)"])

@@ -54,6 +54,12 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Share the PostgreSQL store with standby coordinators under a lease of this many milliseconds (at least 300; 2000 recommended): start as a standby, lead while holding the lease, exit 75 when it cannot be renewed. Overrides store.lease_ms and WORKFLOW_STORE_LEASE_MS.", valueName: "ms"))
     var storeLeaseMs: String?
 
+    @Option(name: .long, help: ArgumentHelp("Spread sessions over the coordinators sharing the PostgreSQL store, each session owned by one at a time under a lease of this many milliseconds (at least 300; 1500 recommended). Overrides sessions.spread_lease_ms and WORKFLOW_SESSIONS_SPREAD_LEASE_MS.", valueName: "ms"))
+    var sessionsSpreadLeaseMs: String?
+
+    @Option(name: .long, help: ArgumentHelp("This coordinator's gateway as clients reach it (http://HOST:PORT), where the other coordinators redirect requests for the sessions it owns. Overrides sessions.advertised_url and WORKFLOW_SESSIONS_ADVERTISED_URL.", valueName: "url"))
+    var sessionsAdvertisedURL: String?
+
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
     var eventsFromStdin = false
 
@@ -88,7 +94,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
 
     func run(roots: RootWorkflowRegistry, webAssets: [WebAsset]) async throws {
         let program = ExecutableName.current(or: "workflow-coordinator")
-        let settings: ClusterSettings
+        var settings: ClusterSettings
         do {
             settings = try await ClusterSettings.load(
                 file: daemon.config,
@@ -96,6 +102,8 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                     ClusterOverrides(
                         logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen,
                         storeKind: storeKind, storePath: storePath, storeURL: storeURL)))
+            // A coordinator's own check: workers reading the same file ignore spread sessions.
+            try settings.validateSpreadSessions()
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
@@ -140,7 +148,15 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             // socket: a bad path or an unreadable checkpoint stops the coordinator at start, and
             // this process becomes the store's writer.
             let holder = "coordinator pid \(getpid()) at \(configuration.coordinatorEndpoint)"
-            if let lease = configuration.store.lease, let url = configuration.store.url {
+            if let spread = configuration.sessions?.spread, let url = configuration.store.url {
+                // Every coordinator serves at once: no writer to become, each session's lease is
+                // taken when it is created or asked for.
+                let store = try await PostgresCoordinatorStore.open(url: url, fencesSessionsByLease: true, logger: logger)
+                // Unique across hosts and restarts: a restarted coordinator owns none of its
+                // predecessor's sessions until it takes them over like any other.
+                let incarnation = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+                options.sessionSpread = SessionSpread(store: store, holder: "\(holder) (\(incarnation))", settings: spread)
+            } else             if let lease = configuration.store.lease, let url = configuration.store.url {
                 // A standby first: the store is reached now (a wrong URL or an unreachable
                 // database stops the coordinator at start), the lease taken when it runs out.
                 let store = try await PostgresCoordinatorStore.open(url: url, leaseConnection: true, logger: logger)
@@ -188,6 +204,8 @@ extension ServeCommand {
         overrides.gatewayIdleTimeoutMilliseconds = gatewayIdleTimeoutMs
         overrides.gatewayMaxConnections = gatewayMaxConnections
         overrides.storeLeaseMilliseconds = storeLeaseMs
+        overrides.sessionsSpreadLeaseMilliseconds = sessionsSpreadLeaseMs
+        overrides.sessionsAdvertisedURL = sessionsAdvertisedURL
         return overrides
     }
 }

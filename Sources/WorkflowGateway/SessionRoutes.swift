@@ -15,6 +15,12 @@ import WorkflowCluster
 /// | `GET /api/sessions/{id}/tree` | as `/api/tree`, for the session |
 /// | `DELETE /api/sessions/{id}` | ends it (and removes it from the coordinator's store): 204 |
 ///
+/// With sessions spread over coordinators (`sessions.spread_lease_ms`), a request for a session
+/// another live coordinator owns is answered `307 Temporary Redirect` to the same path on that
+/// coordinator's advertised gateway (`Location`; `error` `session-elsewhere`); its rendering
+/// stream closes at once with reason `session-elsewhere URL` (a WebSocket handshake cannot be
+/// redirected). One whose owner's lease ran out is taken over here first.
+///
 /// An id no session has answers 404 `unknown-session`; limits answer 503 `too-many-sessions` or
 /// 429 `too-many-creations`, each with `Retry-After`; a store that cannot record, read or remove a
 /// session answers 503 `sessions-unavailable` (the session is kept).
@@ -52,8 +58,8 @@ struct SessionRoutes: Sendable {
             JSONResponses.encoded(Listing(sessions: await directory.summaries()))
         }
 
-        router.get("/api/sessions/{id}/rendering") { _, context -> Response in
-            await Self.using(directory, context) { session, id in await tree.rendering(of: session, scope: .session(id)) }
+        router.get("/api/sessions/{id}/rendering") { request, context -> Response in
+            await Self.using(directory, request, context) { session, id in await tree.rendering(of: session, scope: .session(id)) }
         }
 
         router.ws("/api/sessions/{id}/renderings") { request, _ in
@@ -69,19 +75,19 @@ struct SessionRoutes: Sendable {
                     try? await tree.stream(tree.messages(of: session, scope: .session(id)), inbound: inbound, outbound: outbound)
                 }
             } catch {
-                try await outbound.close(.unexpectedServerError, reason: error.code)
+                try await outbound.close(.unexpectedServerError, reason: Self.closeReason(for: error))
             }
         }
 
         router.post("/api/sessions/{id}/events/{token}") { request, context -> Response in
-            await Self.using(directory, context) { session, _ in await tree.deliver(request, context: context, to: session) }
+            await Self.using(directory, request, context) { session, _ in await tree.deliver(request, context: context, to: session) }
         }
 
-        router.get("/api/sessions/{id}/tree") { _, context -> Response in
-            await Self.using(directory, context) { session, id in await tree.tree(of: session, scope: .session(id)) }
+        router.get("/api/sessions/{id}/tree") { request, context -> Response in
+            await Self.using(directory, request, context) { session, id in await tree.tree(of: session, scope: .session(id)) }
         }
 
-        router.delete("/api/sessions/{id}") { _, context -> Response in
+        router.delete("/api/sessions/{id}") { request, context -> Response in
             guard let id = context.parameters.get("id").flatMap(SessionID.init) else {
                 return Self.response(for: .unknownSession(context.parameters.get("id") ?? ""))
             }
@@ -89,7 +95,7 @@ struct SessionRoutes: Sendable {
                 try await directory.end(id)
                 return Response(status: .noContent)
             } catch {
-                return Self.response(for: error)
+                return Self.response(for: error, to: request)
             }
         }
     }
@@ -97,7 +103,7 @@ struct SessionRoutes: Sendable {
     /// Runs `body` with the session the path's `{id}` names (held while it runs), or answers why
     /// there is none.
     private static func using(
-        _ directory: SessionDirectory, _ context: some RequestContext,
+        _ directory: SessionDirectory, _ request: Request, _ context: some RequestContext,
         _ body: @Sendable (any ClusterRootSession, SessionID) async -> Response
     ) async -> Response {
         guard let id = context.parameters.get("id").flatMap(SessionID.init) else {
@@ -106,18 +112,32 @@ struct SessionRoutes: Sendable {
         do throws(SessionError) {
             return try await directory.use(id) { session in await body(session, id) }
         } catch {
-            return response(for: error)
+            return response(for: error, to: request)
         }
     }
 
-    /// The status and JSON error for a session that could not be created or found.
-    static func response(for error: SessionError) -> Response {
+    /// Why a session's stream closes at once: the error's code, and for a session another
+    /// coordinator owns its gateway (`session-elsewhere http://HOST:PORT`: a WebSocket handshake
+    /// cannot be redirected), within a close frame's 123 bytes.
+    static func closeReason(for error: SessionError) -> String {
+        guard case .ownedElsewhere(let gateway) = error else { return error.code }
+        let reason = error.code + " " + gateway
+        return reason.utf8.count <= 123 ? reason : error.code
+    }
+
+    /// The status and JSON error for a session that could not be created or found; `request`:
+    /// the request it answers (a redirect keeps its path and query).
+    static func response(for error: SessionError, to request: Request? = nil) -> Response {
         switch error {
         case .unknownSession: JSONResponses.error(.notFound, code: error.code, message: error.description)
         case .unknownRoot, .undecodableProps: JSONResponses.error(.badRequest, code: error.code, message: error.description)
         case .tooManySessions: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description, headers: [.retryAfter: "30"])
         case .creationRateExceeded: JSONResponses.error(.tooManyRequests, code: error.code, message: error.description, headers: [.retryAfter: "1"])
         case .unavailable: JSONResponses.error(.serviceUnavailable, code: error.code, message: error.description)
+        case .ownedElsewhere(let gateway):
+            JSONResponses.error(
+                .temporaryRedirect, code: error.code, message: error.description,
+                headers: [.location: gateway + (request.map { "\($0.uri)" } ?? "/")])
         }
     }
 
@@ -150,3 +170,4 @@ struct SessionRoutes: Sendable {
         var sessions: [SessionDirectory.Summary]
     }
 }
+

@@ -50,7 +50,10 @@ struct SessionRouteTests {
         let directory: SessionDirectory
 
         /// With `store`, the directory commits its sessions there and resumes those it holds.
-        init(_ name: String, settings: SessionSettings = SessionSettings(), store: OpenedCoordinatorStore? = nil) async throws {
+        /// With `spread`, its sessions are shared with other directories through the spread store.
+        init(
+            _ name: String, settings: SessionSettings = SessionSettings(), store: OpenedCoordinatorStore? = nil, spread: SessionSpread? = nil
+        ) async throws {
             let counter = CounterWorkflow.workflowTypeName
             let placement = PlacementTable(rules: [.init(pattern: counter, placement: .worker("\(name)-worker"))])
             parent = try GatewayTesting.parentRuntime(name: "\(name)-parent", placement: placement)
@@ -61,7 +64,8 @@ struct SessionRouteTests {
             let registry = RootWorkflowRegistry().registering("board", props: BoardProps.self) { props in
                 CounterBoardWorkflow(counters: [.init(key: "c", step: props.step)], placement: .configured)
             }
-            directory = SessionDirectory(registry: registry, runtime: parent, settings: settings, logger: GatewayTesting.quietLogger, store: store)
+            directory = SessionDirectory(
+                registry: registry, runtime: parent, settings: settings, logger: GatewayTesting.quietLogger, store: store, spread: spread)
         }
 
         func application() -> some ApplicationProtocol {

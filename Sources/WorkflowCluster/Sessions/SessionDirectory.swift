@@ -28,6 +28,18 @@ import WorkflowRemote
 /// `CheckpointScope`), and a coordinator that starts on the store lists every session it holds
 /// as passivated, to be reactivated from its checkpoint when a client asks for it.
 ///
+/// **Spread over coordinators.** With `SessionSpread` (several coordinators sharing the
+/// PostgreSQL store), each session is owned by one coordinator at a time, by a lease of its own
+/// (`SessionLeaseStore`): creating a session takes its lease; a request for a session this
+/// coordinator does not hold takes its lease if its owner's ran out (the owner died or gave it
+/// up) and reactivates it from the store, or else is refused with the owner's gateway
+/// (`SessionError.ownedElsewhere`), which the gateway answers with a redirect. The leases of all
+/// its sessions are renewed in one statement three times per lease; a session whose lease is lost
+/// (taken by another, or run out unrenewed) is stopped here, and its late commits are refused by
+/// its token. A passivated session gives its lease up and is forgotten here: any coordinator
+/// reactivates it at its next request. The store's sessions are not listed at start: they are
+/// whoever's asks for them first.
+///
 /// **Limits.** At most `maxSessions` exist (active and passivated, those resumed from the store
 /// included) and at most `maxCreationsPerSecond` are created per second: beyond, creation is
 /// refused with a typed error (never queued).
@@ -109,30 +121,39 @@ public actor SessionDirectory {
     private var creations: CreationBudget
     private var stopped = false
     private let metrics: SessionMetrics
+    /// Spread mode: the session leases and this process's name in them (`nil`: not spread).
+    private let spread: SessionSpread?
+    /// The session leases held (spread mode).
+    private var leases: SessionLeaseBook
 
     /// A directory starting sessions of `registry`'s roots on `runtime`.
     ///
     /// - Parameters:
     ///   - store: the coordinator's store (`nil`: none, and sessions live in memory only): every
     ///     session is committed to it, and the sessions it holds are listed at once, passivated.
+    ///   - spread: sessions shared with other coordinators through its store (`store` is then
+    ///     not needed; the store's sessions are not listed: each is taken when a client asks).
     ///   - observers: the hooks each session's host reports to, by root name (the
     ///     coordinator's metrics observer).
     public init(
         registry: RootWorkflowRegistry, runtime: RemoteRuntime, settings: SessionSettings, logger: Logger,
-        store: OpenedCoordinatorStore? = nil, metricsFactory: (any MetricsFactory)? = nil,
+        store: OpenedCoordinatorStore? = nil, spread: SessionSpread? = nil, metricsFactory: (any MetricsFactory)? = nil,
         observers: @escaping @Sendable (String) -> [any WorkflowObserver] = { _ in [] }
     ) {
+        self.spread = spread
+        self.leases = SessionLeaseBook(lease: spread?.settings.lease ?? .seconds(1))
         self.registry = registry
         self.runtime = runtime
         self.settings = settings
         self.logger = logger
         self.observers = observers
-        self.durability = store.map { Durability(store: $0.store, token: $0.token) }
+        // Spread, every session's commits carry its own lease's token, never the writer's.
+        self.durability = store.map { Durability(store: $0.store, token: $0.token) } ?? spread.map { Durability(store: $0.store, token: FencingToken(rawValue: 0)) }
         self.creations = CreationBudget(perSecond: settings.maxCreationsPerSecond, now: ContinuousClock().now)
         let metrics = SessionMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.metrics = metrics
         var entries: [SessionID: Entry] = [:]
-        for stored in store?.sessions ?? [] {
+        for stored in spread == nil ? store?.sessions ?? [] : [] {
             entries[stored.id] = Entry(root: stored.root, slot: .passivated(Passivated(kept: .store, sequence: stored.renderingSequence)))
         }
         self.entries = entries
@@ -151,8 +172,29 @@ public actor SessionDirectory {
         guard entries.count < settings.maxSessions else { throw .tooManySessions(limit: settings.maxSessions) }
         guard creations.take(now: clock.now) else { throw .creationRateExceeded(perSecond: settings.maxCreationsPerSecond) }
         let id = SessionID.random()
-        let committer = committer(for: id, origin: SessionOrigin(root: root, props: props), restored: nil)
-        let session = try start(id, root: root, props: props, snapshot: nil, sequence: 0, durability: committer)
+        var token = durability?.token
+        if let spread {
+            let asked = clock.now
+            let attempt: SessionLeaseAttempt
+            do {
+                attempt = try await spread.store.acquireSessionLease(
+                    id, holder: spread.holder, gateway: spread.settings.advertisedURL, for: spread.settings.lease, creating: true)
+            } catch {
+                logger.error("session not created: its lease could not be taken: \(error)", metadata: ["root": "\(root)"])
+                throw .unavailable("the session could not be recorded in the store (\(error)); try again later")
+            }
+            guard case .acquired(let leased) = attempt else { throw .unavailable("a fresh session id was taken; try again") }
+            leases.acquired(id, token: leased, askedAt: asked, answeredAt: clock.now)
+            token = leased
+        }
+        let committer = committer(for: id, token: token, origin: SessionOrigin(root: root, props: props), restored: nil)
+        let session: any ClusterRootSession
+        do {
+            session = try start(id, root: root, props: props, snapshot: nil, sequence: 0, durability: committer)
+        } catch {
+            await releaseLease(of: id)
+            throw error
+        }
         // Held until it is in the store: never passivated before.
         let active = Active(session: session, committer: committer, props: durability == nil ? props : nil, clients: 1, lastUsed: clock.now)
         entries[id] = Entry(root: root, slot: .active(active))
@@ -165,6 +207,7 @@ public actor SessionDirectory {
                 if entries.removeValue(forKey: id) != nil {
                     updateGauges()
                     await session.stop()
+                    await releaseLease(of: id)
                 }
                 throw .unavailable("the session could not be recorded in the store (\(error)); try again later")
             }
@@ -190,13 +233,15 @@ public actor SessionDirectory {
     /// removed from the store, and its id is unknown from then on. If the store cannot remove
     /// it, it is kept (passivated) and this throws `.unavailable`: ending it can be tried again.
     public func end(_ id: SessionID) async throws(SessionError) {
+        if entries[id] == nil, spread != nil { try await claim(id) }
         guard let entry = entries.removeValue(forKey: id) else { throw .unknownSession(id.text) }
+        let token = spread == nil ? durability?.token : leases.token(of: id)
         updateGauges()
         let sequence = await Self.stop(entry.slot)
         if let durability {
             do {
                 // After the stop: its last commit is in, and none follows.
-                try await durability.store.remove(.session(id), fencedBy: durability.token)
+                try await durability.store.remove(.session(id), fencedBy: token ?? durability.token)
             } catch {
                 logger.error("session not ended: the store did not remove it: \(error)", metadata: ["session": "\(id)"])
                 if entries[id] == nil && !stopped {
@@ -206,6 +251,7 @@ public actor SessionDirectory {
                 throw .unavailable("the session could not be removed from the store (\(error)); it is kept: try again later")
             }
         }
+        leases.remove(id)
         metrics.ended.increment()
         logger.info("session ended", metadata: ["session": "\(id)", "root": "\(entry.root)"])
     }
@@ -225,6 +271,7 @@ public actor SessionDirectory {
         for (id, task) in tasks {
             let outcome = await task.value
             settlePassivation(id, task, outcome)
+            if spread != nil, entries[id] == nil { await releaseLease(of: id) }
             guard let passivated = outcome else {
                 logger.error("session not passivated: its tree's snapshot does not encode; it keeps running", metadata: ["session": "\(id)"])
                 continue
@@ -242,8 +289,21 @@ public actor SessionDirectory {
         return passivatedCount
     }
 
-    /// Passivates idle sessions every quarter of the idle timeout until the task is cancelled.
+    /// Passivates idle sessions every quarter of the idle timeout (and, spread, renews the session
+    /// leases) until the task is cancelled.
     public func run() async {
+        guard spread != nil else {
+            await passivateIdleSessions()
+            return
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.passivateIdleSessions() }
+            group.addTask { await self.keepLeases() }
+        }
+    }
+
+    /// Passivates idle sessions every quarter of the idle timeout until the task is cancelled.
+    private func passivateIdleSessions() async {
         let period = max(settings.idleTimeout / 4, .milliseconds(10))
         while !Task.isCancelled {
             do {
@@ -291,12 +351,16 @@ public actor SessionDirectory {
         entries = [:]
         updateGauges()
         for slot in slots { _ = await Self.stop(slot) }
+        // Given up at once: the other coordinators take them at their next request.
+        for id in leases.held.keys { await releaseLease(of: id) }
     }
+
 
     // MARK: - Private
 
     private func acquire(_ id: SessionID) async throws(SessionError) -> any ClusterRootSession {
         while true {
+            if entries[id] == nil, spread != nil, !stopped { try await claim(id) }
             guard let entry = entries[id], !stopped else { throw .unknownSession(id.text) }
             switch entry.slot {
             case .active(var active):
@@ -310,7 +374,8 @@ public actor SessionDirectory {
             case .reactivating(_, let task):
                 try settleReactivation(id, task, await task.value)
             case .passivated(let passivated):
-                let task = Task { await reactivate(id, root: entry.root, passivated) }
+                let token = spread == nil ? durability?.token : leases.token(of: id)
+                let task = Task { await reactivate(id, root: entry.root, passivated, token: token) }
                 entries[id]?.slot = .reactivating(passivated, task)
                 try settleReactivation(id, task, await task.value)
             }
@@ -322,7 +387,8 @@ public actor SessionDirectory {
     private func settlePassivation(_ id: SessionID, _ task: Task<Passivated?, Never>, _ outcome: Passivated?) {
         guard case .passivating(var active, let current) = entries[id]?.slot, current == task else { return }
         if let outcome {
-            entries[id]?.slot = .passivated(outcome)
+            // Spread: a passivated session is no coordinator's; its lease is given up next.
+            if spread != nil { entries.removeValue(forKey: id) } else { entries[id]?.slot = .passivated(outcome) }
         } else {
             active.lastUsed = clock.now
             entries[id]?.slot = .active(active)
@@ -387,7 +453,9 @@ public actor SessionDirectory {
     }
 
     /// Reads `id`'s kept tree (from memory or the store) and starts its host from it.
-    private nonisolated func reactivate(_ id: SessionID, root: String, _ passivated: Passivated) async -> Result<Active, SessionError> {
+    private nonisolated func reactivate(
+        _ id: SessionID, root: String, _ passivated: Passivated, token: FencingToken?
+    ) async -> Result<Active, SessionError> {
         do throws(SessionError) {
             let encoded: Data
             let props: Data?
@@ -419,7 +487,7 @@ public actor SessionDirectory {
                 logger.error("session not reactivated: its kept tree cannot be read: \(error)", metadata: ["session": "\(id)"])
                 throw .unavailable("this session's kept tree cannot be read; it is kept as it is")
             }
-            let committer = committer(for: id, origin: SessionOrigin(root: root, props: props), restored: restored)
+            let committer = committer(for: id, token: token, origin: SessionOrigin(root: root, props: props), restored: restored)
             let session: any ClusterRootSession
             do {
                 session = try start(id, root: root, props: props, snapshot: snapshot, sequence: passivated.sequence, durability: committer)
@@ -453,11 +521,116 @@ public actor SessionDirectory {
         }
     }
 
-    /// A committer of the session `id`'s checkpoints, when the coordinator has a store.
-    private nonisolated func committer(for id: SessionID, origin: SessionOrigin, restored: CoordinatorCheckpoint?) -> CheckpointCommitter? {
+    /// A committer of the session `id`'s checkpoints with `token` (the coordinator's, or spread
+    /// the session's lease's), when the coordinator has a store.
+    private nonisolated func committer(
+        for id: SessionID, token: FencingToken?, origin: SessionOrigin, restored: CoordinatorCheckpoint?
+    ) -> CheckpointCommitter? {
         durability.map {
-            CheckpointCommitter(store: $0.store, token: $0.token, scope: .session(id), origin: origin, restored: restored, logger: logger)
+            CheckpointCommitter(
+                store: $0.store, token: token ?? $0.token, scope: .session(id), origin: origin, restored: restored, logger: logger)
         }
+    }
+
+    // MARK: - Spread sessions
+
+    /// Takes the session `id` over from the store (spread mode): its lease, if its owner's ran
+    /// out, and an entry to reactivate it from its checkpoint; throws `.ownedElsewhere` if a live
+    /// coordinator owns it, `.unknownSession` if the store holds none.
+    private func claim(_ id: SessionID) async throws(SessionError) {
+        guard let spread, let durability else { return }
+        let asked = clock.now
+        let attempt: SessionLeaseAttempt
+        let checkpoint: CoordinatorCheckpoint?
+        do {
+            attempt = try await spread.store.acquireSessionLease(
+                id, holder: spread.holder, gateway: spread.settings.advertisedURL, for: spread.settings.lease, creating: false)
+            guard case .acquired = attempt else { return try throwing(attempt, id) }
+            checkpoint = try await durability.store.latestCheckpoint(of: .session(id))
+        } catch let error as SessionError {
+            throw error
+        } catch {
+            logger.error("session not taken over: the store did not answer: \(error)", metadata: ["session": "\(id)"])
+            throw .unavailable("this session's lease cannot be read or taken (\(error)); try again later")
+        }
+        guard case .acquired(let token) = attempt else { return }
+        // Claimed meanwhile by another request of this coordinator (with the same token).
+        guard entries[id] == nil else { return }
+        guard let checkpoint, let origin = checkpoint.origin else {
+            // Ended through another coordinator between the lease and the read.
+            try? await spread.store.releaseSessionLease(id, token: token)
+            throw .unknownSession(id.text)
+        }
+        guard entries.count < settings.maxSessions else {
+            try? await spread.store.releaseSessionLease(id, token: token)
+            throw .tooManySessions(limit: settings.maxSessions)
+        }
+        leases.acquired(id, token: token, askedAt: asked, answeredAt: clock.now)
+        entries[id] = Entry(root: origin.root, slot: .passivated(Passivated(kept: .store, sequence: checkpoint.renderingSequence)))
+        updateGauges()
+        logger.notice("session taken over from the store", metadata: ["session": "\(id)", "token": "\(token)"])
+    }
+
+    /// The refusal of a lease attempt that did not acquire.
+    private func throwing(_ attempt: SessionLeaseAttempt, _ id: SessionID) throws(SessionError) {
+        switch attempt {
+        case .acquired: return
+        case .heldBy(_, let gateway): throw .ownedElsewhere(gateway: gateway)
+        case .noSuchSession: throw .unknownSession(id.text)
+        }
+    }
+
+    /// Gives the lease of `id` up, if this coordinator holds it (a failure is logged: the lease
+    /// then runs out by itself).
+    private func releaseLease(of id: SessionID) async {
+        guard let spread, let token = leases.remove(id) else { return }
+        do {
+            try await spread.store.releaseSessionLease(id, token: token)
+        } catch {
+            logger.warning("a session's lease was not given up (it runs out instead): \(error)", metadata: ["session": "\(id)"])
+        }
+    }
+
+    /// Renews every held session lease in one statement per renewal interval; stops the sessions
+    /// whose lease was lost (another coordinator took it) or ran out unrenewed.
+    private func keepLeases() async {
+        guard let spread else { return }
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: leases.renewalInterval)
+            } catch {
+                return
+            }
+            let asked = clock.now
+            var lost: [SessionID] = []
+            if !leases.held.isEmpty {
+                // Not waited for past the renewal interval: the sessions whose lease runs out
+                // meanwhile are stopped below all the same.
+                let outcome = await FirstOf<Result<[SessionID: FencingToken], CoordinatorStoreError>>.race(until: asked + leases.renewalInterval) {
+                    do throws(CoordinatorStoreError) {
+                        return .success(try await spread.store.renewSessionLeases(holder: spread.holder, for: spread.settings.lease))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                switch outcome {
+                case .success(let held): lost = leases.renewed(held, askedAt: asked)
+                case .failure(let error): logger.warning("cannot renew the session leases: \(error)", metadata: ["sessions": "\(leases.held.count)"])
+                case nil: logger.warning("the session leases' renewal is not answered in time", metadata: ["sessions": "\(leases.held.count)"])
+                }
+            }
+            lost += leases.expired(now: clock.now)
+            for id in lost { await drop(id) }
+        }
+    }
+
+    /// Stops the session `id`, whose lease this coordinator lost: another one serves it now (its
+    /// commits from here are refused by its token).
+    private func drop(_ id: SessionID) async {
+        guard let entry = entries.removeValue(forKey: id) else { return }
+        updateGauges()
+        logger.warning("session lease lost: stopped here, another coordinator takes it over", metadata: ["session": "\(id)"])
+        _ = await Self.stop(entry.slot)
     }
 
     private nonisolated func start(

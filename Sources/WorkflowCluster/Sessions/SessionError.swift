@@ -14,6 +14,8 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Sessions are not enabled on this coordinator, it is stopping, or its store cannot record,
     /// read or remove the session (which is then kept as it was).
     case unavailable(String)
+    /// Another live coordinator owns the session (spread sessions): ask its gateway, at this URL.
+    case ownedElsewhere(gateway: String)
 
     /// A stable machine-readable name for the case (the gateway's `error` field).
     public var code: String {
@@ -24,6 +26,7 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManySessions: "too-many-sessions"
         case .creationRateExceeded: "too-many-creations"
         case .unavailable: "sessions-unavailable"
+        case .ownedElsewhere: "session-elsewhere"
         }
     }
 
@@ -35,6 +38,7 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManySessions(let limit): "this coordinator holds its limit of \(limit) sessions: try again later"
         case .creationRateExceeded(let rate): "sessions are being created faster than \(rate == rate.rounded() ? String(Int(rate)) : String(rate)) per second: try again shortly"
         case .unavailable(let reason): reason
+        case .ownedElsewhere(let gateway): "another coordinator serves this session: ask \(gateway)"
         }
     }
 }

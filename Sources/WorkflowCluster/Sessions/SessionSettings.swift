@@ -10,11 +10,17 @@ public struct SessionSettings: Sendable, Equatable {
     public var maxSessions: Int
     /// At most this many sessions are created per second (429 `too-many-creations` beyond).
     public var maxCreationsPerSecond: Double
+    /// Sessions shared with other coordinators through the PostgreSQL store, each owned by one
+    /// at a time (`nil`: this coordinator's sessions are its own).
+    public var spread: SessionSpreadSettings?
 
-    /// The defaults: 5 minutes idle, 10,000 sessions, 100 creations per second.
-    public init(idleTimeout: Duration = .seconds(300), maxSessions: Int = 10_000, maxCreationsPerSecond: Double = 100) {
+    /// The defaults: 5 minutes idle, 10,000 sessions, 100 creations per second, not spread.
+    public init(
+        idleTimeout: Duration = .seconds(300), maxSessions: Int = 10_000, maxCreationsPerSecond: Double = 100, spread: SessionSpreadSettings? = nil
+    ) {
         self.idleTimeout = idleTimeout
         self.maxSessions = maxSessions
         self.maxCreationsPerSecond = maxCreationsPerSecond
+        self.spread = spread
     }
 }

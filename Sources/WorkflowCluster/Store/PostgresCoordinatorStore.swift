@@ -22,6 +22,9 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// stops answering fails the coordinator's commits (`503 not-durable`) instead of holding its
     /// clients forever.
     public let operationTimeout: Duration
+    /// Whether sessions are spread over coordinators (`SessionLeaseStore`): then a session's
+    /// commits and removal are fenced by its own lease's token, not by the writer row's.
+    public let fencesSessionsByLease: Bool
     let connection: PostgresConnection
     /// The connection the lease's round trips take (`LeasedCoordinatorStore`): with
     /// `leaseConnection: true` at `open`, one of its own on an event loop thread of its own,
@@ -36,11 +39,12 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     let logger: Logger
 
     private init(
-        name: String, operationTimeout: Duration, connection: PostgresConnection, lease: (PostgresConnection, MultiThreadedEventLoopGroup)?,
-        logger: Logger
+        name: String, operationTimeout: Duration, fencesSessionsByLease: Bool, connection: PostgresConnection,
+        lease: (PostgresConnection, MultiThreadedEventLoopGroup)?, logger: Logger
     ) {
         self.name = name
         self.operationTimeout = operationTimeout
+        self.fencesSessionsByLease = fencesSessionsByLease
         self.connection = connection
         self.leaseConnection = lease?.0 ?? connection
         self.leaseLoopGroup = lease?.1
@@ -54,13 +58,14 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// `SOCKET_DIRECTORY/.s.PGSQL.PORT`); `connect_timeout=SECONDS` (libpq's name) replaces
     /// `connectTimeout`, `operation_timeout=SECONDS` replaces `operationTimeout`. A malformed URL, a server that does not answer within the timeout (the
     /// connection, the login and preparing the tables each bounded by it) or a refused login is
-    /// `CoordinatorStoreError.cannotOpen`, in words: never a hang.
+    /// `CoordinatorStoreError.cannotOpen`, in words: never a hang. `fencesSessionsByLease`:
+    /// sessions are spread over coordinators, each fenced by its own lease (`SessionLeaseStore`).
     ///
     /// With `leaseConnection`, for a coordinator that shares the store with standbys, the lease
     /// gets a second connection on an event loop thread of its own (`leaseConnection`).
     public static func open(
         url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30), leaseConnection: Bool = false,
-        logger: Logger = Logger(label: "workflow.cluster.store")
+        fencesSessionsByLease: Bool = false, logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
         let plan = try Self.plan(url: url, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
         let (name, configuration, timeout, target) = (plan.name, plan.configuration, plan.connectTimeout, plan.target)
@@ -82,7 +87,8 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             }
         }
         let store = PostgresCoordinatorStore(
-            name: name, operationTimeout: plan.operationTimeout, connection: connection, lease: lease, logger: logger)
+            name: name, operationTimeout: plan.operationTimeout, fencesSessionsByLease: fencesSessionsByLease, connection: connection,
+            lease: lease, logger: logger)
         do {
             // Preparing is bounded too (a table another session holds locked would wait forever),
             // by the operation timeout: coordinators opening at once wait for each other here.
@@ -120,6 +126,14 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                     END IF;
                 END $migrate$
                 """, logger: logger)
+            // Added with spread sessions: one lease per session, beside its checkpoint.
+            try await Self.run(connection,
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_session_lease (
+                    scope TEXT PRIMARY KEY, holder TEXT NOT NULL, gateway_url TEXT NOT NULL, fencing_token BIGINT NOT NULL,
+                    lease_expires_at TIMESTAMPTZ NOT NULL)
+                """, logger: logger)
+            try await Self.run(connection, "CREATE INDEX IF NOT EXISTS coordinator_session_lease_holder ON coordinator_session_lease (holder)", logger: logger)
             try await Self.run(connection, "COMMIT", logger: logger)
             try await Self.run(connection, "RESET statement_timeout", logger: logger)
         } catch {
@@ -180,13 +194,21 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     }
 
     public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+        // The row whose token fences the write, read FOR SHARE so that a new writer (or, spread,
+        // a session's new owner) waits for a commit in progress: the writer row, or the session's
+        // own lease. A session's key is its id's 32 hex digits (`SessionID`), safe in the text.
+        var leasedSession: SessionID?
+        if fencesSessionsByLease, case .session(let id) = checkpoint.scope { leasedSession = id }
+        let fence =
+            leasedSession.map { "SELECT fencing_token FROM coordinator_session_lease WHERE scope = '\($0.text)' FOR SHARE" }
+            ?? "SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE"
         let sequence = Int64(clamping: checkpoint.renderingSequence)
         let snapshot = ByteBuffer(bytes: checkpoint.snapshot)
         let props = checkpoint.origin?.props.map { ByteBuffer(bytes: $0) }
         let committed = try await values(
             "committing checkpoint \(checkpoint.number) of \(checkpoint.scope)", Int64.self,
             """
-            WITH writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE)
+            WITH writer AS (\(unescaped: fence))
             INSERT INTO coordinator_tree_checkpoint (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot)
             SELECT \(checkpoint.scope.key), \(checkpoint.origin?.root), \(props), \(checkpoint.number), \(token.rawValue), \(sequence),
                 \(checkpoint.acceptedEvents), \(snapshot)
@@ -197,7 +219,9 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             RETURNING number
             """)
         guard committed.isEmpty else { return }
-        throw try await fenced(token)
+        guard let leasedSession else { throw try await fenced(token) }
+        let current = try await sessionToken(leasedSession)
+        throw .fenced(store: name, offered: token, current: current)
     }
 
     public func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
@@ -220,6 +244,10 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     }
 
     public func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+        if fencesSessionsByLease, case .session(let id) = scope {
+            try await removeSession(id, fencedBy: token)
+            return
+        }
         let removed = try await values(
             "removing the checkpoint of \(scope)", Int64.self,
             """

@@ -202,6 +202,7 @@ struct ClusterProcessTests {
         ("test-coordinator", ["serve", "--help"], [
             "--config", "--log-level", "--log-format", "--endpoint", "--root", "--print-renderings", "--picks", "--list-workers",
             "--events-from-stdin", "--version", "--store-kind", "--store-path", "--store-url", "--store-lease-ms",
+            "--sessions-spread-lease-ms", "--sessions-advertised-url",
         ]),
         ("test-coordinator", ["--help"], ["serve", "keygen"]),
         ("test-coordinator", ["keygen", "--help"], ["--config", "--dir", "--workers"]),

@@ -1,0 +1,131 @@
+import ClusterTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HummingbirdWSTesting
+import Logging
+import Testing
+import WorkflowCluster
+import WorkflowClusterTesting
+
+/// Sessions spread over two coordinators (two directories, each with its own runtime and worker,
+/// through two gateways) sharing one private PostgreSQL server: a request for the other's session
+/// is redirected to it; once its lease runs out unrenewed, the session is taken over from the
+/// store with its state; and the deposed owner's late writes are refused by the session's token.
+@Suite("Gateway sessions spread over coordinators")
+struct SpreadSessionRouteTests {
+    /// The lease: long enough that the owner's renewals are never late on a loaded machine while
+    /// the test expects redirects.
+    static let lease: Duration = .seconds(2)
+
+    /// Coordinator `holder`'s part in the spread sessions of the database at `url`.
+    static func spread(_ url: String, holder: String) async throws -> SessionSpread {
+        let store = try await PostgresCoordinatorStore.open(url: url, fencesSessionsByLease: true, logger: GatewayTesting.quietLogger)
+        return SessionSpread(store: store, holder: holder, settings: SessionSpreadSettings(lease: Self.lease, advertisedURL: "http://\(holder).test:8080"))
+    }
+
+    static func execute(
+        _ client: some TestClientProtocol, _ uri: String, _ method: HTTPRequest.Method, body: String? = nil
+    ) async throws -> (status: HTTPResponse.Status, location: String?, text: String) {
+        try await client.execute(uri: uri, method: method, headers: GatewayTesting.json, body: body.map(GatewayTesting.body)) {
+            ($0.status, $0.headers[.location], String(buffer: $0.body))
+        }
+    }
+
+    @Test(
+        "a request for the other coordinator's session is redirected (307 to its gateway, path and query kept; its stream closed naming it); once its owner stops renewing, the session is taken over with its state and the old owner's writes are refused (503 not-durable)"
+    )
+    func redirectTakeoverAndFencing() async throws {
+        if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
+        try await PrivatePostgres.with { server in
+            let spreadA = try await Self.spread(server.url, holder: "a")
+            let spreadB = try await Self.spread(server.url, holder: "b")
+            let a = try await SessionRouteTests.Fixture("gw-spread-a", spread: spreadA)
+            let b = try await SessionRouteTests.Fixture("gw-spread-b", spread: spreadB)
+            let keeperA = Task { await a.directory.run() }
+            let keeperB = Task { await b.directory.run() }
+            let outcome: Result<Void, any Error>
+            do {
+                try await a.application().test(.router) { clientA in
+                    // Live (a real socket): B's stream is read over a WebSocket.
+                    try await b.application().test(.live) { clientB in
+                        try await Self.scenario(a: a, clientA: clientA, keeperA: keeperA, b: b, clientB: clientB)
+                    }
+                }
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            keeperA.cancel()
+            keeperB.cancel()
+            await a.stop()
+            await b.stop()
+            await spreadA.store.close()
+            await spreadB.store.close()
+            try outcome.get()
+        }
+    }
+
+    static func scenario(
+        a: SessionRouteTests.Fixture, clientA: some TestClientProtocol, keeperA: Task<Void, Never>,
+        b: SessionRouteTests.Fixture, clientB: some TestClientProtocol
+    ) async throws {
+        let id = try await SessionRouteTests.create(clientA)
+        let first = try #require(try await SessionRouteTests.rendering(clientA, a, id, count: 0).rendering.c.onIncrement)
+        #expect(try await SessionRouteTests.post(clientA, "/api/sessions/\(id)/events/\(SessionRouteTests.escaped(first))", "1").0 == .accepted)
+        let before = try await SessionRouteTests.rendering(clientA, a, id, count: 1)
+
+        // Every route of A's session, asked of B: redirected to A, nothing taken.
+        let read = try await Self.execute(clientB, "/api/sessions/\(id)/rendering?view=1", .get)
+        #expect(read.status == .temporaryRedirect && read.location == "http://a.test:8080/api/sessions/\(id)/rendering?view=1", "\(read)")
+        #expect(read.text.contains("session-elsewhere"), "\(read.text)")
+        let eventPath = "/api/sessions/\(id)/events/\(SessionRouteTests.escaped(first))"
+        let event = try await Self.execute(clientB, eventPath, .post, body: "1")
+        #expect(event.status == .temporaryRedirect && event.location == "http://a.test:8080" + eventPath, "\(event)")
+        let end = try await Self.execute(clientB, "/api/sessions/\(id)", .delete)
+        #expect(end.status == .temporaryRedirect, "\(end)")
+        // A WebSocket handshake cannot be redirected: the stream closes at once, naming the owner.
+        let closed = try await withSafetyTimeout("B closing the stream of A's session") {
+            try await clientB.ws("/api/sessions/\(id)/renderings") { inbound, _, _ in
+                for try await _ in inbound.messages(maxSize: 1 << 20) {}
+            }
+        }
+        #expect(closed?.reason == "session-elsewhere http://a.test:8080", "\(String(describing: closed))")
+        #expect(await b.directory.counts == (active: 0, passivated: 0))
+        // An id neither holds: unknown on both.
+        let forged = "0123456789abcdef0123456789abcdef"
+        #expect(try await Self.execute(clientB, "/api/sessions/\(forged)/rendering", .get).status == .notFound)
+        #expect(try await Self.execute(clientA, "/api/sessions/\(forged)/rendering", .get).status == .notFound)
+
+        // A stops renewing (as if frozen or cut off) and keeps serving from memory: once its
+        // lease runs out by the database's clock, B's next request takes the session over.
+        keeperA.cancel()
+        await keeperA.value
+        let taken = try await withSafetyTimeout("B taking the session over once A's lease runs out") { () -> String in
+            while true {
+                let answer = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get)
+                if answer.status == .ok { return answer.text }
+                #expect(answer.status == .temporaryRedirect, "\(answer)")
+                // Waiting for the database's clock to pass the lease's expiry.
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let resumed = try DurableSessionRouteTests.envelope(taken)
+        #expect(await b.directory.counts == (active: 1, passivated: 0))
+        _ = try await SessionRouteTests.rendering(clientB, b, id, count: 1)
+        #expect(resumed.sequence >= before.sequence, "the sequence continues: \(before.sequence) then \(resumed.sequence)")
+
+        // A, deposed without knowing it, accepts nothing more: its commit is refused.
+        let stale = try #require(try await SessionRouteTests.rendering(clientA, a, id, count: 1).rendering.c.onIncrement)
+        let refused = try await SessionRouteTests.post(clientA, "/api/sessions/\(id)/events/\(SessionRouteTests.escaped(stale))", "1")
+        #expect(refused.0 == .serviceUnavailable && refused.1.contains("not-durable"), "\(refused)")
+
+        // B's state is the session's: A's refused event is nowhere, B's own events apply.
+        let token = try #require(try await SessionRouteTests.rendering(clientB, b, id, count: 1).rendering.c.onIncrement)
+        #expect(try await SessionRouteTests.post(clientB, "/api/sessions/\(id)/events/\(SessionRouteTests.escaped(token))", "1").0 == .accepted)
+        _ = try await SessionRouteTests.rendering(clientB, b, id, count: 2)
+        // Ended on B, the owner: gone from the store, unknown to both.
+        #expect(try await Self.execute(clientB, "/api/sessions/\(id)", .delete).status == .noContent)
+        #expect(try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get).status == .notFound)
+    }
+}
