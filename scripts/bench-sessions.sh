@@ -2,7 +2,7 @@
 # Sessions at scale: a real coordinator and two real workers (release builds of
 # Benchmarks/SessionBench, ipc endpoints, the embedded SQLite store), and a load generator over
 # real HTTP and WebSockets. Prints one table, each figure beside a baseline from the same run:
-#   scripts/bench-sessions.sh        (SESSIONS=10000 EVENT_SESSIONS=1000 RATE=1000 SECONDS_EACH=10 PORT=43500)
+#   scripts/bench-sessions.sh        (SESSIONS=10000 EVENT_SESSIONS=1000 RATE=1000 SECONDS_EACH=10 PORT=43500 STORE=sqlite)
 # Every session is the root "board": one counter, a remote child placed least-loaded on the two
 # workers. Everything started here is stopped, and its temporary directory removed, at the end.
 set -euo pipefail
@@ -12,6 +12,7 @@ EVENT_SESSIONS=${EVENT_SESSIONS:-1000}
 RATE=${RATE:-1000}
 SECONDS_EACH=${SECONDS_EACH:-10}
 PORT=${PORT:-43500}
+STORE=${STORE:-sqlite} # or none: no store (sessions live in memory; no passivated row)
 scratch="${BENCH_SCRATCH:-.build}"
 swift build -c release --scratch-path "$scratch" --product session-bench >&2
 bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/session-bench"
@@ -30,7 +31,7 @@ cat >"$dir/cluster.json" <<JSON
   "placement": [ { "match": "*CounterWorkflow", "pool": "bench" } ],
   "log": { "level": "warning", "format": "text" },
   "gateway": { "listen": "127.0.0.1:$PORT", "max_connections": 4096 },
-  "store": { "kind": "sqlite", "path": "store.sqlite" },
+  "store": { "kind": "$STORE", "path": "store.sqlite" },
   "sessions": { "enabled": true, "idle_timeout_ms": 3600000, "max_sessions": $((SESSIONS * 2)),
                 "max_creations_per_second": 100000 } }
 JSON
@@ -107,8 +108,11 @@ row(f"{sessions:,} active sessions (root + 1 remote child each)",
 row("coordinator memory per active session", kib(per_active), f"idle coordinator {mib(idle)}", "≤ 16 KiB", per_active <= 16 * 1024)
 row("workers' memory per remote child (both)", kib((workers_active - workers_idle) / sessions), f"idle workers {mib(workers_idle)}", "(report)", None)
 per_passivated = (passivated - idle) / sessions
-row(f"coordinator memory per passivated session ({listed_passivated:,} resumed from SQLite)", f"{per_passivated:.0f} B",
-    f"idle coordinator {mib(idle)}", "≤ 1 KiB", per_passivated <= 1024 and listed_passivated == sessions)
+if listed_all:
+    row(f"coordinator memory per passivated session ({listed_passivated:,} resumed from SQLite)", f"{per_passivated:.0f} B",
+        f"idle coordinator {mib(idle)}", "≤ 1 KiB", per_passivated <= 1024 and listed_passivated == sessions)
+else:
+    row("coordinator memory per passivated session", "- (no store)", "-", "≤ 1 KiB", None)
 row(f"events accepted/s over {event_sessions:,} sessions ({rate:,}/s offered)", f"{spread['accepted_per_second']:.0f}/s",
     f"shared root {shared['accepted_per_second']:.0f}/s", f"{rate:,}/s", spread["accepted_per_second"] >= 0.98 * rate and spread["refused"] == 0)
 row("POST → session's WebSocket rendering, p50", ms(spread["p50_ms"]), f"shared root {ms(shared['p50_ms'])}", "(report)", None)
