@@ -31,6 +31,7 @@ extension RemoteEngine {
 
     func register(proxy: any AnyRemoteChildProxy) {
         proxies[proxy.childID] = proxy
+        proxiesByTree[SessionLoop.treePrefix(of: proxy.path), default: []].insert(proxy.childID)
         forwardingRoutes[proxy.forwardingPrefix] = proxy.childID
     }
 
@@ -123,7 +124,11 @@ extension RemoteEngine {
     /// Stops `proxy`'s child on its worker. `sendingDueEvents: false` when another proxy takes
     /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
-        proxies[proxy.childID] = nil
+        if proxies.removeValue(forKey: proxy.childID) != nil {
+            let tree = SessionLoop.treePrefix(of: proxy.path)
+            proxiesByTree[tree]?.remove(proxy.childID)
+            if proxiesByTree[tree]?.isEmpty == true { proxiesByTree[tree] = nil }
+        }
         parent.forget(proxy.childID)
         rebalancing.remove(proxy.childID)
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
