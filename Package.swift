@@ -141,6 +141,16 @@ let package = Package(
             name: "workflow-bench",
             dependencies: ["Workflow", "WorkflowRemote", "RemoteTestSupport", "ZeroMQ", "WireProtocol"],
             path: "Benchmarks/WorkflowBenchmarks"),
+        // The sessions benchmark (scripts/bench-sessions.sh): its coordinator, workers and load.
+        .executableTarget(
+            name: "session-bench",
+            dependencies: [
+                "RemoteTestSupport", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowClusterTesting", "WorkflowRemote",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/SessionBench"),
         .testTarget(name: "WorkflowTests", dependencies: ["Workflow", "WorkflowTesting"]),
         .testTarget(name: "WorkflowTestingTests", dependencies: ["Workflow", "WorkflowTesting"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "WorkflowClusterTesting", "zmq-test-peer"]),

@@ -82,7 +82,7 @@ public enum GatewayRoutes {
 
         let readiness = ReadinessCheck(configuration: configuration)
         router.get("/health/ready") { _, _ -> Response in
-            let children = TreeScope.shared.children(of: await runtime?.inspect())
+            let children = TreeScope.shared.children(of: await runtime?.inspect(tree: TreeScope.shared.runtimeTree))
             let report = readiness.report(session: session, children: children)
             return JSONResponses.encoded(report, status: report.ready ? .ok : .serviceUnavailable)
         }

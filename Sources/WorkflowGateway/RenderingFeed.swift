@@ -34,7 +34,7 @@ final class RenderingFeed: Sendable {
     static func message(session: any ClusterRootSession, rendering: RootRenderingJSON, runtime: RemoteRuntime?, scope: TreeScope) async
         -> [UInt8]
     {
-        let children = await scope.children(of: runtime?.inspect()).map(ChildStatusJSON.init)
+        let children = await scope.children(of: runtime?.inspect(tree: scope.runtimeTree)).map(ChildStatusJSON.init)
         return RenderingMessage.bytes(root: session.name, sequence: rendering.sequence, json: rendering.json, children: children)
     }
 }

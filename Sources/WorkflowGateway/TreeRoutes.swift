@@ -97,7 +97,7 @@ struct TreeRoutes: Sendable {
     /// The tree's inspection (`ClusterTreeInspection`); the shared root's lists the sessions too.
     func tree(of session: any ClusterRootSession, scope: TreeScope, sessions: SessionDirectory? = nil) async -> Response {
         let liveTree = await session.liveTree()
-        let inspection = scope.restrict(await runtime?.inspect())
+        let inspection = scope.restrict(await runtime?.inspect(tree: scope.runtimeTree))
         var tree = ClusterTreeInspection(session: session, liveTree: liveTree, runtime: inspection, configuration: configuration)
         tree.sessions = await sessions?.summaries()
         return JSONResponses.encoded(tree)

@@ -34,6 +34,14 @@ enum TreeScope: Sendable, Equatable {
         return inspection
     }
 
+    /// The runtime's name for this tree's children (`RemoteRuntime.inspect(tree:)`).
+    var runtimeTree: String {
+        switch self {
+        case .shared: ""
+        case .session(let id): SessionLoop.pathPrefix(scope: id.text)
+        }
+    }
+
     /// What every session's paths start with.
     private static let sessionMark = SessionLoop.pathPrefix(scope: "")
 }

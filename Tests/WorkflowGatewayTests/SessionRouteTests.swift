@@ -140,6 +140,12 @@ struct SessionRouteTests {
             let children = await fixture.parent.inspect().children.map(\.path)
             #expect(children.count == 3, "\(children)")
             #expect(children.contains { $0.hasPrefix("/~\(first)/") } && children.contains { $0.hasPrefix("/~\(second)/") })
+            // One tree's inspection reads that tree's children only (what each rendering message
+            // asks for: its cost must not grow with the other sessions').
+            let firstOnly = await fixture.parent.inspect(tree: SessionLoop.pathPrefix(scope: first)).children.map(\.path)
+            #expect(firstOnly.count == 1 && firstOnly.allSatisfy { $0.hasPrefix("/~\(first)/") }, "\(firstOnly)")
+            let sharedOnly = await fixture.parent.inspect(tree: "").children.map(\.path)
+            #expect(sharedOnly.count == 1 && sharedOnly.allSatisfy { !$0.hasPrefix("/~") }, "\(sharedOnly)")
             // Each message carries its own tree's children only, by the tree's own paths.
             #expect(one.children.count == 1 && !(one.children.first?.path.hasPrefix("/~") ?? true), "\(one.children)")
             let tree = try await client.execute(uri: "/api/sessions/\(first)/tree", method: .get) { try GatewayTesting.decode(TreeJSON.self, $0.body) }

@@ -106,8 +106,16 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     /// the loop thread; empty once the runtime has stopped. (A render pass waiting for workers
     /// delays the answer by at most the request deadline.)
     public func inspect() async -> RemoteRuntimeInspection {
+        await inspect(tree: nil)
+    }
+
+    /// Like `inspect()`, with only the remote children of one tree: a session's, by its prefix
+    /// (`SessionLoop.pathPrefix(scope:)`), or with `""` those outside every session (the shared
+    /// root's). Its cost grows with that tree's children, not with every session's: a gateway
+    /// inspects a session's tree for each rendering message it sends.
+    public func inspect(tree prefix: String?) async -> RemoteRuntimeInspection {
         await withCheckedContinuation { (continuation: CheckedContinuation<RemoteRuntimeInspection, Never>) in
-            let queued = jobs.appendUnlessStopping { [bound] in continuation.resume(returning: bound.value.inspect()) }
+            let queued = jobs.appendUnlessStopping { [bound] in continuation.resume(returning: bound.value.inspect(tree: prefix)) }
             if !queued { continuation.resume(returning: RemoteRuntimeInspection(name: name, children: [], workers: [])) }
         }
     }

@@ -26,6 +26,14 @@ public final class SessionLoop: RuntimeLoop {
     /// The prefix of the runtime's paths for the session `scope`.
     public static func pathPrefix(scope: String) -> String { "/~" + scope }
 
+    /// The tree a runtime path belongs to: its session's prefix (`/~SCOPE`), or `""` for a path
+    /// outside every session (the shared root's). `RemoteRuntime.inspect(tree:)` takes it.
+    public static func treePrefix(of path: String) -> String {
+        guard path.hasPrefix("/~") else { return "" }
+        let rest = path.dropFirst(2)
+        return "/~" + rest.prefix { $0 != "/" }
+    }
+
     public func execute(_ job: @escaping @Sendable () -> Void) { runtime.execute(job) }
 
     public var inLoop: Bool { runtime.inLoop }

@@ -23,6 +23,9 @@ final class RemoteEngine {
     // Parent role.
     var workers: [WorkerID: WorkerPeer] = [:]
     var proxies: [UInt64: any AnyRemoteChildProxy] = [:]
+    /// The proxies of each tree (`SessionLoop.treePrefix(of:)`), so one session's inspection
+    /// reads its own children, not every session's.
+    var proxiesByTree: [String: Set<UInt64>] = [:]
     /// Each remote child's forwarding prefix → its proxy (`forwardingRoute(for:)`).
     var forwardingRoutes: [String: UInt64] = [:]
     var awaiting: Set<UInt64> = []

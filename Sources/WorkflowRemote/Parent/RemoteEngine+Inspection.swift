@@ -48,11 +48,18 @@ extension RemoteEngine {
         metrics.childrenHosted.set(worker.children.count)
     }
 
-    /// The parent role's children and workers as they are now.
-    func inspect() -> RemoteRuntimeInspection {
-        updateGauges()
+    /// The parent role's children (with `tree`, only that tree's: `SessionLoop.treePrefix(of:)`)
+    /// and workers as they are now.
+    func inspect(tree: String? = nil) -> RemoteRuntimeInspection {
         let now = ContinuousClock.now
-        let children = proxies.values.map { proxy -> RemoteRuntimeInspection.Child in
+        let chosen: [any AnyRemoteChildProxy]
+        if let tree {
+            chosen = (proxiesByTree[tree] ?? []).compactMap { proxies[$0] }
+        } else {
+            updateGauges()
+            chosen = Array(proxies.values)
+        }
+        let children = chosen.map { proxy -> RemoteRuntimeInspection.Child in
             let sent = inspection.eventsSent[proxy.childID] ?? 0
             let outstanding = proxy.unacknowledged.count
             return RemoteRuntimeInspection.Child(

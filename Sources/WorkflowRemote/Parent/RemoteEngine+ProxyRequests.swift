@@ -57,6 +57,7 @@ extension RemoteEngine {
 
     func register(proxy: any AnyRemoteChildProxy) {
         proxies[proxy.childID] = proxy
+        proxiesByTree[SessionLoop.treePrefix(of: proxy.path), default: []].insert(proxy.childID)
         forwardingRoutes[proxy.forwardingPrefix] = proxy.childID
     }
 
@@ -150,7 +151,11 @@ extension RemoteEngine {
         let epoch = parent.epoch(of: proxy.childID)
         // Before the machine forgets the child: what was sent to its placement is kept there.
         if sendingDueEvents, proxy.worker != nil { sendDueEvents(of: proxy) }
-        proxies[proxy.childID] = nil
+        if proxies.removeValue(forKey: proxy.childID) != nil {
+            let tree = SessionLoop.treePrefix(of: proxy.path)
+            proxiesByTree[tree]?.remove(proxy.childID)
+            if proxiesByTree[tree]?.isEmpty == true { proxiesByTree[tree] = nil }
+        }
         parent.forget(proxy.childID)
         rebalancing.remove(proxy.childID)
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }

@@ -1,0 +1,18 @@
+import Foundation
+
+/// What the load reads of a "board" rendering (the envelope of `GET …/rendering` and of each
+/// stream message): its counter's count (-1 until the worker rendered it) and its sink's token.
+struct BoardFrame: Decodable, Sendable {
+    struct Board: Decodable, Sendable {
+        struct Counter: Decodable, Sendable {
+            var count: Int
+            var onIncrement: String?
+        }
+        var c: Counter
+    }
+    var rendering: Board
+
+    static func decode(_ text: String) -> BoardFrame? {
+        try? JSONDecoder().decode(BoardFrame.self, from: Data(text.utf8))
+    }
+}
