@@ -22,7 +22,9 @@ struct SpreadSessionHandOverTests {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
         try await PrivatePostgres.with { server in
             let spreadA = try await Spread.spread(server.url, holder: "a")
-            let spreadB = try await Spread.spread(server.url, holder: "b")
+            // B runs no keeper: its leases must outlast the test on a loaded machine, or A could
+            // take a session back once B's lease ran out, rightly, where the test expects B's.
+            let spreadB = try await Spread.spread(server.url, holder: "b", lease: .seconds(600))
             let spreadC = try await Spread.spread(server.url, holder: "c")
             // A fourth connection, an operator's: gives A's lease up behind its back.
             let operatorStore = try await PostgresCoordinatorStore.open(url: server.url, fencesSessionsByLease: true, logger: GatewayTesting.quietLogger)

@@ -18,10 +18,11 @@ struct SpreadSessionRouteTests {
     /// the test expects redirects.
     static let lease: Duration = .seconds(2)
 
-    /// Coordinator `holder`'s part in the spread sessions of the database at `url`.
-    static func spread(_ url: String, holder: String) async throws -> SessionSpread {
+    /// Coordinator `holder`'s part in the spread sessions of the database at `url`, taking leases
+    /// of `lease`.
+    static func spread(_ url: String, holder: String, lease: Duration = Self.lease) async throws -> SessionSpread {
         let store = try await PostgresCoordinatorStore.open(url: url, fencesSessionsByLease: true, logger: GatewayTesting.quietLogger)
-        return SessionSpread(store: store, holder: holder, settings: SessionSpreadSettings(lease: Self.lease, advertisedURL: "http://\(holder).test:8080"))
+        return SessionSpread(store: store, holder: holder, settings: SessionSpreadSettings(lease: lease, advertisedURL: "http://\(holder).test:8080"))
     }
 
     static func execute(
