@@ -46,12 +46,15 @@ extension PostgresCoordinatorStore: SessionLeaseStore {
     }
 
     public func renewSessionLeases(holder: String, for duration: Duration) async throws(CoordinatorStoreError) -> [SessionID: FencingToken] {
+        // Only live leases: one given up (a passivation, a stop, an operator) or run out is no
+        // longer this holder's, even while no one else has taken it yet; reviving it would keep
+        // every other coordinator redirecting to one that no longer serves the session.
         let seconds = Self.intervalSeconds(duration)
         let rows = try await bounded("renewing the session leases") { [connection, logger] in
             var rows: [(String, Int64)] = []
             let query: PostgresQuery = """
                 UPDATE coordinator_session_lease SET lease_expires_at = now() + make_interval(secs => \(seconds))
-                WHERE holder = \(holder)
+                WHERE holder = \(holder) AND lease_expires_at > now()
                 RETURNING scope, fencing_token
                 """
             for try await row in try await connection.query(query, logger: logger).decode((String, Int64).self) { rows.append(row) }

@@ -19,9 +19,9 @@ public protocol SessionLeaseStore: CoordinatorStore {
     func acquireSessionLease(_ id: SessionID, holder: String, gateway: String, for duration: Duration, creating: Bool)
         async throws(CoordinatorStoreError) -> SessionLeaseAttempt
 
-    /// Extends, to `duration` from the database's now, every session lease `holder` still holds,
-    /// in one statement; returns them with their tokens (a session missing from the answer was
-    /// taken by another coordinator).
+    /// Extends, to `duration` from the database's now, every live session lease `holder` still
+    /// holds, in one statement; returns them with their tokens (a session missing from the answer
+    /// was given up, ran out or was taken by another coordinator: never revived by a renewal).
     func renewSessionLeases(holder: String, for duration: Duration) async throws(CoordinatorStoreError) -> [SessionID: FencingToken]
 
     /// Gives session `id`'s lease up at once (it was passivated, or this coordinator stops), so

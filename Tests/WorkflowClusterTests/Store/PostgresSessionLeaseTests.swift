@@ -99,4 +99,17 @@ struct PostgresSessionLeaseTests {
             #expect(try await b.renewSessionLeases(holder: "b", for: .seconds(60)) == [moved: taken])
         }
     }
+
+    @Test("a lease given up stays given up: its former holder's next renewal does not revive it, so another coordinator can take it")
+    func givenUpIsNotRenewed() async throws {
+        try await Self.withStores { a, b in
+            let id = SessionID.random()
+            let token = try Self.token(try await a.acquireSessionLease(id, holder: "a", gateway: "http://a", for: .seconds(60), creating: true))
+            try await a.commit(Self.checkpoint(id, 1, "a"), fencedBy: token)
+            try await a.releaseSessionLease(id, token: token)
+            #expect(try await a.renewSessionLeases(holder: "a", for: .seconds(60)) == [:], "a renewal revived a given-up lease")
+            let taken = try await b.acquireSessionLease(id, holder: "b", gateway: "http://b", for: .seconds(60), creating: false)
+            #expect(try Self.token(taken).rawValue > token.rawValue)
+        }
+    }
 }
