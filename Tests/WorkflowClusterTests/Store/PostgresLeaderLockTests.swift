@@ -35,13 +35,7 @@ struct PostgresLeaderLockTests {
                 try await leader.leaseConnectionClosed.get()
             }
 
-            let new = try await withSafetyTimeout("the standby to take the lease") {
-                while true {
-                    if case .acquired(let lease) = try await standby.acquireLease(holder: "standby", for: .seconds(600)) { return lease }
-                    // The backend ends a moment after its socket closes: ask again, as a standby polls.
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            let new = try await Self.polledUntilAcquired(standby, holder: "standby")
             #expect(new.token > old.token)
             #expect(try await admin.value(Bool.self, "SELECT now() < \(old.expiresAt)"), "taken only after the old lease ran out")
             #expect(try await standby.latestCheckpoint() == CoordinatorStoreContractTests.checkpoint(1, "leader"))
@@ -109,12 +103,7 @@ struct PostgresLeaderLockTests {
 
             try await admin.run("SELECT pg_terminate_backend(\(secondBackend))")
             try await second.leaseConnectionClosed.get()
-            let last = try await withSafetyTimeout("the third coordinator to take the lease") {
-                while true {
-                    if case .acquired(let lease) = try await third.acquireLease(holder: "third", for: .seconds(600)) { return lease }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+            let last = try await Self.polledUntilAcquired(third, holder: "third")
             #expect(last.token > renewed.token)
             #expect(try await admin.value(Bool.self, "SELECT now() < \(renewed.expiresAt)"), "taken only after the lease ran out")
         }
@@ -138,6 +127,18 @@ struct PostgresLeaderLockTests {
             }
             for store in stores { await store.close() }
             try? await admin.connection.close()
+        }
+    }
+
+    /// The lease `store` takes by asking as a standby polls (a 600 s lease each time): the old
+    /// leader's backend ends a moment after its connection closes. Ends long before a live lease
+    /// of 600 s could run out.
+    static func polledUntilAcquired(_ store: PostgresCoordinatorStore, holder: String) async throws -> CoordinatorLease {
+        try await withSafetyTimeout("\(holder) to take the lease") {
+            while true {
+                if case .acquired(let lease) = try await store.acquireLease(holder: holder, for: .seconds(600)) { return lease }
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
     }
 
