@@ -181,6 +181,33 @@ import Testing
         #expect(single.tick(at: at(10_000)).fence == nil)
     }
 
+    @Test("a parent with standbys: a welcomed worker whose connection closed moves on at once; with one endpoint, or before the WELCOME, it waits")
+    func closedConnectionOfSeveralMovesOn() {
+        var machine = Machine(
+            configuration: .init(heartbeatInterval: interval, heartbeatLiveness: 3, capacity: 10, hasParent: true, parentEndpoints: 2), now: at(0))
+        _ = machine.handshakeSucceeded(at: at(0))
+        // Not welcomed yet: the HELLO is still to be answered, the silence rule covers it.
+        #expect(machine.connectionClosed(at: at(10)) == nil)
+        machine.welcomed(drains: true)
+        machine.started(1, epoch: 1, path: "/child", child: "copy-1")
+        apply(2, from: 1, at: at(20), to: &machine)
+        // Well within the liveness window (300 ms) of the last word from the parent.
+        guard case .reconnect(let silence, 1, false, let forgotten)? = machine.connectionClosed(at: at(30)) else {
+            Issue.record("a closed connection was waited out")
+            return
+        }
+        #expect(silence == .zero)
+        #expect(forgotten.children.map(\.child) == ["copy-1"])
+        #expect(machine.children.isEmpty && !machine.isWelcomed)
+        // The move is done: a second report of the old connection changes nothing.
+        #expect(machine.connectionClosed(at: at(31)) == nil)
+
+        // One endpoint: libzmq reconnects to it, and the rejoin follows the handshake.
+        var single = hosting()
+        #expect(single.connectionClosed(at: at(10)) == nil)
+        #expect(single.children.count == 1)
+    }
+
     @Test("RECONNECT is ignored until welcomed, then stops every child")
     func reconnectRequest() {
         var machine = hosting()

@@ -102,7 +102,19 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
                     id INT PRIMARY KEY CHECK (id = 1), fencing_token BIGINT NOT NULL, holder TEXT NOT NULL,
-                    since TIMESTAMPTZ NOT NULL DEFAULT now(), lease_expires_at TIMESTAMPTZ)
+                    since TIMESTAMPTZ NOT NULL DEFAULT now(), lease_expires_at TIMESTAMPTZ, lease_backend_pid INT)
+                """, logger: logger)
+            // Added with the leader's advisory lock (`PostgresCoordinatorLease`): only where it is
+            // missing, so a standby opening the store never queues an exclusive table lock in
+            // front of a running leader's renewals.
+            try await Self.run(connection,
+                """
+                DO $migrate$ BEGIN
+                    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                                   AND table_name = 'coordinator_writer' AND column_name = 'lease_backend_pid') THEN
+                        ALTER TABLE coordinator_writer ADD COLUMN lease_backend_pid INT;
+                    END IF;
+                END $migrate$
                 """, logger: logger)
             try await Self.run(connection,
                 """
@@ -160,7 +172,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             """
             INSERT INTO coordinator_writer (id, fencing_token, holder) VALUES (1, 1, \(holder))
             ON CONFLICT (id) DO UPDATE SET fencing_token = coordinator_writer.fencing_token + 1, holder = EXCLUDED.holder, since = now(),
-                lease_expires_at = NULL
+                lease_expires_at = NULL, lease_backend_pid = NULL
             RETURNING fencing_token
             """)
         guard let token = tokens.first else {

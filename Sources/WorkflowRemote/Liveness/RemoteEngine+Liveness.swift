@@ -30,7 +30,8 @@ extension RemoteEngine {
     /// The worker's side of its connection to the parent, as libzmq's monitor reports it: the
     /// parent refusing this worker at the handshake is said here, in this worker's own log (the
     /// socket itself only ever shows an empty queue), and the silence rule starts counting once
-    /// a handshake has succeeded.
+    /// a handshake has succeeded; a closed connection moves a worker of a parent with standbys
+    /// to the parent's next endpoint at once.
     func handleUpstreamConnection(_ event: ZMQSocketMonitor.Event) {
         switch event.kind {
         case .handshakeSucceeded:
@@ -60,6 +61,13 @@ extension RemoteEngine {
                 "the handshake with the parent failed",
                 detail: "\(reason); check that security.server_public_key is the coordinator's public key and both sides use the same security mode",
                 metadata: ["endpoint": "\(event.endpoint)"], level: .error)
+        case .disconnected:
+            if let fence = worker.connectionClosed(at: .now) {
+                logger.notice(
+                    "the connection to the parent closed; moving to its next endpoint at once (a standby may be taking over)",
+                    metadata: ["endpoint": "\(event.endpoint)"])
+                perform(fence)
+            }
         case .connectRetried:
             if worker.connectRetried() {
                 logger.notice("no connection to the parent yet; retrying", metadata: ["endpoint": "\(event.endpoint)"])

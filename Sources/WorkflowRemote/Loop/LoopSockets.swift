@@ -174,7 +174,10 @@ final class LoopSockets {
     private static func monitorUpstream(_ socket: ZMQSocket) throws -> ZMQSocketMonitor {
         try ZMQSocketMonitor(
             monitoring: socket,
-            events: [.handshakeSucceeded, .handshakeFailedAuthentication, .handshakeFailedProtocol, .handshakeFailedNoDetail, .connectRetried])
+            events: [
+                .handshakeSucceeded, .handshakeFailedAuthentication, .handshakeFailedProtocol, .handshakeFailedNoDetail, .connectRetried,
+                .disconnected,
+            ])
     }
 
     /// Replaces the connection to the parent with a fresh socket (the Paranoid Pirate way: a

@@ -241,6 +241,18 @@ struct WorkerStateMachine<Child> {
         return true
     }
 
+    /// The connection to the parent closed (the monitor's `disconnected`: the parent's process
+    /// died, or its side closed it). A welcomed worker of a parent with several endpoints (a
+    /// leader and its standbys) takes it as the sign a standby is taking over and moves on to
+    /// the next endpoint at once, rather than after the liveness window of silence: a parent that
+    /// lives and takes the connection back would be moved on from all the same, when its
+    /// handshake succeeds (`handshakeSucceeded(at:)`). `nil` otherwise: with one endpoint libzmq
+    /// reconnects and the rejoin follows the handshake; before the WELCOME the silence rule covers it.
+    mutating func connectionClosed(at now: Instant) -> Fence? {
+        guard configuration.hasParent, configuration.parentEndpoints > 1, isWelcomed, connectedAt != nil, !isShuttingDown else { return nil }
+        return fence(silence: .zero, at: now)
+    }
+
     /// RECONNECT: the parent does not know this connection. Returns the children to stop (and a
     /// drain that ended) when the worker joins again with HELLO; `nil` when it ignores it (not
     /// welcomed yet: the HELLO already sent is still to be answered).
