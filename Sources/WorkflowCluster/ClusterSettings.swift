@@ -202,7 +202,8 @@ package struct ClusterSettings: Sendable {
 
     /// Checks spread sessions, for a coordinator (a worker reading the same file ignores them):
     /// they need sessions, a PostgreSQL store without a root lease, a lease of at least 300 ms, a
-    /// gateway and the URL it is reached at. Normalises the URL (no trailing slash).
+    /// gateway and the URL it is reached at (a path: a reverse proxy's prefix). Normalises the URL
+    /// (no trailing slash).
     package mutating func validateSpreadSessions() throws(ClusterConfigurationError) {
         if let spreadOverrideError { throw spreadOverrideError }
         guard let spread = configuration.sessions?.spread else { return }
@@ -230,10 +231,14 @@ package struct ClusterSettings: Sendable {
                 file: source, key: "gateway.listen", expected: "a gateway address: spread sessions are reached through the gateways", found: "off")
         }
         let url = URLComponents(string: spread.advertisedURL)
-        guard let url, url.scheme == "http" || url.scheme == "https", !(url.host ?? "").isEmpty, url.path.isEmpty || url.path == "/" else {
+        // A path is a reverse proxy's prefix for this coordinator (`https://app.example/coordinators/a`):
+        // the others redirect to the prefix followed by the request's path, the proxy strips it.
+        guard let url, url.scheme == "http" || url.scheme == "https", !(url.host ?? "").isEmpty, url.user == nil, url.query == nil,
+            url.fragment == nil, !url.path.contains("//"), !url.path.contains(where: \.isWhitespace)
+        else {
             throw ClusterConfigurationError(
                 file: source, key: "sessions.advertised_url",
-                expected: "this coordinator's gateway as clients reach it, http://HOST:PORT (where the others redirect its sessions' clients)",
+                expected: "this coordinator's gateway as clients reach it, http://HOST:PORT (or https), with a path if a reverse proxy prefixes it, http://HOST/PREFIX (where the others redirect its sessions' clients)",
                 found: spread.advertisedURL.isEmpty ? "none" : "\"\(spread.advertisedURL)\"")
         }
         if spread.advertisedURL.hasSuffix("/") { configuration.sessions?.spread?.advertisedURL = String(spread.advertisedURL.dropLast()) }

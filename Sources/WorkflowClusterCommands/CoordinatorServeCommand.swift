@@ -138,7 +138,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 let gateway = ClusterGateway(
                     options: GatewayOptions(
                         address: address, bearerToken: try configuration.gateway.loadBearerToken(), assets: webAssets,
-                        metricsRegistry: registry, limits: configuration.gateway.limits))
+                        metricsRegistry: registry, limits: configuration.gateway.limits, allowedOrigins: configuration.gateway.allowedOrigins))
                 options.companions.append(gateway)
                 options.standbyCompanions.append(gateway)
             }
