@@ -25,6 +25,7 @@ import Logging
 /// | gateway.body_timeout_ms   | --gateway-body-timeout-ms   | WORKFLOW_GATEWAY_BODY_TIMEOUT_MS   |
 /// | gateway.idle_timeout_ms   | --gateway-idle-timeout-ms   | WORKFLOW_GATEWAY_IDLE_TIMEOUT_MS   |
 /// | gateway.max_connections   | --gateway-max-connections   | WORKFLOW_GATEWAY_MAX_CONNECTIONS   |
+/// | gateway.allowed_origins   | --gateway-allowed-origins   | WORKFLOW_GATEWAY_ALLOWED_ORIGINS (comma-separated) |
 /// | drain.deadline_ms    | --drain-deadline-ms (worker) | WORKFLOW_DRAIN_DEADLINE_MS     |
 /// | store.kind           | --store-kind (coordinator)   | WORKFLOW_STORE_KIND            |
 /// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
@@ -87,6 +88,7 @@ package struct ClusterSettings: Sendable {
             try configuration.gateway.validate(file: layer)
         }
         try applyGatewayLimits(reader, to: &configuration.gateway.limits, source: layer)
+        try applyAllowedOrigins(reader, to: &configuration.gateway.allowedOrigins, source: layer)
         // Read as `drain.deadline.ms`, whose flag and variable spell like the others'.
         if let deadlineText = reader.string(forKey: "drain.deadline.ms") {
             guard let deadline = ClusterConfigurationParser.drainDeadline(deadlineText) else {
@@ -171,6 +173,17 @@ package struct ClusterSettings: Sendable {
         if let ms = try positive("gateway.body.timeout.ms", "gateway.body_timeout_ms") { limits.bodyTimeout = .milliseconds(ms) }
         if let ms = try positive("gateway.idle.timeout.ms", "gateway.idle_timeout_ms") { limits.idleTimeout = .milliseconds(ms) }
         if let count = try positive("gateway.max.connections", "gateway.max_connections") { limits.maxConnections = count }
+    }
+
+    /// The pages' origins allowed across origins, from the command line or the environment
+    /// (`gateway.allowed.origins`, comma-separated; empty: none), replacing the file's list.
+    private static func applyAllowedOrigins(_ reader: ConfigReader, to origins: inout [GatewayOrigin], source: String) throws(ClusterConfigurationError) {
+        guard let text = reader.string(forKey: "gateway.allowed.origins") else { return }
+        var parsed: [GatewayOrigin] = []
+        for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+            parsed.append(try GatewayOrigin.parsing(item, key: "gateway.allowed_origins", source: source))
+        }
+        origins = parsed
     }
 
     /// Spread sessions from the command line or the environment (read as

@@ -20,16 +20,65 @@ struct SpreadSessionRouteTests {
 
     /// Coordinator `holder`'s part in the spread sessions of the database at `url`, taking leases
     /// of `lease`.
-    static func spread(_ url: String, holder: String, lease: Duration = Self.lease) async throws -> SessionSpread {
+    static func spread(_ url: String, holder: String, lease: Duration = Self.lease, advertisedURL: String? = nil) async throws -> SessionSpread {
         let store = try await PostgresCoordinatorStore.open(url: url, fencesSessionsByLease: true, logger: GatewayTesting.quietLogger)
-        return SessionSpread(store: store, holder: holder, settings: SessionSpreadSettings(lease: lease, advertisedURL: "http://\(holder).test:8080"))
+        return SessionSpread(
+            store: store, holder: holder, settings: SessionSpreadSettings(lease: lease, advertisedURL: advertisedURL ?? "http://\(holder).test:8080"))
     }
 
     static func execute(
-        _ client: some TestClientProtocol, _ uri: String, _ method: HTTPRequest.Method, body: String? = nil
-    ) async throws -> (status: HTTPResponse.Status, location: String?, text: String) {
-        try await client.execute(uri: uri, method: method, headers: GatewayTesting.json, body: body.map(GatewayTesting.body)) {
-            ($0.status, $0.headers[.location], String(buffer: $0.body))
+        _ client: some TestClientProtocol, _ uri: String, _ method: HTTPRequest.Method, body: String? = nil, origin: String? = nil
+    ) async throws -> (status: HTTPResponse.Status, location: String?, text: String, allowedOrigin: String?) {
+        var headers = GatewayTesting.json
+        if let origin { headers[.origin] = origin }
+        return try await client.execute(uri: uri, method: method, headers: headers, body: body.map(GatewayTesting.body)) {
+            ($0.status, $0.headers[.location], String(buffer: $0.body), $0.headers[.accessControlAllowOrigin])
+        }
+    }
+
+    @Test(
+        "behind a reverse proxy: the owner advertised with the proxy's path prefix is where the others redirect (307, prefix then path) and where its stream's close reason points; a page of an allowed origin can read the redirect"
+    )
+    func redirectToPrefixedOwner() async throws {
+        if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
+        try await PrivatePostgres.with { server in
+            let owner = "http://proxy.test/coordinators/a"
+            let spreadA = try await Self.spread(server.url, holder: "a", advertisedURL: owner)
+            let spreadB = try await Self.spread(server.url, holder: "b")
+            let a = try await SessionRouteTests.Fixture("gw-prefix-a", spread: spreadA)
+            let b = try await SessionRouteTests.Fixture("gw-prefix-b", spread: spreadB)
+            var options = GatewayTesting.options()
+            options.allowedOrigins = [try #require(GatewayOrigin(parsing: "http://proxy.test"))]
+            // A renews its lease throughout: B redirects however slow the machine.
+            let keeperA = Task { await a.directory.run() }
+            let outcome: Result<Void, any Error>
+            do {
+                try await a.application().test(.router) { clientA in
+                    try await b.application(options: options).test(.live) { clientB in
+                        let id = try await SessionRouteTests.create(clientA)
+                        let read = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get, origin: "http://proxy.test")
+                        #expect(read.status == .temporaryRedirect && read.location == owner + "/api/sessions/\(id)/rendering", "\(read)")
+                        #expect(read.allowedOrigin == "http://proxy.test", "the page may read it")
+                        let stranger = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get, origin: "http://elsewhere.test")
+                        #expect(stranger.status == .temporaryRedirect && stranger.allowedOrigin == nil, "\(stranger)")
+                        let closed = try await withSafetyTimeout("B closing the stream of A's session") {
+                            try await clientB.ws("/api/sessions/\(id)/renderings") { inbound, _, _ in
+                                for try await _ in inbound.messages(maxSize: 1 << 20) {}
+                            }
+                        }
+                        #expect(closed?.reason == "session-elsewhere " + owner, "\(String(describing: closed))")
+                    }
+                }
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            keeperA.cancel()
+            await a.stop()
+            await b.stop()
+            await spreadA.store.close()
+            await spreadB.store.close()
+            try outcome.get()
         }
     }
 
