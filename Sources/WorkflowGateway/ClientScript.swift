@@ -235,7 +235,7 @@ enum ClientScript {
 
           // Reconnects after a back-off with jitter, doubling up to `maximumDelay`.
           retry() {
-            if (this.state === "closed") return;
+            if (this.state === "closed" || this.state === "failed") return;
             this.setState("reconnecting");
             const ceiling = Math.min(this.maximumDelay, this.minimumDelay * 2 ** this.attempt);
             this.attempt += 1;
