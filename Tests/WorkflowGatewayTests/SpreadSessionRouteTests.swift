@@ -36,70 +36,27 @@ struct SpreadSessionRouteTests {
         }
     }
 
-    @Test(
-        "behind a reverse proxy: the owner advertised with the proxy's path prefix is where the others redirect (307, prefix then path) and where its stream's close reason points; a page of an allowed origin can read the redirect"
-    )
-    func redirectToPrefixedOwner() async throws {
+    /// Two coordinators' gateways over the spread sessions of one private PostgreSQL server, `a`
+    /// advertising `advertisedA` and served in process, `b` served on a real socket (its streams
+    /// are read over WebSockets) with `optionsB`; both renew their leases until `body` cancels
+    /// A's keeper (the third argument). Everything is stopped and closed whatever `body` does.
+    static func withPair(
+        _ name: String, advertisedA: String? = nil, optionsB: GatewayOptions = GatewayTesting.options(),
+        _ body: @Sendable (SessionRouteTests.Fixture, any TestClientProtocol, Task<Void, Never>, SessionRouteTests.Fixture, any TestClientProtocol) async throws -> Void
+    ) async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
         try await PrivatePostgres.with { server in
-            let owner = "http://proxy.test/coordinators/a"
-            let spreadA = try await Self.spread(server.url, holder: "a", advertisedURL: owner)
+            let spreadA = try await Self.spread(server.url, holder: "a", advertisedURL: advertisedA)
             let spreadB = try await Self.spread(server.url, holder: "b")
-            let a = try await SessionRouteTests.Fixture("gw-prefix-a", spread: spreadA)
-            let b = try await SessionRouteTests.Fixture("gw-prefix-b", spread: spreadB)
-            var options = GatewayTesting.options()
-            options.allowedOrigins = [try #require(GatewayOrigin(parsing: "http://proxy.test"))]
-            // A renews its lease throughout: B redirects however slow the machine.
-            let keeperA = Task { await a.directory.run() }
-            let outcome: Result<Void, any Error>
-            do {
-                try await a.application().test(.router) { clientA in
-                    try await b.application(options: options).test(.live) { clientB in
-                        let id = try await SessionRouteTests.create(clientA)
-                        let read = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get, origin: "http://proxy.test")
-                        #expect(read.status == .temporaryRedirect && read.location == owner + "/api/sessions/\(id)/rendering", "\(read)")
-                        #expect(read.allowedOrigin == "http://proxy.test", "the page may read it")
-                        let stranger = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get, origin: "http://elsewhere.test")
-                        #expect(stranger.status == .temporaryRedirect && stranger.allowedOrigin == nil, "\(stranger)")
-                        let closed = try await withSafetyTimeout("B closing the stream of A's session") {
-                            try await clientB.ws("/api/sessions/\(id)/renderings") { inbound, _, _ in
-                                for try await _ in inbound.messages(maxSize: 1 << 20) {}
-                            }
-                        }
-                        #expect(closed?.reason == "session-elsewhere " + owner, "\(String(describing: closed))")
-                    }
-                }
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
-            }
-            keeperA.cancel()
-            await a.stop()
-            await b.stop()
-            await spreadA.store.close()
-            await spreadB.store.close()
-            try outcome.get()
-        }
-    }
-
-    @Test(
-        "a request for the other coordinator's session is redirected (307 to its gateway, path and query kept; its stream closed naming it); once its owner stops renewing, the session is taken over with its state and the old owner's writes are refused (503 not-durable)"
-    )
-    func redirectTakeoverAndFencing() async throws {
-        if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
-        try await PrivatePostgres.with { server in
-            let spreadA = try await Self.spread(server.url, holder: "a")
-            let spreadB = try await Self.spread(server.url, holder: "b")
-            let a = try await SessionRouteTests.Fixture("gw-spread-a", spread: spreadA)
-            let b = try await SessionRouteTests.Fixture("gw-spread-b", spread: spreadB)
+            let a = try await SessionRouteTests.Fixture("\(name)-a", spread: spreadA)
+            let b = try await SessionRouteTests.Fixture("\(name)-b", spread: spreadB)
             let keeperA = Task { await a.directory.run() }
             let keeperB = Task { await b.directory.run() }
             let outcome: Result<Void, any Error>
             do {
                 try await a.application().test(.router) { clientA in
-                    // Live (a real socket): B's stream is read over a WebSocket.
-                    try await b.application().test(.live) { clientB in
-                        try await Self.scenario(a: a, clientA: clientA, keeperA: keeperA, b: b, clientB: clientB)
+                    try await b.application(options: optionsB).test(.live) { clientB in
+                        try await body(a, clientA, keeperA, b, clientB)
                     }
                 }
                 outcome = .success(())
@@ -113,6 +70,38 @@ struct SpreadSessionRouteTests {
             await spreadA.store.close()
             await spreadB.store.close()
             try outcome.get()
+        }
+    }
+
+    @Test(
+        "a request for the other coordinator's session is redirected (307 to its gateway, path and query kept; its stream closed naming it); once its owner stops renewing, the session is taken over with its state and the old owner's writes are refused (503 not-durable)"
+    )
+    func redirectTakeoverAndFencing() async throws {
+        try await Self.withPair("gw-spread") { a, clientA, keeperA, b, clientB in
+            try await Self.scenario(a: a, clientA: clientA, keeperA: keeperA, b: b, clientB: clientB)
+        }
+    }
+
+    @Test(
+        "behind a reverse proxy: the owner advertised with the proxy's path prefix is where the others redirect (307, prefix then path) and where its stream's close reason points; a page of an allowed origin can read the redirect"
+    )
+    func redirectToPrefixedOwner() async throws {
+        let owner = "http://proxy.test/coordinators/a"
+        var options = GatewayTesting.options()
+        options.allowedOrigins = [try #require(GatewayOrigin(parsing: "http://proxy.test"))]
+        try await Self.withPair("gw-prefix", advertisedA: owner, optionsB: options) { _, clientA, _, _, clientB in
+            let id = try await SessionRouteTests.create(clientA)
+            let read = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get, origin: "http://proxy.test")
+            #expect(read.status == .temporaryRedirect && read.location == owner + "/api/sessions/\(id)/rendering", "\(read)")
+            #expect(read.allowedOrigin == "http://proxy.test", "the page may read it")
+            let stranger = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get, origin: "http://elsewhere.test")
+            #expect(stranger.status == .temporaryRedirect && stranger.allowedOrigin == nil, "\(stranger)")
+            let closed = try await withSafetyTimeout("B closing the stream of A's session") {
+                try await clientB.ws("/api/sessions/\(id)/renderings") { inbound, _, _ in
+                    for try await _ in inbound.messages(maxSize: 1 << 20) {}
+                }
+            }
+            #expect(closed?.reason == "session-elsewhere " + owner, "\(String(describing: closed))")
         }
     }
 

@@ -14,6 +14,16 @@ struct SpreadSessionBrowserTests {
         "workflowClient.state === '\(state)' && document.getElementById('connection').textContent === '\(words)'"
     }
 
+    /// Loads `gateway`'s page in the tab, remembering session `id` for it, as a tab does whose
+    /// page load a load balancer sent to another coordinator than the session's (`query` makes
+    /// it a new document).
+    static func open(_ gateway: String, remembering id: String, _ browser: inout DevToolsSession, query: String) async throws {
+        try await browser.navigate(gateway + "/#shared")
+        try await browser.waitUntil("workflowClient.state === 'live'")
+        try await browser.evaluate("sessionStorage.setItem('workflow-session::email-browser', '\(id)'); true")
+        try await browser.navigate(gateway + "/?" + query)
+    }
+
     @Test(
         "a page loaded from coordinator A whose session B owns follows it to B and works there (clicks across origins); B SIGKILLed, A takes the session over and the page resumes by itself, its state kept; a coordinator advertising a wrong URL sends the page in circles: it stops, failed, saying why",
         .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"),
@@ -44,10 +54,7 @@ struct SpreadSessionBrowserTests {
 
                         // The tab on A's page, remembering that session (as when a load balancer sends a
                         // page load to another coordinator than the one its session lives on).
-                        try await browser.navigate(a + "/#shared")
-                        try await browser.waitUntil("workflowClient.state === 'live'")
-                        try await browser.evaluate("sessionStorage.setItem('workflow-session::email-browser', '\(id)'); true")
-                        try await browser.navigate(a + "/?resumed")
+                        try await Self.open(a, remembering: id, &browser, query: "resumed")
                         try await browser.waitUntil("\(Page.sessionLive) && workflowClient.base === '\(b)' && \(Page.selected(3))")
                         #expect(try await browser.evaluate("workflowClient.sessionID") as? String == id, "the same session, on B")
                         #expect(try await browser.evaluate("location.origin") as? String == a, "the page is A's")
@@ -86,10 +93,7 @@ struct SpreadSessionBrowserTests {
                         try await browser.navigate(urls[2] + "/")
                         try await browser.waitUntil("workflowClient.state === 'live' && workflowClient.sessionID")
                         let circled = try #require(try await browser.evaluate("workflowClient.sessionID") as? String)
-                        try await browser.navigate(a + "/#shared")
-                        try await browser.waitUntil("workflowClient.state === 'live'")
-                        try await browser.evaluate("sessionStorage.setItem('workflow-session::email-browser', '\(circled)'); true")
-                        try await browser.navigate(a + "/?circled")
+                        try await Self.open(a, remembering: circled, &browser, query: "circled")
                         try await browser.waitUntil("workflowClient.state === 'failed'")
                         #expect(try await browser.evaluate("workflowClient.error.code") as? String == "redirect-loop")
                         let words = try await browser.evaluate("document.getElementById('connection').textContent") as? String ?? ""
