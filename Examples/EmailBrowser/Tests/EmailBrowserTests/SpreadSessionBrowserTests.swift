@@ -42,8 +42,9 @@ struct SpreadSessionBrowserTests {
                     try await cluster.startWorker("worker-2", coordinator: index)
                 }
                 let (a, b) = (urls[0], urls[1])
+                let (coordinatorA, coordinatorB) = (coordinators[0], coordinators[1])
                 let browserEndpoint = try await Chromium.start(in: cluster)
-                try await withSafetyTimeout("a page on A following its session to B, then back to A") {
+                try await withSafetyTimeout("a page on A following its session to B") {
                     try await Chromium.drive(browserEndpoint) { browser in
                         // The session: created by B's page in this tab, message 3 selected.
                         try await browser.navigate(b + "/")
@@ -64,32 +65,38 @@ struct SpreadSessionBrowserTests {
                         try await browser.waitUntil(Page.selected(4))
                         #expect(try await browser.evaluate("document.getElementById('click-outcome').textContent") as? String == "")
                         try await browser.evaluate(
-                            "window.before = { sequence: workflowClient.sequence, connections: workflowClient.connections }; true")
-
+                            "window.before = { session: workflowClient.sessionID, sequence: workflowClient.sequence, connections: workflowClient.connections }; true")
+                    }
+                }
+                try await withSafetyTimeout("the page back on A once B is SIGKILLed") {
+                    try await Chromium.drive(browserEndpoint) { browser in
                         // B dies: the page reconnects by itself to A, which takes the session over
                         // once B's lease has run out.
-                        coordinators[1].forceKill()
-                        _ = try await coordinators[1].waitForExit()
+                        coordinatorB.forceKill()
+                        _ = try await coordinatorB.waitForExit()
                         try await browser.waitUntil(Self.connection("reconnecting", "reconnecting…"))
                         try await browser.waitUntil(
                             "\(Page.sessionLive) && workflowClient.base === '' && workflowClient.connections > window.before.connections && \(Page.selected(4))")
-                        #expect(try await browser.evaluate("workflowClient.sessionID") as? String == id, "the same session, on A")
+                        #expect(try await browser.evaluate("workflowClient.sessionID === window.before.session") as? Bool == true, "the same session, on A")
                         #expect(try await browser.evaluate("workflowClient.sequence >= window.before.sequence") as? Bool == true, "the sequence never goes back")
                         try await browser.evaluate("document.querySelector('button[data-id=\"5\"]').click(); true")
                         try await browser.waitUntil(Page.selected(5))
-                        #expect(coordinators[0].stderr.lines.contains { $0.contains("session taken over from the store") }, "A took the session over")
-
-                        // A third coordinator advertises A's URL instead of its own (a wrong
-                        // sessions.advertised_url): its session, asked of A, is sent to A again
-                        // and again. The page stops after a few hops and says why.
-                        let wrong = try cluster.start(
-                            "workflow-coordinator",
-                            [
-                                "--config", cluster.configPath, "--print-renderings", "json", "--endpoint", cluster.endpoint + "-c",
-                                "--gateway-listen", "127.0.0.1:\(ports[2])", "--sessions-advertised-url", a,
-                            ],
-                            label: "coordinator-wrong")
-                        _ = try await BrowserCluster.gatewayURL(of: wrong)
+                        #expect(coordinatorA.stderr.lines.contains { $0.contains("session taken over from the store") }, "A took the session over")
+                    }
+                }
+                // A third coordinator advertises A's URL instead of its own (a wrong
+                // sessions.advertised_url): its session, asked of A, is sent to A again and again.
+                // The page stops after a few hops and says why.
+                let wrong = try cluster.start(
+                    "workflow-coordinator",
+                    [
+                        "--config", cluster.configPath, "--print-renderings", "json", "--endpoint", cluster.endpoint + "-c",
+                        "--gateway-listen", "127.0.0.1:\(ports[2])", "--sessions-advertised-url", a,
+                    ],
+                    label: "coordinator-wrong")
+                _ = try await BrowserCluster.gatewayURL(of: wrong)
+                try await withSafetyTimeout("a page sent in circles stopping") {
+                    try await Chromium.drive(browserEndpoint) { browser in
                         try await browser.navigate(urls[2] + "/")
                         try await browser.waitUntil("workflowClient.state === 'live' && workflowClient.sessionID")
                         let circled = try #require(try await browser.evaluate("workflowClient.sessionID") as? String)
