@@ -7,6 +7,7 @@ import Logging
 import Testing
 import WorkflowCluster
 import WorkflowClusterTesting
+import WorkflowGateway
 
 /// Sessions spread over two coordinators (two directories, each with its own runtime and worker,
 /// through two gateways) sharing one private PostgreSQL server: a request for the other's session
