@@ -112,9 +112,13 @@ struct CrossOriginTests {
                 #expect(response.status == .ok, "served: only a browser keeps the answer from the page")
                 #expect(response.headers[.accessControlAllowOrigin] == nil)
             }
-            // An OPTIONS that is no preflight: as before.
+            // An OPTIONS that is no preflight: as before (the token checked, then the method).
             try await client.execute(uri: "/api/rendering", method: .options, headers: [.origin: Self.page]) { response in
+                #expect(response.status == .unauthorized)
+            }
+            try await client.execute(uri: "/api/rendering", method: .options, headers: authorized) { response in
                 #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.accessControlAllowOrigin] == Self.page)
             }
         }
         // None configured: a preflight is an OPTIONS like any other, answers carry no CORS headers.
