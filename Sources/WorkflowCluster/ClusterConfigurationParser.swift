@@ -246,7 +246,8 @@ package struct ClusterConfigurationParser: Sendable {
     private func parseGateway(_ value: Any) throws -> GatewaySettings {
         let object = try object(value, "gateway")
         try allowOnly(
-            object, "gateway", ["listen", "bearer_token_file", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms", "max_connections"])
+            object, "gateway",
+            ["listen", "bearer_token_file", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms", "max_connections", "allowed_origins"])
         var settings = GatewaySettings()
         if let listen = object["listen"], !(listen is NSNull) {
             settings.listen = try Self.gatewayAddress(try string(listen, "gateway.listen"), file: file)
@@ -266,6 +267,12 @@ package struct ClusterConfigurationParser: Sendable {
             settings.limits.idleTimeout = .milliseconds(try positiveInt(value, "gateway.idle_timeout_ms"))
         }
         if let value = object["max_connections"] { settings.limits.maxConnections = try positiveInt(value, "gateway.max_connections") }
+        if let value = object["allowed_origins"], !(value is NSNull) {
+            guard let list = value as? [Any] else { throw fail("gateway.allowed_origins", "an array of origins", found: describe(value)) }
+            settings.allowedOrigins = try list.enumerated().map { index, item in
+                try GatewayOrigin.parsing(try string(item, "gateway.allowed_origins[\(index)]"), key: "gateway.allowed_origins[\(index)]", source: file)
+            }
+        }
         try settings.validate(file: file)
         return settings
     }

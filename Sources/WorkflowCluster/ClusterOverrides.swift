@@ -33,6 +33,8 @@ package struct ClusterOverrides: Sendable, Equatable {
     package var gatewayIdleTimeoutMilliseconds: String?
     /// `--gateway-max-connections` (`GatewayLimits.maxConnections`).
     package var gatewayMaxConnections: String?
+    /// `--gateway-allowed-origins` (`GatewaySettings.allowedOrigins`, comma-separated).
+    package var gatewayAllowedOrigins: String?
     /// `store.lease_ms` (a standby setup).
     package var storeLeaseMilliseconds: String?
     /// `--sessions-spread-lease-ms` (sessions spread over coordinators).
@@ -69,6 +71,7 @@ package struct ClusterOverrides: Sendable, Equatable {
             ("--store-kind", storeKind), ("--store-path", storePath), ("--store-url", storeURL),
             ("--gateway-header-timeout-ms", gatewayHeaderTimeoutMilliseconds), ("--gateway-body-timeout-ms", gatewayBodyTimeoutMilliseconds),
             ("--gateway-idle-timeout-ms", gatewayIdleTimeoutMilliseconds), ("--gateway-max-connections", gatewayMaxConnections),
+            ("--gateway-allowed-origins", gatewayAllowedOrigins),
             ("--store-lease-ms", storeLeaseMilliseconds), ("--sessions-spread-lease-ms", sessionsSpreadLeaseMilliseconds),
             ("--sessions-advertised-url", sessionsAdvertisedURL),
         ]

@@ -25,6 +25,7 @@ import Logging
 /// | gateway.body_timeout_ms   | --gateway-body-timeout-ms   | WORKFLOW_GATEWAY_BODY_TIMEOUT_MS   |
 /// | gateway.idle_timeout_ms   | --gateway-idle-timeout-ms   | WORKFLOW_GATEWAY_IDLE_TIMEOUT_MS   |
 /// | gateway.max_connections   | --gateway-max-connections   | WORKFLOW_GATEWAY_MAX_CONNECTIONS   |
+/// | gateway.allowed_origins   | --gateway-allowed-origins   | WORKFLOW_GATEWAY_ALLOWED_ORIGINS (comma-separated) |
 /// | drain.deadline_ms    | --drain-deadline-ms (worker) | WORKFLOW_DRAIN_DEADLINE_MS     |
 /// | store.kind           | --store-kind (coordinator)   | WORKFLOW_STORE_KIND            |
 /// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
@@ -87,6 +88,7 @@ package struct ClusterSettings: Sendable {
             try configuration.gateway.validate(file: layer)
         }
         try applyGatewayLimits(reader, to: &configuration.gateway.limits, source: layer)
+        try applyAllowedOrigins(reader, to: &configuration.gateway.allowedOrigins, source: layer)
         // Read as `drain.deadline.ms`, whose flag and variable spell like the others'.
         if let deadlineText = reader.string(forKey: "drain.deadline.ms") {
             guard let deadline = ClusterConfigurationParser.drainDeadline(deadlineText) else {
@@ -173,6 +175,17 @@ package struct ClusterSettings: Sendable {
         if let count = try positive("gateway.max.connections", "gateway.max_connections") { limits.maxConnections = count }
     }
 
+    /// The pages' origins allowed across origins, from the command line or the environment
+    /// (`gateway.allowed.origins`, comma-separated; empty: none), replacing the file's list.
+    private static func applyAllowedOrigins(_ reader: ConfigReader, to origins: inout [GatewayOrigin], source: String) throws(ClusterConfigurationError) {
+        guard let text = reader.string(forKey: "gateway.allowed.origins") else { return }
+        var parsed: [GatewayOrigin] = []
+        for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+            parsed.append(try GatewayOrigin.parsing(item, key: "gateway.allowed_origins", source: source))
+        }
+        origins = parsed
+    }
+
     /// Spread sessions from the command line or the environment (read as
     /// `sessions.spread.lease.ms` and `sessions.advertised.url`); returns the layer that set
     /// them, as errors name it.
@@ -202,7 +215,8 @@ package struct ClusterSettings: Sendable {
 
     /// Checks spread sessions, for a coordinator (a worker reading the same file ignores them):
     /// they need sessions, a PostgreSQL store without a root lease, a lease of at least 300 ms, a
-    /// gateway and the URL it is reached at. Normalises the URL (no trailing slash).
+    /// gateway and the URL it is reached at (a path: a reverse proxy's prefix). Normalises the URL
+    /// (no trailing slash).
     package mutating func validateSpreadSessions() throws(ClusterConfigurationError) {
         if let spreadOverrideError { throw spreadOverrideError }
         guard let spread = configuration.sessions?.spread else { return }
@@ -230,10 +244,14 @@ package struct ClusterSettings: Sendable {
                 file: source, key: "gateway.listen", expected: "a gateway address: spread sessions are reached through the gateways", found: "off")
         }
         let url = URLComponents(string: spread.advertisedURL)
-        guard let url, url.scheme == "http" || url.scheme == "https", !(url.host ?? "").isEmpty, url.path.isEmpty || url.path == "/" else {
+        // A path is a reverse proxy's prefix for this coordinator (`https://app.example/coordinators/a`):
+        // the others redirect to the prefix followed by the request's path, the proxy strips it.
+        guard let url, url.scheme == "http" || url.scheme == "https", !(url.host ?? "").isEmpty, url.user == nil, url.query == nil,
+            url.fragment == nil, !url.path.contains("//"), !url.path.contains(where: \.isWhitespace)
+        else {
             throw ClusterConfigurationError(
                 file: source, key: "sessions.advertised_url",
-                expected: "this coordinator's gateway as clients reach it, http://HOST:PORT (where the others redirect its sessions' clients)",
+                expected: "this coordinator's gateway as clients reach it, http://HOST:PORT (or https), with a path if a reverse proxy prefixes it, http://HOST/PREFIX (where the others redirect its sessions' clients)",
                 found: spread.advertisedURL.isEmpty ? "none" : "\"\(spread.advertisedURL)\"")
         }
         if spread.advertisedURL.hasSuffix("/") { configuration.sessions?.spread?.advertisedURL = String(spread.advertisedURL.dropLast()) }

@@ -15,12 +15,19 @@ public struct GatewaySettings: Sendable, Equatable {
     /// The bounds on each client connection (`header_timeout_ms`, `body_timeout_ms`,
     /// `idle_timeout_ms`, `max_connections`).
     public var limits: GatewayLimits
+    /// The pages' origins allowed to call the API across origins (`allowed_origins`): a page
+    /// served by one coordinator following its session to another's address. Empty: none.
+    public var allowedOrigins: [GatewayOrigin]
 
     /// Creates settings; by default there is no gateway.
-    public init(listen: GatewayAddress? = nil, bearerTokenFile: String? = nil, limits: GatewayLimits = GatewayLimits()) {
+    public init(
+        listen: GatewayAddress? = nil, bearerTokenFile: String? = nil, limits: GatewayLimits = GatewayLimits(),
+        allowedOrigins: [GatewayOrigin] = []
+    ) {
         self.listen = listen
         self.bearerTokenFile = bearerTokenFile
         self.limits = limits
+        self.allowedOrigins = allowedOrigins
     }
 
     /// Checks the combination (`file` names the source in the error): a non-loopback address

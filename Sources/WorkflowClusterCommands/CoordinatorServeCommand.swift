@@ -78,6 +78,9 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The most client connections open at once (one more: 503). Overrides gateway.max_connections.", valueName: "count"))
     var gatewayMaxConnections: String?
 
+    @Option(name: .long, help: ArgumentHelp("Pages' origins that may call this gateway across origins (CORS), comma-separated, e.g. https://app.example. Overrides gateway.allowed_origins and WORKFLOW_GATEWAY_ALLOWED_ORIGINS.", valueName: "origins"))
+    var gatewayAllowedOrigins: String?
+
     @Flag(name: .long, help: "Print the names of the workers the configuration lists, one per line, and exit (used by scripts/cluster.sh).")
     var listWorkers = false
 
@@ -138,7 +141,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 let gateway = ClusterGateway(
                     options: GatewayOptions(
                         address: address, bearerToken: try configuration.gateway.loadBearerToken(), assets: webAssets,
-                        metricsRegistry: registry, limits: configuration.gateway.limits))
+                        metricsRegistry: registry, limits: configuration.gateway.limits, allowedOrigins: configuration.gateway.allowedOrigins))
                 options.companions.append(gateway)
                 options.standbyCompanions.append(gateway)
             }
@@ -203,6 +206,7 @@ extension ServeCommand {
         overrides.gatewayBodyTimeoutMilliseconds = gatewayBodyTimeoutMs
         overrides.gatewayIdleTimeoutMilliseconds = gatewayIdleTimeoutMs
         overrides.gatewayMaxConnections = gatewayMaxConnections
+        overrides.gatewayAllowedOrigins = gatewayAllowedOrigins
         overrides.storeLeaseMilliseconds = storeLeaseMs
         overrides.sessionsSpreadLeaseMilliseconds = sessionsSpreadLeaseMs
         overrides.sessionsAdvertisedURL = sessionsAdvertisedURL

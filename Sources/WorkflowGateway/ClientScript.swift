@@ -13,6 +13,13 @@ import WorkflowCluster
 ///   `unavailable` and why), so a page never polls `/api/tree`;
 /// - reconnects by itself with exponential back-off and jitter when the connection drops or the
 ///   coordinator restarts, and reports `connecting`, `live` or `reconnecting` meanwhile;
+/// - follows its session to the coordinator that owns it (spread sessions): a stream closed with
+///   `session-elsewhere URL` reconnects there at once, and the rendering and events go there
+///   too; an answer redirected (307) makes it find the owner again the same way. When the owner
+///   is unreachable it asks the coordinator it started from again (which takes the session over
+///   once the owner's lease runs out). A redirect that is not to an http(s) URL, or more than
+///   `maximumHops` in a row without reaching the session (coordinators sending it to each
+///   other), stops it in state `failed`, with `error` saying why;
 /// - never shows an older rendering over a newer one of the same run;
 /// - `send(sink, event)` posts an event and resolves with its outcome. When the sink is given as
 ///   a function of the rendering, a token a newer rendering replaced (410) is read again and the
@@ -29,20 +36,25 @@ enum ClientScript {
         //   import { connect } from "/workflow-client.js";
         //   const client = connect();                 // the shared root; or connect({ bearerToken, base })
         //   const mine = connect({ session: { root: "email-browser" } });   // a tree of this tab's own
+        //   // (followed to the coordinator that owns it: `mine.base` is where it is served now)
         //   client.subscribe(c => draw(c.rendering, c.children, c.state));
         //   const outcome = await client.send(r => r.inbox.onMessageSelected, 3);
         //   if (!outcome.ok) show(outcome.message);
         "use strict";
 
         export class WorkflowClient {
-          constructor({ base = "", bearerToken = null, session = null, minimumDelay = 250, maximumDelay = 5000 } = {}) {
-            this.base = base;
+          constructor({ base = "", bearerToken = null, session = null, minimumDelay = 250, maximumDelay = 5000, maximumHops = 4 } = {}) {
+            this.home = base;            // the gateway the page was given: it creates sessions, and says where one is now
+            this.base = base;            // the gateway serving the session now (another coordinator's once followed)
             this.bearerToken = bearerToken;
             this.session = session;      // null: the shared root; else { root, props, id }
             this.sessionID = session && session.id ? session.id : null;
             this.minimumDelay = minimumDelay;
             this.maximumDelay = maximumDelay;
-            this.state = "connecting";   // "connecting" | "live" | "reconnecting" | "closed"
+            this.maximumHops = maximumHops; // redirects in a row without reaching the session before giving up
+            this.hops = 0;
+            this.state = "connecting";   // "connecting" | "live" | "reconnecting" | "failed" | "closed"
+            this.error = null;           // when "failed": { code, message }
             this.root = null;            // the root's name
             this.rendering = null;       // the latest rendering (JSON, sinks as tokens)
             this.sequence = 0;           // its number; never decreases within one run of the tree
@@ -53,6 +65,7 @@ enum ClientScript {
             this.attempt = 0;
             this.timer = null;
             this.opening = false;
+            this.waiters = new Set();    // resolved at the next "live", "failed" or "closed"
           }
 
           // Calls `listener(client)` on every new rendering and change of state; returns a
@@ -63,8 +76,10 @@ enum ClientScript {
             return () => this.listeners.delete(listener);
           }
 
+          // Starts, or starts again after "failed".
           start() {
             if (this.state === "closed" || this.socket || this.opening) return this;
+            if (this.state === "failed") { this.error = null; this.state = "reconnecting"; }
             this.opening = true;
             this.open().finally(() => { this.opening = false; });
             return this;
@@ -76,6 +91,7 @@ enum ClientScript {
             this.close();
             if (!id) return;
             this.forget();
+            // To the coordinator serving it (a redirect to its owner is followed).
             await fetch(this.base + "/api/sessions/" + id, { method: "DELETE", headers: this.headers() }).catch(() => {});
           }
 
@@ -88,24 +104,36 @@ enum ClientScript {
           }
 
           // Reads the latest rendering over HTTP (after a 410, or when a page wants it now).
+          // A session that moved reconnects to its owner, whose stream brings the rendering.
           async refresh({ restarted = false } = {}) {
-            const response = await fetch(this.base + this.path("/rendering"), { headers: this.headers() });
+            const response = await fetch(this.base + this.path("/rendering"), { headers: this.headers(), redirect: "manual" });
+            if (redirected(response)) return this.relocate();
             if (!response.ok) throw new Error("GET rendering answered " + response.status);
             if (this.accept(await response.json(), restarted)) this.notify();
           }
 
           // Sends `event` to a sink: `sink` is its token, or a function returning the token from a
           // rendering (then a 410 reads the rendering again and sends once more, to the new
-          // token). Resolves with { ok, status, code, message, retryAfter } and never throws.
-          async send(sink, event, { retried = false } = {}) {
+          // token). An event redirected (307: the session moved) was not applied: it is sent once
+          // more to the owner when the client is live there again. Resolves with
+          // { ok, status, code, message, retryAfter } and never throws.
+          async send(sink, event, { retried = false, moved = false } = {}) {
             const token = typeof sink === "function" ? (this.rendering === null ? null : sink(this.rendering)) : sink;
             if (!token) return { ok: false, status: 0, code: "no-sink", message: "the rendering has no sink there now" };
             let response;
             try {
               response = await fetch(this.base + this.path("/events/" + encodeURIComponent(token)), {
-                method: "POST", headers: { ...this.headers(), "Content-Type": "application/json" }, body: JSON.stringify(event ?? null) });
+                method: "POST", headers: { ...this.headers(), "Content-Type": "application/json" }, body: JSON.stringify(event ?? null),
+                redirect: "manual" });
             } catch (error) {
               return { ok: false, status: 0, code: "unreachable", message: "the coordinator cannot be reached: " + error.message };
+            }
+            if (redirected(response)) {
+              const where = await this.relocate();
+              if (where === "live" && !moved) return this.send(sink, event, { retried, moved: true });
+              return { ok: false, status: 307, code: "session-elsewhere",
+                message: "the session moved to another coordinator" + (this.error ? ": " + this.error.message : ", which could not be reached yet"),
+                retryAfter: null };
             }
             let body = {};
             try { body = await response.json(); } catch { /* an answer without JSON */ }
@@ -124,6 +152,7 @@ enum ClientScript {
             if (this.session) {
               try { await this.ensureSession(); } catch { return this.retry(); }
             }
+            // A session's stream tells where the session is when it is not here (its close reason).
             const url = new URL(this.base + this.path("/renderings"), location.href);
             url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
             if (this.bearerToken) url.searchParams.set("access_token", this.bearerToken);
@@ -138,38 +167,89 @@ enum ClientScript {
               if (!this.accept(message, first)) return;
               first = false;
               this.attempt = 0;
+              this.hops = 0;
               this.setState("live", false);
               this.notify();
             };
-            socket.onclose = () => {
+            socket.onclose = event => {
               if (this.socket !== socket) return;
               this.socket = null;
+              const reason = event.reason || "";
+              if (reason.startsWith("session-elsewhere ")) return this.follow(reason.slice("session-elsewhere ".length));
+              this.hops = 0;
+              // Not (or no longer) served where it was followed: the page's own gateway says where
+              // it is now, and takes it over once its owner's lease has run out.
+              this.base = this.home;
+              if (this.session && (reason === "unknown-session" || reason === "unknown session")) {
+                this.forget();
+                this.sessionID = null;
+              }
               this.retry();
             };
             this.connections += 1;
           }
 
+          // Reconnects at once to the gateway `target` names, where the session's owner serves it;
+          // a target that is not http(s), or one hop too many, fails the client with the reason.
+          follow(target) {
+            let url = null;
+            try { url = new URL(target); } catch { /* not a URL */ }
+            if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+              return this.fail("bad-redirect", "a coordinator sent this session to \"" + target + "\", which is not an http(s) URL");
+            }
+            this.hops += 1;
+            if (this.hops > this.maximumHops) {
+              return this.fail("redirect-loop", "the coordinators sent this session on " + this.maximumHops
+                + " times in a row without serving it (last to " + url.origin + "): their advertised URLs (sessions.advertised_url) are wrong");
+            }
+            this.base = url.href.replace(/\/+$/, "");
+            this.setState("reconnecting");
+            this.start();
+          }
+
+          // After an answer redirected: reconnects the stream, which finds the owner; resolves with
+          // the state reached ("live", "failed" or "closed"), or "reconnecting" if not live soon.
+          relocate() {
+            if (this.state === "failed" || this.state === "closed") return Promise.resolve(this.state);
+            const reached = new Promise(resolve => {
+              const timer = setTimeout(() => { this.waiters.delete(waiter); resolve(this.state); }, this.maximumDelay * 4);
+              const waiter = state => { clearTimeout(timer); resolve(state); };
+              this.waiters.add(waiter);
+            });
+            this.setState("reconnecting");
+            const socket = this.socket;
+            this.socket = null;
+            if (socket) socket.close();
+            this.base = this.home;
+            if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+            this.start();
+            return reached;
+          }
+
+          fail(code, message) {
+            this.error = { code, message };
+            this.base = this.home;
+            this.hops = 0;
+            this.setState("failed");
+          }
+
           // Reconnects after a back-off with jitter, doubling up to `maximumDelay`.
           retry() {
-            if (this.state === "closed") return;
+            if (this.state === "closed" || this.state === "failed") return;
             this.setState("reconnecting");
             const ceiling = Math.min(this.maximumDelay, this.minimumDelay * 2 ** this.attempt);
             this.attempt += 1;
             this.timer = setTimeout(() => { this.timer = null; this.start(); }, ceiling / 2 + Math.random() * ceiling / 2);
           }
 
-          // Makes sure `sessionID` names a live session: the one this tab remembers if it still
-          // exists, else a new one. Throws (and the caller retries) when the coordinator cannot say.
+          // Makes sure `sessionID` names a session: the one this tab remembers (its stream says if
+          // it no longer exists, or where it is), else a new one, on the page's own gateway.
+          // Throws (and the caller retries) when the coordinator cannot say.
           async ensureSession() {
             if (!this.sessionID) this.sessionID = this.remembered();
-            if (this.sessionID) {
-              const response = await fetch(this.base + this.path("/rendering"), { headers: this.headers() });
-              if (response.ok) return;
-              if (response.status !== 404) throw new Error("GET rendering answered " + response.status);
-              this.forget();
-              this.sessionID = null;
-            }
-            const response = await fetch(this.base + "/api/sessions", {
+            if (this.sessionID) return;
+            this.base = this.home;
+            const response = await fetch(this.home + "/api/sessions", {
               method: "POST", headers: { ...this.headers(), "Content-Type": "application/json" },
               body: JSON.stringify({ root: this.session.root, props: this.session.props }) });
             if (response.status !== 201) throw new Error("POST /api/sessions answered " + response.status);
@@ -178,7 +258,7 @@ enum ClientScript {
             try { sessionStorage.setItem(this.storageKey(), this.sessionID); } catch { /* storage off: not remembered */ }
           }
 
-          storageKey() { return "workflow-session:" + this.base + ":" + (this.session.root || ""); }
+          storageKey() { return "workflow-session:" + this.home + ":" + (this.session.root || ""); }
           remembered() { try { return sessionStorage.getItem(this.storageKey()); } catch { return null; } }
           forget() { try { sessionStorage.removeItem(this.storageKey()); } catch { /* storage off */ } }
 
@@ -200,6 +280,11 @@ enum ClientScript {
           setState(state, notify = true) {
             if (this.state === state || this.state === "closed") return;
             this.state = state;
+            if (state === "live" || state === "failed" || state === "closed") {
+              const waiters = [...this.waiters];
+              this.waiters.clear();
+              for (const waiter of waiters) waiter(state);
+            }
             if (notify) this.notify();
           }
 
@@ -208,6 +293,12 @@ enum ClientScript {
               try { listener(this); } catch (error) { console.error(error); }
             }
           }
+        }
+
+        // Whether an answer is a redirect (a session another coordinator owns): opaque in a
+        // browser with `redirect: "manual"`, a plain 307 elsewhere.
+        function redirected(response) {
+          return response.type === "opaqueredirect" || response.status === 307 || response.status === 308;
         }
 
         // A started client (see WorkflowClient's constructor for the options).

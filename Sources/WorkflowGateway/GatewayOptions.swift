@@ -24,6 +24,9 @@ public struct GatewayOptions: Sendable {
     public var maxEventBytes: Int
     /// The bounds on each client connection (timeouts, how many at once).
     public var limits: GatewayLimits
+    /// The pages' origins that may call the API across origins (CORS, `gateway.allowed_origins`):
+    /// pages served by another coordinator of spread sessions following their session here.
+    public var allowedOrigins: [GatewayOrigin]
 
     /// Creates options. `metricsFactory` defaults to the process's bootstrapped factory (a no-op
     /// one unless the daemon bootstrapped Prometheus); tests pass a factory over their own
@@ -31,9 +34,10 @@ public struct GatewayOptions: Sendable {
     public init(
         address: GatewayAddress, bearerToken: String? = nil, assets: [WebAsset] = [],
         metricsRegistry: PrometheusCollectorRegistry? = nil, metricsFactory: (any MetricsFactory)? = nil, maxEventBytes: Int = 1 << 20,
-        limits: GatewayLimits = GatewayLimits()
+        limits: GatewayLimits = GatewayLimits(), allowedOrigins: [GatewayOrigin] = []
     ) {
         self.limits = limits
+        self.allowedOrigins = allowedOrigins
         self.address = address
         self.bearerToken = bearerToken
         self.assets = assets

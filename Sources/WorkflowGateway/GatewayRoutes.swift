@@ -22,7 +22,9 @@ import WorkflowRemote
 /// | `GET /workflow-client.js` | the JavaScript module pages use (`ClientScript`) |
 /// | the application's assets | e.g. the email browser's page at `/` |
 ///
-/// Every GET route answers HEAD too; another method on a known path is 405 with `Allow`.
+/// Every GET route answers HEAD too; another method on a known path is 405 with `Allow`. With
+/// `gateway.allowed_origins`, pages of those origins may call every route across origins
+/// (`CrossOriginMiddleware`).
 public enum GatewayRoutes {
     /// The path of the rendering stream (the only route that also takes the token as a query
     /// parameter, since a browser's WebSocket cannot send headers).
@@ -47,6 +49,9 @@ public enum GatewayRoutes {
         let assets = options.assets + [InspectorPage.asset, ClientScript.asset].filter { builtIn in !options.assets.contains { $0.path == builtIn.path } }
         let assetPaths = Set(assets.map(\.path))
         router.add(middleware: RequestCountingMiddleware(metrics: metrics))
+        if !options.allowedOrigins.isEmpty {
+            router.add(middleware: CrossOriginMiddleware(allowed: options.allowedOrigins))
+        }
         if let token = options.bearerToken {
             router.add(middleware: BearerTokenMiddleware(token: token, openPaths: assetPaths))
         }

@@ -68,8 +68,8 @@ struct SessionRouteTests {
                 registry: registry, runtime: parent, settings: settings, logger: GatewayTesting.quietLogger, store: store, spread: spread)
         }
 
-        func application() -> some ApplicationProtocol {
-            GatewayTesting.application(session: shared, runtime: parent, sessions: directory)
+        func application(options: GatewayOptions = GatewayTesting.options()) -> some ApplicationProtocol {
+            GatewayTesting.application(session: shared, runtime: parent, options: options, sessions: directory)
         }
 
         func stop() async {

@@ -7,6 +7,7 @@ import Logging
 import Testing
 import WorkflowCluster
 import WorkflowClusterTesting
+import WorkflowGateway
 
 /// Sessions spread over two coordinators (two directories, each with its own runtime and worker,
 /// through two gateways) sharing one private PostgreSQL server: a request for the other's session
@@ -20,37 +21,43 @@ struct SpreadSessionRouteTests {
 
     /// Coordinator `holder`'s part in the spread sessions of the database at `url`, taking leases
     /// of `lease`.
-    static func spread(_ url: String, holder: String, lease: Duration = Self.lease) async throws -> SessionSpread {
+    static func spread(_ url: String, holder: String, lease: Duration = Self.lease, advertisedURL: String? = nil) async throws -> SessionSpread {
         let store = try await PostgresCoordinatorStore.open(url: url, fencesSessionsByLease: true, logger: GatewayTesting.quietLogger)
-        return SessionSpread(store: store, holder: holder, settings: SessionSpreadSettings(lease: lease, advertisedURL: "http://\(holder).test:8080"))
+        return SessionSpread(
+            store: store, holder: holder, settings: SessionSpreadSettings(lease: lease, advertisedURL: advertisedURL ?? "http://\(holder).test:8080"))
     }
 
     static func execute(
-        _ client: some TestClientProtocol, _ uri: String, _ method: HTTPRequest.Method, body: String? = nil
-    ) async throws -> (status: HTTPResponse.Status, location: String?, text: String) {
-        try await client.execute(uri: uri, method: method, headers: GatewayTesting.json, body: body.map(GatewayTesting.body)) {
-            ($0.status, $0.headers[.location], String(buffer: $0.body))
+        _ client: some TestClientProtocol, _ uri: String, _ method: HTTPRequest.Method, body: String? = nil, origin: String? = nil
+    ) async throws -> (status: HTTPResponse.Status, location: String?, text: String, allowedOrigin: String?) {
+        var headers = GatewayTesting.json
+        if let origin { headers[.origin] = origin }
+        return try await client.execute(uri: uri, method: method, headers: headers, body: body.map(GatewayTesting.body)) {
+            ($0.status, $0.headers[.location], String(buffer: $0.body), $0.headers[.accessControlAllowOrigin])
         }
     }
 
-    @Test(
-        "a request for the other coordinator's session is redirected (307 to its gateway, path and query kept; its stream closed naming it); once its owner stops renewing, the session is taken over with its state and the old owner's writes are refused (503 not-durable)"
-    )
-    func redirectTakeoverAndFencing() async throws {
+    /// Two coordinators' gateways over the spread sessions of one private PostgreSQL server, `a`
+    /// advertising `advertisedA` and served in process, `b` served on a real socket (its streams
+    /// are read over WebSockets) with `optionsB`; both renew their leases until `body` cancels
+    /// A's keeper (the third argument). Everything is stopped and closed whatever `body` does.
+    static func withPair(
+        _ name: String, advertisedA: String? = nil, optionsB: GatewayOptions = GatewayTesting.options(),
+        _ body: @Sendable (SessionRouteTests.Fixture, any TestClientProtocol, Task<Void, Never>, SessionRouteTests.Fixture, any TestClientProtocol) async throws -> Void
+    ) async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
         try await PrivatePostgres.with { server in
-            let spreadA = try await Self.spread(server.url, holder: "a")
+            let spreadA = try await Self.spread(server.url, holder: "a", advertisedURL: advertisedA)
             let spreadB = try await Self.spread(server.url, holder: "b")
-            let a = try await SessionRouteTests.Fixture("gw-spread-a", spread: spreadA)
-            let b = try await SessionRouteTests.Fixture("gw-spread-b", spread: spreadB)
+            let a = try await SessionRouteTests.Fixture("\(name)-a", spread: spreadA)
+            let b = try await SessionRouteTests.Fixture("\(name)-b", spread: spreadB)
             let keeperA = Task { await a.directory.run() }
             let keeperB = Task { await b.directory.run() }
             let outcome: Result<Void, any Error>
             do {
                 try await a.application().test(.router) { clientA in
-                    // Live (a real socket): B's stream is read over a WebSocket.
-                    try await b.application().test(.live) { clientB in
-                        try await Self.scenario(a: a, clientA: clientA, keeperA: keeperA, b: b, clientB: clientB)
+                    try await b.application(options: optionsB).test(.live) { clientB in
+                        try await body(a, clientA, keeperA, b, clientB)
                     }
                 }
                 outcome = .success(())
@@ -64,6 +71,38 @@ struct SpreadSessionRouteTests {
             await spreadA.store.close()
             await spreadB.store.close()
             try outcome.get()
+        }
+    }
+
+    @Test(
+        "a request for the other coordinator's session is redirected (307 to its gateway, path and query kept; its stream closed naming it); once its owner stops renewing, the session is taken over with its state and the old owner's writes are refused (503 not-durable)"
+    )
+    func redirectTakeoverAndFencing() async throws {
+        try await Self.withPair("gw-spread") { a, clientA, keeperA, b, clientB in
+            try await Self.scenario(a: a, clientA: clientA, keeperA: keeperA, b: b, clientB: clientB)
+        }
+    }
+
+    @Test(
+        "behind a reverse proxy: the owner advertised with the proxy's path prefix is where the others redirect (307, prefix then path) and where its stream's close reason points; a page of an allowed origin can read the redirect"
+    )
+    func redirectToPrefixedOwner() async throws {
+        let owner = "http://proxy.test/coordinators/a"
+        var options = GatewayTesting.options()
+        options.allowedOrigins = [try #require(GatewayOrigin(parsing: "http://proxy.test"))]
+        try await Self.withPair("gw-prefix", advertisedA: owner, optionsB: options) { _, clientA, _, _, clientB in
+            let id = try await SessionRouteTests.create(clientA)
+            let read = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get, origin: "http://proxy.test")
+            #expect(read.status == .temporaryRedirect && read.location == owner + "/api/sessions/\(id)/rendering", "\(read)")
+            #expect(read.allowedOrigin == "http://proxy.test", "the page may read it")
+            let stranger = try await Self.execute(clientB, "/api/sessions/\(id)/rendering", .get, origin: "http://elsewhere.test")
+            #expect(stranger.status == .temporaryRedirect && stranger.allowedOrigin == nil, "\(stranger)")
+            let closed = try await withSafetyTimeout("B closing the stream of A's session") {
+                try await clientB.ws("/api/sessions/\(id)/renderings") { inbound, _, _ in
+                    for try await _ in inbound.messages(maxSize: 1 << 20) {}
+                }
+            }
+            #expect(closed?.reason == "session-elsewhere " + owner, "\(String(describing: closed))")
         }
     }
 

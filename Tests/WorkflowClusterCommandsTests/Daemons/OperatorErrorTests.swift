@@ -85,6 +85,20 @@ struct OperatorErrorTests {
         }
     }
 
+    @Test("a malformed allowed origin (gateway.allowed_origins) stops the coordinator with exit 78 naming the key and the value")
+    func malformedAllowedOrigin() async throws {
+        try await ClusterFixture.with("bad-origin") { cluster in
+            let fromFlag = try await Self.run(
+                cluster, "test-coordinator", ["--config", cluster.configPath, "--gateway-allowed-origins", "http://page.test/app"])
+            #expect(fromFlag.status == 78, "\(fromFlag.log)")
+            #expect(fromFlag.log.contains("gateway.allowed_origins") && fromFlag.log.contains(#""http://page.test/app""#), "\(fromFlag.log)")
+            let fromEnvironment = try await Self.run(
+                cluster, "test-coordinator", ["--config", cluster.configPath], environment: ["WORKFLOW_GATEWAY_ALLOWED_ORIGINS": "*"])
+            #expect(fromEnvironment.status == 78, "\(fromEnvironment.log)")
+            #expect(fromEnvironment.log.contains("gateway.allowed_origins"), "\(fromEnvironment.log)")
+        }
+    }
+
     @Test("a placement naming a worker the file does not list exits 78, also when the file lists no workers at all")
     func placementOfUnknownWorker() async throws {
         try await ClusterFixture.with("unknown-placement") { cluster in

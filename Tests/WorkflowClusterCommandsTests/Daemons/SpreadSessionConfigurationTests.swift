@@ -49,6 +49,10 @@ struct SpreadSessionConfigurationTests {
         overrides.sessionsAdvertisedURL = "https://c.example"
         let fromFlags = try await Self.load(file, environment: environment, overrides: overrides)
         #expect(fromFlags.sessions?.spread == SessionSpreadSettings(lease: .milliseconds(900), advertisedURL: "https://c.example"))
+        // Behind a reverse proxy, the URL has the proxy's prefix for this coordinator (no trailing slash kept).
+        overrides.sessionsAdvertisedURL = "https://app.example/coordinators/a/"
+        let prefixed = try await Self.load(file, overrides: overrides)
+        #expect(prefixed.sessions?.spread?.advertisedURL == "https://app.example/coordinators/a")
     }
 
     @Test("spread with the SQLite store or none, with a root lease, without a gateway or its URL, or too short a lease: refused, naming the key")
@@ -67,6 +71,10 @@ struct SpreadSessionConfigurationTests {
         #expect(noURL.contains("key 'sessions.advertised_url'") && noURL.contains("http://HOST:PORT"), "\(noURL)")
         let badURL = await Self.refusal(base + Self.postgres + #","sessions":{"spread_lease_ms":1500,"advertised_url":"a.example:80"}}"#)
         #expect(badURL.contains("key 'sessions.advertised_url'"), "\(badURL)")
+        for bad in ["http://a:1/p?q=1", "http://a:1/p#f", "ftp://a:1", "http://user@a:1/p", "http://a:1//p"] {
+            let refused = await Self.refusal(base + Self.postgres + #","sessions":{"spread_lease_ms":1500,"advertised_url":"\#(bad)"}}"#)
+            #expect(refused.contains("key 'sessions.advertised_url'") && refused.contains("PREFIX"), "\(bad): \(refused)")
+        }
         let short = await Self.refusal(base + Self.postgres + #","sessions":{"spread_lease_ms":100,"advertised_url":"http://a:1"}}"#)
         #expect(short.contains("at least 300"), "\(short)")
         let urlAlone = await Self.refusal(base + Self.postgres + #","sessions":{"advertised_url":"http://a:1"}}"#)

@@ -72,7 +72,8 @@ public enum EmailBrowserWebPage {
         }
 
         function draw() {
-          $("connection").textContent = connectionWords[client.state];
+          // "failed": the session could not be followed to its coordinator (the client says why).
+          $("connection").textContent = client.state === "failed" ? "failed: " + client.error.message : connectionWords[client.state];
           $("session").textContent = client.sessionID ? "session " + client.sessionID.slice(0, 8) : "shared";
           document.body.dataset.session = client.sessionID || "";
           if (client.rendering === null) return;

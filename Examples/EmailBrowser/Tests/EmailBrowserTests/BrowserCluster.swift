@@ -12,19 +12,31 @@ final class BrowserCluster: Sendable {
     let endpoint: String
     let daemons = DaemonGroup()
 
-    /// The endpoints of the coordinators: one, or two (a leader and a standby) with `sharedStore`.
+    /// The endpoints of the coordinators: one, or two (a leader and a standby) with `sharedStore`,
+    /// or two serving at once with `spread`.
     let endpoints: [String]
+
+    /// Sessions spread over coordinators sharing a PostgreSQL store (`sessions.spread_lease_ms`),
+    /// their pages allowed to call each other's gateways (`gateway.allowed_origins`).
+    struct Spread {
+        var store: String
+        var allowedOrigins: [String]
+        /// Twice the recommended lease, so that a coordinator starved of CPU by a loaded machine
+        /// keeps its sessions until the test's fault.
+        var leaseMilliseconds = 3_000
+    }
 
     /// A cluster named `name`; with `sharedStore` (a PostgreSQL URL), a cluster for a leader and
     /// a standby coordinator sharing that store under a lease, each worker configured with both
-    /// endpoints.
-    init(_ name: String, sharedStore: String? = nil) throws {
+    /// endpoints; with `spread`, one for coordinators spreading sessions (each with workers of
+    /// its own, started with `startWorker(_:coordinator:)`).
+    init(_ name: String, sharedStore: String? = nil, spread: Spread? = nil) throws {
         let unique = "\(getpid())-\(name)-\(UUID().uuidString.prefix(8))"
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("email-browser-\(unique)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         configPath = directory.appendingPathComponent("cluster.json").path
         endpoint = "ipc://" + directory.appendingPathComponent("endpoint").path
-        endpoints = sharedStore == nil ? [endpoint] : [endpoint, endpoint + "-b"]
+        endpoints = sharedStore == nil && spread == nil ? [endpoint] : [endpoint, endpoint + "-b"]
         var document: [String: Any] = [
             "coordinator": ["endpoints": endpoints, "root": "email-browser"],
             "workers": [["name": "worker-1", "pool": "inbox"], ["name": "worker-2", "pool": "messages"]],
@@ -43,6 +55,14 @@ final class BrowserCluster: Sendable {
             // does not step down by itself before the test's fault.
             document["store"] = ["kind": "postgres", "url": sharedStore, "lease_ms": 3_000]
         }
+        if let spread {
+            // One endpoint, which each daemon's --endpoint replaces: a worker stays with its own
+            // coordinator, never joining another when its own is gone.
+            document["coordinator"] = ["endpoint": endpoint, "root": "email-browser"]
+            document["store"] = ["kind": "postgres", "url": spread.store]
+            document["sessions"] = ["enabled": true, "spread_lease_ms": spread.leaseMilliseconds]
+            document["gateway"] = ["listen": "127.0.0.1:0", "allowed_origins": spread.allowedOrigins]
+        }
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
             .write(to: URL(fileURLWithPath: configPath))
     }
@@ -59,10 +79,11 @@ final class BrowserCluster: Sendable {
     /// when it leads and its gateway on `gatewayPort` (the same as standby and as leader); waits
     /// until it prints its gateway, as a leader or as a standby (`role`).
     @discardableResult
-    func startCoordinator(_ index: Int, gatewayPort: Int, role: String) async throws -> DaemonProcess {
+    func startCoordinator(_ index: Int, gatewayPort: Int, role: String, _ extra: [String] = []) async throws -> DaemonProcess {
         let coordinator = try start(
             "workflow-coordinator",
-            ["--config", configPath, "--print-renderings", "json", "--endpoint", endpoints[index], "--gateway-listen", "127.0.0.1:\(gatewayPort)"],
+            ["--config", configPath, "--print-renderings", "json", "--endpoint", endpoints[index], "--gateway-listen", "127.0.0.1:\(gatewayPort)"]
+                + extra,
             label: "coordinator-\(index)")
         try await coordinator.stdout.first("coordinator-\(index) to serve as \(role)") { line in
             line.contains(#""event":"gateway""#) && (role == "standby") == line.contains(#""role":"standby""#)
@@ -75,6 +96,15 @@ final class BrowserCluster: Sendable {
     func startWorker(_ name: String) async throws -> DaemonProcess {
         let worker = try start("workflow-worker", ["--config", configPath, "--name", name], label: name)
         try await worker.stderr.first("\(name) to be welcomed") { $0.contains("welcomed by the parent") }
+        return worker
+    }
+
+    /// Starts the worker `name` of coordinator `index` (spread sessions: each coordinator has
+    /// workers of its own, of the same names) and waits until it was welcomed.
+    @discardableResult
+    func startWorker(_ name: String, coordinator index: Int) async throws -> DaemonProcess {
+        let worker = try start("workflow-worker", ["--config", configPath, "--name", name, "--endpoint", endpoints[index]], label: "\(name)-\(index)")
+        try await worker.stderr.first("\(name) of coordinator-\(index) to be welcomed") { $0.contains("welcomed by the parent") }
         return worker
     }
 
@@ -99,8 +129,8 @@ final class BrowserCluster: Sendable {
     }
 
     /// Runs `body` with a fresh cluster and always shuts it down, even when `body` throws.
-    static func with(_ name: String, sharedStore: String? = nil, _ body: (BrowserCluster) async throws -> Void) async throws {
-        let cluster = try BrowserCluster(name, sharedStore: sharedStore)
+    static func with(_ name: String, sharedStore: String? = nil, spread: Spread? = nil, _ body: (BrowserCluster) async throws -> Void) async throws {
+        let cluster = try BrowserCluster(name, sharedStore: sharedStore, spread: spread)
         do {
             try await body(cluster)
         } catch {
