@@ -20,6 +20,24 @@ struct SQLiteCoordinatorStoreTests {
         }
     }
 
+    @Test("store.sync: full fsyncs every commit (synchronous=FULL) by default, normal sets synchronous=NORMAL; both commit and read back")
+    func syncLevels() async throws {
+        try await StoreDirectory.with("sync") { directory in
+            let path = directory.appendingPathComponent("coordinator.sqlite").path
+            for (sync, level) in [(StoreSettings.Sync.full, 2), (.normal, 1)] {
+                let store = try await SQLiteCoordinatorStore.open(path: path, sync: sync)
+                #expect(try await store.synchronousLevel() == level)
+                let token = try await store.acquireWriter(holder: "test")
+                try await store.commit(CoordinatorStoreContractTests.checkpoint(Int64(level), "\(sync)"), fencedBy: token)
+                await store.close()
+                let reopened = try await SQLiteCoordinatorStore.open(path: path)
+                #expect(try await reopened.synchronousLevel() == 2)
+                #expect(try await reopened.latestCheckpoint() == CoordinatorStoreContractTests.checkpoint(Int64(level), "\(sync)"))
+                await reopened.close()
+            }
+        }
+    }
+
     @Test("a missing directory, a directory and a file that is not a database cannot be opened, in words")
     func unopenable() async throws {
         try await StoreDirectory.with("bad") { directory in
