@@ -24,11 +24,14 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
     private let connection: SQLiteConnection
     /// Concurrent commits (of the shared root and of sessions) share one transaction.
     private let group: GroupCommit
+    /// Checkpoints the write-ahead log off the commit path (`SQLiteLogCheckpointer`).
+    private let logCheckpointer: SQLiteLogCheckpointer
 
-    private init(path: String, connection: SQLiteConnection, maxCommitBatch: Int) {
+    private init(path: String, connection: SQLiteConnection, maxCommitBatch: Int, logCheckpointer: SQLiteLogCheckpointer) {
         self.path = path
         self.connection = connection
         self.group = GroupCommit(storeName: path, maximumBatch: maxCommitBatch)
+        self.logCheckpointer = logCheckpointer
     }
 
     /// Opens (creating if missing) the database at `path` and prepares its tables; `sync` says
@@ -56,7 +59,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         } catch {
             throw .cannotOpen(store: path, reason: Self.words(error))
         }
-        let store = SQLiteCoordinatorStore(path: path, connection: connection, maxCommitBatch: maxCommitBatch)
+        let logCheckpointer: SQLiteLogCheckpointer
         do {
             let mode = try await connection.query("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
             guard mode?.lowercased() == "wal" else {
@@ -70,13 +73,16 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
                     id INTEGER PRIMARY KEY CHECK (id = 1), fencing_token INTEGER NOT NULL, holder TEXT NOT NULL, since TEXT NOT NULL)
                 """)
             try await prepareCheckpoints(connection)
+            // The log is checkpointed by a connection of its own, never inside a commit.
+            _ = try await connection.query("PRAGMA wal_autocheckpoint = 0")
+            logCheckpointer = try await SQLiteLogCheckpointer.start(path: path, sync: sync, interval: .milliseconds(200), logger: logger)
         } catch let error as CoordinatorStoreError {
             throw error
         } catch {
             try? await connection.close()
             throw .cannotOpen(store: path, reason: Self.words(error))
         }
-        return store
+        return SQLiteCoordinatorStore(path: path, connection: connection, maxCommitBatch: maxCommitBatch, logCheckpointer: logCheckpointer)
     }
 
     /// Creates the checkpoint table, keyed by scope, and moves the shared root's checkpoint of a
@@ -189,6 +195,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
                 RETURNING scope
                 """, binds)
             committed = Set(returned.compactMap { $0.column("scope")?.string })
+            if !committed.isEmpty { logCheckpointer.committed() }
         } catch {
             return Array(repeating: .failure(error), count: checkpoints.count)
         }
@@ -238,6 +245,14 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         try await query("reading PRAGMA synchronous", "PRAGMA synchronous", []).first?.column("synchronous")?.integer ?? -1
     }
 
+    /// The writing connection's `PRAGMA wal_autocheckpoint` (`0`: SQLite never checkpoints the
+    /// log inside a commit) and a checkpoint of the log run now by `SQLiteLogCheckpointer`, for tests.
+    package func logCheckpointing() async throws -> (autocheckpoint: Int, log: Int, checkpointed: Int) {
+        let automatic = try await connection.query("PRAGMA wal_autocheckpoint").first?.column("wal_autocheckpoint")?.integer ?? -1
+        let (log, checkpointed) = try await logCheckpointer.checkpoint()
+        return (automatic, log, checkpointed)
+    }
+
     /// The writer row's token (0: none).
     private func currentToken() async throws(CoordinatorStoreError) -> FencingToken {
         let current = try await query("reading the writer's fencing token", "SELECT fencing_token FROM coordinator_writer WHERE id = 1", [])
@@ -251,6 +266,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
     }
 
     public func close() async {
+        await logCheckpointer.close()
         try? await connection.close()
     }
 
