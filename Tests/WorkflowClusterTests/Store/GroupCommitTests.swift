@@ -18,6 +18,33 @@ struct GroupCommitTests {
         if case .failure(.fenced) = result { true } else { false }
     }
 
+    /// Runs `body` with two connections to a fresh store of `backend`: a deposed writer's and
+    /// the current writer's, each with its token.
+    static func withDeposedWriter(
+        _ backend: StoreBackend, _ label: String,
+        _ body: (_ old: any CoordinatorStore, _ oldToken: FencingToken, _ current: any CoordinatorStore, _ token: FencingToken) async throws -> Void
+    ) async throws {
+        try await backend.withEmptyStore(label) { section in
+            let old = try await StoreSection.open(section)
+            let new: any CoordinatorStore
+            do {
+                let oldToken = try await old.acquireWriter(holder: "old")
+                new = try await StoreSection.open(section)
+                do {
+                    try await body(old, oldToken, new, try await new.acquireWriter(holder: "new"))
+                } catch {
+                    await new.close()
+                    throw error
+                }
+            } catch {
+                await old.close()
+                throw error
+            }
+            await old.close()
+            await new.close()
+        }
+    }
+
     @Test("checkpoints of several sessions and the shared root in one transaction: all stored, read back with their origins", arguments: StoreBackend.allCases)
     func severalTreesInOneTransaction(backend: StoreBackend) async throws {
         try await backend.withEmptyStore("group") { section in
@@ -40,11 +67,7 @@ struct GroupCommitTests {
 
     @Test("a stale token in a transaction is refused alone: the others in it are stored", arguments: StoreBackend.allCases)
     func staleTokenRefusedAlone(backend: StoreBackend) async throws {
-        try await backend.withEmptyStore("group-fence") { section in
-            let old = try await StoreSection.open(section)
-            let oldToken = try await old.acquireWriter(holder: "old")
-            let new = try await StoreSection.open(section)
-            let newToken = try await new.acquireWriter(holder: "new")
+        try await Self.withDeposedWriter(backend, "group-fence") { _, oldToken, new, newToken in
             let (first, second) = (SessionID.random(), SessionID.random())
             // Through one connection: one checkpoint with the current token, one with the deposed
             // writer's.
@@ -60,8 +83,6 @@ struct GroupCommitTests {
             #expect(offered == oldToken && current == newToken)
             #expect(try await new.latestCheckpoint(of: .session(first))?.snapshot == Data("kept".utf8))
             #expect(try await new.latestCheckpoint(of: .session(second)) == nil)
-            await old.close()
-            await new.close()
         }
     }
 
@@ -98,11 +119,7 @@ struct GroupCommitTests {
 
     @Test("commits of many sessions arriving while one runs share the next transaction; a stale token there fails only its own", arguments: StoreBackend.allCases)
     func concurrentCommitsShareOneTransaction(backend: StoreBackend) async throws {
-        try await backend.withEmptyStore("group-share") { section in
-            let old = try await StoreSection.open(section)
-            let oldToken = try await old.acquireWriter(holder: "old")
-            let store = try await StoreSection.open(section)
-            let token = try await store.acquireWriter(holder: "new")
+        try await Self.withDeposedWriter(backend, "group-share") { _, oldToken, store, token in
             let group = GroupCommit(storeName: "test")
             let gate = Gate()
             let sizes = Mutex<[Int]>([])
@@ -144,8 +161,6 @@ struct GroupCommitTests {
             }
             #expect(outcomes[.session(stale)].map(Self.isFenced) == true)
             #expect(try await store.latestCheckpoint(of: .session(stale)) == nil)
-            await old.close()
-            await store.close()
         }
     }
 
