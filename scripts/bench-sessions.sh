@@ -2,7 +2,7 @@
 # Sessions at scale: a real coordinator and two real workers (release builds of
 # Benchmarks/SessionBench, ipc endpoints, the embedded SQLite store), and a load generator over
 # real HTTP and WebSockets. Prints one table, each figure beside a baseline from the same run:
-#   scripts/bench-sessions.sh        (SESSIONS=10000 EVENT_SESSIONS=1000 RATE=1000 SECONDS_EACH=10 PORT=43500 STORE=sqlite)
+#   scripts/bench-sessions.sh        (SESSIONS=10000 EVENT_SESSIONS=1000 RATE=1000 SECONDS_EACH=10 PORT=43500 STORE=sqlite [SYNC=full|normal] [BATCH=N])
 # Every session is the root "board": one counter, a remote child placed least-loaded on the two
 # workers. Everything started here is stopped, and its temporary directory removed, at the end.
 set -euo pipefail
@@ -13,6 +13,8 @@ RATE=${RATE:-1000}
 SECONDS_EACH=${SECONDS_EACH:-10}
 PORT=${PORT:-43500}
 STORE=${STORE:-sqlite} # or none: no store (sessions live in memory; no passivated row)
+SYNC=${SYNC:-}         # the SQLite store's store.sync: full (the default: an fsync per commit) or normal
+BATCH=${BATCH:-}       # store.max_commit_batch (default 256; 1: each tree commits alone, as before group commit across trees)
 scratch="${BENCH_SCRATCH:-.build}"
 swift build -c release --scratch-path "$scratch" --product session-bench >&2
 bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/session-bench"
@@ -31,7 +33,7 @@ cat >"$dir/cluster.json" <<JSON
   "placement": [ { "match": "*CounterWorkflow", "pool": "bench" } ],
   "log": { "level": "warning", "format": "text" },
   "gateway": { "listen": "127.0.0.1:$PORT", "max_connections": 4096 },
-  "store": { "kind": "$STORE", "path": "store.sqlite" },
+  "store": { "kind": "$STORE", "path": "store.sqlite"${SYNC:+, \"sync\": \"$SYNC\"}${BATCH:+, \"max_commit_batch\": $BATCH} },
   "sessions": { "enabled": true, "idle_timeout_ms": 3600000, "max_sessions": $((SESSIONS * 2)),
                 "max_creations_per_second": 100000 } }
 JSON

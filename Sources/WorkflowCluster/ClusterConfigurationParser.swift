@@ -219,9 +219,11 @@ package struct ClusterConfigurationParser: Sendable {
 
     private func parseStore(_ value: Any) throws -> StoreSettings {
         let object = try object(value, "store")
-        try allowOnly(object, "store", ["kind", "path", "url", "lease_ms"])
+        try allowOnly(object, "store", ["kind", "path", "url", "lease_ms", "sync", "max_commit_batch"])
         var settings = StoreSettings()
         if let kind = object["kind"] { settings.kind = try oneOf(kind, "store.kind") }
+        if let sync = object["sync"], !(sync is NSNull) { settings.sync = try oneOf(sync, "store.sync") }
+        if let batch = object["max_commit_batch"], !(batch is NSNull) { settings.maxCommitBatch = try positiveInt(batch, "store.max_commit_batch") }
         if let path = object["path"], !(path is NSNull) {
             let text = try string(path, "store.path")
             guard !text.isEmpty else { throw fail("store.path", "a file path", found: "\"\"") }

@@ -25,6 +25,8 @@ package struct ClusterOverrides: Sendable, Equatable {
     package var storePath: String?
     /// `--store-url` (the coordinator's PostgreSQL database).
     package var storeURL: String?
+    /// `--store-sync` (when the SQLite store's commits reach the disk: `full` or `normal`).
+    package var storeSync: String?
     /// `--gateway-header-timeout-ms` (`GatewayLimits.headerTimeout`, in milliseconds).
     package var gatewayHeaderTimeoutMilliseconds: String?
     /// `--gateway-body-timeout-ms` (`GatewayLimits.bodyTimeout`, in milliseconds).
@@ -46,9 +48,10 @@ package struct ClusterOverrides: Sendable, Equatable {
     package init(
         logLevel: String? = nil, logFormat: String? = nil, coordinatorEndpoint: String? = nil, root: String? = nil,
         workerName: String? = nil, workerPool: String? = nil, gatewayListen: String? = nil, drainDeadlineMilliseconds: String? = nil,
-        storeKind: String? = nil, storePath: String? = nil, storeURL: String? = nil
+        storeKind: String? = nil, storePath: String? = nil, storeURL: String? = nil, storeSync: String? = nil
     ) {
         self.storeURL = storeURL
+        self.storeSync = storeSync
         self.storeKind = storeKind
         self.storePath = storePath
         self.drainDeadlineMilliseconds = drainDeadlineMilliseconds
@@ -68,7 +71,7 @@ package struct ClusterOverrides: Sendable, Equatable {
             ("--log-level", logLevel), ("--log-format", logFormat), ("--coordinator-endpoint", coordinatorEndpoint),
             ("--coordinator-root", root), ("--worker-name", workerName), ("--worker-pool", workerPool),
             ("--gateway-listen", gatewayListen), ("--drain-deadline-ms", drainDeadlineMilliseconds),
-            ("--store-kind", storeKind), ("--store-path", storePath), ("--store-url", storeURL),
+            ("--store-kind", storeKind), ("--store-path", storePath), ("--store-url", storeURL), ("--store-sync", storeSync),
             ("--gateway-header-timeout-ms", gatewayHeaderTimeoutMilliseconds), ("--gateway-body-timeout-ms", gatewayBodyTimeoutMilliseconds),
             ("--gateway-idle-timeout-ms", gatewayIdleTimeoutMilliseconds), ("--gateway-max-connections", gatewayMaxConnections),
             ("--gateway-allowed-origins", gatewayAllowedOrigins),

@@ -31,6 +31,8 @@ import Logging
 /// | store.path           | --store-path (coordinator)   | WORKFLOW_STORE_PATH            |
 /// | store.url            | --store-url (coordinator)    | WORKFLOW_STORE_URL             |
 /// | store.lease_ms       | --store-lease-ms (coord.)    | WORKFLOW_STORE_LEASE_MS        |
+/// | store.sync           | --store-sync (coordinator)   | WORKFLOW_STORE_SYNC            |
+/// | store.max_commit_batch | (file, environment)        | WORKFLOW_STORE_MAX_COMMIT_BATCH |
 /// | sessions.spread_lease_ms | --sessions-spread-lease-ms | WORKFLOW_SESSIONS_SPREAD_LEASE_MS |
 /// | sessions.advertised_url  | --sessions-advertised-url  | WORKFLOW_SESSIONS_ADVERTISED_URL  |
 package struct ClusterSettings: Sendable {
@@ -121,6 +123,21 @@ package struct ClusterSettings: Sendable {
                     found: "\"\(leaseText)\"")
             }
             configuration.store.lease = .milliseconds(milliseconds)
+        }
+        if let syncText = reader.string(forKey: "store.sync"), syncText != configuration.store.sync.rawValue {
+            guard let sync = StoreSettings.Sync(rawValue: syncText) else {
+                throw ClusterConfigurationError(
+                    file: layer, key: "store.sync", expected: ClusterConfigurationParser.choices(StoreSettings.Sync.self), found: "\"\(syncText)\"")
+            }
+            configuration.store.sync = sync
+        }
+        // Read as `store.max.commit.batch`, whose variable spells like the others'.
+        if let batchText = reader.string(forKey: "store.max.commit.batch") {
+            guard let batch = Int(batchText), batch > 0 else {
+                throw ClusterConfigurationError(
+                    file: layer, key: "store.max_commit_batch", expected: "a positive integer (checkpoints per transaction)", found: "\"\(batchText)\"")
+            }
+            configuration.store.maxCommitBatch = batch
         }
         try configuration.store.validate(source: layer)
         var spreadSource = file
@@ -268,6 +285,8 @@ package struct ClusterSettings: Sendable {
             "store.kind": ConfigValue(.string(configuration.store.kind.rawValue), isSecret: false),
             "store.path": ConfigValue(.string(configuration.store.path ?? ""), isSecret: false),
             "store.url": ConfigValue(.string(configuration.store.url ?? ""), isSecret: true),
+            "store.sync": ConfigValue(.string(configuration.store.sync.rawValue), isSecret: false),
+            "store.max.commit.batch": ConfigValue(.string("\(configuration.store.maxCommitBatch)"), isSecret: false),
             "drain.deadline.ms": ConfigValue(.string("\(Int((configuration.drainDeadline / .milliseconds(1)).rounded()))"), isSecret: false),
         ]
     }

@@ -51,6 +51,9 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The PostgreSQL store's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT; optional connect_timeout and operation_timeout (seconds). Overrides store.url and WORKFLOW_STORE_URL.", valueName: "url"))
     var storeURL: String?
 
+    @Option(name: .long, help: ArgumentHelp("When the SQLite store's commits reach the disk: full (default: fsynced before an event is answered, survives a machine crash) or normal (written before, fsynced later: survives a coordinator crash, SIGKILL included, not a machine crash). Overrides store.sync and WORKFLOW_STORE_SYNC.", valueName: "mode"))
+    var storeSync: String?
+
     @Option(name: .long, help: ArgumentHelp("Share the PostgreSQL store with standby coordinators under a lease of this many milliseconds (at least 300; 2000 recommended): start as a standby, lead while holding the lease, exit 75 when it cannot be renewed. Overrides store.lease_ms and WORKFLOW_STORE_LEASE_MS.", valueName: "ms"))
     var storeLeaseMs: String?
 
@@ -104,7 +107,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 overrides: gatewayLimitOverrides(
                     ClusterOverrides(
                         logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen,
-                        storeKind: storeKind, storePath: storePath, storeURL: storeURL)))
+                        storeKind: storeKind, storePath: storePath, storeURL: storeURL, storeSync: storeSync)))
             // A coordinator's own check: workers reading the same file ignore spread sessions.
             try settings.validateSpreadSessions()
         } catch {
@@ -154,7 +157,8 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             if let spread = configuration.sessions?.spread, let url = configuration.store.url {
                 // Every coordinator serves at once: no writer to become, each session's lease is
                 // taken when it is created or asked for.
-                let store = try await PostgresCoordinatorStore.open(url: url, fencesSessionsByLease: true, logger: logger)
+                let store = try await PostgresCoordinatorStore.open(
+                    url: url, fencesSessionsByLease: true, maxCommitBatch: configuration.store.maxCommitBatch, logger: logger)
                 // Unique across hosts and restarts: a restarted coordinator owns none of its
                 // predecessor's sessions until it takes them over like any other.
                 let incarnation = String(UInt64.random(in: 0...UInt64.max), radix: 16)
@@ -162,7 +166,8 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             } else             if let lease = configuration.store.lease, let url = configuration.store.url {
                 // A standby first: the store is reached now (a wrong URL or an unreachable
                 // database stops the coordinator at start), the lease taken when it runs out.
-                let store = try await PostgresCoordinatorStore.open(url: url, leaseConnection: true, logger: logger)
+                let store = try await PostgresCoordinatorStore.open(
+                    url: url, leaseConnection: true, maxCommitBatch: configuration.store.maxCommitBatch, logger: logger)
                 options.leadership = CoordinatorLeadership(
                     store: store, storeName: store.name, holder: holder, schedule: LeaseSchedule(lease: lease), logger: logger
                 ) { _ in

@@ -25,8 +25,9 @@ import WorkflowRemote
 /// **Durability.** With a store, a session is durable as the shared root is: it is in the store
 /// before its creation is answered, each accepted event is answered once a checkpoint of its
 /// tree that applied it is committed (its own `CheckpointCommitter`, under its own
-/// `CheckpointScope`), and a coordinator that starts on the store lists every session it holds
-/// as passivated, to be reactivated from its checkpoint when a client asks for it.
+/// `CheckpointScope`; the store commits the checkpoints of all trees ready at once in one
+/// transaction, `GroupCommit`), and a coordinator that starts on the store lists every session
+/// it holds as passivated, to be reactivated from its checkpoint when a client asks for it.
 ///
 /// **Spread over coordinators.** With `SessionSpread` (several coordinators sharing the
 /// PostgreSQL store), each session is owned by one coordinator at a time, by a lease of its own

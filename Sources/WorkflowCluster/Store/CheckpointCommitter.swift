@@ -7,7 +7,9 @@ import Workflow
 /// and the store.
 ///
 /// One committer per tree the coordinator hosts (the shared root, each session), each writing its
-/// own `CheckpointScope` with the coordinator's fencing token.
+/// own `CheckpointScope` with its token (the coordinator's, or spread its session lease's). The
+/// store, in turn, puts the checkpoints of all trees that commit at the same time in one
+/// transaction (`GroupCommit`): one fsync for events spread over many sessions too.
 ///
 /// An event is handed to its sink first (queued on the root's loop), then its sender waits in
 /// `awaitDurable()`. The commit task takes every waiting sender at once, asks the session for a

@@ -32,6 +32,14 @@ public protocol CoordinatorStore: Sendable {
     /// checkpoint and kept as it is by later ones.
     func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError)
 
+    /// Commits checkpoints of different trees in one transaction (one fsync for all): each
+    /// whose token is still its fence's is stored, each whose token is stale is refused
+    /// (`.fenced`) without failing the others. Returns one outcome per checkpoint, in order; if
+    /// the transaction itself fails, every outcome is that failure and nothing is stored. At most
+    /// one checkpoint per scope. The stores' single `commit(_:fencedBy:)` goes through this, via
+    /// `GroupCommit`, so concurrent commits of many trees share one transaction.
+    func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
+
     /// Every session the store holds a checkpoint of, without their snapshots: what a starting
     /// coordinator lists (passivated) until a client asks for one.
     func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession]
@@ -45,6 +53,20 @@ public protocol CoordinatorStore: Sendable {
 }
 
 extension CoordinatorStore {
+    /// One transaction per checkpoint, in order: for a store that cannot write several in one.
+    public func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
+        var outcomes: [Result<Void, CoordinatorStoreError>] = []
+        for fenced in checkpoints {
+            do throws(CoordinatorStoreError) {
+                try await commit(fenced.checkpoint, fencedBy: fenced.token)
+                outcomes.append(.success(()))
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        return outcomes
+    }
+
     /// The shared root's latest checkpoint, or `nil` if none was ever committed.
     public func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
         try await latestCheckpoint(of: .shared)

@@ -29,9 +29,10 @@ public struct OpenedCoordinatorStore: Sendable {
         switch settings.kind {
         case .none: return nil
         case .sqlite:
-            store = try await SQLiteCoordinatorStore.open(path: settings.path ?? "", logger: logger)
+            store = try await SQLiteCoordinatorStore.open(
+                path: settings.path ?? "", sync: settings.sync, maxCommitBatch: settings.maxCommitBatch, logger: logger)
         case .postgres:
-            store = try await PostgresCoordinatorStore.open(url: settings.url ?? "", logger: logger)
+            store = try await PostgresCoordinatorStore.open(url: settings.url ?? "", maxCommitBatch: settings.maxCommitBatch, logger: logger)
         }
         do throws(CoordinatorStoreError) {
             let token = try await store.acquireWriter(holder: holder)

@@ -13,7 +13,9 @@ import Synchronization
 /// waits for a commit in progress and every later commit with the old token is refused.
 /// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit. The writer
 /// row doubles as a lease with an expiry (`LeasedCoordinatorStore`), for coordinators that share
-/// the database and lead one at a time.
+/// the database and lead one at a time. Commits that arrive together, of the shared root and of
+/// any number of sessions, share one statement and so one transaction (`GroupCommit`), each
+/// checkpoint fenced by its own token.
 public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// The database, as errors name it (the URL without its password).
     public let name: String
@@ -36,10 +38,12 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// Set by the first `close()`: the lease's event loop is shut down once, and nothing is
     /// asked of it afterwards (it would never answer).
     private let closed = Atomic<Bool>(false)
+    /// Concurrent commits (of the shared root and of sessions) share one transaction.
+    private let group: GroupCommit
     let logger: Logger
 
     private init(
-        name: String, operationTimeout: Duration, fencesSessionsByLease: Bool, connection: PostgresConnection,
+        name: String, operationTimeout: Duration, fencesSessionsByLease: Bool, maxCommitBatch: Int, connection: PostgresConnection,
         lease: (PostgresConnection, MultiThreadedEventLoopGroup)?, logger: Logger
     ) {
         self.name = name
@@ -48,6 +52,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         self.connection = connection
         self.leaseConnection = lease?.0 ?? connection
         self.leaseLoopGroup = lease?.1
+        self.group = GroupCommit(storeName: name, maximumBatch: maxCommitBatch)
         self.logger = logger
     }
 
@@ -58,14 +63,16 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// `SOCKET_DIRECTORY/.s.PGSQL.PORT`); `connect_timeout=SECONDS` (libpq's name) replaces
     /// `connectTimeout`, `operation_timeout=SECONDS` replaces `operationTimeout`. A malformed URL, a server that does not answer within the timeout (the
     /// connection, the login and preparing the tables each bounded by it) or a refused login is
-    /// `CoordinatorStoreError.cannotOpen`, in words: never a hang. `fencesSessionsByLease`:
+    /// `CoordinatorStoreError.cannotOpen`, in words: never a hang. `maxCommitBatch`: how many
+    /// trees' checkpoints one transaction takes at most (`GroupCommit`). `fencesSessionsByLease`:
     /// sessions are spread over coordinators, each fenced by its own lease (`SessionLeaseStore`).
     ///
     /// With `leaseConnection`, for a coordinator that shares the store with standbys, the lease
     /// gets a second connection on an event loop thread of its own (`leaseConnection`).
     public static func open(
         url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30), leaseConnection: Bool = false,
-        fencesSessionsByLease: Bool = false, logger: Logger = Logger(label: "workflow.cluster.store")
+        fencesSessionsByLease: Bool = false, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
+        logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
         let plan = try Self.plan(url: url, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
         let (name, configuration, timeout, target) = (plan.name, plan.configuration, plan.connectTimeout, plan.target)
@@ -87,7 +94,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             }
         }
         let store = PostgresCoordinatorStore(
-            name: name, operationTimeout: plan.operationTimeout, fencesSessionsByLease: fencesSessionsByLease, connection: connection,
+            name: name, operationTimeout: plan.operationTimeout, fencesSessionsByLease: fencesSessionsByLease, maxCommitBatch: maxCommitBatch, connection: connection,
             lease: lease, logger: logger)
         do {
             // Preparing is bounded too (a table another session holds locked would wait forever),
@@ -206,34 +213,82 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     }
 
     public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
-        // The row whose token fences the write, read FOR SHARE so that a new writer (or, spread,
-        // a session's new owner) waits for a commit in progress: the writer row, or the session's
-        // own lease. A session's key is its id's 32 hex digits (`SessionID`), safe in the text.
-        var leasedSession: SessionID?
-        if fencesSessionsByLease, case .session(let id) = checkpoint.scope { leasedSession = id }
-        let fence =
-            leasedSession.map { "SELECT fencing_token FROM coordinator_session_lease WHERE scope = '\($0.text)' FOR SHARE" }
-            ?? "SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE"
-        let sequence = Int64(clamping: checkpoint.renderingSequence)
-        let snapshot = ByteBuffer(bytes: checkpoint.snapshot)
-        let props = checkpoint.origin?.props.map { ByteBuffer(bytes: $0) }
-        let committed = try await values(
-            "committing checkpoint \(checkpoint.number) of \(checkpoint.scope)", Int64.self,
-            """
-            WITH writer AS (\(unescaped: fence))
-            INSERT INTO coordinator_tree_checkpoint (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot)
-            SELECT \(checkpoint.scope.key), \(checkpoint.origin?.root), \(props), \(checkpoint.number), \(token.rawValue), \(sequence),
-                \(checkpoint.acceptedEvents), \(snapshot)
-            FROM writer WHERE writer.fencing_token = \(token.rawValue)
-            ON CONFLICT (scope) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
-                rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,
-                snapshot = EXCLUDED.snapshot, committed_at = now()
-            RETURNING number
-            """)
-        guard committed.isEmpty else { return }
-        guard let leasedSession else { throw try await fenced(token) }
-        let current = try await sessionToken(leasedSession)
-        throw .fenced(store: name, offered: token, current: current)
+        try await group.commit(FencedCheckpoint(checkpoint, fencedBy: token)) { batch in await self.commit(batch) }.get()
+    }
+
+    public func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
+        guard !checkpoints.isEmpty else { return [] }
+        // One statement, so one transaction. Each row is fenced by its own token: the writer
+        // row's, or (spread) its session's lease's; both read FOR SHARE, so a new writer or a
+        // session's new owner waits for a commit in progress, and a stale token filters out its
+        // own row only. Arrays have no NULL elements here: a flag says which root and props are
+        // there. A session's key is its id's 32 hex digits (`SessionID`).
+        let rows = checkpoints.map(\.checkpoint)
+        let scopes = rows.map(\.scope.key)
+        let roots = rows.map { $0.origin?.root ?? "" }
+        let hasRoots = rows.map { $0.origin != nil }
+        let props = rows.map { ByteBuffer(bytes: $0.origin?.props ?? Data()) }
+        let hasProps = rows.map { $0.origin?.props != nil }
+        let numbers = rows.map(\.number)
+        let tokens = checkpoints.map(\.token.rawValue)
+        let sequences = rows.map { Int64(clamping: $0.renderingSequence) }
+        let accepted = rows.map(\.acceptedEvents)
+        let snapshots = rows.map { ByteBuffer(bytes: $0.snapshot) }
+        let leased = fencesSessionsByLease
+        let operation =
+            checkpoints.count == 1
+            ? "committing checkpoint \(rows[0].number) of \(rows[0].scope)" : "committing \(checkpoints.count) checkpoints in one transaction"
+        let committed: Set<String>
+        do throws(CoordinatorStoreError) {
+            committed = Set(
+                try await values(
+                    operation, String.self,
+                    """
+                    WITH batch AS (
+                        SELECT * FROM unnest(\(scopes)::text[], \(roots)::text[], \(hasRoots)::bool[], \(props)::bytea[],
+                            \(hasProps)::bool[], \(numbers)::int8[], \(tokens)::int8[], \(sequences)::int8[], \(accepted)::int8[],
+                            \(snapshots)::bytea[])
+                        AS b(scope, root, has_root, props, has_props, number, token, rendering_sequence, accepted_events, snapshot)),
+                    writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE),
+                    leases AS (
+                        SELECT scope, fencing_token FROM coordinator_session_lease
+                        WHERE \(leased) AND scope IN (SELECT scope FROM batch) FOR SHARE)
+                    INSERT INTO coordinator_tree_checkpoint (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot)
+                    SELECT b.scope, CASE WHEN b.has_root THEN b.root END, CASE WHEN b.has_props THEN b.props END, b.number, b.token,
+                        b.rendering_sequence, b.accepted_events, b.snapshot
+                    FROM batch b
+                    WHERE b.token = CASE
+                        WHEN \(leased) AND b.scope <> \(CheckpointScope.sharedKey) THEN (SELECT fencing_token FROM leases WHERE leases.scope = b.scope)
+                        ELSE (SELECT fencing_token FROM writer) END
+                    ON CONFLICT (scope) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
+                        rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,
+                        snapshot = EXCLUDED.snapshot, committed_at = now()
+                    RETURNING scope
+                    """))
+        } catch {
+            return Array(repeating: .failure(error), count: checkpoints.count)
+        }
+        guard committed.count < checkpoints.count else { return Array(repeating: .success(()), count: checkpoints.count) }
+        // Some were refused: each names the token that fences it now.
+        var outcomes: [Result<Void, CoordinatorStoreError>] = []
+        for fenced in checkpoints {
+            guard !committed.contains(fenced.checkpoint.scope.key) else {
+                outcomes.append(.success(()))
+                continue
+            }
+            do throws(CoordinatorStoreError) {
+                let current: FencingToken
+                if leased, case .session(let id) = fenced.checkpoint.scope {
+                    current = try await sessionToken(id)
+                } else {
+                    current = try await currentToken()
+                }
+                outcomes.append(.failure(.fenced(store: name, offered: fenced.token, current: current)))
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        return outcomes
     }
 
     public func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {

@@ -2,8 +2,11 @@ import Foundation
 import Logging
 import SQLiteNIO
 
-/// The embedded coordinator store: one SQLite file in WAL mode, `synchronous=FULL`, so a
-/// committed checkpoint is on disk (the WAL fsynced) before `commit` returns.
+/// The embedded coordinator store: one SQLite file in WAL mode, `synchronous=FULL` by default,
+/// so a committed checkpoint is on disk (the WAL fsynced) before `commit` returns
+/// (`StoreSettings.Sync.normal`: written to the WAL, fsynced at SQLite's next checkpoint of it). Commits that
+/// arrive together, of the shared root and of any number of sessions, share one transaction
+/// (`GroupCommit`), so one fsync makes all of them durable.
 ///
 /// Two tables: the writer (one row: its fencing token and name) and the latest checkpoint of each
 /// tree, one row per `CheckpointScope` (the shared root's, each session's). A commit is one
@@ -19,16 +22,27 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
     /// The database file.
     public let path: String
     private let connection: SQLiteConnection
+    /// Concurrent commits (of the shared root and of sessions) share one transaction.
+    private let group: GroupCommit
+    /// Checkpoints the write-ahead log off the commit path (`SQLiteLogCheckpointer`).
+    private let logCheckpointer: SQLiteLogCheckpointer
 
-    private init(path: String, connection: SQLiteConnection) {
+    private init(path: String, connection: SQLiteConnection, maxCommitBatch: Int, logCheckpointer: SQLiteLogCheckpointer) {
         self.path = path
         self.connection = connection
+        self.group = GroupCommit(storeName: path, maximumBatch: maxCommitBatch)
+        self.logCheckpointer = logCheckpointer
     }
 
-    /// Opens (creating if missing) the database at `path` and prepares its tables. A path in a
-    /// directory that does not exist, a file that is not an SQLite database or one this user
-    /// cannot write is `CoordinatorStoreError.cannotOpen` with the reason in words.
-    public static func open(path: String, logger: Logger = Logger(label: "workflow.cluster.store")) async throws(CoordinatorStoreError)
+    /// Opens (creating if missing) the database at `path` and prepares its tables; `sync` says
+    /// when a commit reaches the disk, `maxCommitBatch` how many trees' checkpoints one
+    /// transaction takes at most. A path in a directory that does not exist, a file that is
+    /// not an SQLite database or one this user cannot write is `CoordinatorStoreError.cannotOpen`
+    /// with the reason in words.
+    public static func open(
+        path: String, sync: StoreSettings.Sync = .full, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
+        logger: Logger = Logger(label: "workflow.cluster.store")
+    ) async throws(CoordinatorStoreError)
         -> SQLiteCoordinatorStore
     {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -45,27 +59,30 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         } catch {
             throw .cannotOpen(store: path, reason: Self.words(error))
         }
-        let store = SQLiteCoordinatorStore(path: path, connection: connection)
+        let logCheckpointer: SQLiteLogCheckpointer
         do {
             let mode = try await connection.query("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
             guard mode?.lowercased() == "wal" else {
                 try? await connection.close()
                 throw CoordinatorStoreError.cannotOpen(store: path, reason: "SQLite refused write-ahead logging (journal mode \(mode ?? "unknown"))")
             }
-            _ = try await connection.query("PRAGMA synchronous = FULL")
+            _ = try await connection.query(sync == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
             _ = try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
                     id INTEGER PRIMARY KEY CHECK (id = 1), fencing_token INTEGER NOT NULL, holder TEXT NOT NULL, since TEXT NOT NULL)
                 """)
             try await prepareCheckpoints(connection)
+            // The log is checkpointed by a connection of its own, never inside a commit.
+            _ = try await connection.query("PRAGMA wal_autocheckpoint = 0")
+            logCheckpointer = try await SQLiteLogCheckpointer.start(path: path, sync: sync, interval: .milliseconds(200), logger: logger)
         } catch let error as CoordinatorStoreError {
             throw error
         } catch {
             try? await connection.close()
             throw .cannotOpen(store: path, reason: Self.words(error))
         }
-        return store
+        return SQLiteCoordinatorStore(path: path, connection: connection, maxCommitBatch: maxCommitBatch, logCheckpointer: logCheckpointer)
     }
 
     /// Creates the checkpoint table, keyed by scope, and moves the shared root's checkpoint of a
@@ -138,28 +155,61 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
     }
 
     public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
-        // One statement, so one transaction: the token check and the write cannot be separated.
-        let rows = try await query(
-            "committing checkpoint \(checkpoint.number) of \(checkpoint.scope)",
-            """
-            INSERT INTO coordinator_tree_checkpoint
-                (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at)
-            SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, datetime('now')
-            WHERE (SELECT fencing_token FROM coordinator_writer WHERE id = 1) = ?5
-            ON CONFLICT (scope) DO UPDATE SET number = excluded.number, fencing_token = excluded.fencing_token,
-                rendering_sequence = excluded.rendering_sequence, accepted_events = excluded.accepted_events,
-                snapshot = excluded.snapshot, committed_at = excluded.committed_at
-            RETURNING number
-            """,
-            [
+        try await group.commit(FencedCheckpoint(checkpoint, fencedBy: token)) { batch in await self.commit(batch) }.get()
+    }
+
+    public func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
+        guard !checkpoints.isEmpty else { return [] }
+        // One statement, so one transaction: the token checks and the writes cannot be separated,
+        // and a stale token filters out its own row only.
+        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: checkpoints.count).joined(separator: ", ")
+        var binds: [SQLiteData] = []
+        binds.reserveCapacity(checkpoints.count * 8)
+        for fenced in checkpoints {
+            let checkpoint = fenced.checkpoint
+            binds += [
                 .text(checkpoint.scope.key), checkpoint.origin.map { .text($0.root) } ?? .null,
                 checkpoint.origin?.props.map { .blob(ByteBuffer(bytes: $0)) } ?? .null,
-                .integer(SQLiteInt64(checkpoint.number)), .integer(SQLiteInt64(token.rawValue)),
+                .integer(SQLiteInt64(checkpoint.number)), .integer(SQLiteInt64(fenced.token.rawValue)),
                 .integer(SQLiteInt64(clamping: checkpoint.renderingSequence)), .integer(SQLiteInt64(checkpoint.acceptedEvents)),
                 .blob(ByteBuffer(bytes: checkpoint.snapshot)),
-            ])
-        guard rows.isEmpty else { return }
-        throw try await fenced(token)
+            ]
+        }
+        let operation =
+            checkpoints.count == 1
+            ? "committing checkpoint \(checkpoints[0].checkpoint.number) of \(checkpoints[0].checkpoint.scope)"
+            : "committing \(checkpoints.count) checkpoints in one transaction"
+        let committed: Set<String>
+        do throws(CoordinatorStoreError) {
+            let returned = try await query(
+                operation,
+                """
+                INSERT INTO coordinator_tree_checkpoint
+                    (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at)
+                SELECT column1, column2, column3, column4, column5, column6, column7, column8, datetime('now')
+                FROM (VALUES \(rows))
+                WHERE column5 = (SELECT fencing_token FROM coordinator_writer WHERE id = 1)
+                ON CONFLICT (scope) DO UPDATE SET number = excluded.number, fencing_token = excluded.fencing_token,
+                    rendering_sequence = excluded.rendering_sequence, accepted_events = excluded.accepted_events,
+                    snapshot = excluded.snapshot, committed_at = excluded.committed_at
+                RETURNING scope
+                """, binds)
+            committed = Set(returned.compactMap { $0.column("scope")?.string })
+            if !committed.isEmpty { logCheckpointer.committed() }
+        } catch {
+            return Array(repeating: .failure(error), count: checkpoints.count)
+        }
+        guard committed.count < checkpoints.count else { return Array(repeating: .success(()), count: checkpoints.count) }
+        // Some were refused: their token is not the writer's (read once, for their errors).
+        let current: Result<FencingToken, CoordinatorStoreError>
+        do throws(CoordinatorStoreError) { current = .success(try await currentToken()) } catch { current = .failure(error) }
+        return checkpoints.map { fenced in
+            if committed.contains(fenced.checkpoint.scope.key) { return .success(()) }
+            switch current {
+            case .success(let token): return .failure(.fenced(store: path, offered: fenced.token, current: token))
+            case .failure(let error): return .failure(error)
+            }
+        }
     }
 
     public func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
@@ -189,6 +239,20 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         if current != token { throw .fenced(store: path, offered: token, current: current) }
     }
 
+    /// The connection's `PRAGMA synchronous` as SQLite reports it (`2`: FULL, `1`: NORMAL), for
+    /// tests and operators checking `store.sync`.
+    package func synchronousLevel() async throws(CoordinatorStoreError) -> Int {
+        try await query("reading PRAGMA synchronous", "PRAGMA synchronous", []).first?.column("synchronous")?.integer ?? -1
+    }
+
+    /// The writing connection's `PRAGMA wal_autocheckpoint` (`0`: SQLite never checkpoints the
+    /// log inside a commit) and a checkpoint of the log run now by `SQLiteLogCheckpointer`, for tests.
+    package func logCheckpointing() async throws -> (autocheckpoint: Int, log: Int, checkpointed: Int) {
+        let automatic = try await connection.query("PRAGMA wal_autocheckpoint").first?.column("wal_autocheckpoint")?.integer ?? -1
+        let (log, checkpointed) = try await logCheckpointer.checkpoint()
+        return (automatic, log, checkpointed)
+    }
+
     /// The writer row's token (0: none).
     private func currentToken() async throws(CoordinatorStoreError) -> FencingToken {
         let current = try await query("reading the writer's fencing token", "SELECT fencing_token FROM coordinator_writer WHERE id = 1", [])
@@ -202,6 +266,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
     }
 
     public func close() async {
+        await logCheckpointer.close()
         try? await connection.close()
     }
 

@@ -15,6 +15,21 @@ public struct StoreSettings: Sendable, Equatable {
         case postgres
     }
 
+    /// When the SQLite store's commit reaches the disk (`store.sync`; SQLite only: PostgreSQL's
+    /// is the server's `synchronous_commit`).
+    public enum Sync: String, CaseIterable, Sendable {
+        /// Every commit fsyncs the write-ahead log before it is answered: an answered event
+        /// survives a crash of the coordinator and of the machine (power loss, kernel panic).
+        /// The default.
+        case full
+        /// Every commit is written to the write-ahead log (handed to the operating system)
+        /// before it is answered, and fsynced only when SQLite checkpoints the log: an answered
+        /// event survives a crash of the coordinator, SIGKILL included (the kernel holds the
+        /// write), but the last commits before a crash of the machine may be lost (the file
+        /// stays consistent: it comes back as of an earlier commit). Saves an fsync per commit.
+        case normal
+    }
+
     /// Which store.
     public var kind: Kind = .none
     /// The SQLite file (resolved against the configuration file's directory when relative).
@@ -27,6 +42,12 @@ public struct StoreSettings: Sendable, Equatable {
     /// only): set, coordinators sharing the store start as standbys and one leads at a time
     /// (`CoordinatorLeadership`); `nil`, the coordinator takes the store at start, as the only one.
     public var lease: Duration?
+    /// When an SQLite commit reaches the disk: `.full` (default) or `.normal`.
+    public var sync: Sync = .full
+    /// The most trees' checkpoints one store transaction commits together
+    /// (`store.max_commit_batch`, default 256; `1`: each tree's checkpoint commits alone): bounds
+    /// one statement's size (every snapshot is in it) and how long the first in line waits.
+    public var maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch
 
     /// The lease to configure when in doubt: a leader killed, frozen or cut off is replaced
     /// at most this long after its last renewal, which leaves time within 3 s for the standby
@@ -34,16 +55,23 @@ public struct StoreSettings: Sendable, Equatable {
     /// 1.6 s from a renewal asked to its deadline (three more tries; the renewals run on a
     /// thread of their own, `LeaseKeeper`).
     public static let recommendedLease: Duration = .milliseconds(2_000)
+    /// The default of `maxCommitBatch`: large enough that 1,000 sessions' events per second
+    /// share a few transactions, small enough to keep one statement a few megabytes.
+    public static let defaultMaxCommitBatch = 256
     /// The shortest lease allowed: below it a busy machine's scheduling delays alone would make
     /// a healthy leader step down.
     public static let shortestLeaseMilliseconds = 300
 
     /// Creates settings.
-    public init(kind: Kind = .none, path: String? = nil, url: String? = nil, lease: Duration? = nil) {
+    public init(kind: Kind = .none, path: String? = nil, url: String? = nil, lease: Duration? = nil, sync: Sync = .full,
+        maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch
+    ) {
         self.kind = kind
         self.path = path
         self.url = url
         self.lease = lease
+        self.sync = sync
+        self.maxCommitBatch = maxCommitBatch
     }
 
     /// Checks that the settings name a usable store; `source` is the file or layer named in
@@ -55,6 +83,12 @@ public struct StoreSettings: Sendable, Equatable {
         if kind == .postgres, (url ?? "").isEmpty {
             throw ClusterConfigurationError(
                 file: source, key: "store.url", expected: "the PostgreSQL database's URL (store.kind is \"postgres\")", found: "none")
+        }
+        if sync != .full, kind != .sqlite {
+            throw ClusterConfigurationError(
+                file: source, key: "store.sync",
+                expected: "\"full\" unless store.kind is \"sqlite\" (PostgreSQL's durability is the server's synchronous_commit)",
+                found: "\"\(sync.rawValue)\" with store.kind \"\(kind.rawValue)\"")
         }
         if lease != nil, kind != .postgres {
             throw ClusterConfigurationError(

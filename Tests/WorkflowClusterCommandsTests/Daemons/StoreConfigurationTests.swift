@@ -87,6 +87,37 @@ struct StoreConfigurationTests {
         }
     }
 
+    @Test("store.sync and store.max_commit_batch: full and 256 by default, normal for SQLite from the file, WORKFLOW_STORE_SYNC or --store-sync; an unknown mode, normal without SQLite or a batch under 1 is a configuration error naming the key")
+    func syncSettings() async throws {
+        let defaults = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"c.sqlite"}}"#).store
+        #expect(defaults.sync == .full && defaults.maxCommitBatch == 256)
+        let batched = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres","url":"postgres://u@db/w","max_commit_batch":1}}"#)
+        #expect(batched.store.maxCommitBatch == 1)
+        #expect(Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"c","max_commit_batch":0}}"#)?.description.contains("key 'store.max_commit_batch'") == true)
+        let normal = try Self.parse(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"c.sqlite","sync":"normal"}}"#)
+        #expect(normal.store == StoreSettings(kind: .sqlite, path: "/etc/wf/c.sqlite", sync: .normal))
+        let unknown = Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"c.sqlite","sync":"off"}}"#)
+        #expect(unknown?.description.contains("key 'store.sync'") == true, "\(String(describing: unknown))")
+        let postgres = Self.error(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"postgres","url":"postgres://u@db/w","sync":"normal"}}"#)
+        #expect(postgres?.description.contains("key 'store.sync'") == true && postgres?.description.contains("sqlite") == true, "\(String(describing: postgres))")
+        try await StoreDirectory.with("sync-overrides") { directory in
+            let file = directory.appendingPathComponent("cluster.json").path
+            try Data(#"{"coordinator":{"endpoint":"ipc:///tmp/x"},"store":{"kind":"sqlite","path":"c.sqlite"}}"#.utf8).write(to: URL(fileURLWithPath: file))
+            #expect(try await ClusterSettings.load(file: file, environment: [:]).configuration.store.sync == .full)
+            #expect(try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_SYNC": "normal"]).configuration.store.sync == .normal)
+            #expect(try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_MAX_COMMIT_BATCH": "8"]).configuration.store.maxCommitBatch == 8)
+            var overrides = ClusterOverrides()
+            overrides.storeSync = "full"
+            #expect(
+                try await ClusterSettings.load(file: file, overrides: overrides, environment: ["WORKFLOW_STORE_SYNC": "normal"]).configuration.store.sync == .full)
+            await #expect {
+                _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_SYNC": "sometimes"])
+            } throws: { error in
+                (error as? ClusterConfigurationError)?.description.contains("key 'store.sync'") == true
+            }
+        }
+    }
+
     @Test("the shipped local-cluster.json keeps its store in run/")
     func shippedConfig() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

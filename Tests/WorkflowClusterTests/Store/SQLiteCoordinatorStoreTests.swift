@@ -20,6 +20,44 @@ struct SQLiteCoordinatorStoreTests {
         }
     }
 
+    @Test("store.sync: full fsyncs every commit (synchronous=FULL) by default, normal sets synchronous=NORMAL; both commit and read back")
+    func syncLevels() async throws {
+        try await StoreDirectory.with("sync") { directory in
+            let path = directory.appendingPathComponent("coordinator.sqlite").path
+            for (sync, level) in [(StoreSettings.Sync.full, 2), (.normal, 1)] {
+                let store = try await SQLiteCoordinatorStore.open(path: path, sync: sync)
+                #expect(try await store.synchronousLevel() == level)
+                let token = try await store.acquireWriter(holder: "test")
+                try await store.commit(CoordinatorStoreContractTests.checkpoint(Int64(level), "\(sync)"), fencedBy: token)
+                await store.close()
+                let reopened = try await SQLiteCoordinatorStore.open(path: path)
+                #expect(try await reopened.synchronousLevel() == 2)
+                #expect(try await reopened.latestCheckpoint() == CoordinatorStoreContractTests.checkpoint(Int64(level), "\(sync)"))
+                await reopened.close()
+            }
+        }
+    }
+
+    @Test("SQLite never checkpoints the log inside a commit: a connection of the store's own does, and a checkpoint copies every frame committed")
+    func logCheckpointedOffTheCommitPath() async throws {
+        try await StoreDirectory.with("wal-checkpoint") { directory in
+            let path = directory.appendingPathComponent("coordinator.sqlite").path
+            let store = try await SQLiteCoordinatorStore.open(path: path)
+            let token = try await store.acquireWriter(holder: "test")
+            let batch = (1...20).map { _ in FencedCheckpoint(CoordinatorCheckpoint(
+                scope: .session(SessionID.random()), origin: SessionOrigin(root: "board", props: nil), number: 1, renderingSequence: 1,
+                acceptedEvents: 1, snapshot: Data(repeating: 7, count: 8_192)), fencedBy: token) }
+            for outcome in await store.commit(batch) { try outcome.get() }
+            let (automatic, log, checkpointed) = try await store.logCheckpointing()
+            #expect(automatic == 0)
+            #expect(log > 0 && checkpointed == log, "log \(log), checkpointed \(checkpointed)")
+            await store.close()
+            let reopened = try await SQLiteCoordinatorStore.open(path: path)
+            #expect(try await reopened.storedSessions().count == 20)
+            await reopened.close()
+        }
+    }
+
     @Test("a missing directory, a directory and a file that is not a database cannot be opened, in words")
     func unopenable() async throws {
         try await StoreDirectory.with("bad") { directory in
