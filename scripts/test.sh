@@ -33,6 +33,23 @@ if reason=$(scripts/netlab.sh check); then
 else
   echo "network lab: unavailable ($reason); its tests will be skipped"
 fi
+# A test process that crashes runs none of its cleanup: a private PostgreSQL server it started
+# (data directory /tmp/wf-pg-<test pid>-<random>) would serve on for nobody. On exit, whatever
+# happened, such servers of test processes that are gone are stopped and their directories
+# removed, saying so (a crash is a failure to look into, not to hide).
+sweep_orphaned_postgres() {
+  local dir owner
+  for dir in /tmp/wf-pg-*; do
+    [[ -d $dir ]] || continue
+    owner=${dir#/tmp/wf-pg-}
+    owner=${owner%%-*}
+    kill -0 "$owner" 2>/dev/null && continue
+    echo "test.sh: a private PostgreSQL server of test process $owner (gone) was left in $dir; stopping it" >&2
+    pkill -KILL -f -- "-D $dir/data" 2>/dev/null || true
+    rm -rf "$dir"
+  done
+}
+trap sweep_orphaned_postgres EXIT
 swift build --build-tests "$@"
 # The passes, and what each is for:
 #  1. every test of this package but those that must run alone, in parallel;
