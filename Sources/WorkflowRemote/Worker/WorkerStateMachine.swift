@@ -98,41 +98,44 @@ struct WorkerStateMachine<Child> {
 
     // MARK: State
 
-    /// The children hosted here, by child id.
-    private(set) var children: [UInt64: Hosted] = [:]
-    /// Whether the parent welcomed this worker (and has not forgotten it since, as far as it knows).
-    private(set) var isWelcomed = false
-    /// Whether the parent's WELCOME said it understands DRAIN.
-    private(set) var parentDrains = false
-    /// When the current connection completed its handshake (`nil`: not yet).
-    private(set) var connectedAt: Instant?
-    /// Whether the current connection's handshake failed.
-    private(set) var handshakeFailed = false
-    /// Whether a HELLO found no connection to take it: sent again when a handshake succeeds.
-    private(set) var helloPending = false
-    /// Whether trouble with the connection was reported, so its recovery is reported once too.
-    private(set) var connectionTrouble = false
-    /// Reconnections since the parent last welcomed this worker (for exponential back-off).
-    private(set) var reconnectAttempts = 0
-    private(set) var lastHeard: Instant
-    private(set) var lastSent: Instant
-    private(set) var isShuttingDown = false
-    /// Set once a drain began: a silent parent then ends the drain instead of a reconnection.
-    private(set) var isLeaving = false
-    private(set) var drain: Drain?
-    private(set) var deferredReleases: [DeferredRelease] = []
+    // Internal, not private: the machine's extensions in the sibling files
+    // (`WorkerStateMachine+*.swift`) change it; only they do (the drivers read it).
 
-    private var pendingRenderings: [UInt64: PendingRendering] = [:]
-    private var pendingOutputs: [UInt64: PendingOutputs] = [:]
+    /// The children hosted here, by child id.
+    var children: [UInt64: Hosted] = [:]
+    /// Whether the parent welcomed this worker (and has not forgotten it since, as far as it knows).
+    var isWelcomed = false
+    /// Whether the parent's WELCOME said it understands DRAIN.
+    var parentDrains = false
+    /// When the current connection completed its handshake (`nil`: not yet).
+    var connectedAt: Instant?
+    /// Whether the current connection's handshake failed.
+    var handshakeFailed = false
+    /// Whether a HELLO found no connection to take it: sent again when a handshake succeeds.
+    var helloPending = false
+    /// Whether trouble with the connection was reported, so its recovery is reported once too.
+    var connectionTrouble = false
+    /// Reconnections since the parent last welcomed this worker (for exponential back-off).
+    var reconnectAttempts = 0
+    var lastHeard: Instant
+    var lastSent: Instant
+    var isShuttingDown = false
+    /// Set once a drain began: a silent parent then ends the drain instead of a reconnection.
+    var isLeaving = false
+    var drain: Drain?
+    var deferredReleases: [DeferredRelease] = []
+
+    var pendingRenderings: [UInt64: PendingRendering] = [:]
+    var pendingOutputs: [UInt64: PendingOutputs] = [:]
     /// The event being applied, to tag the outputs it causes.
-    private var currentCause: (child: UInt64, sequence: UInt64, ordinal: UInt32)?
+    var currentCause: (child: UInt64, sequence: UInt64, ordinal: UInt32)?
     /// Children with something to flush, in the order they first had it, and the same as a set.
-    private var flushOrder: [UInt64] = []
-    private var flushScheduled: Set<UInt64> = []
+    var flushOrder: [UInt64] = []
+    var flushScheduled: Set<UInt64> = []
     /// Children that applied events without rendering yet (rendered once per slice).
-    private var needsRender: [UInt64] = []
+    var needsRender: [UInt64] = []
     /// Events (and props updates) handled in the current slice of the parent's messages.
-    private(set) var eventsInSlice = 0
+    var eventsInSlice = 0
 
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
@@ -261,73 +264,6 @@ struct WorkerStateMachine<Child> {
         return forgetChildren()
     }
 
-    // MARK: The lease
-
-    /// The silence since this worker last heard from or sent to its parent, when it exceeds the
-    /// liveness window while children are hosted: the parent may have declared this worker dead
-    /// and placed its children elsewhere, so nothing more may be applied here. `nil`: the lease
-    /// holds.
-    func silenceBeyondLease(at now: Instant) -> Duration? {
-        guard configuration.hasParent, !isShuttingDown, !children.isEmpty else { return nil }
-        let silence = now - min(lastHeard, lastSent)
-        return silence > configuration.liveness ? silence : nil
-    }
-
-    /// Children stopped at once, and the drain that ended with them.
-    struct Forgotten {
-        var children: [Hosted]
-        var drain: DrainOutcome?
-    }
-
-    /// What the driver does when the lease ran out, or the parent stayed silent.
-    enum Fence {
-        /// Leaving anyway (a drain began): the children stop, no reconnection.
-        case stopWhileLeaving(silence: Duration, Forgotten)
-        /// The children stop, the socket is replaced (its queued input unread) and HELLO sent.
-        case reconnect(silence: Duration, attempt: Int, afterFailedHandshake: Bool, Forgotten)
-    }
-
-    /// Fences if the lease ran out (`silenceBeyondLease`); `nil` when it holds.
-    mutating func fenceIfLeaseRanOut(at now: Instant) -> Fence? {
-        guard let silence = silenceBeyondLease(at: now) else { return nil }
-        return fence(silence: silence, at: now)
-    }
-
-    private mutating func fence(silence: Duration, at now: Instant) -> Fence? {
-        if isLeaving {
-            guard !children.isEmpty || drain != nil else { return nil }
-            return .stopWhileLeaving(silence: silence, forgetChildren())
-        }
-        return reconnect(silence: silence, at: now)
-    }
-
-    private mutating func reconnect(silence: Duration, at now: Instant) -> Fence {
-        reconnectAttempts += 1
-        let afterFailedHandshake = handshakeFailed
-        let forgotten = forgetChildren()
-        connectedAt = nil
-        handshakeFailed = false
-        helloPending = false
-        lastHeard = now
-        return .reconnect(silence: silence, attempt: reconnectAttempts, afterFailedHandshake: afterFailedHandshake, forgotten)
-    }
-
-    /// Stops hosting everything: the parent places these children again from their snapshots,
-    /// so copies here would only diverge. Also ends a drain (nothing can be handed over now).
-    mutating func forgetChildren() -> Forgotten {
-        let drainOutcome = finishDrain(.notConnected)
-        isWelcomed = false
-        let stopped = children.values.sorted { $0.path < $1.path }
-        children.removeAll()
-        pendingRenderings.removeAll()
-        pendingOutputs.removeAll()
-        flushOrder.removeAll()
-        flushScheduled.removeAll()
-        needsRender.removeAll()
-        currentCause = nil
-        return Forgotten(children: stopped, drain: drainOutcome)
-    }
-
     // MARK: Timers
 
     /// What the heartbeat timer asks of the driver.
@@ -359,341 +295,5 @@ struct WorkerStateMachine<Child> {
             tick.fence = fence(silence: now - lastHeard, at: now)
         }
         return tick
-    }
-
-    // MARK: Children
-
-    /// What to do with a START.
-    enum StartDecision: Equatable {
-        case place
-        case atCapacity
-    }
-
-    func startRequested() -> StartDecision {
-        children.count < configuration.capacity ? .place : .atCapacity
-    }
-
-    /// The child now hosted for the placement `epoch` (after any earlier copy was discarded).
-    /// `appliedThrough`: the last event its snapshot includes, when the START says (its header's
-    /// acknowledgement; 0 when the parent does not say): the placement's first event must be the
-    /// next one.
-    mutating func started(_ childID: UInt64, epoch: UInt64, path: String, child: Child, appliedThrough: UInt64 = 0) {
-        children[childID] = Hosted(
-            childID: childID, child: child, epoch: epoch, path: path, applied: appliedThrough, acknowledged: appliedThrough)
-        // Placed before the parent read this worker's DRAIN: it is released like the others.
-        drain?.children += 1
-    }
-
-    /// STOP: the copy of `epoch` ends (one for another placement stays). Returns it.
-    mutating func stopRequested(_ childID: UInt64, epoch: UInt64) -> Hosted? {
-        guard children[childID]?.epoch == epoch else { return nil }
-        return discard(childID)
-    }
-
-    /// Ends hosting `childID` and drops what it had queued for the parent. Returns its copy.
-    @discardableResult
-    mutating func discard(_ childID: UInt64) -> Hosted? {
-        pendingRenderings[childID] = nil
-        pendingOutputs[childID] = nil
-        needsRender.removeAll { $0 == childID }
-        if currentCause?.child == childID { currentCause = nil }
-        return children.removeValue(forKey: childID)
-    }
-
-    /// Props were applied to a child: work of an event's size in the slice.
-    mutating func propsUpdated() {
-        eventsInSlice += 1
-    }
-
-    // MARK: Events
-
-    /// A slice of the parent's messages begins.
-    mutating func beginSlice() {
-        eventsInSlice = 0
-    }
-
-    /// Whether the slice may read another message: the lease holds and it has not applied
-    /// `limit` events yet. `mutating` though it changes nothing: see `child(_:epoch:)`.
-    mutating func sliceContinues(limit: Int, at now: Instant) -> Bool {
-        eventsInSlice < limit && silenceBeyondLease(at: now) == nil
-    }
-
-    /// Events being applied for one child, one at a time (`nextEvent`, `eventApplied`).
-    struct EventRun {
-        let childID: UInt64
-        /// The copy the events are for.
-        let child: Child
-        let firstSequence: UInt64
-        let count: Int
-        fileprivate(set) var next = 0
-        fileprivate(set) var delivered = 0
-        fileprivate(set) var applied: UInt64
-    }
-
-    /// What to do with an EVENT message.
-    enum EventsArrival {
-        /// Apply its events, one at a time (`nextEvent`, `eventApplied`, `endEvents`).
-        case apply(EventRun)
-        /// No such copy here: the events are dropped.
-        case unknownChild
-        /// Its first event is not the one after the last applied: messages between were lost
-        /// (a disconnect loses what is in flight, and libzmq reconnects by itself). Applying it
-        /// would skip events and acknowledge them as applied, so the worker fences instead: its
-        /// children stop, it joins again, and the parent places them from their last
-        /// acknowledged snapshots, replaying every event after them.
-        case inputLost(expected: UInt64, received: UInt64, Fence)
-    }
-
-    /// EVENT for `childID`'s placement `epoch`: `count` events from `firstSequence`. Within a
-    /// placement the parent numbers a child's events without a gap and sends each once, in
-    /// order, so any other first event means lost input.
-    mutating func eventsArrived(for childID: UInt64, epoch: UInt64, firstSequence: UInt64, count: Int, at now: Instant) -> EventsArrival {
-        guard let run = beginEvents(for: childID, epoch: epoch, firstSequence: firstSequence, count: count) else { return .unknownChild }
-        // Unknown until the placement applied its first event when the START did not say.
-        guard run.applied == 0 || firstSequence == run.applied + 1 else {
-            let fence: Fence = isLeaving ? .stopWhileLeaving(silence: .zero, forgetChildren()) : reconnect(silence: .zero, at: now)
-            return .inputLost(expected: run.applied + 1, received: firstSequence, fence)
-        }
-        return .apply(run)
-    }
-
-    /// EVENT for `childID`'s placement `epoch`: `count` events from `firstSequence`. `nil`: no
-    /// such copy here, the events are dropped.
-    func beginEvents(for childID: UInt64, epoch: UInt64, firstSequence: UInt64, count: Int) -> EventRun? {
-        guard let hosted = children[childID], hosted.epoch == epoch else { return nil }
-        return EventRun(childID: childID, child: hosted.child, firstSequence: firstSequence, count: count, applied: hosted.applied)
-    }
-
-    /// What to do with the next event of a run.
-    enum NextEvent: Equatable {
-        /// Apply it: its sequence (the outputs its action emits are tagged with it).
-        case apply(sequence: UInt64)
-        /// The run is over.
-        case done
-        /// The lease ran out: apply nothing more; the driver fences (`fenceIfLeaseRanOut`).
-        case leaseRanOut
-    }
-
-    /// The lease, before every event: the thread may have been stopped between two.
-    mutating func nextEvent(of run: inout EventRun, at now: Instant) -> NextEvent {
-        guard run.next < run.count else { return .done }
-        guard silenceBeyondLease(at: now) == nil else { return .leaseRanOut }
-        let sequence = run.firstSequence + UInt64(run.next)
-        currentCause = (run.childID, sequence, 0)
-        return .apply(sequence: sequence)
-    }
-
-    /// The event `nextEvent` returned was applied (`delivered`: a sink took it; an event for a
-    /// token the child no longer knows counts as applied, and is acknowledged, all the same).
-    mutating func eventApplied(in run: inout EventRun, delivered: Bool) {
-        currentCause = nil
-        run.applied = max(run.applied, run.firstSequence + UInt64(run.next))
-        run.next += 1
-        if delivered { run.delivered += 1 }
-    }
-
-    /// The run ended (all applied, or the lease ran out part way: what was applied counts).
-    mutating func endEvents(_ run: EventRun) {
-        currentCause = nil
-        guard children[run.childID] != nil else { return }
-        if run.applied > children[run.childID]!.applied {
-            children[run.childID]!.applied = run.applied
-            markDirty(run.childID)
-        }
-        eventsInSlice += run.next
-        if run.delivered > 0, !needsRender.contains(run.childID) { needsRender.append(run.childID) }
-    }
-
-    // MARK: What children produce
-
-    mutating func renderingProduced(_ bytes: [UInt8], sequence: UInt64, childID: UInt64, path: String) {
-        markDirty(childID)
-        pendingRenderings[childID] = PendingRendering(bytes: bytes, sequence: sequence, path: path)
-    }
-
-    /// An output, tagged with the event being applied (0: no event caused it).
-    mutating func outputProduced(_ bytes: [UInt8], childID: UInt64, path: String) {
-        markDirty(childID)
-        var cause: UInt64 = 0
-        var ordinal: UInt32 = 0
-        if let current = currentCause, current.child == childID {
-            cause = current.sequence
-            ordinal = current.ordinal
-            currentCause?.ordinal += 1
-        }
-        pendingOutputs[childID, default: PendingOutputs(path: path)].append(bytes, cause: cause, ordinal: ordinal)
-    }
-
-    private mutating func markDirty(_ childID: UInt64) {
-        // A set beside the list: a scan of the list cost a pass of N updates N²/2 comparisons.
-        if flushScheduled.insert(childID).inserted { flushOrder.append(childID) }
-    }
-
-    // MARK: Flushes
-
-    /// The children that applied events since they last rendered, to render before the flush.
-    mutating func takeChildrenToRender(into list: inout [UInt64]) {
-        list.removeAll(keepingCapacity: true)
-        guard !needsRender.isEmpty else { return }
-        swap(&list, &needsRender)
-    }
-
-    /// The children with something to flush, in order (the list's storage is swapped, so the
-    /// driver hands the same array back each time and nothing is allocated).
-    mutating func takeFlushOrder(into list: inout [UInt64]) {
-        list.removeAll(keepingCapacity: true)
-        swap(&list, &flushOrder)
-        flushScheduled.removeAll(keepingCapacity: true)
-    }
-
-    /// One child's flush: sent as one step for the parent.
-    struct Flush {
-        let childID: UInt64
-        let epoch: UInt64
-        let path: String
-        var outputs: PendingOutputs?
-        var rendering: PendingRendering?
-        /// The cumulative acknowledgement (every event up to it applied); `nil`: none.
-        var acknowledged: UInt64?
-        /// The answer to RELEASE: the copy here stops after it.
-        var released: Bool
-        /// Whether the flush carries the child's snapshot (with an acknowledgement or outputs).
-        var carriesSnapshot: Bool { acknowledged != nil || outputs != nil }
-        /// A rendering alone is one step by itself (a RENDERING message, not OUTPUTS).
-        var isRenderingOnly: Bool { !carriesSnapshot }
-    }
-
-    /// What `childID` produced since its last flush, its acknowledgement now counted as sent.
-    /// `nil`: not hosted, or nothing to send.
-    mutating func flush(_ childID: UInt64, releasing: Bool = false) -> Flush? {
-        let outputs = pendingOutputs.removeValue(forKey: childID)
-        let rendering = pendingRenderings.removeValue(forKey: childID)
-        guard let hosted = children[childID] else { return nil }
-        let acknowledge = hosted.applied > hosted.acknowledged || releasing
-        if acknowledge { children[childID]!.acknowledged = hosted.applied }
-        guard outputs != nil || acknowledge || rendering != nil else { return nil }
-        return Flush(
-            childID: childID, epoch: hosted.epoch, path: outputs?.path ?? hosted.path, outputs: outputs, rendering: rendering,
-            acknowledged: acknowledge ? hosted.applied : nil, released: releasing)
-    }
-
-    /// The number of the next OUTPUTS message for `childID`'s placement (1, 2, …; 0: not
-    /// hosted), carried in the message's `sequence` field: a connection that broke loses what was
-    /// in flight while libzmq reconnects by itself, and the parent, seeing a number skipped,
-    /// knows outputs and acknowledgements were lost and moves the child from its last
-    /// acknowledged state rather than take a later acknowledgement for the lost ones.
-    mutating func numberOutputsMessage(for childID: UInt64) -> UInt64 {
-        guard children[childID] != nil else { return 0 }
-        children[childID]!.outputsMessages += 1
-        return children[childID]!.outputsMessages
-    }
-
-    // MARK: Draining
-
-    /// What `beginDrain` decided.
-    enum DrainStart {
-        /// A drain runs already: the caller waits for its outcome.
-        case alreadyRunning
-        /// Over at once, with this outcome.
-        case finished(DrainOutcome)
-        /// Begun: the driver flushes, then sends DRAIN.
-        case begun(children: Int)
-        /// Over at once: the parent predates draining.
-        case unsupportedByParent(DrainOutcome)
-    }
-
-    mutating func beginDrain(deadline: Duration, at now: Instant) -> DrainStart {
-        if drain != nil { return .alreadyRunning }
-        let count = children.count
-        guard configuration.hasParent, !isShuttingDown, isWelcomed else {
-            return .finished(DrainOutcome(ending: .notConnected, children: count, handedOver: 0))
-        }
-        guard parentDrains else {
-            return .unsupportedByParent(DrainOutcome(ending: .unsupportedByParent, children: count, handedOver: 0))
-        }
-        // Nothing to hand over: leave at once.
-        guard count > 0 else { return .finished(DrainOutcome(ending: .handedOver, children: 0, handedOver: 0)) }
-        isLeaving = true
-        drain = Drain(deadline: now + deadline, children: count)
-        return .begun(children: count)
-    }
-
-    /// What to do with a RELEASE.
-    enum ReleaseDecision {
-        /// No such copy here: answer with an empty released flush, so the parent stops waiting.
-        case notHosted
-        /// Held until forwarded events are acknowledged (`takeDeferredReleases`).
-        case deferred
-        /// Apply what is queued, render, send `flush(_:releasing: true)`, then `released(_:)`.
-        case release(Child)
-    }
-
-    /// RELEASE for `childID`'s placement `epoch`. `forwardedEventsUnacknowledged`: this process,
-    /// as a parent of its own workers, has events they have not acknowledged (a middle process
-    /// of a nested tree): they are in no snapshot yet, so the answer waits.
-    mutating func releaseRequested(
-        _ childID: UInt64, epoch: UInt64, path: String, forwardedEventsUnacknowledged: Bool
-    ) -> ReleaseDecision {
-        guard let hosted = children[childID], hosted.epoch == epoch else { return .notHosted }
-        if forwardedEventsUnacknowledged {
-            deferredReleases.append(DeferredRelease(childID: childID, epoch: epoch, path: path))
-            return .deferred
-        }
-        return .release(hosted.child)
-    }
-
-    /// The released child's final flush left: its copy here ends.
-    mutating func released(_ childID: UInt64) -> Hosted? {
-        guard let hosted = discard(childID) else { return nil }
-        drain?.handedOver += 1
-        return hosted
-    }
-
-    /// The RELEASEs held, once nothing forwarded waits for an acknowledgement.
-    mutating func takeDeferredReleases(forwardedEventsUnacknowledged: Bool) -> [DeferredRelease] {
-        guard !deferredReleases.isEmpty, !forwardedEventsUnacknowledged else { return [] }
-        defer { deferredReleases = [] }
-        return deferredReleases
-    }
-
-    /// After the deferred releases were answered: the drain's end, if the parent answered already.
-    mutating func finishDrainIfAnswered() -> DrainOutcome? {
-        guard drain?.answered == true, deferredReleases.isEmpty else { return nil }
-        return finishDrain(.handedOver)
-    }
-
-    /// The parent's answer to DRAIN (after every RELEASE it sent): the drain's outcome, or `nil`
-    /// while deferred releases are still to be answered.
-    mutating func drainAnswered() -> DrainOutcome? {
-        guard deferredReleases.isEmpty else {
-            drain?.answered = true
-            return nil
-        }
-        return finishDrain(.handedOver)
-    }
-
-    /// A drain whose deadline passed ends.
-    mutating func drainDeadline(at now: Instant) -> DrainOutcome? {
-        guard let drain, now >= drain.deadline else { return nil }
-        return finishDrain(.deadlinePassed)
-    }
-
-    /// Ends the drain (if one runs) and returns its outcome.
-    mutating func finishDrain(_ ending: DrainOutcome.Ending) -> DrainOutcome? {
-        guard let current = drain else { return nil }
-        drain = nil
-        deferredReleases = []
-        return DrainOutcome(ending: ending, children: max(current.children, current.handedOver), handedOver: current.handedOver)
-    }
-
-    // MARK: Shutdown
-
-    /// The runtime stops: the drain ends, every child stops (the driver then says GOODBYE).
-    mutating func shutDown() -> Forgotten {
-        let drainOutcome = finishDrain(.interrupted)
-        isShuttingDown = true
-        let stopped = children.values.sorted { $0.path < $1.path }
-        for hosted in stopped { discard(hosted.childID) }
-        return Forgotten(children: stopped, drain: drainOutcome)
     }
 }

@@ -105,6 +105,19 @@ final class SimulatedConnection {
         return downUntil > now
     }
 
+    /// The parent's process ended (a nested worker crashed or left) and starts again at
+    /// `restartsAt`: what it had received unread is gone with it, what is in flight is lost, and
+    /// the worker's socket reconnects by itself once a new process binds (a new handshake).
+    func parentEnded(restartsAt: Instant) {
+        arrivedAtParent.removeAll()
+        if handshakeDone {
+            disconnect(reconnectAt: restartsAt)
+        } else {
+            dropInFlight()
+            handshakeAt = max(handshakeAt, restartsAt)
+        }
+    }
+
     /// What is in flight is lost.
     func dropInFlight() {
         toWorker.removeAll()

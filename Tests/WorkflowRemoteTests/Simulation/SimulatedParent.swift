@@ -8,6 +8,10 @@
 /// proxy keeps is modelled here as simply as the invariants need: events numbered from 1 (at most
 /// `window` unacknowledged), the acknowledgements, placements (the last acknowledged snapshot, the
 /// unacknowledged events replayed), as the engine's proxies do.
+///
+/// A nested worker (a worker that is also a parent) runs one of these beside its worker role, in
+/// the same process: its children's events are made on demand, one per event its own hosted
+/// children apply (`eventsOnDemand`), and it shares the process's pauses, crashes and departures.
 final class SimulatedParent {
     typealias Instant = ContinuousClock.Instant
 
@@ -25,6 +29,8 @@ final class SimulatedParent {
         var sentThrough: UInt64 = 0
         /// Its worker drains: RELEASE sent, its final flush awaited; events wait here meanwhile.
         var isReleasing = false
+        /// Events asked for and not made yet (`eventsOnDemand`).
+        var demand: UInt64 = 0
     }
 
     static let window: UInt64 = 64
@@ -37,18 +43,22 @@ final class SimulatedParent {
     private(set) var children: [Child]
     /// Whether the parent keeps making events (off for the quiet end of a run).
     var generating = true
+    /// Whether events are made only as asked (`demand(from:)`): a nested worker's parent role,
+    /// whose children's events come from what its own hosted children apply.
+    let eventsOnDemand: Bool
 
     /// - Parameter deadlinesAcknowledgements: whether events left unacknowledged past the request
     ///   deadline count as lost (off: practically never).
-    init(children: Int, interval: Duration, liveness: Int, deadlinesAcknowledgements: Bool = true) {
+    init(childIDs: [UInt64], interval: Duration, liveness: Int, deadlinesAcknowledgements: Bool = true, eventsOnDemand: Bool = false) {
+        self.eventsOnDemand = eventsOnDemand
         self.interval = interval
         requestTimeout = interval * (liveness * 3)
         machine = ParentStateMachine(
             configuration: .init(
                 heartbeatInterval: interval, heartbeatLiveness: liveness,
                 acknowledgementDeadline: deadlinesAcknowledgements ? requestTimeout : .seconds(1_000_000_000)))
-        self.children = (1...children).map { Child(id: UInt64($0)) }
-        for child in self.children { machine.childAdded(child.id) }
+        children = childIDs.map { Child(id: $0) }
+        for child in children { machine.childAdded(child.id) }
     }
 
     /// One step: a message read, or the timers, placements and new events.
@@ -199,9 +209,16 @@ final class SimulatedParent {
                 children[index].host = nil
             }
             if children[index].host == nil { place(index, at: now, in: world) }
-            if generating, children[index].nextSequence - 1 - children[index].acknowledged.applied < Self.window, world.random.chance(0.5) {
-                let room = Self.window - (children[index].nextSequence - 1 - children[index].acknowledged.applied)
-                children[index].nextSequence += UInt64(world.random.int(in: 1...Int(min(room, 8))))
+            let unacknowledged = children[index].nextSequence - 1 - children[index].acknowledged.applied
+            let room = unacknowledged < Self.window ? Self.window - unacknowledged : 0
+            if generating, room > 0 {
+                if eventsOnDemand {
+                    let made = min(room, children[index].demand)
+                    children[index].nextSequence += made
+                    children[index].demand -= made
+                } else if world.random.chance(0.5) {
+                    children[index].nextSequence += UInt64(world.random.int(in: 1...Int(min(room, 8))))
+                }
             }
             sendEvents(index, at: now, in: world)
         }
@@ -262,6 +279,12 @@ final class SimulatedParent {
     /// The last output delivered for `childID` (each event emits one, tagged with it).
     func lastOutput(of childID: UInt64) -> UInt64 {
         machine.children[childID]?.outputs.delivered.cause ?? 0
+    }
+
+    /// One more event for a child, asked for by an event that `causeID`, a child of this process's
+    /// worker role, applied (`eventsOnDemand`).
+    func demand(from causeID: UInt64) {
+        children[Int(causeID % UInt64(children.count))].demand += 1
     }
 
     /// Whether every event made so far is acknowledged.

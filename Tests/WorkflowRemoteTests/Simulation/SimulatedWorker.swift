@@ -21,11 +21,19 @@ final class SimulatedChild {
 /// driven the way the engine's driver drives it, one small step at a time (one event applied,
 /// one message read, or one flush and timer round), so the scheduler can stop it between any two
 /// steps (SIGSTOP) and resume it late.
+///
+/// A nested worker is also a parent: its process runs a parent role (`nested`) beside the worker
+/// role, the two sharing its fate (stopped, crashed and restarted together). A worker whose
+/// `parentIndex` is set joins such a nested worker's parent role instead of the top parent.
 final class SimulatedWorker {
     typealias Instant = ContinuousClock.Instant
     typealias Machine = WorkerStateMachine<SimulatedChild>
 
     let index: Int
+    /// The nested worker whose parent role this worker joins (nil: the top parent).
+    let parentIndex: Int?
+    /// This process's parent role, if it is a nested worker (a new one with each incarnation).
+    var nested: SimulatedParent?
     let configuration: Machine.Configuration
     /// Changes with every restart (a crash loses the process's memory).
     private(set) var incarnation: Int
@@ -43,8 +51,11 @@ final class SimulatedWorker {
     private var flushList: [UInt64] = []
     static let eventsPerSlice = 16
 
-    init(index: Int, incarnation: Int, configuration: Machine.Configuration, connection: SimulatedConnection, now: Instant) {
+    init(
+        index: Int, parentIndex: Int? = nil, incarnation: Int, configuration: Machine.Configuration, connection: SimulatedConnection, now: Instant
+    ) {
         self.index = index
+        self.parentIndex = parentIndex
         self.incarnation = incarnation
         self.configuration = configuration
         self.connection = connection
@@ -228,6 +239,7 @@ final class SimulatedWorker {
         downUntil = now + world.random.milliseconds(in: 50...500)
         // What it sent leaves before the socket closes (linger); what it would read is lost.
         connection.arrivedAtWorker.removeAll()
+        world.processEnded(self)
     }
 
     /// Set when a drain ended with a fence: the worker leaves at its next step.
@@ -273,6 +285,7 @@ final class SimulatedWorker {
         connection.close()
         run = nil
         downUntil = restart
+        world.processEnded(self)
     }
 
     /// The process starts again, as a new incarnation knowing nothing.

@@ -6,6 +6,12 @@
 /// do; processes are stopped and resumed late, crash and restart. Each seed picks its own mix of
 /// faults (swarm testing). The invariants are checked after every step; a violation stops the
 /// run and is reported with the seed that replays it.
+///
+/// With `nested`, some workers are nested workers (a worker that is also a parent): each runs a
+/// parent role beside its worker role, in one process, with workers of its own (leaf workers)
+/// hosting its children, whose events are made by the events its own hosted children apply. The
+/// same faults hit every process and link of the tree, and the same invariants hold at each
+/// level.
 final class Simulation {
     typealias Instant = ContinuousClock.Instant
 
@@ -47,6 +53,10 @@ final class Simulation {
         var drains = 0
         var handedOver = 0
         var released = 0
+        /// Events applied by leaf workers (children of a nested worker's parent role), and the
+        /// parent roles nested workers started (one per incarnation).
+        var appliedByLeaves = 0
+        var nestedParents = 0
 
         /// Adds another run's counts (the test's totals across seeds).
         mutating func add(_ other: Counts) {
@@ -63,16 +73,20 @@ final class Simulation {
             drains += other.drains
             handedOver += other.handedOver
             released += other.released
+            appliedByLeaves += other.appliedByLeaves
+            nestedParents += other.nestedParents
         }
     }
 
     /// A broken invariant, with what replays it.
     struct Violation: Error, CustomStringConvertible {
         let seed: UInt64
+        let nested: Bool
         let step: Int
         let message: String
         var description: String {
-            "seed \(seed), step \(step): \(message)\n  replay: SIM_SEED=\(seed) swift test --skip-build --filter WorkerSimulationTests"
+            "seed \(seed)\(nested ? " (nested workers)" : ""), step \(step): \(message)\n  replay: SIM_SEED=\(seed) SIM_NESTED=\(nested ? 1 : 0) "
+                + "swift test --skip-build --filter WorkerSimulationTests/invariantsHoldAcrossSeeds"
         }
     }
 
@@ -83,10 +97,24 @@ final class Simulation {
     private(set) var now: Instant
     let parent: SimulatedParent
     private(set) var workers: [SimulatedWorker] = []
-    private(set) var connections: [SimulatedConnection] = []
+    /// The connections to each parent: `[0]` the top parent's, `[1 + w]` those of worker `w`'s
+    /// parent role (empty unless it is a nested worker).
+    private var connectionsByParent: [[SimulatedConnection]] = [[]]
+    /// Where each worker's connections go (an index into `connectionsByParent`).
+    private var parentSlot: [Int] = []
     var count = Counts()
     private var nextConnection = 1
     private var nextIncarnation = 1
+    /// Whether some workers are nested workers.
+    let nested: Bool
+    /// The roles that take turns at the steps: the top parent, each worker role, and each nested
+    /// worker's parent role (`tick()`).
+    private var roles = 1
+    /// The next id of a nested parent role's child (unique across the run: an old incarnation's
+    /// copies may still run on leaf workers until their lease runs out).
+    private var nextChildID: UInt64 = 1
+    /// Whether the parents keep making events (off for the quiet end of a run).
+    private var generating = true
     /// Partitions per worker: until when each direction is held.
     private var toWorkerHeldUntil: [Instant]
     private var toParentHeldUntil: [Instant]
@@ -112,8 +140,9 @@ final class Simulation {
 
     init(
         seed: UInt64, startCarriesBase: Bool = true, parentChecksOutputsNumbers: Bool = true, parentDeadlinesAcknowledgements: Bool = true,
-        workerChecksEventSequence: Bool = true, workerRejoinsOnRehandshake: Bool = true
+        workerChecksEventSequence: Bool = true, workerRejoinsOnRehandshake: Bool = true, nested: Bool = false
     ) {
+        self.nested = nested
         self.parentDeadlinesAcknowledgements = parentDeadlinesAcknowledgements
         self.seed = seed
         self.workerRejoinsOnRehandshake = workerRejoinsOnRehandshake
@@ -125,17 +154,49 @@ final class Simulation {
         configuration = .init(heartbeatInterval: .milliseconds(100), heartbeatLiveness: 3, capacity: 100, hasParent: true)
         now = ContinuousClock.now
         let workerCount = random.int(in: 2...4)
+        let childCount = random.int(in: 1...3)
         parent = SimulatedParent(
-            children: random.int(in: 1...3), interval: configuration.heartbeatInterval, liveness: configuration.heartbeatLiveness,
+            childIDs: (1...childCount).map(UInt64.init), interval: configuration.heartbeatInterval, liveness: configuration.heartbeatLiveness,
             deadlinesAcknowledgements: parentDeadlinesAcknowledgements)
-        toWorkerHeldUntil = Array(repeating: now, count: workerCount)
-        toParentHeldUntil = Array(repeating: now, count: workerCount)
-        for index in 0..<workerCount {
-            let worker = SimulatedWorker(
-                index: index, incarnation: takeIncarnation(), configuration: configuration, connection: connect(worker: index, at: now), now: now)
-            workers.append(worker)
-            worker.start(at: now, in: self)
+        nextChildID = UInt64(childCount) + 1
+        toWorkerHeldUntil = []
+        toParentHeldUntil = []
+        for _ in 0..<workerCount { addWorker(joining: nil) }
+        guard nested else { return }
+        // Nested workers: one or two of the top parent's workers are also parents, each with
+        // leaf workers of its own.
+        for host in 0..<random.int(in: 1...min(2, workerCount)) {
+            workers[host].nested = makeNestedParent()
+            for _ in 0..<random.int(in: 1...3) { addWorker(joining: host) }
         }
+        roles = 1 + workers.count + workers.filter { $0.nested != nil }.count
+    }
+
+    /// A new worker process joining the top parent (`host` nil) or nested worker `host`.
+    private func addWorker(joining host: Int?) {
+        let index = workers.count
+        toWorkerHeldUntil.append(now)
+        toParentHeldUntil.append(now)
+        parentSlot.append(host.map { $0 + 1 } ?? 0)
+        connectionsByParent.append([])
+        let worker = SimulatedWorker(
+            index: index, parentIndex: host, incarnation: takeIncarnation(), configuration: configuration,
+            connection: connect(worker: index, at: now), now: now)
+        workers.append(worker)
+        worker.start(at: now, in: self)
+    }
+
+    /// A nested worker's parent role, new with each incarnation of its process (its memory is
+    /// lost with the process; its children take new ids).
+    private func makeNestedParent() -> SimulatedParent {
+        let childCount = UInt64(random.int(in: 1...2))
+        defer { nextChildID += childCount }
+        count.nestedParents += 1
+        let nestedParent = SimulatedParent(
+            childIDs: (nextChildID..<(nextChildID + childCount)).map { $0 }, interval: configuration.heartbeatInterval,
+            liveness: configuration.heartbeatLiveness, deadlinesAcknowledgements: parentDeadlinesAcknowledgements, eventsOnDemand: true)
+        nestedParent.generating = generating
+        return nestedParent
     }
 
     private func takeIncarnation() -> Int {
@@ -149,8 +210,15 @@ final class Simulation {
     func connect(worker index: Int, at time: Instant) -> SimulatedConnection {
         let connection = SimulatedConnection(id: nextConnection, worker: index, handshakeAt: time + delay())
         nextConnection += 1
-        connections.append(connection)
+        connectionsByParent[parentSlot[index]].append(connection)
         return connection
+    }
+
+    /// A worker's process ended (crashed, or left after a drain): a nested worker's parent role
+    /// ends with it, and its workers' connections break until the process starts again.
+    func processEnded(_ worker: SimulatedWorker) {
+        guard worker.nested != nil, let restartsAt = worker.downUntil else { return }
+        for connection in connectionsByParent[worker.index + 1] { connection.parentEnded(restartsAt: restartsAt) }
     }
 
     /// A message's delay on a link.
@@ -158,8 +226,12 @@ final class Simulation {
         random.milliseconds(in: 0...faults.maxDelayMilliseconds)
     }
 
+    /// Whether a handshake can complete on worker `worker`'s link: neither direction held, and
+    /// the parent's process up (a nested worker's may be down, restarting).
     func bothWaysOpen(for worker: Int) -> Bool {
-        toWorkerHeldUntil[worker] <= now && toParentHeldUntil[worker] <= now
+        guard toWorkerHeldUntil[worker] <= now, toParentHeldUntil[worker] <= now else { return false }
+        guard let host = workers[worker].parentIndex else { return true }
+        return workers[host].downUntil == nil
     }
 
     func violation(_ message: String) {
@@ -194,6 +266,9 @@ final class Simulation {
         }
         child.state.applied = sequence
         child.state.count += 1
+        if worker.parentIndex != nil { count.appliedByLeaves += 1 }
+        // A nested worker's hosted child asks its parent role for an event of its own child.
+        worker.nested?.demand(from: child.childID)
     }
 
     // MARK: Running
@@ -202,7 +277,7 @@ final class Simulation {
     func run(steps: Int) -> Violation? {
         for _ in 0..<steps {
             step()
-            if let message = violations.first { return Violation(seed: seed, step: count.steps, message: message) }
+            if let message = violations.first { return Violation(seed: seed, nested: nested, step: count.steps, message: message) }
         }
         return nil
     }
@@ -210,7 +285,9 @@ final class Simulation {
     /// Heals every fault, stops new events and runs until every event is acknowledged (or
     /// `limit` steps passed: then the run is stuck, a violation of progress).
     func settle(limit: Int) -> Violation? {
+        generating = false
         parent.generating = false
+        for worker in workers { worker.nested?.generating = false }
         for index in workers.indices {
             toWorkerHeldUntil[index] = now
             toParentHeldUntil[index] = now
@@ -220,24 +297,19 @@ final class Simulation {
         while quiet < limit {
             quietStep()
             quiet += 1
-            if let message = violations.first { return Violation(seed: seed, step: count.steps, message: message) }
-            if parent.isSettled, quiet > 1000 { return nil }
+            if let message = violations.first { return Violation(seed: seed, nested: nested, step: count.steps, message: message) }
+            if parent.isSettled, workers.allSatisfy({ $0.nested?.isSettled ?? true }), quiet > 1000 { return nil }
         }
         _ = faultFree
         return Violation(
-            seed: seed, step: count.steps, message: "no progress: events still unacknowledged after \(limit) fault-free steps\n\(stateDescription)")
+            seed: seed, nested: nested, step: count.steps, message: "no progress: events still unacknowledged after \(limit) fault-free steps\n\(stateDescription)")
     }
 
     /// Where each child and worker stands, for a report of no progress.
     var stateDescription: String {
-        var lines: [String] = []
-        for child in parent.children {
-            lines.append(
-                "  parent: child \(child.id) epoch \(parent.machine.epoch(of: child.id)) on connection \(child.host.map(String.init) ?? "-"), "
-                    + "events made through \(child.nextSequence - 1), sent through \(child.sentThrough), acknowledged \(child.acknowledged.applied), "
-                    + "outputs through \(parent.lastOutput(of: child.id))\(child.isReleasing ? ", releasing" : "")")
-        }
+        var lines = describe(parent, as: "parent")
         for worker in workers {
+            if let nested = worker.nested { lines += describe(nested, as: "worker \(worker.index)'s parent role") }
             let hosted = worker.machine.children.values.sorted { $0.childID < $1.childID }.map {
                 "child \($0.childID) epoch \($0.epoch) applied \($0.applied) acknowledged \($0.acknowledged)"
             }
@@ -248,9 +320,32 @@ final class Simulation {
         return lines.joined(separator: "\n")
     }
 
+    private func describe(_ parent: SimulatedParent, as name: String) -> [String] {
+        var lines: [String] = []
+        for child in parent.children {
+            lines.append(
+                "  \(name): child \(child.id) epoch \(parent.machine.epoch(of: child.id)) on connection \(child.host.map(String.init) ?? "-"), "
+                    + "events made through \(child.nextSequence - 1), sent through \(child.sentThrough), acknowledged \(child.acknowledged.applied), "
+                    + "outputs through \(parent.lastOutput(of: child.id))\(child.isReleasing ? ", releasing" : "")")
+        }
+        return lines
+    }
+
+    /// Advances the virtual clock by one step's time. The processes run side by side, one
+    /// role's action per step: in a nested tree, with up to 15 roles taking turns, each step
+    /// takes its share of the time three roles would, so that each role keeps the pace it has in
+    /// a small tree. (Without that, a worker's role acted about once every 22 ms of virtual time
+    /// and applying a replay of 64 events took longer than its lease: it fenced itself, the
+    /// parent declared it dead and replayed the events again, and no event was ever
+    /// acknowledged.) A tree without nested workers keeps the clock it always had.
+    private func tick() {
+        let time = random.milliseconds(in: 0...2)
+        now += nested ? time * 3 / roles : time
+    }
+
     private func step() {
         count.steps += 1
-        now += random.milliseconds(in: 0...2)
+        tick()
         injectFaults()
         advance()
         checkMemory()
@@ -258,7 +353,7 @@ final class Simulation {
 
     private func quietStep() {
         count.steps += 1
-        now += random.milliseconds(in: 0...2)
+        tick()
         for worker in workers {
             if let until = worker.pausedUntil, until > now { worker.pausedUntil = now }
         }
@@ -267,23 +362,37 @@ final class Simulation {
     }
 
     private func advance() {
-        for connection in connections where !connection.isClosed {
-            let worker = connection.worker
-            connection.deliver(at: now, toWorkerBlocked: toWorkerHeldUntil[worker] > now, toParentBlocked: toParentHeldUntil[worker] > now)
+        for slot in connectionsByParent.indices where !connectionsByParent[slot].isEmpty {
+            var anyClosed = false
+            for connection in connectionsByParent[slot] {
+                guard !connection.isClosed else {
+                    anyClosed = true
+                    continue
+                }
+                let worker = connection.worker
+                connection.deliver(at: now, toWorkerBlocked: toWorkerHeldUntil[worker] > now, toParentBlocked: toParentHeldUntil[worker] > now)
+            }
+            if anyClosed { connectionsByParent[slot].removeAll { $0.isClosed } }
         }
-        connections.removeAll { $0.isClosed }
         for worker in workers {
             if let until = worker.pausedUntil, until <= now { worker.pausedUntil = nil }
             if let until = worker.downUntil, until <= now {
                 worker.restart(incarnation: takeIncarnation(), connection: connect(worker: worker.index, at: now), at: now)
+                // A nested worker's parent role starts again too, knowing nothing.
+                if worker.nested != nil { worker.nested = makeNestedParent() }
                 worker.start(at: now, in: self)
             }
         }
         let actor = random.int(in: 0...workers.count)
         if actor == workers.count {
-            parent.step(at: now, connections: connections, in: self)
+            parent.step(at: now, connections: connectionsByParent[0], in: self)
         } else if workers[actor].isRunning {
-            workers[actor].step(at: now, in: self)
+            // A nested worker's process runs one of its two roles per step.
+            if let nested = workers[actor].nested, random.chance(0.5) {
+                nested.step(at: now, connections: connectionsByParent[actor + 1], in: self)
+            } else {
+                workers[actor].step(at: now, in: self)
+            }
         }
     }
 
@@ -323,7 +432,13 @@ final class Simulation {
         for worker in workers where worker.memory > Self.memoryBound {
             violation("worker \(worker.index) holds \(worker.memory) entries")
         }
-        if connections.count > 4 * workers.count + 4 { violation("\(connections.count) connections open") }
+        let open = connectionsByParent.reduce(0) { $0 + $1.count }
+        if open > 4 * workers.count + 4 { violation("\(open) connections open") }
         if parent.memory > 4 * workers.count { violation("the parent knows \(parent.memory) peers") }
+        for worker in workers {
+            if let nested = worker.nested, nested.memory > 4 * workers.count {
+                violation("worker \(worker.index)'s parent role knows \(nested.memory) peers")
+            }
+        }
     }
 }

@@ -5,7 +5,11 @@ import Testing
 /// each with its own mix of delays, disconnects, pauses, crashes and partitions, the invariants
 /// checked after every step, then a fault-free end in which every event must be acknowledged.
 ///
-/// - `SIM_SEED=<n>` replays one seed (the command a failure prints).
+/// Every other seed (the even ones) nests: some of its workers are also parents, with workers of
+/// their own (`Simulation.nested`).
+///
+/// - `SIM_SEED=<n>` replays one seed (the command a failure prints); `SIM_NESTED=0|1` says
+///   whether it nests (by default, as the sweep ran it).
 /// - `SIM_SECONDS=<s>` is the long mode: new seeds for that many seconds (hours, if asked).
 /// - `SIM_STEPS=<n>` sets the total steps of the normal run.
 @Suite struct WorkerSimulationTests {
@@ -22,12 +26,16 @@ import Testing
         return simulation.run(steps: stepsPerSeed) ?? simulation.settle(limit: settleLimit)
     }
 
+    /// Whether the sweep runs `seed` with nested workers: every other seed.
+    static func nests(_ seed: UInt64) -> Bool { seed % 2 == 0 }
+
     @Test("each accepted event is applied once, in order, within the lease, and acknowledged, whatever the faults")
     func invariantsHoldAcrossSeeds() {
         let environment = ProcessInfo.processInfo.environment
         if let text = environment["SIM_SEED"], let seed = UInt64(text) {
-            let simulation = Simulation(seed: seed)
-            print("simulating seed \(seed): \(simulation.faults)")
+            let nested = environment["SIM_NESTED"].map { $0 == "1" } ?? Self.nests(seed)
+            let simulation = Simulation(seed: seed, nested: nested)
+            print("simulating seed \(seed)\(nested ? " with nested workers" : ""): \(simulation.faults)")
             if let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit) {
                 Issue.record("\(violation)")
             }
@@ -40,10 +48,11 @@ import Testing
         var seed: UInt64 = deadline == nil ? 1 : UInt64(Date().timeIntervalSince1970 * 1000)
         var steps = 0
         var seeds = 0
+        var nestedSeeds = 0
         var totals = Simulation.Counts()
         let started = Date()
         while deadline.map({ Date() < $0 }) ?? (steps < totalSteps) {
-            let simulation = Simulation(seed: seed)
+            let simulation = Simulation(seed: seed, nested: Self.nests(seed))
             if let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit) {
                 Issue.record("\(violation)\n  faults: \(simulation.faults)")
                 return
@@ -51,9 +60,39 @@ import Testing
             steps += simulation.count.steps
             totals.add(simulation.count)
             seeds += 1
+            if simulation.nested { nestedSeeds += 1 }
             seed += 1
         }
-        print("simulated \(steps) steps over \(seeds) seeds in \(Int(Date().timeIntervalSince(started))) s: \(totals)")
+        print(
+            "simulated \(steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers) in \(Int(Date().timeIntervalSince(started))) s: \(totals)")
+        // The nested seeds ran their tree: leaf workers applied events, nested workers' processes
+        // ended and started again (a new parent role each time).
+        if nestedSeeds > 2 {
+            #expect(totals.appliedByLeaves > 0 && totals.nestedParents > nestedSeeds, "\(totals)")
+        }
+    }
+
+    /// Nested workers compose the two roles in one process: leaf workers apply the events of a
+    /// nested worker's children, made by what its own hosted children apply; when a nested
+    /// worker's process crashes or leaves, its parent role starts again knowing nothing, its leaf
+    /// workers' copies stop once their lease runs out and the workers join the new process; every
+    /// seed still settles with each event acknowledged at each level.
+    @Test("nested workers: leaf workers apply their children's events, and a nested worker that starts again is rejoined by its workers")
+    func nestedWorkersComposeTheTwoRoles() {
+        var restarts = 0
+        var appliedByLeaves = 0
+        for seed in UInt64(100)..<110 {
+            let simulation = Simulation(seed: seed, nested: true)
+            let first = simulation.count.nestedParents
+            if let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit) {
+                Issue.record("\(violation)\n  faults: \(simulation.faults)")
+                return
+            }
+            restarts += simulation.count.nestedParents - first
+            appliedByLeaves += simulation.count.appliedByLeaves
+        }
+        #expect(appliedByLeaves > 0)
+        #expect(restarts > 0)
     }
 
     /// Seeds that found a loss in the protocol, each kept green since its fix. Seed 3 stops a

@@ -1,0 +1,47 @@
+// The worker role's state machine (`WorkerStateMachine.swift`): the children hosted here: START, STOP
+// and props updates.
+extension WorkerStateMachine {
+    // MARK: Children
+
+    /// What to do with a START.
+    enum StartDecision: Equatable {
+        case place
+        case atCapacity
+    }
+
+    func startRequested() -> StartDecision {
+        children.count < configuration.capacity ? .place : .atCapacity
+    }
+
+    /// The child now hosted for the placement `epoch` (after any earlier copy was discarded).
+    /// `appliedThrough`: the last event its snapshot includes, when the START says (its header's
+    /// acknowledgement; 0 when the parent does not say): the placement's first event must be the
+    /// next one.
+    mutating func started(_ childID: UInt64, epoch: UInt64, path: String, child: Child, appliedThrough: UInt64 = 0) {
+        children[childID] = Hosted(
+            childID: childID, child: child, epoch: epoch, path: path, applied: appliedThrough, acknowledged: appliedThrough)
+        // Placed before the parent read this worker's DRAIN: it is released like the others.
+        drain?.children += 1
+    }
+
+    /// STOP: the copy of `epoch` ends (one for another placement stays). Returns it.
+    mutating func stopRequested(_ childID: UInt64, epoch: UInt64) -> Hosted? {
+        guard children[childID]?.epoch == epoch else { return nil }
+        return discard(childID)
+    }
+
+    /// Ends hosting `childID` and drops what it had queued for the parent. Returns its copy.
+    @discardableResult
+    mutating func discard(_ childID: UInt64) -> Hosted? {
+        pendingRenderings[childID] = nil
+        pendingOutputs[childID] = nil
+        needsRender.removeAll { $0 == childID }
+        if currentCause?.child == childID { currentCause = nil }
+        return children.removeValue(forKey: childID)
+    }
+
+    /// Props were applied to a child: work of an event's size in the slice.
+    mutating func propsUpdated() {
+        eventsInSlice += 1
+    }
+}

@@ -1,0 +1,188 @@
+// The worker role's state machine (`WorkerStateMachine.swift`): an event's way through the worker: the
+// parent's events (slices of its messages, each event checked against its child's placement, sequence and
+// the lease before it is applied), what children produce (renderings, outputs tagged with their event)
+// and the flushes that carry it back to the parent.
+extension WorkerStateMachine {
+    // MARK: Events
+
+    /// A slice of the parent's messages begins.
+    mutating func beginSlice() {
+        eventsInSlice = 0
+    }
+
+    /// Whether the slice may read another message: the lease holds and it has not applied
+    /// `limit` events yet. `mutating` though it changes nothing: see `child(_:epoch:)`.
+    mutating func sliceContinues(limit: Int, at now: Instant) -> Bool {
+        eventsInSlice < limit && silenceBeyondLease(at: now) == nil
+    }
+
+    /// Events being applied for one child, one at a time (`nextEvent`, `eventApplied`).
+    struct EventRun {
+        let childID: UInt64
+        /// The copy the events are for.
+        let child: Child
+        let firstSequence: UInt64
+        let count: Int
+        fileprivate(set) var next = 0
+        fileprivate(set) var delivered = 0
+        fileprivate(set) var applied: UInt64
+    }
+
+    /// What to do with an EVENT message.
+    enum EventsArrival {
+        /// Apply its events, one at a time (`nextEvent`, `eventApplied`, `endEvents`).
+        case apply(EventRun)
+        /// No such copy here: the events are dropped.
+        case unknownChild
+        /// Its first event is not the one after the last applied: messages between were lost
+        /// (a disconnect loses what is in flight, and libzmq reconnects by itself). Applying it
+        /// would skip events and acknowledge them as applied, so the worker fences instead: its
+        /// children stop, it joins again, and the parent places them from their last
+        /// acknowledged snapshots, replaying every event after them.
+        case inputLost(expected: UInt64, received: UInt64, Fence)
+    }
+
+    /// EVENT for `childID`'s placement `epoch`: `count` events from `firstSequence`. Within a
+    /// placement the parent numbers a child's events without a gap and sends each once, in
+    /// order, so any other first event means lost input.
+    mutating func eventsArrived(for childID: UInt64, epoch: UInt64, firstSequence: UInt64, count: Int, at now: Instant) -> EventsArrival {
+        guard let run = beginEvents(for: childID, epoch: epoch, firstSequence: firstSequence, count: count) else { return .unknownChild }
+        // Unknown until the placement applied its first event when the START did not say.
+        guard run.applied == 0 || firstSequence == run.applied + 1 else {
+            let fence: Fence = isLeaving ? .stopWhileLeaving(silence: .zero, forgetChildren()) : reconnect(silence: .zero, at: now)
+            return .inputLost(expected: run.applied + 1, received: firstSequence, fence)
+        }
+        return .apply(run)
+    }
+
+    /// EVENT for `childID`'s placement `epoch`: `count` events from `firstSequence`. `nil`: no
+    /// such copy here, the events are dropped.
+    func beginEvents(for childID: UInt64, epoch: UInt64, firstSequence: UInt64, count: Int) -> EventRun? {
+        guard let hosted = children[childID], hosted.epoch == epoch else { return nil }
+        return EventRun(childID: childID, child: hosted.child, firstSequence: firstSequence, count: count, applied: hosted.applied)
+    }
+
+    /// What to do with the next event of a run.
+    enum NextEvent: Equatable {
+        /// Apply it: its sequence (the outputs its action emits are tagged with it).
+        case apply(sequence: UInt64)
+        /// The run is over.
+        case done
+        /// The lease ran out: apply nothing more; the driver fences (`fenceIfLeaseRanOut`).
+        case leaseRanOut
+    }
+
+    /// The lease, before every event: the thread may have been stopped between two.
+    mutating func nextEvent(of run: inout EventRun, at now: Instant) -> NextEvent {
+        guard run.next < run.count else { return .done }
+        guard silenceBeyondLease(at: now) == nil else { return .leaseRanOut }
+        let sequence = run.firstSequence + UInt64(run.next)
+        currentCause = (run.childID, sequence, 0)
+        return .apply(sequence: sequence)
+    }
+
+    /// The event `nextEvent` returned was applied (`delivered`: a sink took it; an event for a
+    /// token the child no longer knows counts as applied, and is acknowledged, all the same).
+    mutating func eventApplied(in run: inout EventRun, delivered: Bool) {
+        currentCause = nil
+        run.applied = max(run.applied, run.firstSequence + UInt64(run.next))
+        run.next += 1
+        if delivered { run.delivered += 1 }
+    }
+
+    /// The run ended (all applied, or the lease ran out part way: what was applied counts).
+    mutating func endEvents(_ run: EventRun) {
+        currentCause = nil
+        guard children[run.childID] != nil else { return }
+        if run.applied > children[run.childID]!.applied {
+            children[run.childID]!.applied = run.applied
+            markDirty(run.childID)
+        }
+        eventsInSlice += run.next
+        if run.delivered > 0, !needsRender.contains(run.childID) { needsRender.append(run.childID) }
+    }
+
+    // MARK: What children produce
+
+    mutating func renderingProduced(_ bytes: [UInt8], sequence: UInt64, childID: UInt64, path: String) {
+        markDirty(childID)
+        pendingRenderings[childID] = PendingRendering(bytes: bytes, sequence: sequence, path: path)
+    }
+
+    /// An output, tagged with the event being applied (0: no event caused it).
+    mutating func outputProduced(_ bytes: [UInt8], childID: UInt64, path: String) {
+        markDirty(childID)
+        var cause: UInt64 = 0
+        var ordinal: UInt32 = 0
+        if let current = currentCause, current.child == childID {
+            cause = current.sequence
+            ordinal = current.ordinal
+            currentCause?.ordinal += 1
+        }
+        pendingOutputs[childID, default: PendingOutputs(path: path)].append(bytes, cause: cause, ordinal: ordinal)
+    }
+
+    mutating func markDirty(_ childID: UInt64) {
+        // A set beside the list: a scan of the list cost a pass of N updates N²/2 comparisons.
+        if flushScheduled.insert(childID).inserted { flushOrder.append(childID) }
+    }
+
+    // MARK: Flushes
+
+    /// The children that applied events since they last rendered, to render before the flush.
+    mutating func takeChildrenToRender(into list: inout [UInt64]) {
+        list.removeAll(keepingCapacity: true)
+        guard !needsRender.isEmpty else { return }
+        swap(&list, &needsRender)
+    }
+
+    /// The children with something to flush, in order (the list's storage is swapped, so the
+    /// driver hands the same array back each time and nothing is allocated).
+    mutating func takeFlushOrder(into list: inout [UInt64]) {
+        list.removeAll(keepingCapacity: true)
+        swap(&list, &flushOrder)
+        flushScheduled.removeAll(keepingCapacity: true)
+    }
+
+    /// One child's flush: sent as one step for the parent.
+    struct Flush {
+        let childID: UInt64
+        let epoch: UInt64
+        let path: String
+        var outputs: PendingOutputs?
+        var rendering: PendingRendering?
+        /// The cumulative acknowledgement (every event up to it applied); `nil`: none.
+        var acknowledged: UInt64?
+        /// The answer to RELEASE: the copy here stops after it.
+        var released: Bool
+        /// Whether the flush carries the child's snapshot (with an acknowledgement or outputs).
+        var carriesSnapshot: Bool { acknowledged != nil || outputs != nil }
+        /// A rendering alone is one step by itself (a RENDERING message, not OUTPUTS).
+        var isRenderingOnly: Bool { !carriesSnapshot }
+    }
+
+    /// What `childID` produced since its last flush, its acknowledgement now counted as sent.
+    /// `nil`: not hosted, or nothing to send.
+    mutating func flush(_ childID: UInt64, releasing: Bool = false) -> Flush? {
+        let outputs = pendingOutputs.removeValue(forKey: childID)
+        let rendering = pendingRenderings.removeValue(forKey: childID)
+        guard let hosted = children[childID] else { return nil }
+        let acknowledge = hosted.applied > hosted.acknowledged || releasing
+        if acknowledge { children[childID]!.acknowledged = hosted.applied }
+        guard outputs != nil || acknowledge || rendering != nil else { return nil }
+        return Flush(
+            childID: childID, epoch: hosted.epoch, path: outputs?.path ?? hosted.path, outputs: outputs, rendering: rendering,
+            acknowledged: acknowledge ? hosted.applied : nil, released: releasing)
+    }
+
+    /// The number of the next OUTPUTS message for `childID`'s placement (1, 2, …; 0: not
+    /// hosted), carried in the message's `sequence` field: a connection that broke loses what was
+    /// in flight while libzmq reconnects by itself, and the parent, seeing a number skipped,
+    /// knows outputs and acknowledgements were lost and moves the child from its last
+    /// acknowledged state rather than take a later acknowledgement for the lost ones.
+    mutating func numberOutputsMessage(for childID: UInt64) -> UInt64 {
+        guard children[childID] != nil else { return 0 }
+        children[childID]!.outputsMessages += 1
+        return children[childID]!.outputsMessages
+    }
+}
