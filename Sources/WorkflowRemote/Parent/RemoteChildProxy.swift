@@ -23,21 +23,16 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     private var lastProps: [UInt8]?
     private var props: Child?
+    /// The props sent and the renderings received and installed, by sequence, and the flushes
+    /// handed to the node (`ProxyEvent.flush`) and not yet applied by it.
+    private var renderings = ChildRenderingOrder()
     /// Sequence number of the props last sent (START = 1, each UPDATE + 1).
-    private(set) var propsSequence: UInt64 = 0
+    var propsSequence: UInt64 { renderings.propsSequence }
     /// The rendering the node shows: installed together with the outputs that came with it.
     private var rendering: Child.Rendering?
     /// `rendering` as the worker encoded it: what the node's snapshot keeps, so a parent restored
     /// from it shows the child's last rendering at once rather than its placeholder.
     private(set) var renderingBytes: [UInt8]?
-    /// The props sequence `rendering` was computed for.
-    private var renderingSequence: UInt64 = 0
-    /// The props sequence of the latest rendering received, installed or still staged: what
-    /// answers a START/UPDATE.
-    private var receivedSequence: UInt64 = 0
-    /// Flushes handed to the node (`ProxyEvent.flush`) and not yet applied by it. While any is
-    /// pending, a later flush queues behind it, even one with a rendering only.
-    private var stagedFlushes = 0
     /// Outputs of a flush whose remaining chunks are still on the wire. A worker that dies
     /// between the chunks of a flush (a slice of hundreds of events makes flushes of several
     /// messages) loses those outputs here, and the replay on its successor delivers them (the
@@ -61,15 +56,14 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// names why it waits when no other worker can take it.
     private(set) var drainedFrom: String?
 
-    // Exactly-once events across failover.
-    private var lastEventSequence: UInt64 = 0
-    /// Events recorded and not yet acknowledged, oldest first: sent (in batches) at the end of the
-    /// loop iteration, and replayed on a new worker.
-    private(set) var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] = []
+    /// Exactly-once events across failover: the events recorded and not yet acknowledged, oldest
+    /// first (sent in batches at the end of the loop iteration, replayed on a new worker), and
+    /// the child's state as of the last acknowledged one.
+    private var ledger: ChildEventLedger
     /// Set while the engine has this child in its list of children with events due.
     var eventsDue = false
     /// The child's state as of the last acknowledged event: where a new worker starts from.
-    private(set) var snapshot: TreeSnapshot?
+    var snapshot: TreeSnapshot? { ledger.snapshot }
 
     /// Computed once: `remoteTypeName` reflects on the type every time.
     let typeName = Child.remoteTypeName
@@ -104,7 +98,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         childID: UInt64, path: String, forwardingPrefix: String, placement: RemotePlacement, outstanding: OutstandingEvents,
         environment: Environment, snapshot: TreeSnapshot?, pendingEvents: [PendingRemoteEvent] = [], lastRendering: [UInt8]? = nil
     ) {
-        self.snapshot = snapshot
+        self.ledger = ChildEventLedger(snapshot: snapshot, pendingEvents: pendingEvents)
         self.outstanding = outstanding
         self.path = path
         self.placement = placement
@@ -112,7 +106,6 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         self.forwardingPrefix = forwardingPrefix
         self.hasRestoredEvents = !pendingEvents.isEmpty
         self.childID = childID
-        for event in pendingEvents { _ = record(event: event.token, bytes: Array(event.bytes)) }
         // Accepted before (by the proxy or process this one continues): taken past the limit
         // rather than refused now.
         outstanding.take(pendingEvents.count)
@@ -165,18 +158,18 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             // would apply again what that flush's outputs already reported (a middle's outputs
             // carry no event to drop them by). Applying the flush renders this node again, and
             // that pass places the child.
-            guard stagedFlushes == 0 else { return rendering ?? newProps.placeholderRendering() }
+            guard !renderings.hasStagedFlushes else { return rendering ?? newProps.placeholderRendering() }
             // A worker refused these very props (unknown type, undecodable props, capacity):
             // asking again on every render would spin. Retry when the props change or a worker
             // joins (`retryIfUnplaced`).
             guard !(refusedProps && encoded == lastProps) else { return rendering ?? newProps.placeholderRendering() }
             refusedProps = false
             lastProps = encoded
-            propsSequence += 1
+            renderings.propsSent()
             requests.start(proxy: self, props: encoded)
         } else if encoded != lastProps {
             lastProps = encoded
-            propsSequence += 1
+            renderings.propsSent()
             requests.update(proxy: self, props: encoded)
         }
         return rendering ?? newProps.placeholderRendering()
@@ -187,7 +180,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// Whether the parent still waits for a rendering of the current props.
     var isAwaitingRendering: Bool {
-        worker != nil && receivedSequence < propsSequence
+        renderings.isAwaitingRendering(placed: worker != nil)
     }
 
     /// Its node ended: its child stops on its worker (`requests`, the engine), after the events
@@ -203,19 +196,17 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// not acknowledged, which the new placement applies on top of it. Events not sent yet stay
     /// here rather than go to the old worker first.
     func handOver(requests: some RemoteChildRequests) -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent], rendering: [UInt8]?) {
-        let events = pendingEvents
+        let pending = pendingEvents
         if !isStopped {
             isStopped = true
             requests.stop(proxy: self, sendingDueEvents: false)
         }
-        return (snapshot, events, renderingBytes)
+        return (snapshot, pending, renderingBytes)
     }
 
     /// The events sent (or due) to the child and not acknowledged yet, oldest first: with
     /// `snapshot`, the child's state as this parent knows it.
-    var pendingEvents: [PendingRemoteEvent] {
-        unacknowledged.map { PendingRemoteEvent(token: $0.token, bytes: Data($0.bytes)) }
-    }
+    var pendingEvents: [PendingRemoteEvent] { ledger.pendingEvents }
 
     /// The restored events went out with the first START.
     func restoredEventsSent() {
@@ -226,23 +217,20 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// Numbers an event for this child and keeps it until the worker acknowledges it.
     func record(event token: String, bytes: [UInt8]) -> UInt64 {
-        lastEventSequence += 1
-        unacknowledged.append((lastEventSequence, token, bytes))
-        return lastEventSequence
+        ledger.record(token: token, bytes: bytes)
     }
 
-    /// The worker applied every event up to `sequence`; `snapshot` is the state after it. (A
-    /// released child's final flush carries a snapshot even when it applied no event: its state
-    /// after everything it was sent.)
-    private func acknowledge(upTo sequence: UInt64, snapshot newSnapshot: TreeSnapshot?) {
-        if let newSnapshot { snapshot = newSnapshot }
-        guard sequence > 0 else { return }
-        let count = unacknowledged.prefix { $0.sequence <= sequence }.count
-        if count > 0 {
-            unacknowledged.removeFirst(count)
-            outstanding.release(count)
-        }
+    /// The events due to the child's current placement, which was sent those up to `lastSent`
+    /// (`ChildEventLedger.events(after:)`).
+    func events(after lastSent: UInt64) -> ArraySlice<ChildEventLedger.Event> {
+        ledger.events(after: lastSent)
     }
+
+    /// The sequence of the oldest event not acknowledged, if any.
+    var firstUnacknowledged: UInt64? { ledger.firstUnacknowledged }
+
+    /// How many events the worker has not acknowledged yet.
+    var unacknowledgedCount: Int { ledger.unacknowledged.count }
 
     // MARK: From the engine
 
@@ -275,13 +263,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         order.flushEnded()
         let acknowledgement = Acknowledgement(sequence: flush.acknowledged, snapshot: flush.snapshot)
         var newRendering: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8])?
-        if let bytes = flush.rendering, flush.renderingSequence <= propsSequence, flush.renderingSequence >= receivedSequence {
+        if let bytes = flush.rendering, renderings.accepts(renderingFor: flush.renderingSequence) {
             do {
                 let decoded = try bytes.withUnsafeBytes {
                     try importingCodec.decode(Child.Rendering.self, from: $0, reusing: environment.codingScratch)
                 }
                 newRendering = (decoded, flush.renderingSequence, bytes)
-                receivedSequence = flush.renderingSequence
+                renderings.received(renderingFor: flush.renderingSequence)
                 status = .running(worker: workerName)
             } catch {
                 status = .unavailable(.undecodableRendering(typeName: typeName, reason: "\(error)"))
@@ -289,7 +277,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             }
         }
         guard !outputs.isEmpty || newRendering != nil || !acknowledgement.isEmpty else { return false }
-        guard let sink, !outputs.isEmpty || stagedFlushes > 0 else {
+        guard let sink, !outputs.isEmpty || renderings.hasStagedFlushes else {
             // No outputs, and nothing ahead of it: the acknowledgement holds at once and the
             // rendering (if any) is visible at once, as one step.
             acknowledge(acknowledgement)
@@ -302,7 +290,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         // still unacknowledged) never describes a child further along than the outputs its
         // parent has seen. A snapshot of the parent taken in between would otherwise restore a
         // child past outputs the parent never applied.
-        stagedFlushes += 1
+        renderings.flushStaged()
         sink.send(.flush(ProxyFlush(childID: childID, outputs: outputs, rendering: newRendering, acknowledgement: acknowledgement)))
         return true
     }
@@ -310,7 +298,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The node applies a flush handed to it: takes its acknowledgement and installs its
     /// rendering (its outputs cascade in the same action, so the next pass shows both).
     func apply(_ flush: ProxyFlush<Child.Rendering, Child.Output>) {
-        stagedFlushes = max(0, stagedFlushes - 1)
+        renderings.flushApplied()
         acknowledge(flush.acknowledgement)
         // Applying the action already makes the node render again: no refresh.
         if let rendering = flush.rendering { install(rendering, refresh: false) }
@@ -323,20 +311,20 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         partialOutputs = []
     }
 
+    /// The worker applied the events `acknowledgement` covers: they are forgotten and their
+    /// back-pressure slots freed.
     private func acknowledge(_ acknowledgement: Acknowledgement) {
-        guard !acknowledgement.isEmpty else { return }
-        acknowledge(upTo: acknowledgement.sequence, snapshot: acknowledgement.snapshot)
+        outstanding.release(ledger.acknowledge(acknowledgement))
     }
 
     private func install(_ new: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8]), refresh: Bool) {
-        guard new.sequence >= renderingSequence else { return }
-        let wasAwaited = renderingSequence < propsSequence && worker != nil
+        let installation = renderings.install(renderingFor: new.sequence, placed: worker != nil)
+        guard installation != .stale else { return }
         rendering = new.rendering
         renderingBytes = new.bytes
-        renderingSequence = new.sequence
         // A rendering the settle waits for is shown by the pass that settles; any other needs
         // the node to render again.
-        if refresh && !wasAwaited { requestRefresh() }
+        if refresh && installation == .unasked { requestRefresh() }
     }
 
     /// The child cannot run. Keeps the last rendering (or the placeholder) and reports why.
@@ -441,7 +429,9 @@ protocol AnyRemoteChildProxy: AnyObject {
     func placed()
     func receive(flush: WorkerFlush, workerName: String, order: inout ParentStateMachine.OutputOrder) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
-    var unacknowledged: [(sequence: UInt64, token: String, bytes: [UInt8])] { get }
+    func events(after lastSent: UInt64) -> ArraySlice<ChildEventLedger.Event>
+    var firstUnacknowledged: UInt64? { get }
+    var unacknowledgedCount: Int { get }
     var eventsDue: Bool { get set }
     var snapshot: TreeSnapshot? { get }
     var outstanding: OutstandingEvents { get }

@@ -43,7 +43,7 @@ extension RemoteEngine {
 
     /// Sets the gauges that are sums over the tables (once per heartbeat interval at most).
     func updateGauges() {
-        metrics.eventsOutstanding.set(proxies.values.reduce(0) { $0 + $1.unacknowledged.count })
+        metrics.eventsOutstanding.set(proxies.values.reduce(0) { $0 + $1.unacknowledgedCount })
         metrics.workersConnected.set(workers.count)
         metrics.childrenHosted.set(worker.children.count)
     }
@@ -61,7 +61,7 @@ extension RemoteEngine {
         }
         let children = chosen.map { proxy -> RemoteRuntimeInspection.Child in
             let sent = inspection.eventsSent[proxy.childID] ?? 0
-            let outstanding = proxy.unacknowledged.count
+            let outstanding = proxy.unacknowledgedCount
             return RemoteRuntimeInspection.Child(
                 path: proxy.path, typeName: proxy.typeName, placement: "\(proxy.placement)", status: proxy.status,
                 worker: proxy.worker?.name, propsSequence: proxy.propsSequence, propsBytes: proxy.encodedProps?.count ?? 0,

@@ -87,7 +87,7 @@ extension RemoteEngine {
             // event before the first unacknowledged one (with none, every event sent so far):
             // the events replayed (or sent next) follow it without a gap, so the worker can tell
             // if the first of them was lost in transit.
-            let placement = parent.newPlacement(of: proxy.childID, firstUnacknowledged: proxy.unacknowledged.first?.sequence)
+            let placement = parent.newPlacement(of: proxy.childID, firstUnacknowledged: proxy.firstUnacknowledged)
             proxy.worker = peer
             inspection.placedAt[proxy.childID] = Date()
             parent.placed(proxy.childID, on: id)
@@ -101,7 +101,7 @@ extension RemoteEngine {
             // the snapshot they were not yet part of, batched as any events are. After a drain
             // that is only the events kept here during the move: the old worker's final snapshot
             // holds everything it applied.
-            let replay = proxy.unacknowledged.count
+            let replay = proxy.unacknowledgedCount
             if proxy.hasRestoredEvents {
                 // Events that came with the child's snapshot (its node was restored, or moved to
                 // another placement): not a failover of this child.
@@ -262,12 +262,10 @@ extension RemoteEngine {
         proxy.eventsDue = false
         // A child whose worker is draining: its events wait for the next placement.
         guard let peer = proxy.worker, !proxy.isReleasing else { return }
-        let events = proxy.unacknowledged
         let (lastSent, epoch) = parent.children[proxy.childID].map { ($0.lastSentEvent, $0.epoch) } ?? (0, 0)
-        var start = events.count
-        while start > 0, events[start - 1].sequence > lastSent { start -= 1 }
-        guard start < events.count else { return }
-        while start < events.count {
+        let events = proxy.events(after: lastSent)
+        var start = events.startIndex
+        while start < events.endIndex {
             let end = start + PackedValues.prefixFitting(
                 events[start...].lazy.map { $0.bytes.count }, maxCount: PackedValues.maxEventsPerMessage)
             var tokens: [String] = []
