@@ -12,9 +12,10 @@ import Synchronization
 /// its own fencing token, and the store refuses only the checkpoints whose token is stale: one
 /// session's lost lease fails that session's commit, never the others' in its transaction.
 ///
-/// No thread or task of its own: the caller whose checkpoint starts a transaction runs it, and
-/// hands the next batch to the first of the callers that waited for it (so nobody waits for
-/// more than the transaction in progress and its own).
+/// No thread or long-lived task of its own: the caller whose checkpoint starts a transaction
+/// leads it (in a short task of its own, which ends with it), and hands the next batch to the
+/// first of the callers that waited for it (so nobody waits for more than the transaction in
+/// progress and its own).
 package final class GroupCommit: Sendable {
     private struct Waiting {
         var id: UInt64
@@ -63,7 +64,7 @@ package final class GroupCommit: Sendable {
     /// in order); returns once its transaction has ended, with its own outcome.
     package func commit(
         _ fenced: FencedCheckpoint,
-        through transaction: @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
+        through transaction: @escaping @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
     ) async -> Result<Void, CoordinatorStoreError> {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
@@ -88,7 +89,7 @@ package final class GroupCommit: Sendable {
     /// Runs one transaction of what waits (the leader's own checkpoint, entry `own`, first),
     /// answers the others, hands the next transaction on and returns its own outcome.
     private func lead(
-        own: UInt64, through transaction: @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
+        own: UInt64, through transaction: @escaping @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
     ) async -> Result<Void, CoordinatorStoreError> {
         let batch = state.withLock { state -> [Waiting] in
             guard let index = state.waiting.firstIndex(where: { $0.id == own }) else { return [] }
@@ -107,7 +108,13 @@ package final class GroupCommit: Sendable {
             state.transactions += 1
             return taken
         }
-        var results = await transaction(batch.map(\.fenced))
+        // The transaction runs in a task of its own, never in the leader's: a caller is a tree's
+        // committer task, which lives as long as its tree, and a task's allocator keeps every slab
+        // its deepest stack needed until the task ends, so the store's calls (down into the
+        // driver) made once as leader would stay allocated per session (about 4 KiB each,
+        // measured: docs/BENCHMARKS.md). The short task frees them when the transaction ends.
+        let checkpoints = batch.map(\.fenced)
+        var results = await Task { await transaction(checkpoints) }.value
         let miscounted = CoordinatorStoreError.failed(
             store: storeName, operation: "committing \(batch.count) checkpoints in one transaction",
             reason: "the store answered \(results.count) outcomes")
