@@ -2,7 +2,11 @@
 # Sessions at scale: a real coordinator and two real workers (release builds of
 # Benchmarks/SessionBench, ipc endpoints, the embedded SQLite store), and a load generator over
 # real HTTP and WebSockets. Prints one table, each figure beside a baseline from the same run:
-#   scripts/bench-sessions.sh        (SESSIONS=10000 EVENT_SESSIONS=1000 RATE=1000 SECONDS_EACH=10 PORT=43500 STORE=sqlite [SYNC=full|normal] [BATCH=N])
+#   scripts/bench-sessions.sh        (SESSIONS=10000 EVENT_SESSIONS=1000 RATE=1000 SECONDS_EACH=10 PORT=43500 STORE=sqlite [SYNC=full|normal] [BATCH=N] [PROBE=command])
+# The coordinator's memory is its RSS growth, printed with the part of it that is anonymous
+# (heap, allocator arenas, stacks: smaps_rollup) beside the file-backed or shared rest. PROBE, if
+# set, runs once the sessions are created, with COORDINATOR_PID and STORE_DIR in its environment
+# (to look at the process and the store's files at that moment; its output goes to stderr).
 # Every session is the root "board": one counter, a remote child placed least-loaded on the two
 # workers. Everything started here is stopped, and its temporary directory removed, at the end.
 set -euo pipefail
@@ -38,6 +42,10 @@ cat >"$dir/cluster.json" <<JSON
                 "max_creations_per_second": 100000 } }
 JSON
 rss() { awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$1/status"; }
+# The coordinator's resident memory that is anonymous (its heap, stacks, the allocator's arenas),
+# as /proc/PID/smaps_rollup counts it; the rest of its RSS is file-backed or shared mappings
+# (the binary, libraries, SQLite's -shm wal-index).
+anonymous() { awk '/^Anonymous:/ { print $2 * 1024 }' "/proc/$1/smaps_rollup"; }
 start_coordinator() { # log name
   "$bin" --config "$dir/cluster.json" 2>"$dir/$1.log" >/dev/null &
   coordinator=$!
@@ -72,11 +80,14 @@ workers=("${pids[1]}" "${pids[2]}")
 wait_ready workers
 settle
 idle=$(rss "$coordinator")
+idle_anonymous=$(anonymous "$coordinator")
 workers_idle=$(( $(rss "${workers[0]}") + $(rss "${workers[1]}") ))
 
 created=$(SESSION_BENCH_ROLE=load "$bin" create "$url" "$SESSIONS" "$dir/ids")
 settle
 active=$(rss "$coordinator")
+active_anonymous=$(anonymous "$coordinator")
+if [[ -n ${PROBE:-} ]]; then COORDINATOR_PID=$coordinator STORE_DIR=$dir bash -c "$PROBE" >&2; fi
 workers_active=$(( $(rss "${workers[0]}") + $(rss "${workers[1]}") ))
 
 spread=$(SESSION_BENCH_ROLE=load "$bin" events "$url" "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH")
@@ -91,12 +102,13 @@ settle
 passivated=$(rss "$coordinator")
 listed=$(curl -sf "$url/api/sessions" | python3 -c 'import json,sys; s=json.load(sys.stdin)["sessions"]; print(len(s), sum(1 for x in s if x["state"] == "passivated"))')
 
-python3 - "$idle" "$active" "$workers_idle" "$workers_active" "$passivated" "$SESSIONS" "$listed" "$created" "$spread" "$shared" "$EVENT_SESSIONS" "$RATE" <<'PY'
+python3 - "$idle" "$active" "$workers_idle" "$workers_active" "$passivated" "$SESSIONS" "$listed" "$created" "$spread" "$shared" "$EVENT_SESSIONS" "$RATE" "$idle_anonymous" "$active_anonymous" <<'PY'
 import json, os, sys
 idle, active, workers_idle, workers_active, passivated, sessions = map(int, sys.argv[1:7])
 listed_all, listed_passivated = map(int, sys.argv[7].split())
 created, spread, shared = (json.loads(a) for a in sys.argv[8:11])
 event_sessions, rate = int(sys.argv[11]), int(sys.argv[12])
+idle_anonymous, active_anonymous = int(sys.argv[13]), int(sys.argv[14])
 kib = lambda b: f"{b / 1024:.1f} KiB"
 mib = lambda b: f"{b / 1048576:.1f} MiB"
 ms = lambda v: f"{v:.1f} ms"
@@ -108,6 +120,10 @@ row(f"{sessions:,} active sessions (root + 1 remote child each)",
     f"{created['created']:,} in {created['all_rendered_seconds']:.0f} s", "-", f"{sessions:,} on 1 coordinator + 2 workers",
     created["created"] == sessions)
 row("coordinator memory per active session", kib(per_active), f"idle coordinator {mib(idle)}", "≤ 16 KiB", per_active <= 16 * 1024)
+per_anonymous = (active_anonymous - idle_anonymous) / sessions
+row("  of which anonymous (smaps_rollup: heap, arenas, stacks)", kib(per_anonymous), f"idle coordinator {mib(idle_anonymous)}", "(report)", None)
+row("  of which file-backed or shared (RSS minus anonymous)", kib(per_active - per_anonymous),
+    f"idle coordinator {mib(idle - idle_anonymous)}", "(report)", None)
 row("workers' memory per remote child (both)", kib((workers_active - workers_idle) / sessions), f"idle workers {mib(workers_idle)}", "(report)", None)
 per_passivated = (passivated - idle) / sessions
 if listed_all:

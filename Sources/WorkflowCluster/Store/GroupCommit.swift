@@ -12,9 +12,10 @@ import Synchronization
 /// its own fencing token, and the store refuses only the checkpoints whose token is stale: one
 /// session's lost lease fails that session's commit, never the others' in its transaction.
 ///
-/// No thread or task of its own: the caller whose checkpoint starts a transaction runs it, and
-/// hands the next batch to the first of the callers that waited for it (so nobody waits for
-/// more than the transaction in progress and its own).
+/// No thread or long-lived task of its own: the caller whose checkpoint starts a transaction
+/// leads it, in a short task that runs the transaction, answers the others and hands the next
+/// batch to the first of the callers that waited for it (so nobody waits for more than the
+/// transaction in progress and its own).
 package final class GroupCommit: Sendable {
     private struct Waiting {
         var id: UInt64
@@ -63,7 +64,7 @@ package final class GroupCommit: Sendable {
     /// in order); returns once its transaction has ended, with its own outcome.
     package func commit(
         _ fenced: FencedCheckpoint,
-        through transaction: @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
+        through transaction: @escaping @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
     ) async -> Result<Void, CoordinatorStoreError> {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
@@ -85,10 +86,10 @@ package final class GroupCommit: Sendable {
         }
     }
 
-    /// Runs one transaction of what waits (the leader's own checkpoint, entry `own`, first),
-    /// answers the others, hands the next transaction on and returns its own outcome.
+    /// Takes one transaction's batch of what waits (the leader's own checkpoint, entry `own`,
+    /// first), runs it (`run`) and returns its own outcome.
     private func lead(
-        own: UInt64, through transaction: @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
+        own: UInt64, through transaction: @escaping @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
     ) async -> Result<Void, CoordinatorStoreError> {
         let batch = state.withLock { state -> [Waiting] in
             guard let index = state.waiting.firstIndex(where: { $0.id == own }) else { return [] }
@@ -107,6 +108,21 @@ package final class GroupCommit: Sendable {
             state.transactions += 1
             return taken
         }
+        // The transaction runs in a task of its own, never in the leader's: a caller is a tree's
+        // committer task, which lives as long as its tree, and a task's allocator keeps every slab
+        // its deepest stack needed until the task ends, so the store's calls (down into the
+        // driver) made once as leader would stay allocated per session (about 2-4 KiB each,
+        // measured: docs/BENCHMARKS.md). The short task frees them when it ends. It starts at
+        // once on this thread (no hop through the executor's queue) and answers the others
+        // itself, so only the leader waits for it to end.
+        return await Task.immediate { await self.run(batch, through: transaction) }.value
+    }
+
+    /// Commits `batch` in one transaction, answers all but its first entry (the leader's),
+    /// hands the next transaction on and returns the first entry's outcome.
+    private func run(
+        _ batch: [Waiting], through transaction: @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
+    ) async -> Result<Void, CoordinatorStoreError> {
         var results = await transaction(batch.map(\.fenced))
         let miscounted = CoordinatorStoreError.failed(
             store: storeName, operation: "committing \(batch.count) checkpoints in one transaction",

@@ -200,6 +200,49 @@ struct GroupCommitTests {
             await store.close()
         }
     }
+
+    @Test("a transaction runs in a task of its own, never in a committing tree's task, and nothing waits once it ends")
+    func transactionInATaskOfItsOwn() async throws {
+        // A tree's committer task lives as long as the tree, and a task's allocator keeps the
+        // memory of its deepest stack until it ends: the store's calls run in the callers' tasks
+        // kept about 4 KiB per session (docs/BENCHMARKS.md).
+        try await StoreBackend.sqlite.withEmptyStore("group-task") { section in
+            let store = try await StoreSection.open(section)
+            let token = try await store.acquireWriter(holder: "test")
+            let group = GroupCommit(storeName: "test")
+            let gate = Gate()
+            let transactionTasks = Mutex<[Int]>([])
+            let transaction: @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] = { batch in
+                let first = transactionTasks.withLock { tasks in
+                    tasks.append(withUnsafeCurrentTask { $0?.hashValue ?? 0 })
+                    return tasks.count == 1
+                }
+                if first { await gate.wait() }
+                return await store.commit(batch)
+            }
+            let scopes: [CheckpointScope] = [.shared] + (0..<4).map { _ in .session(SessionID.random()) }
+            let callerTasks = try await withThrowingTaskGroup(of: Int.self) { tasks in
+                for (index, scope) in scopes.enumerated() {
+                    tasks.addTask {
+                        let caller = withUnsafeCurrentTask { $0?.hashValue ?? 0 }
+                        try await group.commit(FencedCheckpoint(Self.checkpoint(scope, 1, "n"), fencedBy: token), through: transaction).get()
+                        return caller
+                    }
+                    // The first leads (held at the gate); the others queue for the next transaction.
+                    while transactionTasks.withLock({ $0.isEmpty }) || group.waitingCount < index { await Task.yield() }
+                }
+                await gate.open()
+                return try await tasks.reduce(into: [Int]()) { $0.append($1) }
+            }
+            let ran = transactionTasks.withLock { $0 }
+            #expect(ran.count == 2)
+            #expect(!ran.contains(0) && !callerTasks.contains(0))
+            #expect(Set(ran).isDisjoint(with: callerTasks))
+            #expect(group.waitingCount == 0)
+            for scope in scopes { #expect(try await store.latestCheckpoint(of: scope)?.number == 1) }
+            await store.close()
+        }
+    }
 }
 
 /// Holds tasks until it is opened.
