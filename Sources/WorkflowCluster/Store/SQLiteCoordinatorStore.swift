@@ -45,6 +45,17 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
     ) async throws(CoordinatorStoreError)
         -> SQLiteCoordinatorStore
     {
+        try await open(path: path, sync: sync, maxCommitBatch: maxCommitBatch, logRestartFrames: SQLiteLogCheckpointer.defaultRestartFrames, logger: logger)
+    }
+
+    /// `open(path:sync:maxCommitBatch:logger:)` with the write-ahead log restarted once it holds
+    /// `logRestartFrames` frames (`SQLiteLogCheckpointer`; small in tests).
+    package static func open(
+        path: String, sync: StoreSettings.Sync = .full, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
+        logRestartFrames: Int, logger: Logger = Logger(label: "workflow.cluster.store")
+    ) async throws(CoordinatorStoreError)
+        -> SQLiteCoordinatorStore
+    {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -73,9 +84,14 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
                     id INTEGER PRIMARY KEY CHECK (id = 1), fencing_token INTEGER NOT NULL, holder TEXT NOT NULL, since TEXT NOT NULL)
                 """)
             try await prepareCheckpoints(connection)
-            // The log is checkpointed by a connection of its own, never inside a commit.
+            // The log is checkpointed by a connection of its own, never inside a commit; a commit
+            // waits for that connection's occasional RESTART, and the log's file is shrunk back
+            // after one (SQLiteLogCheckpointer).
             _ = try await connection.query("PRAGMA wal_autocheckpoint = 0")
-            logCheckpointer = try await SQLiteLogCheckpointer.start(path: path, sync: sync, interval: .milliseconds(200), logger: logger)
+            _ = try await connection.query("PRAGMA busy_timeout = \(SQLiteLogCheckpointer.busyTimeoutMilliseconds)")
+            _ = try await connection.query("PRAGMA journal_size_limit = \(logRestartFrames * 4_096)")
+            logCheckpointer = try await SQLiteLogCheckpointer.start(
+                path: path, sync: sync, interval: .milliseconds(200), restartFrames: logRestartFrames, logger: logger)
         } catch let error as CoordinatorStoreError {
             throw error
         } catch {
@@ -247,10 +263,10 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
 
     /// The writing connection's `PRAGMA wal_autocheckpoint` (`0`: SQLite never checkpoints the
     /// log inside a commit) and a checkpoint of the log run now by `SQLiteLogCheckpointer`, for tests.
-    package func logCheckpointing() async throws -> (autocheckpoint: Int, log: Int, checkpointed: Int) {
+    package func logCheckpointing() async throws -> (autocheckpoint: Int, log: Int, checkpointed: Int, restarted: Bool) {
         let automatic = try await connection.query("PRAGMA wal_autocheckpoint").first?.column("wal_autocheckpoint")?.integer ?? -1
-        let (log, checkpointed) = try await logCheckpointer.checkpoint()
-        return (automatic, log, checkpointed)
+        let (log, checkpointed, restarted) = try await logCheckpointer.checkpoint()
+        return (automatic, log, checkpointed, restarted)
     }
 
     /// The writer row's token (0: none).

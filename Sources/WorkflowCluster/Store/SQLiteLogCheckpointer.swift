@@ -14,28 +14,47 @@ import Synchronization
 /// at most every `interval`. Durability does not change: a commit is in the log (fsynced, with
 /// `store.sync: "full"`) before it is answered, and a crash before a checkpoint leaves it in the
 /// log, which SQLite replays when the file is opened again.
+///
+/// The log is bounded too. SQLite starts writing the log from its beginning again only when a
+/// commit begins with every frame already checkpointed; under commits that never pause, a
+/// `PASSIVE` checkpoint always ends with newer frames behind it, and the log would grow as long as
+/// the load lasts. So once it holds `restartFrames` frames, a `RESTART` checkpoint follows: it
+/// waits for the commit in progress, holds the next ones back (the writer's busy timeout) while
+/// it copies what the `PASSIVE` one left (little) and makes the next commit start the log again;
+/// the writer's `journal_size_limit` then shrinks the file to `restartFrames` pages' worth.
 final class SQLiteLogCheckpointer: Sendable {
+    /// The log's frames (pages) beyond which a checkpoint restarts it: 4,096 (16 MiB of 4 KiB
+    /// pages, SQLite's default page size).
+    static let defaultRestartFrames = 4_096
+    /// How long a commit waits for a `RESTART` checkpoint (and a checkpoint for a commit).
+    static let busyTimeoutMilliseconds = 10_000
+
     private let connection: SQLiteConnection
+    private let restartFrames: Int
     private let written = Atomic<Bool>(false)
     private let running: Mutex<Task<Void, Never>?> = Mutex(nil)
     private let logger: Logger
 
-    private init(connection: SQLiteConnection, logger: Logger) {
+    private init(connection: SQLiteConnection, restartFrames: Int, logger: Logger) {
         self.connection = connection
+        self.restartFrames = restartFrames
         self.logger = logger
     }
 
     /// Opens its connection to `path` (already in WAL mode, with `sync`) and starts checkpointing
-    /// every `interval` after commits.
-    static func start(path: String, sync: StoreSettings.Sync, interval: Duration, logger: Logger) async throws -> SQLiteLogCheckpointer {
+    /// every `interval` after commits, restarting the log once it holds `restartFrames` frames.
+    static func start(
+        path: String, sync: StoreSettings.Sync, interval: Duration, restartFrames: Int = defaultRestartFrames, logger: Logger
+    ) async throws -> SQLiteLogCheckpointer {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
         do {
             _ = try await connection.query(sync == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+            _ = try await connection.query("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
         } catch {
             try? await connection.close()
             throw error
         }
-        let checkpointer = SQLiteLogCheckpointer(connection: connection, logger: logger)
+        let checkpointer = SQLiteLogCheckpointer(connection: connection, restartFrames: max(1, restartFrames), logger: logger)
         let task = Task { [weak checkpointer] in
             while (try? await Task.sleep(for: interval)) != nil {
                 guard let checkpointer else { return }
@@ -56,11 +75,20 @@ final class SQLiteLogCheckpointer: Sendable {
         written.store(true, ordering: .releasing)
     }
 
-    /// Checkpoints the log now (`PASSIVE`): how many frames the log holds and how many of them
-    /// are in the database file afterwards.
-    func checkpoint() async throws -> (log: Int, checkpointed: Int) {
-        let row = try await connection.query("PRAGMA wal_checkpoint(PASSIVE)").first
-        return (row?.column("log")?.integer ?? -1, row?.column("checkpointed")?.integer ?? -1)
+    /// Checkpoints the log now (`PASSIVE`, then `RESTART` if the log holds `restartFrames` frames
+    /// or more): how many frames the log held and how many of them are in the database file
+    /// afterwards, and whether it was restarted.
+    func checkpoint() async throws -> (log: Int, checkpointed: Int, restarted: Bool) {
+        let passive = try await Self.run("PASSIVE", on: connection)
+        guard passive.log >= restartFrames else { return (passive.log, passive.checkpointed, false) }
+        let restart = try await Self.run("RESTART", on: connection)
+        // `busy`: a commit or a reader outlasted the busy timeout; the next turn tries again.
+        return (restart.log, restart.checkpointed, !restart.busy)
+    }
+
+    private static func run(_ mode: String, on connection: SQLiteConnection) async throws -> (busy: Bool, log: Int, checkpointed: Int) {
+        let row = try await connection.query("PRAGMA wal_checkpoint(\(mode))").first
+        return (row?.column("busy")?.integer == 1, row?.column("log")?.integer ?? -1, row?.column("checkpointed")?.integer ?? -1)
     }
 
     /// Stops checkpointing and closes its connection (what the log still holds is checkpointed

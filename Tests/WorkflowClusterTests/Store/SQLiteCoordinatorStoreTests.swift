@@ -48,12 +48,43 @@ struct SQLiteCoordinatorStoreTests {
                 scope: .session(SessionID.random()), origin: SessionOrigin(root: "board", props: nil), number: 1, renderingSequence: 1,
                 acceptedEvents: 1, snapshot: Data(repeating: 7, count: 8_192)), fencedBy: token) }
             for outcome in await store.commit(batch) { try outcome.get() }
-            let (automatic, log, checkpointed) = try await store.logCheckpointing()
+            let (automatic, log, checkpointed, _) = try await store.logCheckpointing()
             #expect(automatic == 0)
             #expect(log > 0 && checkpointed == log, "log \(log), checkpointed \(checkpointed)")
             await store.close()
             let reopened = try await SQLiteCoordinatorStore.open(path: path)
             #expect(try await reopened.storedSessions().count == 20)
+            await reopened.close()
+        }
+    }
+
+    @Test("the write-ahead log stays bounded: once it holds the restart threshold's frames a checkpoint restarts it, and the next commit shrinks its file to the limit, nothing lost")
+    func logRestartedAndShrunk() async throws {
+        try await StoreDirectory.with("wal-restart") { directory in
+            let path = directory.appendingPathComponent("coordinator.sqlite").path
+            let frames = 64
+            let store = try await SQLiteCoordinatorStore.open(path: path, logRestartFrames: frames)
+            let token = try await store.acquireWriter(holder: "test")
+            func commit(_ count: Int, bytes: Int) async throws {
+                let batch = (0..<count).map { _ in FencedCheckpoint(CoordinatorCheckpoint(
+                    scope: .session(SessionID.random()), origin: SessionOrigin(root: "board", props: nil), number: 1, renderingSequence: 1,
+                    acceptedEvents: 1, snapshot: Data(repeating: 7, count: bytes)), fencedBy: token) }
+                for outcome in await store.commit(batch) { try outcome.get() }
+            }
+            // One transaction of 20 × 64 KiB: over 300 frames, well past the threshold (the log
+            // starts again only at a commit, so none can shrink it before the checkpoint below).
+            try await commit(20, bytes: 65_536)
+            let walPath = path + "-wal"
+            let grown = try #require(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int)
+            #expect(grown > frames * 4_096, "the log's file holds the transaction: \(grown) bytes")
+            let (_, log, checkpointed, restarted) = try await store.logCheckpointing()
+            #expect(log >= frames && checkpointed == log && restarted, "log \(log), checkpointed \(checkpointed), restarted \(restarted)")
+            try await commit(1, bytes: 1_024)
+            let shrunk = try #require(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int)
+            #expect(shrunk <= frames * 4_096, "the log's file is back within its limit: \(shrunk) bytes (it held \(grown))")
+            await store.close()
+            let reopened = try await SQLiteCoordinatorStore.open(path: path)
+            #expect(try await reopened.storedSessions().count == 21)
             await reopened.close()
         }
     }
