@@ -38,16 +38,21 @@ struct SQLiteCoordinatorStoreTests {
         }
     }
 
+    /// Commits `count` new sessions' checkpoints of `bytes` each in one transaction.
+    static func commitSessions(_ count: Int, bytes: Int, to store: SQLiteCoordinatorStore, fencedBy token: FencingToken) async throws {
+        let batch = (0..<count).map { _ in FencedCheckpoint(CoordinatorCheckpoint(
+            scope: .session(SessionID.random()), origin: SessionOrigin(root: "board", props: nil), number: 1, renderingSequence: 1,
+            acceptedEvents: 1, snapshot: Data(repeating: 7, count: bytes)), fencedBy: token) }
+        for outcome in await store.commit(batch) { try outcome.get() }
+    }
+
     @Test("SQLite never checkpoints the log inside a commit: a connection of the store's own does, and a checkpoint copies every frame committed")
     func logCheckpointedOffTheCommitPath() async throws {
         try await StoreDirectory.with("wal-checkpoint") { directory in
             let path = directory.appendingPathComponent("coordinator.sqlite").path
             let store = try await SQLiteCoordinatorStore.open(path: path)
             let token = try await store.acquireWriter(holder: "test")
-            let batch = (1...20).map { _ in FencedCheckpoint(CoordinatorCheckpoint(
-                scope: .session(SessionID.random()), origin: SessionOrigin(root: "board", props: nil), number: 1, renderingSequence: 1,
-                acceptedEvents: 1, snapshot: Data(repeating: 7, count: 8_192)), fencedBy: token) }
-            for outcome in await store.commit(batch) { try outcome.get() }
+            try await Self.commitSessions(20, bytes: 8_192, to: store, fencedBy: token)
             let (automatic, log, checkpointed, _) = try await store.logCheckpointing()
             #expect(automatic == 0)
             #expect(log > 0 && checkpointed == log, "log \(log), checkpointed \(checkpointed)")
@@ -65,21 +70,15 @@ struct SQLiteCoordinatorStoreTests {
             let frames = 64
             let store = try await SQLiteCoordinatorStore.open(path: path, logRestartFrames: frames)
             let token = try await store.acquireWriter(holder: "test")
-            func commit(_ count: Int, bytes: Int) async throws {
-                let batch = (0..<count).map { _ in FencedCheckpoint(CoordinatorCheckpoint(
-                    scope: .session(SessionID.random()), origin: SessionOrigin(root: "board", props: nil), number: 1, renderingSequence: 1,
-                    acceptedEvents: 1, snapshot: Data(repeating: 7, count: bytes)), fencedBy: token) }
-                for outcome in await store.commit(batch) { try outcome.get() }
-            }
             // One transaction of 20 × 64 KiB: over 300 frames, well past the threshold (the log
             // starts again only at a commit, so none can shrink it before the checkpoint below).
-            try await commit(20, bytes: 65_536)
+            try await Self.commitSessions(20, bytes: 65_536, to: store, fencedBy: token)
             let walPath = path + "-wal"
             let grown = try #require(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int)
             #expect(grown > frames * 4_096, "the log's file holds the transaction: \(grown) bytes")
             let (_, log, checkpointed, restarted) = try await store.logCheckpointing()
             #expect(log >= frames && checkpointed == log && restarted, "log \(log), checkpointed \(checkpointed), restarted \(restarted)")
-            try await commit(1, bytes: 1_024)
+            try await Self.commitSessions(1, bytes: 1_024, to: store, fencedBy: token)
             let shrunk = try #require(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int)
             #expect(shrunk <= frames * 4_096, "the log's file is back within its limit: \(shrunk) bytes (it held \(grown))")
             await store.close()
