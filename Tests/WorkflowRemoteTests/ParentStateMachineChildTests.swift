@@ -23,25 +23,22 @@ import Testing
     func epochsPerPlacement() {
         var machine = machine(with: [7, 8])
         #expect(machine.epoch(of: 7) == 0)
-        #expect(machine.newPlacement(of: 7, firstUnacknowledged: nil).epoch == 1)
-        #expect(machine.newPlacement(of: 7, firstUnacknowledged: nil).epoch == 2)
+        #expect(machine.newPlacement(of: 7, snapshotThrough: 0).epoch == 1)
+        #expect(machine.newPlacement(of: 7, snapshotThrough: 0).epoch == 2)
         #expect(machine.epoch(of: 7) == 2)
         #expect(machine.epoch(of: 8) == 0)
-        #expect(machine.newPlacement(of: 8, firstUnacknowledged: nil).epoch == 1)
+        #expect(machine.newPlacement(of: 8, snapshotThrough: 0).epoch == 1)
     }
 
-    @Test("START's snapshot covers the events before the first unacknowledged one, or every event sent when all are acknowledged; the new placement has been sent none")
+    @Test("a new placement says where its snapshot ends and has been sent no event yet")
     func snapshotThrough() {
         var machine = machine()
-        _ = machine.newPlacement(of: 7, firstUnacknowledged: nil)
+        _ = machine.newPlacement(of: 7, snapshotThrough: 0)
         machine.eventsSent(to: 7, through: 12, at: now)
         #expect(machine.lastSentEvent(of: 7) == 12)
         // Events 9 to 12 are not acknowledged: the next placement starts after 8 and replays them.
-        #expect(machine.newPlacement(of: 7, firstUnacknowledged: 9) == .init(epoch: 2, snapshotThrough: 8))
+        #expect(machine.newPlacement(of: 7, snapshotThrough: 8) == .init(epoch: 2, snapshotThrough: 8))
         #expect(machine.lastSentEvent(of: 7) == 0)
-        machine.eventsSent(to: 7, through: 12, at: now)
-        // All acknowledged: the snapshot includes every event sent.
-        #expect(machine.newPlacement(of: 7, firstUnacknowledged: nil) == .init(epoch: 3, snapshotThrough: 12))
     }
 
     @Test("events sent start the wait for their acknowledgement, which an acknowledgement of all of them ends")
@@ -74,7 +71,7 @@ import Testing
     @Test("outputs of a flush cut short by its worker's loss count as undelivered: the next placement's replay delivers them")
     func partialFlushDeliveredAgain() {
         var machine = machine()
-        _ = machine.newPlacement(of: 7, firstUnacknowledged: nil)
+        _ = machine.newPlacement(of: 7, snapshotThrough: 0)
         // The first message of a flush of events 1 to 4 arrives; the rest never does.
         var order = machine.outputOrder(of: 7)
         #expect(take(&order, 1, 0))
@@ -82,7 +79,7 @@ import Testing
         machine.setOutputOrder(order, of: 7)
         #expect(machine.children[7]?.outputs.partial == .init(cause: 2, ordinal: 0))
         // The worker is lost; the child is placed again and events 1 to 4 replayed.
-        _ = machine.newPlacement(of: 7, firstUnacknowledged: 1)
+        _ = machine.newPlacement(of: 7, snapshotThrough: 0)
         #expect(machine.children[7]?.outputs.partial == nil)
         order = machine.outputOrder(of: 7)
         #expect((1...4).map { take(&order, UInt64($0), 0) } == [true, true, true, true])
@@ -107,7 +104,7 @@ import Testing
     @Test("a stopped child is forgotten: its record, epoch and outputs go, and the machine's memory with them")
     func forgetting() {
         var machine = machine(with: [7, 8])
-        _ = machine.newPlacement(of: 7, firstUnacknowledged: nil)
+        _ = machine.newPlacement(of: 7, snapshotThrough: 0)
         let before = machine.memory
         machine.forget(7)
         #expect(machine.children[7] == nil)

@@ -48,7 +48,7 @@ import Workflow
 
         proxy.apply(flush(acknowledging: 2, snapshot: state))
         #expect(outstanding.current == 1)
-        #expect(proxy.firstUnacknowledged == 3)
+        #expect(proxy.snapshotThrough == 2)
         #expect(proxy.snapshot == state)
         #expect(proxy.pendingEvents == [pending[2], PendingRemoteEvent(token: "t", bytes: Data([4]))])
 

@@ -15,8 +15,8 @@ import Testing
         var machine = Machine(
             configuration: .init(heartbeatInterval: interval, heartbeatLiveness: 3, capacity: capacity, hasParent: true), now: at(0))
         _ = machine.handshakeSucceeded(at: at(0))
-        machine.welcomed(drains: true)
-        machine.started(1, epoch: 1, path: "/child", child: "copy-1")
+        machine.welcomed(drains: true, startsCarryBase: true)
+        machine.started(1, epoch: 1, path: "/child", child: "copy-1", appliedThrough: 0)
         return machine
     }
 
@@ -133,7 +133,7 @@ import Testing
         #expect(machine.sendFailed(hello: true) == .notConnectedYet)
         // The HELLO that found no connection goes with the handshake.
         #expect(machine.handshakeSucceeded(at: at(10_000)).sendHello)
-        machine.welcomed(drains: false)
+        machine.welcomed(drains: false, startsCarryBase: true)
         #expect(machine.tick(at: at(10_050)).sendHeartbeat == false)
         #expect(machine.tick(at: at(10_100)).sendHeartbeat)
         machine.sentToParent(at: at(10_100))
@@ -150,7 +150,7 @@ import Testing
             Issue.record("no second reconnection")
             return
         }
-        machine.welcomed(drains: false)
+        machine.welcomed(drains: false, startsCarryBase: true)
         #expect(machine.reconnectAttempts == 0)
     }
 
@@ -188,8 +188,8 @@ import Testing
         _ = machine.handshakeSucceeded(at: at(0))
         // Not welcomed yet: the HELLO is still to be answered, the silence rule covers it.
         #expect(machine.connectionClosed(at: at(10)) == nil)
-        machine.welcomed(drains: true)
-        machine.started(1, epoch: 1, path: "/child", child: "copy-1")
+        machine.welcomed(drains: true, startsCarryBase: true)
+        machine.started(1, epoch: 1, path: "/child", child: "copy-1", appliedThrough: 0)
         apply(2, from: 1, at: at(20), to: &machine)
         // Well within the liveness window (300 ms) of the last word from the parent.
         guard case .reconnect(let silence, 1, false, let forgotten)? = machine.connectionClosed(at: at(30)) else {
@@ -218,7 +218,7 @@ import Testing
     @Test("a drain: released children are counted; a RELEASE waits for forwarded events; the answer ends it after them")
     func drain() throws {
         var machine = hosting()
-        machine.started(2, epoch: 7, path: "/other", child: "copy-2")
+        machine.started(2, epoch: 7, path: "/other", child: "copy-2", appliedThrough: 0)
         guard case .begun(children: 2) = machine.beginDrain(deadline: .seconds(5), at: at(0)) else {
             Issue.record("the drain did not begin")
             return
@@ -266,7 +266,7 @@ import Testing
             return
         }
         #expect(notConnected.ending == .notConnected)
-        old.welcomed(drains: false)
+        old.welcomed(drains: false, startsCarryBase: true)
         guard case .unsupportedByParent = old.beginDrain(deadline: .seconds(1), at: at(0)) else {
             Issue.record("a drain began with a parent that does not drain")
             return
@@ -335,13 +335,45 @@ import Testing
         #expect(fresh.flush(2) == nil)
     }
 
+    /// Found by the simulator's long mode (nested seed 1795748709784): a new child's first
+    /// events messages were lost on a broken connection, the socket came back, and the worker
+    /// read the next message before its monitor reported the new handshake. A START that says
+    /// 0 meant "not said", so event 17 was applied as the child's first.
+    @Test("a START whose snapshot holds no event expects event 1 first when the parent's WELCOME promised STARTs say their base; otherwise any first event is taken")
+    func startBaseZeroIsABase() {
+        var machine = hosting()
+        guard case .inputLost(let expected, let received, _) = machine.eventsArrived(for: 1, epoch: 1, firstSequence: 17, count: 2, at: at(10)) else {
+            Issue.record("events after a gap were taken as a new child's first")
+            return
+        }
+        #expect(expected == 1 && received == 17)
+
+        var older = Machine(
+            configuration: .init(heartbeatInterval: interval, heartbeatLiveness: 3, capacity: 10, hasParent: true), now: at(0))
+        _ = older.handshakeSucceeded(at: at(0))
+        older.welcomed(drains: true, startsCarryBase: false)
+        older.started(1, epoch: 1, path: "/child", child: "copy-1", appliedThrough: 0)
+        guard case .apply(var run) = older.eventsArrived(for: 1, epoch: 1, firstSequence: 17, count: 1, at: at(10)) else {
+            Issue.record("a parent that does not say its STARTs' base had its first event refused")
+            return
+        }
+        #expect(older.nextEvent(of: &run, at: at(10)) == .apply(sequence: 17))
+        older.eventApplied(in: &run, delivered: true)
+        older.endEvents(run)
+        // From then on the sequence is known: a gap is lost input.
+        guard case .inputLost = older.eventsArrived(for: 1, epoch: 1, firstSequence: 19, count: 1, at: at(10)) else {
+            Issue.record("a gap after the first event was taken")
+            return
+        }
+    }
+
     @Test("OUTPUTS messages are numbered from 1 per placement")
     func outputsMessagesAreNumberedPerPlacement() {
         var machine = hosting()
         #expect(machine.numberOutputsMessage(for: 1) == 1)
         #expect(machine.numberOutputsMessage(for: 1) == 2)
         #expect(machine.numberOutputsMessage(for: 9) == 0)
-        machine.started(1, epoch: 2, path: "/child", child: "copy-1b")
+        machine.started(1, epoch: 2, path: "/child", child: "copy-1b", appliedThrough: 0)
         #expect(machine.numberOutputsMessage(for: 1) == 1)
     }
 }

@@ -60,6 +60,11 @@ struct ChildEventLedger {
     /// `snapshot`): a new placement's snapshot covers the events before it.
     var firstUnacknowledged: UInt64? { unacknowledged.first?.sequence }
 
+    /// The last event a new placement's snapshot includes (its START says so): every event
+    /// before the first unacknowledged one, or, with none, every event recorded. The events sent
+    /// next follow it without a gap, so the worker tells a lost first message from a new child.
+    var snapshotThrough: UInt64 { firstUnacknowledged.map { $0 - 1 } ?? lastSequence }
+
     /// The unacknowledged events after `lastSent`, the last one sent to the current placement,
     /// oldest first: what is due to it. After a move (`lastSent` 0) that is every unacknowledged
     /// event, the replay. The slice keeps the ledger's indices.

@@ -62,7 +62,7 @@ extension ParentStateMachine {
         var outputs = OutputOrder()
     }
 
-    /// What a new placement of a child starts from (`newPlacement(of:firstUnacknowledged:)`).
+    /// What a new placement of a child starts from (`newPlacement(of:snapshotThrough:)`).
     struct Placement: Equatable {
         /// Its fencing token.
         var epoch: UInt64
@@ -87,12 +87,13 @@ extension ParentStateMachine {
     }
 
     /// START for `childID` is about to leave: a new epoch, so anything still on the way from or
-    /// to an earlier placement is recognisably stale, and its events are sent again from the
-    /// first one not acknowledged (`firstUnacknowledged`; `nil`: every event sent so far is in
-    /// the snapshot). A flush the earlier placement left incomplete is forgotten.
-    mutating func newPlacement(of childID: UInt64, firstUnacknowledged: UInt64?) -> Placement {
+    /// to an earlier placement is recognisably stale, and its events are sent again from the one
+    /// after `snapshotThrough`, the last event its snapshot includes (the child's ledger knows
+    /// it: `ChildEventLedger.snapshotThrough`; not this machine, which keeps only what went to the
+    /// current placement, and a placement may have been sent nothing). A flush the earlier
+    /// placement left incomplete is forgotten.
+    mutating func newPlacement(of childID: UInt64, snapshotThrough: UInt64) -> Placement {
         guard let index = children.index(forKey: childID) else { return Placement(epoch: 0, snapshotThrough: 0) }
-        let snapshotThrough = firstUnacknowledged.map { $0 - 1 } ?? children.values[index].lastSentEvent
         children.values[index].epoch += 1
         children.values[index].lastSentEvent = 0
         children.values[index].outputs.discardPartialFlush()

@@ -24,7 +24,7 @@
 ///   unacknowledged past the request deadline (`eventsSent(to:at:)`, `acknowledged(_:coversAllSent:at:)`):
 ///   the last messages lost either way have no later one to show the gap.
 ///
-/// - **Each child** (`newPlacement(of:firstUnacknowledged:)`, `OutputOrder`): the epoch that fences
+/// - **Each child** (`newPlacement(of:snapshotThrough:)`, `OutputOrder`): the epoch that fences
 ///   its placements, how far its events went to the current one, and which of its outputs were
 ///   delivered (a replay's duplicates dropped, a flush its worker's loss cut short delivered
 ///   again in full).

@@ -226,8 +226,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         ledger.events(after: lastSent)
     }
 
-    /// The sequence of the oldest event not acknowledged, if any.
-    var firstUnacknowledged: UInt64? { ledger.firstUnacknowledged }
+    /// The last event a new placement's snapshot includes (`ChildEventLedger.snapshotThrough`).
+    var snapshotThrough: UInt64 { ledger.snapshotThrough }
 
     /// How many events the worker has not acknowledged yet.
     var unacknowledgedCount: Int { ledger.unacknowledged.count }
@@ -430,7 +430,7 @@ protocol AnyRemoteChildProxy: AnyObject {
     func receive(flush: WorkerFlush, workerName: String, order: inout ParentStateMachine.OutputOrder) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
     func events(after lastSent: UInt64) -> ArraySlice<ChildEventLedger.Event>
-    var firstUnacknowledged: UInt64? { get }
+    var snapshotThrough: UInt64 { get }
     var unacknowledgedCount: Int { get }
     var eventsDue: Bool { get set }
     var snapshot: TreeSnapshot? { get }

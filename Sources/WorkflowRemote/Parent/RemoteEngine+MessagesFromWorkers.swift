@@ -155,7 +155,7 @@ extension RemoteEngine {
     func sendWelcome(to peerID: WorkerID, protocolVersion: Int) {
         let welcome = WelcomePayload(
             parentName: configuration.name, heartbeatIntervalMilliseconds: Int(configuration.heartbeatInterval.milliseconds), drains: true,
-            protocolVersion: protocolVersion)
+            protocolVersion: protocolVersion, startsCarryBase: true)
         guard let payload = try? codec.encode(welcome) else { return }
         sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [payload])
     }

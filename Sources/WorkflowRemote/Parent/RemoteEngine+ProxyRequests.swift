@@ -87,7 +87,7 @@ extension RemoteEngine {
             // event before the first unacknowledged one (with none, every event sent so far):
             // the events replayed (or sent next) follow it without a gap, so the worker can tell
             // if the first of them was lost in transit.
-            let placement = parent.newPlacement(of: proxy.childID, firstUnacknowledged: proxy.firstUnacknowledged)
+            let placement = parent.newPlacement(of: proxy.childID, snapshotThrough: proxy.snapshotThrough)
             proxy.worker = peer
             inspection.placedAt[proxy.childID] = Date()
             parent.placed(proxy.childID, on: id)

@@ -36,6 +36,11 @@ struct WelcomePayload: Codable, Sendable {
     /// The protocol version the parent chose from the worker's HELLO (optional: parents that
     /// predate negotiation speak only `protocolVersion`).
     var protocolVersion: Int?
+    /// Whether every START's acknowledgement says the last event its snapshot includes (0: none),
+    /// so that the placement's first event is exactly the next one. Optional: parents that predate
+    /// it sometimes sent 0 for "not said", and a worker then takes any first event of a placement
+    /// whose START says 0 (a lost first message goes unnoticed there).
+    var startsCarryBase: Bool?
 }
 
 /// First payload of START (parent → worker); the second payload is the encoded props.

@@ -79,7 +79,7 @@ extension RemoteEngine {
             let welcome = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(WelcomePayload.self, from: $0, userInfo: [:]) }
             }
-            worker.welcomed(drains: welcome?.drains == true)
+            worker.welcomed(drains: welcome?.drains == true, startsCarryBase: welcome?.startsCarryBase == true)
             shared.setWelcomed(true)
             logger.info("welcomed by the parent", metadata: ["protocol": .stringConvertible(welcome?.protocolVersion ?? 4)])
         case .start:

@@ -14,12 +14,14 @@ extension WorkerStateMachine {
     }
 
     /// The child now hosted for the placement `epoch` (after any earlier copy was discarded).
-    /// `appliedThrough`: the last event its snapshot includes, when the START says (its header's
-    /// acknowledgement; 0 when the parent does not say): the placement's first event must be the
-    /// next one.
-    mutating func started(_ childID: UInt64, epoch: UInt64, path: String, child: Child, appliedThrough: UInt64 = 0) {
+    /// `appliedThrough`: the last event its snapshot includes, as its START says (its header's
+    /// acknowledgement): the placement's first event must be the next one. A parent whose
+    /// WELCOME did not promise that (`welcomed(drains:startsCarryBase:)`) may send 0 for "not
+    /// said": then any first event is taken, and the check starts after it.
+    mutating func started(_ childID: UInt64, epoch: UInt64, path: String, child: Child, appliedThrough: UInt64) {
         children[childID] = Hosted(
-            childID: childID, child: child, epoch: epoch, path: path, applied: appliedThrough, acknowledged: appliedThrough)
+            childID: childID, child: child, epoch: epoch, path: path, applied: appliedThrough,
+            knowsNextEvent: parentStartsCarryBase || appliedThrough > 0, acknowledged: appliedThrough)
         // Placed before the parent read this worker's DRAIN: it is released like the others.
         drain?.children += 1
     }

@@ -48,7 +48,7 @@ extension WorkerStateMachine {
     mutating func eventsArrived(for childID: UInt64, epoch: UInt64, firstSequence: UInt64, count: Int, at now: Instant) -> EventsArrival {
         guard let run = beginEvents(for: childID, epoch: epoch, firstSequence: firstSequence, count: count) else { return .unknownChild }
         // Unknown until the placement applied its first event when the START did not say.
-        guard run.applied == 0 || firstSequence == run.applied + 1 else {
+        guard firstSequence == run.applied + 1 || children[childID]?.knowsNextEvent == false else {
             let fence: Fence = isLeaving ? .stopWhileLeaving(silence: .zero, forgetChildren()) : reconnect(silence: .zero, at: now)
             return .inputLost(expected: run.applied + 1, received: firstSequence, fence)
         }
@@ -96,6 +96,7 @@ extension WorkerStateMachine {
         guard children[run.childID] != nil else { return }
         if run.applied > children[run.childID]!.applied {
             children[run.childID]!.applied = run.applied
+            children[run.childID]!.knowsNextEvent = true
             markDirty(run.childID)
         }
         eventsInSlice += run.next

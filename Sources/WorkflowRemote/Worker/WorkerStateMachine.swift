@@ -63,6 +63,9 @@ struct WorkerStateMachine<Child> {
         let path: String
         /// The last event applied.
         var applied: UInt64 = 0
+        /// Whether the event after `applied` is the placement's next one for certain: its START
+        /// said where the snapshot ends, or it applied an event since.
+        var knowsNextEvent = true
         /// The last event acknowledged to the parent.
         var acknowledged: UInt64 = 0
         /// OUTPUTS messages sent for this placement (`numberOutputsMessage`).
@@ -107,6 +110,8 @@ struct WorkerStateMachine<Child> {
     var isWelcomed = false
     /// Whether the parent's WELCOME said it understands DRAIN.
     var parentDrains = false
+    /// Whether the parent's WELCOME said its STARTs name the last event their snapshot includes.
+    var parentStartsCarryBase = false
     /// When the current connection completed its handshake (`nil`: not yet).
     var connectedAt: Instant?
     /// Whether the current connection's handshake failed.
@@ -188,10 +193,12 @@ struct WorkerStateMachine<Child> {
         return .dropped
     }
 
-    /// WELCOME: the parent counts on this worker.
-    mutating func welcomed(drains: Bool) {
+    /// WELCOME: the parent counts on this worker. `startsCarryBase`: its STARTs say which event
+    /// their snapshot includes, 0 included (`WelcomePayload.startsCarryBase`).
+    mutating func welcomed(drains: Bool, startsCarryBase: Bool) {
         reconnectAttempts = 0
         parentDrains = drains
+        parentStartsCarryBase = startsCarryBase
         isWelcomed = true
     }
 

@@ -23,13 +23,14 @@ import ZeroMQ
     /// A real worker joined to a raw parent, hosting child 1 (epoch 1) from a START whose header
     /// names `snapshotThrough`; returns the worker and its first connection's routing id.
     func workerHostingACounter(
-        _ name: String, parent: BadInputTests.RawParent, snapshotThrough: UInt64 = 0, liveness: Int = 20, welcome: Bool = false
+        _ name: String, parent: BadInputTests.RawParent, snapshotThrough: UInt64 = 0, liveness: Int = 20, welcome: Bool = false,
+        startsCarryBase: Bool? = nil
     ) throws -> (RemoteRuntime, [UInt8]) {
         let worker = try makeWorker("\(name)-worker", parent: parent.endpoint, registry: remoteTestRegistry, liveness: liveness)
         #expect(try parent.receive().kind == .hello)
         let firstWorkerID = parent.workerID
         if welcome {
-            let payload = WelcomePayload(parentName: "raw", heartbeatIntervalMilliseconds: 100, drains: true, protocolVersion: 4)
+            let payload = WelcomePayload(parentName: "raw", heartbeatIntervalMilliseconds: 100, drains: true, protocolVersion: 4, startsCarryBase: startsCarryBase)
             try parent.send(Envelope(kind: .welcome, correlationID: 0, nodePath: "", payloads: [try codec.encode(payload)]))
         }
         try parent.send(Envelope(
@@ -79,6 +80,23 @@ import ZeroMQ
         #expect(try parent.receive().kind == .hello)
         #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
         #expect(worker.workerCounters.events == 0)
+        await worker.shutdown()
+    }
+
+    /// Found by the simulator's long mode: a new child's first EVENTs were lost on a broken
+    /// connection, and the worker read the next one before its monitor reported the connection's
+    /// return. Its START said 0, which a parent that predates `startsCarryBase` also sends for
+    /// "not said".
+    @Test("a new child's first events lost: a parent whose WELCOME says its STARTs carry their base makes a START of 0 expect event 1")
+    func firstEventsOfANewChildLost() async throws {
+        let parent = try BadInputTests.RawParent("lost-new-child-events")
+        let (worker, firstWorkerID) = try workerHostingACounter(
+            "lost-new-child-events", parent: parent, liveness: 100_000, welcome: true, startsCarryBase: true)
+        // Events 1 to 16 were lost; 17 arrives.
+        try parent.send(events(17, count: 2))
+        #expect(try parent.receive().kind == .hello)
+        #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
+        #expect(worker.workerCounters.stopped == 1)
         await worker.shutdown()
     }
 

@@ -12,7 +12,9 @@ enum SimulatedMessage {
     // Parent → worker.
     case welcome
     case reconnect
-    case start(child: UInt64, epoch: UInt64, snapshot: CounterSnapshot)
+    /// `base`: the last event the snapshot includes, as the parent's machine computed it (the
+    /// START header's acknowledgement).
+    case start(child: UInt64, epoch: UInt64, snapshot: CounterSnapshot, base: UInt64)
     case events(child: UInt64, epoch: UInt64, first: UInt64, count: Int)
     case stop(child: UInt64, epoch: UInt64)
     /// Asks for a child's final flush (a drain); then the answer to DRAIN, after every RELEASE.

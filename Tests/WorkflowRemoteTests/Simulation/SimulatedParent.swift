@@ -228,9 +228,9 @@ final class SimulatedParent {
         let candidates = machine.workers.filter { !$0.value.isDraining }.keys.map(Self.connectionID).sorted()
         guard !candidates.isEmpty else { return }
         let host = candidates[world.random.int(in: 0...(candidates.count - 1))]
-        let acknowledged = children[index].acknowledged.applied
-        let placement = machine.newPlacement(
-            of: children[index].id, firstUnacknowledged: children[index].nextSequence - 1 > acknowledged ? acknowledged + 1 : nil)
+        // As the engine's ledger: the snapshot covers every event before the first
+        // unacknowledged one, all of them when none is (`ChildEventLedger.snapshotThrough`).
+        let placement = machine.newPlacement(of: children[index].id, snapshotThrough: children[index].acknowledged.applied)
         children[index].host = host
         children[index].placedAt = now
         children[index].answered = false
@@ -238,7 +238,8 @@ final class SimulatedParent {
         children[index].isReleasing = false
         machine.placed(children[index].id, on: Self.workerID(host))
         world.moved(children[index].id, toEpoch: placement.epoch)
-        send(.start(child: children[index].id, epoch: placement.epoch, snapshot: children[index].acknowledged), to: Self.workerID(host), at: now, in: world)
+        send(
+            .start(child: children[index].id, epoch: placement.epoch, snapshot: children[index].acknowledged, base: placement.snapshotThrough), to: Self.workerID(host), at: now, in: world)
         sendEvents(index, at: now, in: world)
     }
 

@@ -76,8 +76,12 @@ final class SimulatedWorker {
             if machine.handshakeSucceeded(at: now).sendHello { sendHello(at: now, in: world) }
             return
         }
-        // The socket reconnected by itself after a disconnect (its monitor's event).
-        if connection.rehandshakePending, !connection.isDown(at: now), world.bothWaysOpen(for: index) {
+        // The socket reconnected by itself after a disconnect (its monitor's event). The monitor
+        // is a socket of its own: the driver may read the parent's first messages on the new
+        // connection before it (either order, when both are waiting).
+        if connection.rehandshakePending, !connection.isDown(at: now), world.bothWaysOpen(for: index),
+            connection.arrivedAtWorker.isEmpty || world.random.chance(0.5)
+        {
             connection.rehandshakePending = false
             guard world.workerRejoinsOnRehandshake else { return }
             let handshake = machine.handshakeSucceeded(at: now)
@@ -143,17 +147,18 @@ final class SimulatedWorker {
     private func handle(_ message: SimulatedMessage, at now: Instant, in world: Simulation) {
         switch message {
         case .welcome:
-            machine.welcomed(drains: true)
+            machine.welcomed(drains: true, startsCarryBase: world.startCarriesBase)
         case .reconnect:
             if let forgotten = machine.reconnectRequested() {
                 stop(forgotten, in: world)
                 sendHello(at: now, in: world)
             }
-        case .start(let childID, let epoch, let snapshot):
+        case .start(let childID, let epoch, let snapshot, let base):
+            if base != snapshot.applied { world.violation("child \(childID): START says its snapshot ends at \(base), it holds \(snapshot.applied)") }
             guard machine.startRequested() == .place else { return }
             if let earlier = machine.discard(childID) { world.stopped(earlier.child) }
             let child = SimulatedChild(childID: childID, epoch: epoch, host: incarnation, state: snapshot)
-            machine.started(childID, epoch: epoch, path: "/child", child: child, appliedThrough: world.startCarriesBase ? snapshot.applied : 0)
+            machine.started(childID, epoch: epoch, path: "/child", child: child, appliedThrough: world.startCarriesBase ? base : 0)
             world.started(child)
             machine.renderingProduced([], sequence: 0, childID: childID, path: "/child")
         case .events(let childID, let epoch, let first, let count):

@@ -332,9 +332,9 @@ final class Simulation {
     }
 
     /// Advances the virtual clock by one step's time. The processes run side by side, one
-    /// role's action per step: in a nested tree, with up to 15 roles taking turns, each step
-    /// takes its share of the time three roles would, so that each role keeps the pace it has in
-    /// a small tree. (Without that, a worker's role acted about once every 22 ms of virtual time
+    /// process's turn per step (a nested worker's serves both its roles): in a nested tree, with
+    /// up to 15 roles, each step takes its share of the time three roles would, so that each role
+    /// keeps the pace it has in a small tree. (Without that, a worker's role acted about once every 22 ms of virtual time
     /// and applying a replay of 64 events took longer than its lease: it fenced itself, the
     /// parent declared it dead and replayed the events again, and no event was ever
     /// acknowledged.) A tree without nested workers keeps the clock it always had.
@@ -387,12 +387,12 @@ final class Simulation {
         if actor == workers.count {
             parent.step(at: now, connections: connectionsByParent[0], in: self)
         } else if workers[actor].isRunning {
-            // A nested worker's process runs one of its two roles per step.
-            if let nested = workers[actor].nested, random.chance(0.5) {
+            // A nested worker's process serves both roles in each turn, as the engine's loop
+            // does in each iteration (its workers' messages, then its parent's).
+            if let nested = workers[actor].nested {
                 nested.step(at: now, connections: connectionsByParent[actor + 1], in: self)
-            } else {
-                workers[actor].step(at: now, in: self)
             }
+            workers[actor].step(at: now, in: self)
         }
     }
 

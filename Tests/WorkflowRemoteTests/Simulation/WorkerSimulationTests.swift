@@ -111,20 +111,22 @@ import Testing
     }
 
     /// Without rejoining when its connection comes back (the protocol before it), a worker never
-    /// learns that the last events message of a burst was lost: seed 561 ends with events
-    /// unacknowledged for good.
-    @Test("without the worker's rejoin on a re-established connection, the simulator finds events left behind (seed 561)")
+    /// learns that the last events message of a burst was lost: seed 2444 ends with events
+    /// unacknowledged for good (seed 561 found it first; the seeds change with the simulator's
+    /// model, as when its workers began to read messages before the monitor's event).
+    @Test("without the worker's rejoin on a re-established connection, the simulator finds events left behind (seed 2444)")
     func simulatorFindsEventsLeftBehindWithoutTheRejoin() {
-        let simulation = Simulation(seed: 1156, parentDeadlinesAcknowledgements: false, workerRejoinsOnRehandshake: false)
+        let simulation = Simulation(seed: 2444, parentDeadlinesAcknowledgements: false, workerRejoinsOnRehandshake: false)
         let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
         #expect(violation?.message.contains("no progress") == true, "\(String(describing: violation))")
     }
 
-    /// Without the parent's deadline for acknowledgements (nor the worker's rejoin), seed
-    /// 1795696508809 loses a child's last events message, and nothing later reveals it.
-    @Test("without the parent's deadline for acknowledgements, the simulator finds a child's events left behind (seed 1795696508809)")
+    /// Without the parent's deadline for acknowledgements (nor the worker's rejoin), seed 3925
+    /// loses a child's last events message, and nothing later reveals it (the long mode's seed
+    /// 1795696508809 found it first).
+    @Test("without the parent's deadline for acknowledgements, the simulator finds a child's events left behind (seed 3925)")
     func simulatorFindsEventsLeftBehindWithoutTheDeadline() {
-        let simulation = Simulation(seed: 2218, parentDeadlinesAcknowledgements: false, workerRejoinsOnRehandshake: false)
+        let simulation = Simulation(seed: 3925, parentDeadlinesAcknowledgements: false, workerRejoinsOnRehandshake: false)
         let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
         #expect(violation?.message.contains("no progress") == true, "\(String(describing: violation))")
     }
