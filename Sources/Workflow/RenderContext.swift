@@ -58,6 +58,20 @@ open class RenderContext<WorkflowType: Workflow> {
         false
     }
 
+    /// The kind of the sinks of `eventType` and `actionType` (`nil` where sinks cannot be kept),
+    /// for `keepSinks(ofKind:)`: asked once, when the kept sink is made, because naming the kind
+    /// looks a generic class's metadata up at run time (hundreds of instructions a pass).
+    package func sinkKind<Event: Sendable, Action: WorkflowAction>(
+        of eventType: Event.Type, actionType: Action.Type
+    ) -> ObjectIdentifier? where Action.WorkflowType == WorkflowType {
+        nil
+    }
+
+    /// `keepSinks(of:actionType:)` for a kind `sinkKind(of:actionType:)` named.
+    package func keepSinks(ofKind kind: ObjectIdentifier) -> Bool {
+        false
+    }
+
     /// Runs `action` the first time a render pass declares `key`, and ends the `Lifetime` it is
     /// given at the first pass that does not (or when the workflow is torn down).
     open func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {

@@ -307,6 +307,18 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         return true
     }
 
+    override package func sinkKind<Event: Sendable, Action: WorkflowAction>(
+        of eventType: Event.Type, actionType: Action.Type
+    ) -> ObjectIdentifier? where Action.WorkflowType == W {
+        ObjectIdentifier(TypedSinkHandler<W, Event, Action>.self)
+    }
+
+    override package func keepSinks(ofKind kind: ObjectIdentifier) -> Bool {
+        checkValid()
+        declaredSinks.declare(kind, in: renderedPass)
+        return true
+    }
+
     override func runSideEffect(key: AnyHashable, action: (Lifetime) -> Void) {
         checkValid()
         claimedSubtree.runSideEffect(key: key, action: action)

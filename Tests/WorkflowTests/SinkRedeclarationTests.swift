@@ -100,8 +100,11 @@ struct OptionalButtonWorkflow: Workflow, Sendable {
 }
 
 /// Makes its tap sink in the first pass only; later passes keep it (`keepSinks`, as the remote
-/// child's proxy does) while `keeps`, and declare nothing of its kind otherwise.
+/// child's proxy does; with `byKind`, by the kind named once, `keepSinks(ofKind:)`) while `keeps`,
+/// and declare nothing of its kind otherwise.
 struct KeptButtonWorkflow: Workflow, Sendable {
+    var byKind = false
+
     struct State: Equatable, Sendable {
         var keeps = true
         var taps = 0
@@ -143,6 +146,9 @@ struct KeptButtonWorkflow: Workflow, Sendable {
         var onTap: Sink<Tap>?
         if state.bumps == 0, state.keeps {
             onTap = context.makeSink(of: Tap.self)
+        } else if state.keeps, byKind {
+            let kind = context.sinkKind(of: Tap.self, actionType: Tap.self)
+            #expect(kind.map { context.keepSinks(ofKind: $0) } == true)
         } else if state.keeps {
             #expect(context.keepSinks(of: Tap.self, actionType: Tap.self))
         }
@@ -151,8 +157,9 @@ struct KeptButtonWorkflow: Workflow, Sendable {
 }
 
 @Suite struct KeptSinkTests {
-    @Test func aSinkKeptByEveryLaterPassKeepsWorkingWithoutBeingMadeAgain() async throws {
-        let host = WorkflowHost(workflow: KeptButtonWorkflow())
+    @Test(arguments: [false, true])
+    func aSinkKeptByEveryLaterPassKeepsWorkingWithoutBeingMadeAgain(byKind: Bool) async throws {
+        let host = WorkflowHost(workflow: KeptButtonWorkflow(byKind: byKind))
         let tap = try #require(host.rendering.onTap)
         let control = host.rendering.onControl
         for bumps in 1...3 {
@@ -166,8 +173,9 @@ struct KeptButtonWorkflow: Workflow, Sendable {
         await host.stop()
     }
 
-    @Test func aSinkNoLongerKeptIsDropped() async throws {
-        let host = WorkflowHost(workflow: KeptButtonWorkflow())
+    @Test(arguments: [false, true])
+    func aSinkNoLongerKeptIsDropped(byKind: Bool) async throws {
+        let host = WorkflowHost(workflow: KeptButtonWorkflow(byKind: byKind))
         let tap = try #require(host.rendering.onTap)
         let control = host.rendering.onControl
         control.send(.bump)

@@ -139,10 +139,14 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
         // Declared again every pass, as any sink must be to stay live: a sink the latest pass did
         // not declare again drops what it is sent (workflow-swift's rule), and the proxy's events
         // and renderings reach this node through it. The proxy's sink is kept rather than made
-        // again (its closure captures nothing of the pass): six allocations less per pass.
-        let kept = proxy.sink != nil
-            && context.keepSinks(of: ProxyEvent<Child.Rendering, Child.Output>.self, actionType: AnyWorkflowAction<RemoteWorkflow<Child>>.self)
-        if !kept { proxy.sink = makeProxySink(context) }
+        // again (its closure captures nothing of the pass): six allocations less per pass. Its
+        // kind is named once, with the sink: naming it costs a run-time metadata lookup.
+        let kept = proxy.sink != nil && proxy.sinkKind.map { context.keepSinks(ofKind: $0) } == true
+        if !kept {
+            proxy.sink = makeProxySink(context)
+            proxy.sinkKind = context.sinkKind(
+                of: ProxyEvent<Child.Rendering, Child.Output>.self, actionType: AnyWorkflowAction<RemoteWorkflow<Child>>.self)
+        }
         context.runSideEffect(key: proxy.childID) { lifetime in
             // The engine held weakly: the node's side effects may outlive it (a hosted child's
             // host is the engine's), and a stop then has nobody left to tell.

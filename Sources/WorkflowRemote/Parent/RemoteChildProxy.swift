@@ -20,6 +20,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// How the proxy hands its node a flush or asks it to render again: made by the node's
     /// first render with this proxy and kept (any pass's sink of a live node applies its action).
     var sink: Sink<ProxyEvent<Child.Rendering, Child.Output>>?
+    /// The kind of `sink` (`RenderContext.sinkKind(of:actionType:)`), declared again each pass.
+    var sinkKind: ObjectIdentifier?
 
     private var lastProps: [UInt8]?
     private var props: Child?
