@@ -4,9 +4,107 @@ import WireProtocol
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
-/// The parent role, outbound: messages to workers, held per worker until the render pass
-/// settles (or sent early once a batch is full) and sent as one atomic batch each.
+/// The parent role, outbound: children's events (numbered and kept in their ledger until
+/// acknowledged, packed into EVENT messages when due) and every other message to workers, held
+/// per worker until the render pass settles (or sent early once a batch is full) and sent as one
+/// atomic batch each.
 extension RemoteEngine {
+    // MARK: Events
+
+    /// An event a remote child's sink was sent (`SinkForwarder`, queued on the loop): numbered
+    /// and kept until acknowledged, and sent at the end of this loop iteration.
+    func sendEvent(_ event: QueuedEvent) {
+        let childID = event.childID
+        guard let proxy = proxies[childID] else {
+            logger.debug("event for a stopped child dropped", metadata: ["path": "\(event.path)"])
+            return
+        }
+        // Kept until acknowledged, so a child whose worker is gone gets it after failover. Sent
+        // at the end of this loop iteration, with every other event the child got in it.
+        _ = proxy.record(event: event.token, bytes: event.bytes)
+        inspection.eventsSent[childID, default: 0] += 1
+        metrics.eventsSent.increment()
+        // Sent at the end of this loop iteration; a child whose worker is draining gets it on its
+        // next worker (`sendDueEvents(of:)` holds it back meanwhile).
+        if !proxy.eventsDue {
+            proxy.eventsDue = true
+            childrenWithEventsDue.append(childID)
+        }
+    }
+
+    /// Where an event for a sink this process passed on goes when the hosted child that passed
+    /// it on no longer knows the token (it restarted here, or was placed here after a failover,
+    /// and has not rendered that sink again yet): to the remote child whose forwarding prefix
+    /// the token carries, with the child's own token. `nil` for any other token.
+    func forwardingRoute(for token: String) -> (childID: UInt64, token: String)? {
+        guard let (prefix, inner) = SinkForwarder.split(token), let childID = forwardingRoutes[String(prefix)] else { return nil }
+        return (childID, String(inner))
+    }
+
+    /// Passes an event on to the remote child `childID` as recorded bytes (the same codec at
+    /// both hops, so nothing is decoded here). Returns `false` if that child is gone.
+    func forward(event bytes: [UInt8], token: String, toChild childID: UInt64) -> Bool {
+        guard let proxy = proxies[childID] else { return false }
+        // Accepted by this process's parent already: not refused here.
+        proxy.outstanding.take(1)
+        sendEvent(QueuedEvent(childID: childID, path: proxy.path, token: token, bytes: bytes))
+        return true
+    }
+
+    /// Sends every event recorded in this loop iteration and not sent yet, per child in as few
+    /// EVENT messages as the frame limit allows.
+    func sendDueEvents() {
+        guard !childrenWithEventsDue.isEmpty else { return }
+        let children = childrenWithEventsDue
+        childrenWithEventsDue.removeAll(keepingCapacity: true)
+        for childID in children {
+            guard let proxy = proxies[childID] else { continue }
+            sendDueEvents(of: proxy)
+        }
+    }
+
+    /// Sends `proxy`'s unacknowledged events after the last one sent to its current placement,
+    /// in order, up to `PackedValues.maxEventsPerMessage` per EVENT message (packed in one frame
+    /// after the batch's header). Where a message ends does not matter to the worker: it applies
+    /// each event on its own.
+    func sendDueEvents(of proxy: any AnyRemoteChildProxy) {
+        proxy.eventsDue = false
+        // A child whose worker is draining: its events wait for the next placement.
+        guard let peer = proxy.worker, !proxy.isReleasing else { return }
+        let (lastSent, epoch) = parent.children[proxy.childID].map { ($0.lastSentEvent, $0.epoch) } ?? (0, 0)
+        let events = proxy.events(after: lastSent)
+        var start = events.startIndex
+        while start < events.endIndex {
+            let end = start + PackedValues.prefixFitting(
+                events[start...].lazy.map { $0.bytes.count }, maxCount: PackedValues.maxEventsPerMessage)
+            var tokens: [String] = []
+            var indexes: [UInt32] = []
+            indexes.reserveCapacity(end - start)
+            var packed = PackedValues()
+            packed.reserveCapacity(count: end - start, byteCount: events[start..<end].reduce(0) { $0 + $1.bytes.count })
+            for event in events[start..<end] {
+                // Usually one token (one sink) per batch: a linear search beats hashing.
+                if let index = tokens.lastIndex(of: event.token) {
+                    indexes.append(UInt32(index))
+                } else {
+                    indexes.append(UInt32(tokens.count))
+                    tokens.append(event.token)
+                }
+                packed.append(event.bytes)
+            }
+            guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)) else { return }
+            parent.eventsSent(to: proxy.childID, through: events[end - 1].sequence, at: .now)
+            sendToWorker(
+                peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: epoch,
+                nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)
+            // A failed send may have lost the worker (the events wait for the next placement).
+            guard proxy.worker === peer else { return }
+            start = end
+        }
+    }
+
+    // MARK: Held messages
+
     /// Events recorded in this iteration, then every held message, one batch per worker.
     func sendHeld() {
         // A worker an early batch could not reach is handled first: what is held for it is moot.
