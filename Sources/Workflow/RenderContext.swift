@@ -55,7 +55,7 @@ open class RenderContext<WorkflowType: Workflow> {
     package func keepSinks<Event: Sendable, Action: WorkflowAction>(
         of eventType: Event.Type, actionType: Action.Type
     ) -> Bool where Action.WorkflowType == WorkflowType {
-        false
+        sinkKind(of: eventType, actionType: actionType).map { keepSinks(ofKind: $0) } ?? false
     }
 
     /// The kind of the sinks of `eventType` and `actionType` (`nil` where sinks cannot be kept),

@@ -299,14 +299,6 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         return Sink(handler: handler)
     }
 
-    override package func keepSinks<Event: Sendable, Action: WorkflowAction>(
-        of eventType: Event.Type, actionType: Action.Type
-    ) -> Bool where Action.WorkflowType == W {
-        checkValid()
-        declaredSinks.declare(ObjectIdentifier(TypedSinkHandler<W, Event, Action>.self), in: renderedPass)
-        return true
-    }
-
     override package func sinkKind<Event: Sendable, Action: WorkflowAction>(
         of eventType: Event.Type, actionType: Action.Type
     ) -> ObjectIdentifier? where Action.WorkflowType == W {

@@ -84,7 +84,7 @@ extension RemoteEngine {
             let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: proxy.snapshot))
             // A new placement: a new fencing token, so anything still on the way from or to an
             // earlier placement of this child is recognisably stale. The snapshot includes every
-            // event before the first unacknowledged one (with none, every event sent so far):
+            // event before the first unacknowledged one (with none, every event recorded):
             // the events replayed (or sent next) follow it without a gap, so the worker can tell
             // if the first of them was lost in transit.
             let placement = parent.newPlacement(of: proxy.childID, snapshotThrough: proxy.snapshotThrough)
