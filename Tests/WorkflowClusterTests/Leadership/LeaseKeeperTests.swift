@@ -18,7 +18,7 @@ struct LeaseKeeperTests {
     /// A store with a lease connection of its own, its lease taken by `holder`, and a leadership
     /// recording its step-downs.
     static func withLeader(
-        _ label: String, lease duration: Duration = .seconds(1),
+        _ label: String, lease duration: Duration,
         _ body: (PostgresCoordinatorStore, CoordinatorLeadership, CoordinatorLease, StepDowns) async throws -> Void
     ) async throws {
         try await StoreBackend.postgres.withEmptyStore(label) { section in
@@ -73,7 +73,10 @@ struct LeaseKeeperTests {
 
     @Test("another coordinator takes the store: the keeper's next renewal is refused and it steps down, fenced")
     func fencedStepsDown() async throws {
-        try await Self.withLeader("keeper-fenced") { store, leadership, lease, steppedDown in
+        // A lease long enough that a renewal delayed by a loaded machine (its deadline is four
+        // fifths of the lease after the request) is still answered: with 1 s, CI once saw the
+        // deadline pass before the refusal came back. The first renewal is due after 2 s.
+        try await Self.withLeader("keeper-fenced", lease: .seconds(10)) { store, leadership, lease, steppedDown in
             let keeping = Task { await leadership.keep(lease) }
             // A coordinator without a lease becoming the writer raises the token.
             _ = try await store.acquireWriter(holder: "usurper")
