@@ -5,7 +5,7 @@ import Workflow
 import WorkflowClusterTesting
 @testable import WorkflowRemote
 
-/// A worker ends a slice of its parent's messages after `RemoteEngine.eventsPerSlice` events and
+/// A worker ends a slice of its parent's messages after `WorkerDriver.eventsPerSlice` events and
 /// flushes their outputs, so the parent applies one flush while the worker applies the next
 /// events, instead of the two processes taking turns over a whole burst. A slice may end in the
 /// middle of a message's events or between two messages; neither may change what is applied.
@@ -57,7 +57,7 @@ import WorkflowClusterTesting
         let outputs = host.outputs
         let screen = try await rendering(of: host, "the counter") { $0["c"]?.count == 0 }["c"]!
         let total = 1_000
-        #expect(total > 3 * (RemoteEngine.eventsPerSlice + PackedValues.maxEventsPerMessage))
+        #expect(total > 3 * (WorkerDriver.eventsPerSlice + PackedValues.maxEventsPerMessage))
         try await Self.queueBacklog(of: total, sentInAll: total, on: worker, through: screen, parent: parent)
 
         let seen = try await withSafetyTimeout("\(total) outputs") { () -> [Int] in
@@ -111,8 +111,8 @@ import WorkflowClusterTesting
             let base = round * perRound
             try await Self.queueBacklog(of: perRound, sentInAll: base + perRound, on: worker, through: screen, parent: parent)
             // Past the round's first slice, never on a slice or message boundary.
-            var target = base + Int.random(in: (RemoteEngine.eventsPerSlice + 1)...(perRound / 2), using: &generator)
-            while target % RemoteEngine.eventsPerSlice == 0 || target % PackedValues.maxEventsPerMessage == 0 { target += 1 }
+            var target = base + Int.random(in: (WorkerDriver.eventsPerSlice + 1)...(perRound / 2), using: &generator)
+            while target % WorkerDriver.eventsPerSlice == 0 || target % PackedValues.maxEventsPerMessage == 0 { target += 1 }
             let goal = target
             kills.append(goal)
             try await eventually("progress to \(goal)") { progress.count.load(ordering: .relaxed) >= goal }

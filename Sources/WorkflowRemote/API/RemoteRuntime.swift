@@ -51,7 +51,7 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
             jobs.end { [bound] job in bound.value.perform(job) }
         }
         thread.name = "workflow.remote.\(configuration.name)"
-        engine.runtime = self
+        engine.workerRole.runtime = self
         thread.start()
     }
 
@@ -80,8 +80,9 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
         bound.value.settle()
     }
 
-    /// The engine, for code already running on the loop (the proxies and hosted children).
-    var engine: RemoteEngine { bound.value }
+    /// The parent role's driver, for code already running on the loop (a remote child's node
+    /// placing its child and passing its requests on).
+    var parentRole: ParentDriver { bound.value.parentRole }
 
     /// The status of every remote child this process is parent of, by node path.
     public var statuses: [String: RemoteChildStatus] { shared.statuses }
@@ -145,7 +146,7 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     public func drain(deadline: Duration) async -> DrainOutcome {
         await withCheckedContinuation { (continuation: CheckedContinuation<DrainOutcome, Never>) in
             let queued = jobs.appendUnlessStopping { [bound] in
-                bound.value.beginDrain(deadline: deadline) { continuation.resume(returning: $0) }
+                bound.value.workerRole.beginDrain(deadline: deadline) { continuation.resume(returning: $0) }
             }
             if !queued { continuation.resume(returning: DrainOutcome(ending: .interrupted, children: 0, handedOver: 0)) }
         }

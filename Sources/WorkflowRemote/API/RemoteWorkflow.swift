@@ -114,8 +114,8 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
         // The type name and path only matter for `.configured` (and `remoteTypeName` reflects
         // on the type each time): an existing proxy already knows the type. Rules match the
         // path within this host's tree, without a session's prefix.
-        let engine = runtime.engine
-        guard let placement = engine.resolve(
+        let parentRole = runtime.parentRole
+        guard let placement = parentRole.resolve(
             placement, typeName: state.proxy?.typeName ?? Child.remoteTypeName, path: context.nodePath)
         else {
             return child.rendered(in: context, key: "")
@@ -128,10 +128,10 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             // last acknowledged state and sends it every event that state does not include, and
             // shows the child's last rendering until the new placement renders it.
             let (snapshot, events, rendering) =
-                state.proxy?.handOver(requests: engine) ?? (state.restoredSnapshot, state.restoredEvents, state.restoredRendering)
+                state.proxy?.handOver(requests: parentRole) ?? (state.restoredSnapshot, state.restoredEvents, state.restoredRendering)
             state.restoredEvents = []
             state.restoredRendering = nil
-            proxy = engine.makeProxy(
+            proxy = parentRole.makeProxy(
                 of: Child.self, path: pathPrefix + context.nodePath, scope: scope, placement: placement,
                 snapshot: snapshot, pendingEvents: events, lastRendering: rendering)
             state.proxy = proxy
@@ -148,13 +148,13 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
                 of: ProxyEvent<Child.Rendering, Child.Output>.self, actionType: AnyWorkflowAction<RemoteWorkflow<Child>>.self)
         }
         context.runSideEffect(key: proxy.childID) { lifetime in
-            // The engine held weakly: the node's side effects may outlive it (a hosted child's
-            // host is the engine's), and a stop then has nobody left to tell.
-            lifetime.onEnded { [weak engine] in
-                if let engine { proxy.stop(requests: engine) }
+            // The parent role held weakly: the node's side effects may outlive it (a hosted
+            // child's host is the loop's), and a stop then has nobody left to tell.
+            lifetime.onEnded { [weak parentRole] in
+                if let parentRole { proxy.stop(requests: parentRole) }
             }
         }
-        return proxy.render(props: child, requests: engine)
+        return proxy.render(props: child, requests: parentRole)
     }
 
     private func makeProxySink(_ context: RenderContext<RemoteWorkflow<Child>>) -> Sink<ProxyEvent<Child.Rendering, Child.Output>> {

@@ -1,9 +1,9 @@
 /// A value confined to the remote runtime's loop thread, reachable from `Sendable` code that runs
 /// there.
 ///
-/// The engine owns ZeroMQ sockets (which libzmq forbids using from two threads) and the
-/// parent-side proxies. Jobs submitted to the loop are `@Sendable` closures, so they cannot
-/// capture the engine directly. This box can, and every access checks that it happens on the
+/// The loop and its role drivers own ZeroMQ sockets (which libzmq forbids using from two
+/// threads) and the parent-side proxies. Jobs submitted to the loop are `@Sendable` closures, so
+/// they cannot capture them directly. This box can, and every access checks that it happens on the
 /// loop's thread (`precondition`), which is what makes `@unchecked Sendable` sound: the value is
 /// never touched from two threads. (The same idea as SwiftNIO's `NIOLoopBound`.)
 final class LoopBound<Value>: @unchecked Sendable {

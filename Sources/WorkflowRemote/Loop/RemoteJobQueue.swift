@@ -159,7 +159,7 @@ final class RemoteJobQueue: Sendable {
 enum RemoteJob: Sendable {
     /// Code to run on the loop.
     case run(@Sendable () -> Void)
-    /// An event for a remote child (`RemoteEngine.sendEvent`).
+    /// An event for a remote child (`ParentDriver.sendEvent`).
     case event(QueuedEvent)
     /// A job of a task running on the runtime as its `TaskExecutor` (`RemoteRuntime.enqueue`),
     /// and that executor, which the job runs on.

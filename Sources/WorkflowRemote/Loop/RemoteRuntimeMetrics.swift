@@ -4,7 +4,7 @@ import Metrics
 ///
 /// Names follow Prometheus conventions (`_total` counters, `_seconds`, `_bytes`) and carry the
 /// runtime's name as the `node` dimension, so a scrape of a process tells its roles apart.
-/// Recorded on the loop thread at the points the engine already passes; never on a hot path
+/// Recorded on the loop thread at the points the drivers already pass; never on a hot path
 /// more than once per message.
 struct RemoteRuntimeMetrics {
     let eventsSent: Counter

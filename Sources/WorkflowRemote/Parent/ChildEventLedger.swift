@@ -8,7 +8,7 @@ import Workflow
 /// last acknowledgement plus the events after it *is* the child's state as the parent knows it
 /// (what a new placement starts from, what the parent's own snapshot keeps). A value without
 /// I/O, so that guarantee is tested on its own; its proxy (`RemoteChildProxy`) keeps it and the
-/// engine reads the events due from it. Recording an event appends to one array and allocates
+/// parent's driver reads the events due from it. Recording an event appends to one array and allocates
 /// nothing else: it runs once per event.
 struct ChildEventLedger {
     /// An event as recorded: its sequence (1, 2, … for this child, never reused), the token of

@@ -1,6 +1,59 @@
-/// Placement, the parent role: which worker hosts which child, and whether a placement's OUTPUTS
-/// messages arrive without a gap.
+/// Placement, the parent role: each remote child as this machine keeps it (the fencing token of
+/// its placement, how far its events went there) and which worker hosts it.
+///
+/// What the node's snapshot keeps (the child's last acknowledged state, the events after it, its
+/// last rendering) stays with the child's proxy, which that snapshot encodes without the driver;
+/// so do the decoded values (renderings, outputs of a flush still arriving).
 extension ParentStateMachine {
+    /// A remote child as this machine keeps it, from its proxy's registration to its stop.
+    struct Child: Equatable {
+        /// The fencing token of its current placement: raised by every START, carried by every
+        /// message about the child both ways; a message with another epoch is stale.
+        var epoch: UInt64 = 0
+        /// The last event sent to the current placement (0: none yet); events after it are due.
+        var lastSentEvent: UInt64 = 0
+        var outputs = OutputOrder()
+    }
+
+    /// What a new placement of a child starts from (`newPlacement(of:snapshotThrough:)`).
+    struct Placement: Equatable {
+        /// Its fencing token.
+        var epoch: UInt64
+        /// The last event the snapshot START carries includes: the events sent next follow it
+        /// without a gap, so the worker can tell if the first of them was lost in transit.
+        var snapshotThrough: UInt64
+    }
+
+    /// A remote child's proxy exists: its placements, events and outputs are kept from now on.
+    mutating func childAdded(_ childID: UInt64) {
+        children[childID] = Child()
+    }
+
+    /// The epoch of `childID`'s current (or last) placement; 0 before its first.
+    func epoch(of childID: UInt64) -> UInt64 {
+        children[childID]?.epoch ?? 0
+    }
+
+    /// The last event sent to `childID`'s current placement (0: none yet).
+    func lastSentEvent(of childID: UInt64) -> UInt64 {
+        children[childID]?.lastSentEvent ?? 0
+    }
+
+    /// START for `childID` is about to leave: a new epoch, so anything still on the way from or
+    /// to an earlier placement is recognisably stale, and its events are sent again from the one
+    /// after `snapshotThrough`, the last event its snapshot includes (the child's ledger knows
+    /// it: `ChildEventLedger.snapshotThrough`; not this machine, which keeps only what went to the
+    /// current placement, and a placement may have been sent nothing). A flush the earlier
+    /// placement left incomplete is forgotten.
+    mutating func newPlacement(of childID: UInt64, snapshotThrough: UInt64) -> Placement {
+        guard let index = children.index(forKey: childID) else { return Placement(epoch: 0, snapshotThrough: 0) }
+        children.values[index].epoch += 1
+        children.values[index].lastSentEvent = 0
+        children.values[index].outputs.discardPartialFlush()
+        return Placement(epoch: children.values[index].epoch, snapshotThrough: snapshotThrough)
+    }
+
+
     /// The child `childID` was placed (START sent) on `id`.
     mutating func placed(_ childID: UInt64, on id: WorkerID) {
         workers[id]?.children.insert(childID)
@@ -21,38 +74,5 @@ extension ParentStateMachine {
         children[childID] = nil
         outputsMessageNumbers[childID] = nil
         awaitingAcknowledgement[childID] = nil
-    }
-
-    /// Events for `childID` went to its placement: unless earlier ones already wait, they start
-    /// the wait for an acknowledgement.
-    mutating func eventsSent(to childID: UInt64, at now: Instant) {
-        if awaitingAcknowledgement[childID] == nil { awaitingAcknowledgement[childID] = now }
-    }
-
-    /// An acknowledgement for `childID` arrived from its placement; `coversAllSent`: of every
-    /// event sent to it. The wait ends, or starts again from now.
-    mutating func acknowledged(_ childID: UInt64, coversAllSent: Bool, at now: Instant) {
-        awaitingAcknowledgement[childID] = coversAllSent ? nil : now
-    }
-
-    /// Whether an OUTPUTS message follows the last one taken for its placement without a gap.
-    enum OutputsOrder: Equatable {
-        case inOrder
-        /// Messages `missing` never arrived: the connection broke and lost what was in flight
-        /// while libzmq reconnected by itself. The worker is to be treated as gone.
-        case lost(missing: ClosedRange<UInt64>)
-    }
-
-    /// An OUTPUTS message numbered `number` (from 1 per placement; 0, from a worker that does not
-    /// number them, is not checked) for `childID`'s placement `epoch` arrived.
-    mutating func outputsMessage(childID: UInt64, epoch: UInt64, number: UInt64) -> OutputsOrder {
-        guard number > 0 else { return .inOrder }
-        let last = outputsMessageNumbers[childID].flatMap { $0.epoch == epoch ? $0.number : nil } ?? 0
-        guard number == last + 1 else {
-            outputsMessageNumbers[childID] = nil
-            return .lost(missing: (last + 1)...max(last + 1, number - 1))
-        }
-        outputsMessageNumbers[childID] = (epoch, number)
-        return .inOrder
     }
 }

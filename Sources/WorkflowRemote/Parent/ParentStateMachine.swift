@@ -5,8 +5,8 @@
 /// It reads no clock and touches no socket: every input carries the time it happened at
 /// (`at now:`) and every decision is returned (a worker to declare dead, a heartbeat to send, a
 /// HELLO to answer or refuse, children to release, to move on or to fail when their worker
-/// leaves). The engine's parent driver (`RemoteEngine+ParentDriver.swift` and the parent's
-/// `RemoteEngine` extensions) feeds it from the workers' socket and performs what it returns; the
+/// leaves). The parent role's driver (`ParentDriver.swift` and its extensions) feeds it from the
+/// workers' socket and performs what it returns; the
 /// deterministic simulator in the tests feeds the same code from a virtual clock and a seeded
 /// scheduler.
 ///
@@ -97,7 +97,7 @@ struct ParentStateMachine {
     /// Per remote child with events sent to its placement and not all acknowledged: since when
     /// its acknowledgements last moved on (or its first such event was sent).
     var awaitingAcknowledgement: [UInt64: Instant] = [:]
-    /// The remote children whose proxies exist, by id (`ParentStateMachine+Children.swift`).
+    /// The remote children whose proxies exist, by id (`ParentStateMachine+Placement.swift`).
     var children: [UInt64: Child] = [:]
 
     init(configuration: Configuration) {

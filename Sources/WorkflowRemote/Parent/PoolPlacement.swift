@@ -1,5 +1,5 @@
 /// How a child placed in a pool picks its worker, as a value with no I/O and no clock (the
-/// engine passes what it sees: who is connected, their load, whether the start's grace runs).
+/// parent's driver passes what it sees: who is connected, their load, whether the start's grace runs).
 ///
 /// Two rules make placement independent of the order in which workers happen to join:
 /// - **Hashed** (`.hashed(pool)`): the child's worker is the first of the pool's *configured*

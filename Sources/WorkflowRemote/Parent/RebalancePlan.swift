@@ -1,4 +1,4 @@
-/// Which running children should move, as a value with no I/O: the engine describes its workers
+/// Which running children should move, as a value with no I/O: the parent's driver describes its workers
 /// and its children placed in pools, and gets back the children to hand over now (each by the
 /// drain's planned handover: the child's final state, its events held and delivered on the new
 /// worker, never `unavailable`).

@@ -6,10 +6,10 @@ import WireProtocol
 /// The parent's record of one remote child: what it last sent, what the worker last rendered.
 ///
 /// Confined to the remote runtime's loop thread (it lives in a `RemoteWorkflow` node's state and
-/// in the engine's table, both reached only from that thread). It holds no reference to the
-/// engine: the engine makes it (`RemoteEngine.makeProxy`) with what it needs (`Environment`), and
-/// its node passes the engine in when a render or its end asks something of the parent role
-/// (`RemoteChildRequests`).
+/// in the parent driver's table, both reached only from that thread). It holds no reference to
+/// the driver: the driver makes it (`ParentDriver.makeProxy`) with what it needs
+/// (`Environment`), and its node passes the driver in when a render or its end asks something of
+/// the parent role (`RemoteChildRequests`).
 final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     typealias Environment = RemoteChildProxyEnvironment
 
@@ -62,7 +62,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// first (sent in batches at the end of the loop iteration, replayed on a new worker), and
     /// the child's state as of the last acknowledged one.
     private var ledger: ChildEventLedger
-    /// Set while the engine has this child in its list of children with events due.
+    /// Set while the parent's driver has this child in its list of children with events due.
     var eventsDue = false
     /// The child's state as of the last acknowledged event: where a new worker starts from.
     var snapshot: TreeSnapshot? { ledger.snapshot }
@@ -112,7 +112,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         // rather than refused now.
         outstanding.take(pendingEvents.count)
         // Set here, not through `restore`: an initializer's assignment does not report the
-        // change, which its maker (`RemoteEngine.makeProxy`) does once.
+        // change, which its maker (`ParentDriver.makeProxy`) does once.
         if let lastRendering, restore(lastRendering) { status = .reconnecting }
     }
 
@@ -134,7 +134,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     }
 
     /// Called by the node's render: sends START/UPDATE as needed (through `requests`, the
-    /// engine) and returns the best rendering known now. A request sent here is awaited by the
+    /// parent's driver) and returns the best rendering known now. A request sent here is awaited by the
     /// runtime before the pass is published.
     func render(props newProps: Child, requests: some RemoteChildRequests) -> Child.Rendering {
         refreshPending = false
@@ -185,7 +185,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         renderings.isAwaitingRendering(placed: worker != nil)
     }
 
-    /// Its node ended: its child stops on its worker (`requests`, the engine), after the events
+    /// Its node ended: its child stops on its worker (`requests`, the parent's driver), after the events
     /// still due.
     func stop(requests: some RemoteChildRequests) {
         guard !isStopped else { return }
@@ -234,7 +234,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// How many events the worker has not acknowledged yet.
     var unacknowledgedCount: Int { ledger.unacknowledged.count }
 
-    // MARK: From the engine
+    // MARK: From the parent's driver
 
     /// What the worker sent for one flush (one loop iteration of the worker): its outputs in
     /// emission order, then optionally the rendering after exactly those outputs. Returns
@@ -394,7 +394,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     }
 }
 
-/// What a remote child's proxy is given instead of the engine: values and the loop's shared
+/// What a remote child's proxy is given instead of the parent's driver: values and the loop's shared
 /// coder storage. Not nested in the generic proxy: a nested type would be generic too, and
 /// reaching its fields from the proxy's unspecialized methods would look its metadata up each
 /// time.
@@ -410,7 +410,7 @@ struct RemoteChildProxyEnvironment {
     let status: RemoteChildStatusReporter
 }
 
-/// The engine's type-erased view of a proxy.
+/// The parent driver's type-erased view of a proxy.
 protocol AnyRemoteChildProxy: AnyObject {
     var childID: UInt64 { get }
     var path: String { get }
@@ -447,7 +447,7 @@ extension AnyRemoteChildProxy {
     var stateVersion: Int { snapshot?.stateVersion ?? 1 }
 }
 
-/// One message's share of a worker's flush, as the engine hands it to a proxy: its outputs
+/// One message's share of a worker's flush, as the parent's driver hands it to a proxy: its outputs
 /// (packed: `lengths[i]` bytes each) with their (event sequence, ordinal) tags and, in the last
 /// message of the flush, the rendering after them.
 struct WorkerFlush {

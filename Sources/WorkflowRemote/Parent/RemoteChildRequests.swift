@@ -1,10 +1,11 @@
 import Logging
 
 /// What a remote child's proxy asks of the parent role while its node renders or ends: START,
-/// UPDATE and STOP of its child, and nothing more. The node passes the engine in with each call
-/// (`RemoteChildProxy.render(props:requests:)`, `stop(requests:)`, `handOver(requests:)`); the
-/// proxy keeps no reference to it, so what the engine does with these requests is decided in one
-/// place (`RemoteEngine+ProxyRequests.swift`) and the proxy can be driven without an engine.
+/// UPDATE and STOP of its child, and nothing more. The node passes the parent's driver in with
+/// each call (`RemoteChildProxy.render(props:requests:)`, `stop(requests:)`,
+/// `handOver(requests:)`); the proxy keeps no reference to it, so what the driver does with these
+/// requests is decided in one place (`ParentDriver+ProxyRequests.swift`) and the proxy can be
+/// driven without one.
 protocol RemoteChildRequests: AnyObject {
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8])
     func update(proxy: any AnyRemoteChildProxy, props: [UInt8])
@@ -12,11 +13,11 @@ protocol RemoteChildRequests: AnyObject {
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool)
 }
 
-extension RemoteEngine: RemoteChildRequests {}
+extension ParentDriver: RemoteChildRequests {}
 
-/// Publishes a remote child's status changes and logs each once: a value the engine and the
-/// child's proxy both hold (the runtime's shared state and its logger), not a way into the
-/// engine.
+/// Publishes a remote child's status changes and logs each once: a value the parent's driver and
+/// the child's proxy both hold (the runtime's shared state and its logger), not a way into the
+/// driver.
 struct RemoteChildStatusReporter {
     let shared: RuntimeSharedState
     let logger: Logger

@@ -32,7 +32,7 @@ final class SinkForwarder: SinkImporter {
     /// It is derived from where the child is rather than from anything a process allocates, so
     /// it is the same in every process and in every restart: when this process's hosted child
     /// restarts (here after a failover, or in another worker), the tokens its parent still holds
-    /// from before name the same remote child, and `RemoteEngine.forwardingRoute(for:)` finds it.
+    /// from before name the same remote child, and `ParentDriver.forwardingRoute(for:)` finds it.
     /// The scope keeps two hosted children of the same type on one worker apart; the hash keeps
     /// tokens short (a path can be long and is repeated in every sink of a rendering).
     static func prefix(scope: String, path: String) -> String {

@@ -10,7 +10,7 @@ import WireProtocol
 /// nothing the receiver applies.
 struct PackedValues {
     /// The most events one EVENT message carries. A worker ends a slice between messages once
-    /// it applied `RemoteEngine.eventsPerSlice` (256) events, so a slice is at most 255 + 64
+    /// it applied `WorkerDriver.eventsPerSlice` (256) events, so a slice is at most 255 + 64
     /// events: small messages keep slices short (the worker flushes their outputs while the
     /// parent applies the previous flush), and 64 events share one message's fixed cost.
     static let maxEventsPerMessage = 64

@@ -10,11 +10,11 @@ protocol HostedChildFactory: Sendable {
     ) throws -> any AnyHostedChild
 }
 
-/// What a hosted child is given by the worker driver when it starts, instead of a reference to
-/// the engine: the codec for its props and events, where its renderings and outputs go (a
+/// What a hosted child is given by the worker's driver when it starts, instead of a reference to
+/// the driver: the codec for its props and events, where its renderings and outputs go (a
 /// channel tagged with its child id), the loop it renders on and its observers. The child
-/// reaches nothing else of the engine; what the engine does with its events and products is the
-/// driver's (`RemoteEngine+WorkerDriver.swift`).
+/// reaches nothing else of the driver; what is done with its events and products is the
+/// driver's (`WorkerDriver.swift`).
 struct HostedChildEnvironment {
     let codec: any WireCodec
     /// The coder storage the loop's decodes reuse.
@@ -129,7 +129,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     }
 }
 
-/// The engine's type-erased view of a hosted child.
+/// The worker driver's type-erased view of a hosted child.
 protocol AnyHostedChild: AnyObject {
     var childID: UInt64 { get }
     var path: String { get }
@@ -145,7 +145,7 @@ protocol AnyHostedChild: AnyObject {
     func holdingDrains(_ body: () -> Void)
     /// Applies queued actions now and renders.
     func drain()
-    /// Applies queued actions now (the event just delivered) without rendering: the engine
+    /// Applies queued actions now (the event just delivered) without rendering: the driver
     /// renders once per batch of events (`render()`), so only the rendering after the last one
     /// is made and sent.
     func apply()
@@ -161,7 +161,7 @@ protocol AnyHostedChild: AnyObject {
 struct HostedRoot<W: RemotableWorkflow>: Workflow, Sendable {
     let child: W
     let propsSequence: UInt64
-    /// Sends each of the child's outputs to the parent as the child emits it (to the engine's
+    /// Sends each of the child's outputs to the parent as the child emits it (to the driver's
     /// forwarder, which tags it with the event being applied), without an action of this root
     /// per output. Made once per hosted child and handed to every root: a closure written in
     /// `render` captures the generic context, an allocation per render pass.

@@ -3,12 +3,12 @@
 ///
 /// It reads no clock, touches no socket and calls no hosted child: every input carries the time
 /// it happened at (`at now:`), and every decision is returned (a child to stop, a heartbeat or a
-/// HELLO to send, a flush to send, an event to apply or not). The engine's worker driver
-/// (`RemoteEngine+WorkerDriver.swift`) feeds it from the loop's sockets and performs what it
-/// returns; the deterministic simulator in the tests feeds the same code from a virtual clock and
+/// HELLO to send, a flush to send, an event to apply or not). The worker role's driver
+/// (`WorkerDriver.swift` and its extensions) feeds it from the loop's sockets and performs what
+/// it returns; the deterministic simulator in the tests feeds the same code from a virtual clock and
 /// a seeded scheduler, which is how its guarantees are checked under every fault interleaving.
 ///
-/// `Child` is what the driver hosts for each placement (the engine's `AnyHostedChild`, a
+/// `Child` is what the driver hosts for each placement (the driver's `AnyHostedChild`, a
 /// simulated counter in the tests); the machine only stores it beside the placement's epoch and
 /// its applied and acknowledged events, and hands it back when the driver has to act on it.
 ///

@@ -12,7 +12,7 @@ import WorkflowRemote
     /// than this parent's liveness window (100 ms × 4): the parent would declare the worker dead,
     /// move the child and replay its events, as slow on the next placement, forever (without the
     /// bound this test times out). A slice also ends after half a heartbeat interval
-    /// (`RemoteEngine.handleSlice`), and the worker's flush keeps the parent hearing from it.
+    /// (`LoopRoleDriver.handleSlice`), and the worker's flush keeps the parent hearing from it.
     @Test("a burst of slow actions that emit nothing (2 ms each, 256 of them outlast the parent's liveness window) keeps its placement: each event once, epoch 1")
     func slowActionsKeepTheirPlacement() async throws {
         let parent = try makeParent("slow-actions", liveness: 4)

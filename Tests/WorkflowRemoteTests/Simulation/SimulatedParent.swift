@@ -2,9 +2,10 @@
 
 /// The parent process: the parent role's real state machine (`ParentStateMachine`) decides who
 /// joins, who is alive, which children each worker hosts and what becomes of them when it drains
-/// or leaves, and whether OUTPUTS arrive without a gap, driven the way the engine's parent driver
-/// drives it, and keeps each child's record as the engine's does (its epochs, how far its events
-/// went, which outputs were delivered: `ParentStateMachine+Children.swift`). What each child's
+/// or leaves, and whether OUTPUTS arrive without a gap, driven the way the parent's driver
+/// (`ParentDriver`) drives it, and keeps each child's record as the driver's does (its epochs,
+/// how far its events went, which outputs were delivered: `ParentStateMachine+Placement.swift`
+/// and `+Events`). What each child's
 /// proxy keeps is modelled here as simply as the invariants need: events numbered from 1 (at most
 /// `window` unacknowledged), the acknowledgements, placements (the last acknowledged snapshot, the
 /// unacknowledged events replayed), as the engine's proxies do.

@@ -4,12 +4,94 @@ import WireProtocol
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
-/// The worker role's driver: it feeds the parent's messages, the connection's events and the
-/// hosted children's renderings and outputs to the worker's state machine (`WorkerStateMachine`)
-/// and performs what it decides: decoding and encoding, the hosted children's calls, the sends.
-extension RemoteEngine {
-    // MARK: Worker role
+/// The worker role's driver, confined to the loop thread: it feeds the parent's messages, the
+/// connection's events and the hosted children's renderings and outputs to the worker's state
+/// machine (`WorkerStateMachine`) and performs what it decides: decoding and encoding, the hosted
+/// children's calls, the sends. Its lease is kept in `Liveness/WorkerDriver+Lease.swift`, its
+/// drain in `Liveness/WorkerDriver+Drain.swift`.
+///
+/// A worker that is also a parent (a middle process) composes the two roles: its hosted
+/// children's own remote children are this process's parent role's (`parentRole`), which also
+/// takes the events passed on to them.
+final class WorkerDriver: LoopRoleDriver {
+    let configuration: RemoteRuntimeConfiguration
+    let codec: any WireCodec
+    let logger: Logger
+    let sockets: LoopSockets
+    let jobs: RemoteJobQueue
+    let shared: RuntimeSharedState
+    let metrics: RemoteRuntimeMetrics
+    /// The coder storage the loop's encodes and decodes of props, renderings and outputs reuse.
+    let codingScratch: WireCodingScratch
+    /// This process's parent role: a hosted child's remote children are placed there, and events
+    /// for sinks this process passed on go there (`eventRoute(for:in:)`).
+    let parentRole: ParentDriver
+    /// The runtime whose loop this is (its hosted children's hosts run on it); set by
+    /// `RemoteRuntime` right after creating the loop.
+    weak var runtime: RemoteRuntime?
 
+    /// The worker role's protocol state and decisions (`WorkerStateMachine`).
+    var worker: WorkerStateMachine<any AnyHostedChild>
+    /// After how many events a slice of the parent's messages ends and the loop flushes their
+    /// outputs (`drainUpstream`): enough to spread a flush's fixed costs (a render, a snapshot, a
+    /// message) thin, few enough that the parent works on one flush while this worker makes the
+    /// next.
+    static let eventsPerSlice = 256
+    /// Where every message to the parent is assembled: sent at once, or, while `flushHosted`
+    /// runs, held and sent batched at its end. Its storage is reused from one send to the next.
+    var upstreamOutbox = Outbox()
+    /// Set while `flushHosted` runs: `sendUpstream` then appends to `upstreamOutbox`.
+    var holdingUpstream = false
+    /// The lists `flushHosted` walks, their storage reused from one flush to the next.
+    var childrenToRender: [UInt64] = []
+    var childrenToFlush: [UInt64] = []
+    /// Who waits for the outcome of the drain in progress (each `RemoteRuntime.drain` call).
+    var drainCompletions: [(DrainOutcome) -> Void] = []
+    /// The message read last from the parent's socket, in storage reused for the next one.
+    var receivedFrames = ZMQFrameBuffer()
+    /// That message decoded, its payload array and node path reused for the next one.
+    var receivedEnvelope = Envelope(kind: .heartbeat)
+    var peerWarnings = LogRateLimiter()
+    /// Whether the runtime is stopping (no lease, no heartbeats, no rebalancing any more).
+    var isShuttingDown: Bool { worker.isShuttingDown }
+    /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
+    let instance = UUID().uuidString
+
+    init(
+        configuration: RemoteRuntimeConfiguration, codec: any WireCodec, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState,
+        metrics: RemoteRuntimeMetrics, codingScratch: WireCodingScratch, parentRole: ParentDriver
+    ) {
+        self.configuration = configuration
+        self.codec = codec
+        self.logger = configuration.logger
+        self.sockets = sockets
+        self.jobs = jobs
+        self.shared = shared
+        self.metrics = metrics
+        self.codingScratch = codingScratch
+        self.parentRole = parentRole
+        worker = WorkerStateMachine(
+            configuration: .init(
+                heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
+                capacity: configuration.capacity, hasParent: sockets.hasUpstream, parentEndpoints: sockets.parentEndpointCount),
+            now: .now)
+    }
+
+    /// Stops hosting for good (the runtime is shutting down): the children stop, what they
+    /// produced leaves, and the parent is told GOODBYE.
+    func shutDown() {
+        let stopped = worker.shutDown()
+        if let outcome = stopped.drain { reportDrain(outcome) }
+        for hosted in stopped.children {
+            hosted.child.stop()
+            logStoppedHosting(hosted, because: "this worker is shutting down")
+        }
+        flushHosted()
+        if sockets.hasUpstream { sendUpstream(kind: .goodbye, correlationID: 0, nodePath: "", payloads: []) }
+    }
+}
+
+extension WorkerDriver {
     func sendHello() {
         let hello = HelloPayload(
             name: configuration.name, pool: configuration.pool, hostedTypes: configuration.registry.typeNames,
@@ -229,14 +311,14 @@ extension RemoteEngine {
     /// own the token names (`forwardingRoute(for:)`).
     func eventRoute(for token: String, in child: any AnyHostedChild) -> HostedEventRoute? {
         if let route = child.route(for: token) { return .sink(route) }
-        return forwardingRoute(for: token).map { .forward(childID: $0.childID, token: $0.token) }
+        return parentRole.forwardingRoute(for: token).map { .forward(childID: $0.childID, token: $0.token) }
     }
 
     /// Hands one event to where `route` leads; `false` if its sink or remote child is gone.
     func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute, to child: any AnyHostedChild) -> Bool {
         switch route {
         case .sink(let route): child.deliver(event: bytes, via: route)
-        case .forward(let childID, let token): forward(event: Array(bytes), token: token, toChild: childID)
+        case .forward(let childID, let token): parentRole.forward(event: Array(bytes), token: token, toChild: childID)
         }
     }
 

@@ -3,15 +3,13 @@ import Logging
 import WireProtocol
 @_spi(WorkflowRuntime) import Workflow
 
-/// Draining: a worker that leaves in order hands its children back to its parent with their final
-/// state, and the parent places them on other workers before the worker says GOODBYE
-/// (docs/ARCHITECTURE.md, "Draining a worker"). It reuses the failover machinery (snapshots,
-/// epochs, the unacknowledged-event list) with one difference: the parent waits for the final
-/// flush of every child before it places the child again, so nothing is replayed that the old
-/// worker had applied.
-extension RemoteEngine {
-    // MARK: Worker side
-
+/// Draining, the worker's side: a worker that leaves in order hands its children back to its
+/// parent with their final state, and the parent places them on other workers before the worker
+/// says GOODBYE (docs/ARCHITECTURE.md, "Draining a worker"; the parent's side is
+/// `ParentDriver+Drain.swift`). It reuses the failover machinery (snapshots, epochs, the
+/// unacknowledged-event list) with one difference: the parent waits for the final flush of every
+/// child before it places the child again, so nothing is replayed that the old worker had applied.
+extension WorkerDriver {
     /// Asks the parent to move this worker's children, and calls `completion` on the loop once
     /// the parent took them all back, the deadline passed, or there is nothing to drain into.
     func beginDrain(deadline: Duration, completion: @escaping (DrainOutcome) -> Void) {
@@ -43,7 +41,7 @@ extension RemoteEngine {
         // their workers have not acknowledged are in no snapshot yet (the child's snapshot holds
         // theirs as of their last acknowledgement). The answer waits until they are, so the
         // grandchildren move with them too; the parent sends nothing new for the child meanwhile.
-        switch worker.releaseRequested(childID, epoch: epoch, path: path, forwardedEventsUnacknowledged: hasUnacknowledgedForwardedEvents) {
+        switch worker.releaseRequested(childID, epoch: epoch, path: path, forwardedEventsUnacknowledged: parentRole.hasUnacknowledgedForwardedEvents) {
         case .notHosted:
             // Not here (refused, stopped, or an older placement): say so, so the parent stops
             // waiting and places the child from what it has.
@@ -78,22 +76,20 @@ extension RemoteEngine {
         if let outcome = worker.drainAnswered() { reportDrain(outcome) }
     }
 
-    /// Whether this process, as a parent, has events for its own workers that they have not
-    /// acknowledged, counting those a sink took and whose send is still a queued job (the
-    /// back-pressure count is taken at once, on the sender's thread). Children that have no
-    /// worker now are not waited for: nothing can acknowledge them.
-    var hasUnacknowledgedForwardedEvents: Bool {
-        proxies.values.contains { $0.worker != nil && $0.outstanding.current > 0 }
-    }
-
     /// Answers the held RELEASEs once nothing forwarded waits for an acknowledgement (each loop
     /// iteration, before the flush).
     func answerDeferredReleases() {
         guard !worker.deferredReleases.isEmpty else { return }
-        let releases = worker.takeDeferredReleases(forwardedEventsUnacknowledged: hasUnacknowledgedForwardedEvents)
+        let releases = worker.takeDeferredReleases(forwardedEventsUnacknowledged: parentRole.hasUnacknowledgedForwardedEvents)
         guard !releases.isEmpty else { return }
         for release in releases { handleRelease(of: release.childID, epoch: release.epoch, path: release.path) }
         if let outcome = worker.finishDrainIfAnswered() { reportDrain(outcome) }
+    }
+
+    /// The drain's deadline, from the loop's timers: a drain still waiting at `now` for the
+    /// parent's answer ends, its children moving from their last acknowledged state.
+    func checkDrainDeadline(at now: ContinuousClock.Instant) {
+        if let outcome = worker.drainDeadline(at: now) { reportDrain(outcome) }
     }
 
     /// Logs how a drain that ended went and reports its outcome to who waits for it.
@@ -114,58 +110,5 @@ extension RemoteEngine {
         let completions = drainCompletions
         drainCompletions = []
         for completion in completions { completion(outcome) }
-    }
-
-    // MARK: Parent side
-
-    /// DRAIN from a worker: nothing new is placed on it; each child it hosts is released (its
-    /// events and new props wait here), then the worker is answered. Repeated, it only answers.
-    func handleDrain(from peer: WorkerPeer) {
-        if let worker = parent.workers[peer.id], !worker.isDraining {
-            let moving = worker.children.compactMap { proxies[$0] }.filter { $0.worker === peer }.sorted { $0.path < $1.path }
-            let request = parent.drainRequested(by: peer.id, placedThere: moving.map(\.childID))
-            logger.info(
-                "\(peer.name) draining: moving \(moving.count) children", metadata: ["worker": "\(peer.name)", "children": .stringConvertible(moving.count)])
-            for proxy in moving {
-                proxy.beginRelease()
-                sendToWorker(
-                    peer.id, kind: .release, correlationID: proxy.childID, epoch: parent.epoch(of: proxy.childID), nodePath: proxy.path, payloads: [])
-            }
-            if request.drainedAlready { reportDrained(peer) }
-        }
-        // After every RELEASE: the worker knows nothing more is coming for it.
-        sendToWorker(peer.id, kind: .drain, correlationID: 0, nodePath: "", payloads: [])
-    }
-
-    /// A released child's final flush has been applied: it is placed again by the next render,
-    /// from the snapshot that flush carried, with the events kept meanwhile.
-    func completeRelease(of proxy: any AnyRemoteChildProxy) {
-        guard let peer = proxy.worker, proxy.isReleasing else { return }
-        awaiting.remove(proxy.childID)
-        proxy.released(from: peer.name)
-        settleChanged = true
-        let canMoveAtOnce = if case .worker = placementChoice(for: proxy, withinGrace: false) { true } else { false }
-        if parent.released(proxy.childID, from: peer.id, canMoveAtOnce: canMoveAtOnce) { reportDrained(peer) }
-    }
-
-    /// The child no longer waits for its release (released, stopped, or its worker left).
-    func endRelease(of childID: UInt64, on peer: WorkerPeer) {
-        if parent.releaseEnded(childID, on: peer.id) { reportDrained(peer) }
-    }
-
-    func reportDrained(_ peer: WorkerPeer) {
-        let (moved, waiting) = parent.workers[peer.id].map { ($0.drainMoved, $0.drainWaiting) } ?? (0, 0)
-        logger.info(
-            "\(peer.name) drained: \(moved + waiting) children handed over, \(waiting) of them waiting for a worker",
-            metadata: ["worker": "\(peer.name)", "moved": .stringConvertible(moved), "waiting": .stringConvertible(waiting)])
-    }
-
-    /// What a child placed by `placement` waits for, in words, once its worker drained.
-    func waitingFor(_ placement: RemotePlacement, typeName: String) -> String {
-        switch placement {
-        case .worker(let name): "worker \(name) to join"
-        case .pool(let pool), .hashed(let pool): "a worker of pool \(pool)"
-        case .anyWorker, .configured, .local: "a worker hosting \(typeName)"
-        }
     }
 }

@@ -18,7 +18,9 @@ struct InspectionCounters {
     }
 }
 
-extension RemoteEngine {
+/// What the inspector and the metrics see of the parent role: per child, its round trips, its
+/// last rendering's size and its events; per worker, its load and liveness.
+extension ParentDriver {
     /// A START or UPDATE left for `childID`: its round trip ends when the worker's rendering of
     /// that props sequence arrives.
     func noteRequestSent(childID: UInt64, sequence: UInt64) {
@@ -41,24 +43,18 @@ extension RemoteEngine {
         metrics.roundTrip.recordNanoseconds(elapsed.nanoseconds)
     }
 
-    /// Sets the gauges that are sums over the tables (once per heartbeat interval at most).
+    /// Sets the parent role's gauges, sums over its tables (`RemoteEngine.updateGauges`, once per
+    /// heartbeat interval at most).
     func updateGauges() {
         metrics.eventsOutstanding.set(proxies.values.reduce(0) { $0 + $1.unacknowledgedCount })
         metrics.workersConnected.set(workers.count)
-        metrics.childrenHosted.set(worker.children.count)
     }
 
     /// The parent role's children (with `tree`, only that tree's: `SessionLoop.treePrefix(of:)`)
     /// and workers as they are now.
     func inspect(tree: String? = nil) -> RemoteRuntimeInspection {
         let now = ContinuousClock.now
-        let chosen: [any AnyRemoteChildProxy]
-        if let tree {
-            chosen = (proxiesByTree[tree] ?? []).compactMap { proxies[$0] }
-        } else {
-            updateGauges()
-            chosen = Array(proxies.values)
-        }
+        let chosen = tree.map { (proxiesByTree[$0] ?? []).compactMap { proxies[$0] } } ?? Array(proxies.values)
         let children = chosen.map { proxy -> RemoteRuntimeInspection.Child in
             let sent = inspection.eventsSent[proxy.childID] ?? 0
             let outstanding = proxy.unacknowledgedCount
@@ -79,17 +75,5 @@ extension RemoteEngine {
         }
         return RemoteRuntimeInspection(
             name: configuration.name, children: children.sorted { $0.path < $1.path }, workers: peers.sorted { $0.name < $1.name })
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

@@ -4,10 +4,11 @@ import Logging
 /// Rebalancing, the parent role: running children move, a few at a time, to where their
 /// placement would put them now (`RebalancePlan`), each by the drain's planned handover (RELEASE,
 /// the child's final flush, placed again from it with the events kept meanwhile).
-extension RemoteEngine {
+extension ParentDriver {
     /// From the timers: plans and begins the moves the current picture calls for. Not during the
-    /// start's placement grace (the pool is still filling), nor while shutting down.
-    func rebalance(now: ContinuousClock.Instant) {
+    /// start's placement grace (the pool is still filling), nor while this process is
+    /// `shuttingDown`.
+    func rebalance(now: ContinuousClock.Instant, shuttingDown: Bool) {
         guard let policy = configuration.rebalancing, !shuttingDown, now >= placementGraceEnds, now >= nextRebalance, workers.count > 1
         else { return }
         nextRebalance = now + configuration.heartbeatInterval

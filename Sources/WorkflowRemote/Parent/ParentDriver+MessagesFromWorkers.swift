@@ -6,7 +6,7 @@ import ZeroMQ
 
 /// The parent role, inbound: the workers' messages (HELLO, renderings and flushes, errors),
 /// routed to the proxies they answer, and the workers that join and leave.
-extension RemoteEngine {
+extension ParentDriver {
     /// Handles what the workers' socket holds, one slice (`handleSlice`) per loop iteration, so
     /// a peer flooding it with messages that are slow to handle cannot starve the heartbeats
     /// that keep the other workers connected.

@@ -5,9 +5,9 @@ import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
 /// The parent role, from the proxies: placing children on workers, their props and stops (their
-/// events, and how everything is sent: `RemoteEngine+SendsToWorkers.swift`; what workers send
-/// back: `RemoteEngine+MessagesFromWorkers.swift`).
-extension RemoteEngine {
+/// events, and how everything is sent: `ParentDriver+SendsToWorkers.swift`; what workers send
+/// back: `ParentDriver+MessagesFromWorkers.swift`).
+extension ParentDriver {
     // MARK: Parent role: requests from proxies
 
     /// The concrete placement for a child, or `nil` to render it locally.
@@ -22,7 +22,7 @@ extension RemoteEngine {
     /// A proxy for a remote child of the node at `path`, registered here (messages and events
     /// for its child id reach it) and its first status published. The proxy is given what it
     /// needs (its child id, its back-pressure account, the codecs, where its status goes), not
-    /// this engine.
+    /// this driver.
     ///
     /// - Parameters:
     ///   - path: the node's path in its host.
@@ -172,10 +172,6 @@ extension RemoteEngine {
     /// changes the same way, `RemoteChildStatusReporter`).
     func statusChanged(path: String, status: RemoteChildStatus) {
         RemoteChildStatusReporter(shared: shared, logger: logger).report(path: path, status: status)
-    }
-
-    func log(error message: String) {
-        logger.error("\(message)")
     }
 
     /// The decoder context for a proxy's renderings and outputs: sinks in them send EVENTs to

@@ -8,7 +8,7 @@ import ZeroMQ
 /// acknowledged, packed into EVENT messages when due) and every other message to workers, held
 /// per worker until the render pass settles (or sent early once a batch is full) and sent as one
 /// atomic batch each.
-extension RemoteEngine {
+extension ParentDriver {
     // MARK: Events
 
     /// An event a remote child's sink was sent (`SinkForwarder`, queued on the loop): numbered

@@ -4,29 +4,11 @@ import WireProtocol
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
-/// Security checks and heartbeats: who may join, and who is still there.
-extension RemoteEngine {
-    // MARK: Security
-
-    /// Answers the ZAP handler and reads both sockets' monitors. Every warning here is rate
-    /// limited: a refused or misconfigured peer retries its connection about ten times a second,
-    /// for as long as it runs.
-    func serviceSecurity() {
-        let (refused, failedHandshakes) = sockets.serviceSecurity()
-        for key in refused {
-            // A public key is not a secret; logging it tells an operator which worker to allow.
-            warnLimited("refused a worker whose key is not allowed", metadata: ["publicKey": "\(key.z85)"])
-        }
-        for _ in 0..<failedHandshakes {
-            warnLimited("a peer failed the CURVE handshake", detail: "it does not use this coordinator's public key as its server key, or does not speak CURVE")
-        }
-        if !refused.isEmpty || failedHandshakes > 0 {
-            shared.count { $0.refusedPeers += refused.count + failedHandshakes }
-            metrics.refusedPeers.increment(by: Int64(refused.count + failedHandshakes))
-        }
-        for event in sockets.upstreamConnectionEvents() { handleUpstreamConnection(event) }
-    }
-
+/// The worker's lease on its children: the connection to the parent as the socket's monitor
+/// reports it, the heartbeat and silence timers, and the fence that stops every hosted child once
+/// the parent may have declared this worker dead (the rules are `WorkerStateMachine+Lease.swift`'s;
+/// this performs them).
+extension WorkerDriver {
     /// The worker's side of its connection to the parent, as libzmq's monitor reports it: the
     /// parent refusing this worker at the handshake is said here, in this worker's own log (the
     /// socket itself only ever shows an empty queue), and the silence rule starts counting once
@@ -87,40 +69,13 @@ extension RemoteEngine {
         }
     }
 
-    // MARK: Heartbeats
-
-    /// Heartbeats both ways: each side sends one on a link it has otherwise left idle for an
-    /// interval, and any message counts as a sign of life. A worker silent for
-    /// `interval × liveness` is dead to its parent; a parent silent that long makes the worker
-    /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
-    func runTimers() {
-        let now = ContinuousClock.now
-        if let outcome = worker.drainDeadline(at: now) { reportDrain(outcome) }
-        if !placementGraceIsOver, now >= placementGraceEnds {
-            placementGraceIsOver = true
-            if configuration.placementGrace > .zero {
-                // Said once: from here on children go to the workers present and rebalancing runs.
-                logger.info("placement grace over", metadata: ["workers": .stringConvertible(workers.count)])
-            }
-        }
-        if childrenWaitForGrace, placementGraceIsOver {
-            // The start's grace is over: children still waiting for their pool's missing workers
-            // are placed among those present.
-            childrenWaitForGrace = false
-            for proxy in proxies.values where proxy.worker == nil { proxy.retryIfUnplaced() }
-        }
-        let interval = configuration.heartbeatInterval
-        // At most ten times per interval: the checks below walk every worker and child, and a
-        // busy loop iterates far more often than that.
-        guard now >= nextTimerCheck else { return }
-        nextTimerCheck = now + interval / 10
-        reportSuppressedWarnings()
-        updateGauges()
-        rebalance(now: now)
+    /// The worker's timers at `now` (the loop's `runTimers`, at most ten times per heartbeat
+    /// interval): a heartbeat on a link left idle for an interval, and the fence once the parent
+    /// has been silent for the liveness window.
+    func tick(at now: ContinuousClock.Instant) {
         let tick = worker.tick(at: now)
         if tick.sendHeartbeat { sendUpstream(kind: .heartbeat, correlationID: 0, nodePath: "", payloads: []) }
         if let fence = tick.fence { perform(fence) }
-        performLiveness(at: now)
     }
 
     /// Fencing, the worker's half: a worker that hosts children and has neither heard from nor

@@ -1,0 +1,158 @@
+import Foundation
+import Logging
+import WireProtocol
+import ZeroMQ
+@_spi(WorkflowRuntime) import Workflow
+
+/// The parent role's driver, confined to the loop thread: it feeds the parent's state machine
+/// (`ParentStateMachine`) from the workers' socket, the proxies' requests and the timers, and
+/// performs what it decides (placing children, the sends, the proxies' calls).
+///
+/// It places remote children on workers, sends START/UPDATE/STOP/EVENT and routes
+/// RENDERING/OUTPUTS/ERROR back to the children's proxies. Every message from a worker is
+/// checked; a bad one is logged (and answered with ERROR where the protocol allows) and never
+/// stops the loop. The messages are read in `ParentDriver+MessagesFromWorkers.swift`, the
+/// proxies' requests taken in `+ProxyRequests` and everything sent in `+SendsToWorkers`.
+final class ParentDriver: LoopRoleDriver {
+    let configuration: RemoteRuntimeConfiguration
+    let codec: any WireCodec
+    let logger: Logger
+    let sockets: LoopSockets
+    let jobs: RemoteJobQueue
+    let shared: RuntimeSharedState
+    let metrics: RemoteRuntimeMetrics
+    /// The coder storage the loop's encodes and decodes of props, renderings and outputs reuse.
+    let codingScratch: WireCodingScratch
+
+    var workers: [WorkerID: WorkerPeer] = [:]
+    var proxies: [UInt64: any AnyRemoteChildProxy] = [:]
+    /// The proxies of each tree (`SessionLoop.treePrefix(of:)`), so one session's inspection
+    /// reads its own children, not every session's.
+    var proxiesByTree: [String: Set<UInt64>] = [:]
+    /// Each remote child's forwarding prefix → its proxy (`forwardingRoute(for:)`).
+    var forwardingRoutes: [String: UInt64] = [:]
+    /// The children whose rendering a render pass waits for (`RemoteEngine.settle`).
+    var awaiting: Set<UInt64> = []
+    /// The protocol state and decisions about the workers (`ParentStateMachine`): who joined,
+    /// who is alive, which children each hosts and hands over.
+    var parent: ParentStateMachine
+    var nextChildID: UInt64 = 1
+    /// How children placed in pools pick their worker (`placementChoice(for:withinGrace:)`).
+    let poolPlacement: PoolPlacement
+    /// Until when a child placed in a pool waits for the pool's configured workers to join.
+    let placementGraceEnds: ContinuousClock.Instant
+    /// Whether a child waited for the grace: when it ends, every unplaced child is tried again.
+    var childrenWaitForGrace = false
+    /// Whether the timers saw the grace end (and logged it, when there was one).
+    var placementGraceIsOver = false
+    /// Children whose handover a rebalance began (not a drain): their next START is a move.
+    var rebalancing: Set<UInt64> = []
+    /// When the next rebalance plan is made (once per heartbeat interval: a plan walks every child).
+    var nextRebalance = ContinuousClock.now
+    /// Whether a worker's message changed a proxy since the settle began (its pass renders again).
+    var settleChanged = false
+    /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
+    var childrenWithEventsDue: [UInt64] = []
+    /// Workers whose outbox (`WorkerPeer.outbox`) holds messages, sent at the end of the pass or
+    /// loop iteration (`sendHeld`).
+    var workersWithHeld: [WorkerPeer] = []
+    /// Workers an early batch (`sendClosedBatches(of:)`) found gone, removed by the next
+    /// `sendHeld`.
+    var workersUnreachableEarly: [WorkerPeer] = []
+    /// Where a message sent at once is assembled (its storage reused from one to the next).
+    var immediateOutbox = Outbox()
+    /// The message read last from the workers' socket, in storage reused for the next one.
+    var receivedFrames = ZMQFrameBuffer()
+    /// That message decoded, its payload array and node path reused for the next one.
+    var receivedEnvelope = Envelope(kind: .heartbeat)
+    /// Set while a failed send reads what the workers sent last (`lost`), so it does not recurse.
+    var isDrainingAfterSendFailure = false
+    var peerWarnings = LogRateLimiter()
+    /// What the inspector sees and the metrics count (`ParentDriver+Inspection.swift`).
+    var inspection = InspectionCounters()
+
+    init(
+        configuration: RemoteRuntimeConfiguration, codec: any WireCodec, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState,
+        metrics: RemoteRuntimeMetrics, codingScratch: WireCodingScratch
+    ) {
+        self.configuration = configuration
+        self.codec = codec
+        self.logger = configuration.logger
+        self.sockets = sockets
+        self.jobs = jobs
+        self.shared = shared
+        self.metrics = metrics
+        self.codingScratch = codingScratch
+        poolPlacement = PoolPlacement(configuredMembers: configuration.poolMembers)
+        placementGraceEnds = .now + configuration.placementGrace
+        parent = ParentStateMachine(
+            configuration: .init(
+                heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
+                acknowledgementDeadline: configuration.requestTimeout))
+    }
+
+    /// The child `childID` no longer runs on `peer` (stopped, refused, no answer in time); a
+    /// drain it ended is reported.
+    func unplace(_ childID: UInt64, from peer: WorkerPeer) {
+        if parent.unplaced(childID, from: peer.id) { reportDrained(peer) }
+    }
+
+    /// The start's placement grace, from the loop's timers: once it is over, children still
+    /// waiting for their pool's missing workers are placed among those present.
+    func checkPlacementGrace(at now: ContinuousClock.Instant) {
+        if !placementGraceIsOver, now >= placementGraceEnds {
+            placementGraceIsOver = true
+            if configuration.placementGrace > .zero {
+                // Said once: from here on children go to the workers present and rebalancing runs.
+                logger.info("placement grace over", metadata: ["workers": .stringConvertible(workers.count)])
+            }
+        }
+        if childrenWaitForGrace, placementGraceIsOver {
+            childrenWaitForGrace = false
+            for proxy in proxies.values where proxy.worker == nil { proxy.retryIfUnplaced() }
+        }
+    }
+
+    /// The settle's deadline passed with renderings still awaited: each such child's copy is
+    /// stopped (it will be placed again) and its proxy fails.
+    func abandonAwaited() {
+        for id in awaiting {
+            guard let proxy = proxies[id] else { continue }
+            let worker = proxy.worker?.name ?? "?"
+            logger.warning("no rendering within the request deadline", metadata: ["path": "\(proxy.path)", "worker": "\(worker)"])
+            // The child will be placed again: its copy on this worker must not live on.
+            if let peer = proxy.worker {
+                unplace(id, from: peer)
+                sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: parent.epoch(of: id), nodePath: proxy.path, payloads: [])
+            }
+            proxy.fail(.workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
+        }
+        awaiting.removeAll()
+        sendHeld()
+    }
+
+    /// This process is shutting down: every child placed on a worker is stopped there.
+    func stopChildrenOnWorkers() {
+        for (id, _) in workers {
+            for proxyID in parent.workers[id]?.children ?? [] {
+                proxies[proxyID].map {
+                    sendToWorker(id, kind: .stop, correlationID: proxyID, epoch: parent.epoch(of: proxyID), nodePath: $0.path, payloads: [])
+                }
+            }
+        }
+        sendHeld()
+    }
+
+    /// The loop has ended: what a job may still ask of this role (a host stopped or updated
+    /// late) finds nobody to send to, and the children placed on workers say so.
+    func loopEnded() {
+        for (_, peer) in workers {
+            for id in parent.workers[peer.id]?.children ?? [] {
+                proxies[id]?.fail(.workerUnavailable(worker: peer.name, reason: "is out of reach: this process's remote runtime has shut down"))
+            }
+        }
+        workers.removeAll()
+        workersWithHeld.removeAll()
+        awaiting.removeAll()
+    }
+}

@@ -1,0 +1,106 @@
+/// An event's way through, the parent role: how far a child's events went to its placement and
+/// the wait for their acknowledgement, whether the placement's OUTPUTS messages arrive without a
+/// gap, and which of the child's outputs were delivered to its node (the worker's counterpart is
+/// `WorkerStateMachine+Events.swift`).
+extension ParentStateMachine {
+    /// Events of `childID` up to `sequence` went to its placement (`eventsSent(to:at:)` starts
+    /// the wait for their acknowledgement).
+    mutating func eventsSent(to childID: UInt64, through sequence: UInt64, at now: Instant) {
+        if let index = children.index(forKey: childID) { children.values[index].lastSentEvent = sequence }
+        eventsSent(to: childID, at: now)
+    }
+
+    /// Events for `childID` went to its placement: unless earlier ones already wait, they start
+    /// the wait for an acknowledgement.
+    mutating func eventsSent(to childID: UInt64, at now: Instant) {
+        if awaitingAcknowledgement[childID] == nil { awaitingAcknowledgement[childID] = now }
+    }
+
+    /// An acknowledgement for `childID` arrived from its placement; `coversAllSent`: of every
+    /// event sent to it. The wait ends, or starts again from now.
+    mutating func acknowledged(_ childID: UInt64, coversAllSent: Bool, at now: Instant) {
+        awaitingAcknowledgement[childID] = coversAllSent ? nil : now
+    }
+
+    /// Whether an OUTPUTS message follows the last one taken for its placement without a gap.
+    enum OutputsOrder: Equatable {
+        case inOrder
+        /// Messages `missing` never arrived: the connection broke and lost what was in flight
+        /// while libzmq reconnected by itself. The worker is to be treated as gone.
+        case lost(missing: ClosedRange<UInt64>)
+    }
+
+    /// An OUTPUTS message numbered `number` (from 1 per placement; 0, from a worker that does not
+    /// number them, is not checked) for `childID`'s placement `epoch` arrived.
+    mutating func outputsMessage(childID: UInt64, epoch: UInt64, number: UInt64) -> OutputsOrder {
+        guard number > 0 else { return .inOrder }
+        let last = outputsMessageNumbers[childID].flatMap { $0.epoch == epoch ? $0.number : nil } ?? 0
+        guard number == last + 1 else {
+            outputsMessageNumbers[childID] = nil
+            return .lost(missing: (last + 1)...max(last + 1, number - 1))
+        }
+        outputsMessageNumbers[childID] = (epoch, number)
+        return .inOrder
+    }
+
+    /// An output's place in its child's history: the event whose action emitted it (`cause`, 0
+    /// for an output no event caused) and its rank among that event's outputs.
+    struct OutputTag: Comparable, Sendable {
+        var cause: UInt64
+        var ordinal: UInt32
+
+        static let none = OutputTag(cause: 0, ordinal: 0)
+
+        static func < (lhs: OutputTag, rhs: OutputTag) -> Bool {
+            (lhs.cause, lhs.ordinal) < (rhs.cause, rhs.ordinal)
+        }
+    }
+
+    /// Which outputs of a child were delivered, so that a replay's duplicates are dropped while a
+    /// flush cut short by its worker's loss is delivered again in full by the next placement.
+    struct OutputOrder: Equatable {
+        /// The last output caused by an event and delivered (its flush complete).
+        private(set) var delivered = OutputTag.none
+        /// The last output taken from a flush whose remaining messages are still on the wire: it
+        /// counts as delivered only once the flush is complete (`flushEnded()`).
+        private(set) var partial: OutputTag?
+
+        /// Whether the output tagged `cause`, `ordinal` (in emission order within its flush) is
+        /// new and to be delivered; an output caused by an event whose outputs were delivered
+        /// already is a replay's duplicate. Outputs no event caused are always new.
+        mutating func take(cause: UInt64, ordinal: UInt32) -> Bool {
+            guard cause > 0 else { return true }
+            let tag = OutputTag(cause: cause, ordinal: ordinal)
+            guard tag > (partial ?? delivered) else { return false }
+            partial = tag
+            return true
+        }
+
+        /// The last message of a flush was taken: its outputs are delivered.
+        mutating func flushEnded() {
+            if let partial { delivered = partial }
+            partial = nil
+        }
+
+        /// The placement whose flush was arriving ended before it was complete: its outputs were
+        /// not delivered (their events are not acknowledged either), and the next placement's
+        /// replay delivers them.
+        mutating func discardPartialFlush() {
+            partial = nil
+        }
+    }
+
+    /// `childID`'s output order, to take a message's outputs with (one lookup per message, not
+    /// one per output) and give back (`setOutputOrder(_:of:)`). A child this machine does not
+    /// keep gets a fresh order.
+    func outputOrder(of childID: UInt64) -> OutputOrder {
+        children[childID]?.outputs ?? OutputOrder()
+    }
+
+    /// Keeps `order` as `childID`'s, if the child is still kept (what took the outputs may have
+    /// stopped it).
+    mutating func setOutputOrder(_ order: OutputOrder, of childID: UInt64) {
+        guard let index = children.index(forKey: childID) else { return }
+        children.values[index].outputs = order
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// A joined worker's connection, as the parent driver knows it: its identity and the messages
+/// held for it. What the protocol knows of it (liveness, children, handovers) is the parent state
+/// machine's (`ParentStateMachine.Worker`).
+final class WorkerPeer {
+    /// The longest worker or pool name a HELLO may carry, in UTF-8 bytes. Names go into log
+    /// lines and placement decisions, so a peer cannot make them as long as a message; a real
+    /// worker's routing id, which holds its name, is limited to 255 bytes by ZeroMQ anyway.
+    static let maxNameBytes = 255
+
+    let id: WorkerID
+    let name: String
+    let pool: String
+    let hostedTypes: Set<String>
+    let capacity: Int
+    /// Where it runs, as its HELLO says (for the inspector; `nil` when it did not say).
+    let processID: Int32?
+    let hostName: String?
+    /// START, UPDATE, STOP and EVENT messages for it, held until the pass settles or the loop
+    /// iteration ends, then sent batched (`ParentDriver.sendHeld`).
+    var outbox = Outbox()
+    /// Whether it is in the parent driver's `workersWithHeld` (listed once however often its outbox
+    /// empties and fills again within a pass, as early batches make it).
+    var isListedWithHeld = false
+    /// An early batch found it gone: nothing more is sent to it until `sendHeld` removes it.
+    var isUnreachable = false
+    /// When it joined (wall clock, for the inspector).
+    let joinedAt = Date()
+
+    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, processID: Int32? = nil, hostName: String? = nil) {
+        self.id = id
+        self.processID = processID
+        self.hostName = hostName.map { String($0.prefix(Self.maxNameBytes)) }
+        self.name = name
+        self.pool = pool
+        self.hostedTypes = hostedTypes
+        self.capacity = capacity
+    }
+}
+
+/// A worker's ZeroMQ routing id, as the parent's ROUTER socket reports it.
+struct WorkerID: Hashable, Sendable, CustomStringConvertible {
+    let bytes: [UInt8]
+    var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+}
