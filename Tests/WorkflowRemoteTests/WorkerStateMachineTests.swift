@@ -89,6 +89,25 @@ import Testing
         #expect(machine.beginEvents(for: 1, epoch: 1, firstSequence: 2, count: 4) == nil)
     }
 
+    @Test("a slice of the parent's messages ends after its event limit, or after half a heartbeat interval however few events it applied")
+    func sliceEndsByCountOrTime() {
+        var machine = hosting()
+        func continues(at time: ContinuousClock.Instant) -> Bool { machine.sliceContinues(limit: 4, at: time) }
+        machine.heardFromParent(at: at(0))
+        machine.beginSlice(at: at(0))
+        #expect(continues(at: at(0)))
+        apply(4, from: 1, at: at(1), to: &machine)
+        #expect(!continues(at: at(1)), "a slice past its event limit went on")
+        // A new slice: two slow events, then half an interval has passed since it began.
+        machine.sentToParent(at: at(10))
+        machine.beginSlice(at: at(10))
+        apply(2, from: 5, at: at(40), to: &machine)
+        #expect(continues(at: at(59)))
+        #expect(!continues(at: at(60)), "a slice of slow events outlasted half a heartbeat interval")
+        machine.beginSlice(at: at(60))
+        #expect(continues(at: at(60)))
+    }
+
     @Test("the lease holds while the worker both heard from and sent to its parent within the window; without children there is none")
     func leaseNeedsTrafficBothWays() {
         var machine = hosting()

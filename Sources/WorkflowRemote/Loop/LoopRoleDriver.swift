@@ -1,16 +1,38 @@
 import Logging
+import WireProtocol
+
+/// What the loop (`RemoteEngine`) gives each of its role drivers: the same configuration, codec,
+/// sockets, job queue, shared state, metrics and coder storage for both.
+struct LoopResources {
+    let configuration: RemoteRuntimeConfiguration
+    let codec: any WireCodec
+    let sockets: LoopSockets
+    let jobs: RemoteJobQueue
+    let shared: RuntimeSharedState
+    let metrics: RemoteRuntimeMetrics
+    /// The coder storage the loop's encodes and decodes of props, renderings and outputs reuse.
+    let codingScratch: WireCodingScratch
+}
 
 /// What the parent's and the worker's drivers (`ParentDriver`, `WorkerDriver`) share as drivers
-/// on the loop thread: reading a socket in bounded slices, and warnings caused by peers, rate
-/// limited per role.
+/// on the loop thread: the loop's resources, reading a socket in bounded slices, and warnings
+/// caused by peers, rate limited per role.
 protocol LoopRoleDriver: AnyObject {
-    var configuration: RemoteRuntimeConfiguration { get }
-    var logger: Logger { get }
+    var resources: LoopResources { get }
     /// Bounds the warnings peers' traffic causes (and the ERROR replies that go with them).
     var peerWarnings: LogRateLimiter { get set }
 }
 
 extension LoopRoleDriver {
+    var configuration: RemoteRuntimeConfiguration { resources.configuration }
+    var logger: Logger { resources.configuration.logger }
+    var codec: any WireCodec { resources.codec }
+    var sockets: LoopSockets { resources.sockets }
+    var jobs: RemoteJobQueue { resources.jobs }
+    var shared: RuntimeSharedState { resources.shared }
+    var metrics: RemoteRuntimeMetrics { resources.metrics }
+    var codingScratch: WireCodingScratch { resources.codingScratch }
+
     /// Receives and handles messages until none is waiting, 10,000 were handled, or half a
     /// heartbeat interval has passed: between slices the loop runs its jobs and timers (the
     /// heartbeats), and what is left is read on the next iteration.

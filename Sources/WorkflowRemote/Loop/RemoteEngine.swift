@@ -28,20 +28,17 @@ final class RemoteEngine {
     var nextTimerCheck = ContinuousClock.now
 
     init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
-        let codec = BinaryWireCodec()
         let metrics = RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory)
-        let codingScratch = WireCodingScratch()
         self.configuration = configuration
         self.sockets = sockets
         self.jobs = jobs
         self.shared = shared
         self.metrics = metrics
-        parentRole = ParentDriver(
-            configuration: configuration, codec: codec, sockets: sockets, jobs: jobs, shared: shared, metrics: metrics,
-            codingScratch: codingScratch)
-        workerRole = WorkerDriver(
-            configuration: configuration, codec: codec, sockets: sockets, jobs: jobs, shared: shared, metrics: metrics,
-            codingScratch: codingScratch, parentRole: parentRole)
+        let resources = LoopResources(
+            configuration: configuration, codec: BinaryWireCodec(), sockets: sockets, jobs: jobs, shared: shared, metrics: metrics,
+            codingScratch: WireCodingScratch())
+        parentRole = ParentDriver(resources: resources)
+        workerRole = WorkerDriver(resources: resources, parentRole: parentRole)
     }
 
     // MARK: The loop

@@ -14,15 +14,8 @@ import ZeroMQ
 /// stops the loop. The messages are read in `ParentDriver+MessagesFromWorkers.swift`, the
 /// proxies' requests taken in `+ProxyRequests` and everything sent in `+SendsToWorkers`.
 final class ParentDriver: LoopRoleDriver {
-    let configuration: RemoteRuntimeConfiguration
-    let codec: any WireCodec
-    let logger: Logger
-    let sockets: LoopSockets
-    let jobs: RemoteJobQueue
-    let shared: RuntimeSharedState
-    let metrics: RemoteRuntimeMetrics
-    /// The coder storage the loop's encodes and decodes of props, renderings and outputs reuse.
-    let codingScratch: WireCodingScratch
+    /// What the loop gives both drivers (its configuration, codec, sockets, queue, metrics).
+    let resources: LoopResources
 
     var workers: [WorkerID: WorkerPeer] = [:]
     var proxies: [UInt64: any AnyRemoteChildProxy] = [:]
@@ -71,18 +64,9 @@ final class ParentDriver: LoopRoleDriver {
     /// What the inspector sees and the metrics count (`ParentDriver+Inspection.swift`).
     var inspection = InspectionCounters()
 
-    init(
-        configuration: RemoteRuntimeConfiguration, codec: any WireCodec, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState,
-        metrics: RemoteRuntimeMetrics, codingScratch: WireCodingScratch
-    ) {
-        self.configuration = configuration
-        self.codec = codec
-        self.logger = configuration.logger
-        self.sockets = sockets
-        self.jobs = jobs
-        self.shared = shared
-        self.metrics = metrics
-        self.codingScratch = codingScratch
+    init(resources: LoopResources) {
+        self.resources = resources
+        let configuration = resources.configuration
         poolPlacement = PoolPlacement(configuredMembers: configuration.poolMembers)
         placementGraceEnds = .now + configuration.placementGrace
         parent = ParentStateMachine(

@@ -14,15 +14,9 @@ import ZeroMQ
 /// children's own remote children are this process's parent role's (`parentRole`), which also
 /// takes the events passed on to them.
 final class WorkerDriver: LoopRoleDriver {
-    let configuration: RemoteRuntimeConfiguration
-    let codec: any WireCodec
-    let logger: Logger
-    let sockets: LoopSockets
-    let jobs: RemoteJobQueue
-    let shared: RuntimeSharedState
-    let metrics: RemoteRuntimeMetrics
-    /// The coder storage the loop's encodes and decodes of props, renderings and outputs reuse.
-    let codingScratch: WireCodingScratch
+    /// What the loop gives both drivers (its configuration, codec, sockets, queue, metrics).
+    let resources: LoopResources
+
     /// This process's parent role: a hosted child's remote children are placed there, and events
     /// for sinks this process passed on go there (`eventRoute(for:in:)`).
     let parentRole: ParentDriver
@@ -57,23 +51,15 @@ final class WorkerDriver: LoopRoleDriver {
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
 
-    init(
-        configuration: RemoteRuntimeConfiguration, codec: any WireCodec, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState,
-        metrics: RemoteRuntimeMetrics, codingScratch: WireCodingScratch, parentRole: ParentDriver
-    ) {
-        self.configuration = configuration
-        self.codec = codec
-        self.logger = configuration.logger
-        self.sockets = sockets
-        self.jobs = jobs
-        self.shared = shared
-        self.metrics = metrics
-        self.codingScratch = codingScratch
+    init(resources: LoopResources, parentRole: ParentDriver) {
+        self.resources = resources
         self.parentRole = parentRole
+        let configuration = resources.configuration
         worker = WorkerStateMachine(
             configuration: .init(
                 heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
-                capacity: configuration.capacity, hasParent: sockets.hasUpstream, parentEndpoints: sockets.parentEndpointCount),
+                capacity: configuration.capacity, hasParent: resources.sockets.hasUpstream,
+                parentEndpoints: resources.sockets.parentEndpointCount),
             now: .now)
     }
 
@@ -110,8 +96,10 @@ extension WorkerDriver {
     /// outputs, so the parent applies them while this worker applies the next ones. A slice as
     /// long as the queue made the two processes take turns (the parent idle while this worker
     /// applied thousands of events, this worker idle while the parent applied their outputs).
+    /// The state machine ends it after half a heartbeat interval however few events it applied
+    /// (`sliceContinues`), so the simulator checks that bound too.
     func drainUpstream() {
-        worker.beginSlice()
+        worker.beginSlice(at: .now)
         handleSlice(of: { () -> Void? in
             guard !fenceIfCutOffFromParent(), worker.sliceContinues(limit: Self.eventsPerSlice, at: .now),
                 sockets.receiveFromUpstream(into: &receivedFrames)

@@ -5,15 +5,18 @@
 extension WorkerStateMachine {
     // MARK: Events
 
-    /// A slice of the parent's messages begins.
-    mutating func beginSlice() {
+    /// A slice of the parent's messages begins at `now`.
+    mutating func beginSlice(at now: Instant) {
         eventsInSlice = 0
+        sliceEnds = now + configuration.sliceLength
     }
 
-    /// Whether the slice may read another message: the lease holds and it has not applied
-    /// `limit` events yet. `mutating` though it changes nothing: see `child(_:epoch:)`.
+    /// Whether the slice may read another message: the lease holds, it has not applied `limit`
+    /// events yet, and it began less than half a heartbeat interval ago (a slice of slow actions
+    /// ends early, so its flush and the heartbeats keep reaching the parent within its liveness
+    /// window). `mutating` though it changes nothing: see `child(_:epoch:)`.
     mutating func sliceContinues(limit: Int, at now: Instant) -> Bool {
-        eventsInSlice < limit && silenceBeyondLease(at: now) == nil
+        eventsInSlice < limit && now < sliceEnds && silenceBeyondLease(at: now) == nil
     }
 
     /// Events being applied for one child, one at a time (`nextEvent`, `eventApplied`).

@@ -43,6 +43,10 @@ struct WorkerStateMachine<Child> {
         /// lease is checked before every event, and multiplying a `Duration` costs hundreds of
         /// instructions.
         let liveness: Duration
+        /// How long a slice of the parent's messages lasts at most: half a heartbeat interval, so
+        /// slow actions never keep the flush (and with it the parent's sign of life) waiting
+        /// until the parent's liveness window runs out. Stored, as `liveness` is.
+        let sliceLength: Duration
 
         init(heartbeatInterval: Duration, heartbeatLiveness: Int, capacity: Int, hasParent: Bool, parentEndpoints: Int = 1) {
             self.heartbeatInterval = heartbeatInterval
@@ -51,6 +55,7 @@ struct WorkerStateMachine<Child> {
             self.hasParent = hasParent
             self.parentEndpoints = parentEndpoints
             liveness = heartbeatInterval * heartbeatLiveness
+            sliceLength = heartbeatInterval / 2
         }
     }
 
@@ -141,11 +146,14 @@ struct WorkerStateMachine<Child> {
     var needsRender: [UInt64] = []
     /// Events (and props updates) handled in the current slice of the parent's messages.
     var eventsInSlice = 0
+    /// When the current slice ends, however few events it applied (`sliceContinues`).
+    var sliceEnds: Instant
 
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
         lastHeard = now
         lastSent = now
+        sliceEnds = now + configuration.sliceLength
     }
 
     /// The hosted child of `childID` if it belongs to the placement `epoch`.

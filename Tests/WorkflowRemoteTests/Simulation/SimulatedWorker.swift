@@ -141,7 +141,7 @@ final class SimulatedWorker {
         let tick = machine.tick(at: now)
         if tick.sendHeartbeat { send(.heartbeat, at: now, in: world) }
         if let fence = tick.fence { perform(fence, at: now, in: world) }
-        machine.beginSlice()
+        machine.beginSlice(at: now)
     }
 
     private func handle(_ message: SimulatedMessage, at now: Instant, in world: Simulation) {
