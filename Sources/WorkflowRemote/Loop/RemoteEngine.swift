@@ -13,11 +13,9 @@ import ZeroMQ
 /// a process that is both (a worker whose hosted children have remote children of their own)
 /// serves both in every iteration.
 final class RemoteEngine {
-    let configuration: RemoteRuntimeConfiguration
-    let sockets: LoopSockets
-    let jobs: RemoteJobQueue
-    let shared: RuntimeSharedState
-    let metrics: RemoteRuntimeMetrics
+    /// What the loop shares with its two drivers: its configuration, sockets, job queue, shared
+    /// state and metrics among them.
+    let resources: LoopResources
     /// The parent role: the remote children this process places on workers.
     let parentRole: ParentDriver
     /// The worker role: the children this process hosts for its parent.
@@ -28,15 +26,9 @@ final class RemoteEngine {
     var nextTimerCheck = ContinuousClock.now
 
     init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
-        let metrics = RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory)
-        self.configuration = configuration
-        self.sockets = sockets
-        self.jobs = jobs
-        self.shared = shared
-        self.metrics = metrics
-        let resources = LoopResources(
-            configuration: configuration, codec: BinaryWireCodec(), sockets: sockets, jobs: jobs, shared: shared, metrics: metrics,
-            codingScratch: WireCodingScratch())
+        resources = LoopResources(
+            configuration: configuration, codec: BinaryWireCodec(), sockets: sockets, jobs: jobs, shared: shared,
+            metrics: RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory), codingScratch: WireCodingScratch())
         parentRole = ParentDriver(resources: resources)
         workerRole = WorkerDriver(resources: resources, parentRole: parentRole)
     }
@@ -44,9 +36,9 @@ final class RemoteEngine {
     // MARK: The loop
 
     func run() {
-        if sockets.hasUpstream { workerRole.sendHello() }
+        if resources.sockets.hasUpstream { workerRole.sendHello() }
         while true {
-            let ready = sockets.poll(timeout: jobs.hasJobs ? .zero : configuration.heartbeatInterval)
+            let ready = resources.sockets.poll(timeout: resources.jobs.hasJobs ? .zero : resources.configuration.heartbeatInterval)
             // First, before any queued input is touched (this thread may just have woken from
             // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
             workerRole.fenceIfCutOffFromParent()
@@ -63,9 +55,9 @@ final class RemoteEngine {
                 break
             }
         }
-        sockets.close()
+        resources.sockets.close()
         parentRole.loopEnded()
-        shared.markStopped()
+        resources.shared.markStopped()
     }
 
     /// How many more times an iteration takes the jobs queued while its jobs ran, before it
@@ -81,7 +73,7 @@ final class RemoteEngine {
         var stopRequested = false
         var round = 0
         repeat {
-            stopRequested = jobs.takeAll(into: &jobBatch) || stopRequested
+            stopRequested = resources.jobs.takeAll(into: &jobBatch) || stopRequested
             for job in jobBatch {
                 // As at the top of an iteration, and before each job: a job may have run long (a
                 // render pass settling), this thread may have been stopped between two, and a job
@@ -92,7 +84,7 @@ final class RemoteEngine {
             }
             jobBatch.removeAll(keepingCapacity: true)
             round += 1
-        } while round <= Self.chainedJobRounds && !stopRequested && jobs.hasJobs
+        } while round <= Self.chainedJobRounds && !stopRequested && resources.jobs.hasJobs
         return stopRequested
     }
 
@@ -111,14 +103,14 @@ final class RemoteEngine {
         parentRole.settleChanged = false
         // What the pass asked of the workers leaves now, one batch per worker.
         parentRole.sendHeld()
-        let deadline = ContinuousClock.now + configuration.requestTimeout
+        let deadline = ContinuousClock.now + resources.configuration.requestTimeout
         while !parentRole.awaiting.isEmpty {
             let now = ContinuousClock.now
             if now >= deadline {
                 parentRole.abandonAwaited()
                 return true
             }
-            let ready = sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
+            let ready = resources.sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
             if ready.security { serviceSecurity() }
             if ready.listener { parentRole.drainListener() }
             runTimers()
@@ -137,9 +129,9 @@ final class RemoteEngine {
     /// Answers the ZAP handler and reads both sockets' monitors: the workers' socket's refusals
     /// for the parent role, the parent's connection's events for the worker role.
     func serviceSecurity() {
-        let (refused, failedHandshakes) = sockets.serviceSecurity()
+        let (refused, failedHandshakes) = resources.sockets.serviceSecurity()
         parentRole.peersRefused(refused, failedHandshakes: failedHandshakes)
-        for event in sockets.upstreamConnectionEvents() { workerRole.handleUpstreamConnection(event) }
+        for event in resources.sockets.upstreamConnectionEvents() { workerRole.handleUpstreamConnection(event) }
     }
 
     // MARK: Timers
@@ -155,7 +147,7 @@ final class RemoteEngine {
         // At most ten times per interval: the checks below walk every worker and child, and a
         // busy loop iterates far more often than that.
         guard now >= nextTimerCheck else { return }
-        nextTimerCheck = now + configuration.heartbeatInterval / 10
+        nextTimerCheck = now + resources.configuration.heartbeatInterval / 10
         parentRole.reportSuppressedWarnings()
         workerRole.reportSuppressedWarnings()
         updateGauges()
@@ -167,7 +159,7 @@ final class RemoteEngine {
     /// Sets the gauges that are sums over both roles' tables.
     func updateGauges() {
         parentRole.updateGauges()
-        metrics.childrenHosted.set(workerRole.worker.children.count)
+        resources.metrics.childrenHosted.set(workerRole.worker.children.count)
     }
 
     /// The parent role's children (with `tree`, only that tree's) and workers as they are now;
