@@ -21,12 +21,14 @@ import Workflow
     let state = TreeSnapshot(workflowType: "Counter", state: Data("{\"count\":2}".utf8))
     let pending = (1...3).map { PendingRemoteEvent(token: "t", bytes: Data([UInt8($0)])) }
 
-    func makeProxy(continuing events: [PendingRemoteEvent], outstanding: OutstandingEvents) -> RemoteChildProxy<CounterWorkflow> {
+    func makeProxy(
+        continuing events: [PendingRemoteEvent], outstanding: OutstandingEvents, counting unacknowledged: UnacknowledgedEventCount = .init()
+    ) -> RemoteChildProxy<CounterWorkflow> {
         let logger = Logger(label: "proxy-events")
         let codec = BinaryWireCodec()
         let environment = RemoteChildProxyEnvironment(
             codec: codec, importingCodec: codec, codingScratch: WireCodingScratch(), logger: logger,
-            status: RemoteChildStatusReporter(shared: RuntimeSharedState(), logger: logger))
+            status: RemoteChildStatusReporter(shared: RuntimeSharedState(), logger: logger), unacknowledged: unacknowledged)
         return RemoteChildProxy<CounterWorkflow>(
             childID: 1, path: "/counter", forwardingPrefix: "f1", placement: .anyWorker, outstanding: outstanding,
             environment: environment, snapshot: nil, pendingEvents: events)
@@ -71,5 +73,26 @@ import Workflow
         #expect(requests.stops == [false], "the events go to the next placement, not to the old worker first")
         _ = proxy.handOver(requests: requests)
         #expect(requests.stops == [false], "stopped once")
+    }
+
+    @Test("the parent's count of unacknowledged events follows each proxy's ledger: events continued and recorded add, acknowledgements and a stop take away")
+    func unacknowledgedCountFollowsTheLedgers() {
+        let count = UnacknowledgedEventCount()
+        let outstanding = OutstandingEvents(limit: 10, path: "/counter", logger: Logger(label: "proxy-events"))
+        let first = makeProxy(continuing: pending, outstanding: outstanding, counting: count)
+        #expect(count.total == 3)
+        _ = first.record(event: "t", bytes: [4])
+        #expect(count.total == 4)
+        first.apply(flush(acknowledging: 2, snapshot: state))
+        #expect(count.total == 2)
+        // A new placement's proxy takes the unacknowledged events over: they are counted once.
+        let handed = first.handOver(requests: Requests())
+        #expect(count.total == 0)
+        let second = makeProxy(continuing: handed.events, outstanding: outstanding, counting: count)
+        #expect(count.total == 2)
+        first.apply(flush(acknowledging: 4, snapshot: state))
+        #expect(count.total == 2, "a stopped proxy's late acknowledgement changes nothing")
+        second.stop(requests: Requests())
+        #expect(count.total == 0)
     }
 }

@@ -102,6 +102,11 @@ public actor SessionDirectory {
     private struct Entry {
         let root: String
         var slot: Slot
+
+        var isActive: Bool {
+            if case .active = slot { return true }
+            return false
+        }
     }
 
     /// The coordinator's store and its fencing token, which every session's commits carry.
@@ -118,7 +123,9 @@ public actor SessionDirectory {
     private let observers: @Sendable (String) -> [any WorkflowObserver]
     private let clock = ContinuousClock()
     private let durability: Durability?
-    private var entries: [SessionID: Entry] = [:]
+    private var entries = SessionTable()
+    /// The sessions whose last client let go, for the idle passivation (`passivateIdle()`).
+    private var idle = IdleSessionQueue()
     private var creations: CreationBudget
     private var stopped = false
     private let metrics: SessionMetrics
@@ -153,14 +160,14 @@ public actor SessionDirectory {
         self.creations = CreationBudget(perSecond: settings.maxCreationsPerSecond, now: ContinuousClock().now)
         let metrics = SessionMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.metrics = metrics
-        var entries: [SessionID: Entry] = [:]
+        var entries = SessionTable()
         for stored in spread == nil ? store?.sessions ?? [] : [] {
             entries[stored.id] = Entry(root: stored.root, slot: .passivated(Passivated(kept: .store, sequence: stored.renderingSequence)))
         }
         self.entries = entries
         metrics.active.record(0)
         metrics.passivatedNow.record(entries.count)
-        if !entries.isEmpty {
+        if entries.count > 0 {
             logger.notice("resuming the store's sessions, passivated until a client asks for one", metadata: ["sessions": "\(entries.count)"])
         }
     }
@@ -262,8 +269,10 @@ public actor SessionDirectory {
     public func passivateIdle() async -> Int {
         let now = clock.now
         var tasks: [(SessionID, Task<Passivated?, Never>)] = []
-        for (id, entry) in entries {
-            guard case .active(let active) = entry.slot, active.clients == 0, now - active.lastUsed >= settings.idleTimeout else { continue }
+        // Only the sessions that became idle long enough ago: an entry whose session was used
+        // since (and queued again) or is gone is stale.
+        for (id, since) in idle.takeDue(now: now, timeout: settings.idleTimeout) {
+            guard case .active(let active) = entries[id]?.slot, active.clients == 0, active.lastUsed == since else { continue }
             let task = Task { [logger] in await Self.passivate(active, id: id, logger: logger) }
             entries[id]?.slot = .passivating(active, task)
             tasks.append((id, task))
@@ -336,20 +345,14 @@ public actor SessionDirectory {
     /// How many sessions are active and how many passivated (those being passivated or
     /// reactivated count as passivated).
     public var counts: (active: Int, passivated: Int) {
-        var active = 0
-        var passivated = 0
-        for entry in entries.values {
-            if case .active = entry.slot { active += 1 } else { passivated += 1 }
-        }
-        return (active, passivated)
+        (entries.counts.active, entries.counts.passivated)
     }
 
     /// Stops every active session (the coordinator is stopping; with a store each commits its
     /// last checkpoint, and every session stays in the store); nothing can be created after.
     public func stopAll() async {
         stopped = true
-        let slots = entries.values.map(\.slot)
-        entries = [:]
+        let slots = entries.removeAll().map(\.slot)
         updateGauges()
         for slot in slots { _ = await Self.stop(slot) }
         // Given up at once: the other coordinators take them at their next request.
@@ -393,6 +396,7 @@ public actor SessionDirectory {
         } else {
             active.lastUsed = clock.now
             entries[id]?.slot = .active(active)
+            if active.clients == 0 { idle.becameIdle(id, since: active.lastUsed) }
         }
     }
 
@@ -409,6 +413,7 @@ public actor SessionDirectory {
         switch outcome {
         case .success(let active):
             entries[id]?.slot = .active(active)
+            if active.clients == 0 { idle.becameIdle(id, since: active.lastUsed) }
             metrics.reactivated.increment()
             updateGauges()
             logger.info("session reactivated", metadata: ["session": "\(id)", "root": "\(entries[id]?.root ?? "")"])
@@ -428,6 +433,7 @@ public actor SessionDirectory {
         active.clients -= 1
         active.lastUsed = clock.now
         entries[id]?.slot = .active(active)
+        if active.clients == 0 { idle.becameIdle(id, since: active.lastUsed) }
     }
 
     /// Stops `active`'s host and keeps its tree: with a store, its stop commits its last
@@ -650,5 +656,42 @@ public actor SessionDirectory {
         let (active, passivated) = counts
         metrics.active.record(active)
         metrics.passivatedNow.record(passivated)
+    }
+}
+
+extension SessionDirectory {
+    /// The directory's sessions by id, with how many are active and passivated kept as their
+    /// slots change (`SessionCounts`), so the gauges never count them all.
+    private struct SessionTable: Sequence {
+        private var storage: [SessionID: Entry] = [:]
+        private(set) var counts = SessionCounts()
+
+        var count: Int { storage.count }
+
+        subscript(id: SessionID) -> Entry? {
+            get { storage[id] }
+            set {
+                counts.changed(from: storage[id]?.isActive, to: newValue?.isActive)
+                storage[id] = newValue
+            }
+        }
+
+        @discardableResult
+        mutating func removeValue(forKey id: SessionID) -> Entry? {
+            let removed = storage.removeValue(forKey: id)
+            counts.changed(from: removed?.isActive, to: nil)
+            return removed
+        }
+
+        /// Removes every session and returns them.
+        mutating func removeAll() -> [Entry] {
+            defer {
+                storage = [:]
+                counts = SessionCounts()
+            }
+            return Array(storage.values)
+        }
+
+        func makeIterator() -> Dictionary<SessionID, Entry>.Iterator { storage.makeIterator() }
     }
 }

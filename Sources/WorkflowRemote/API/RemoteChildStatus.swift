@@ -51,8 +51,12 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The worker did not answer within the request deadline, or went away. `reason` completes
     /// a sentence whose subject is the worker: `worker-2 stopped answering (no heartbeat for 1.0 s)`.
     case workerUnavailable(worker: String, reason: String)
-    /// The worker refused for another reason (capacity, limits).
+    /// The worker refused for another reason (limits).
     case refused(String)
+    /// The worker its placement chose holds `capacity` children already (the capacity its HELLO
+    /// announced): the child is not sent there, and waits, with its state, until a worker joins
+    /// or its props change. Said once per worker in the log (a warning), not once per child.
+    case workerAtCapacity(worker: String, capacity: Int)
     /// Its worker drained (left in order) and handed the child's final state back, and no other
     /// worker its placement allows is connected: it waits, with that state, for one to join.
     /// `waitingFor` says which (`a worker of pool inbox`).
@@ -73,6 +77,7 @@ public enum RemoteChildError: Error, Sendable, Equatable, CustomStringConvertibl
         case .undecodableRendering(let type, let reason): "could not decode the rendering of \(type): \(reason)"
         case .workerUnavailable(let worker, let reason): "\(worker) \(reason)"
         case .refused(let reason): "the worker refused: \(reason)"
+        case .workerAtCapacity(let worker, let capacity): "\(worker) is at capacity (\(capacity) children); waiting for a worker with room"
         case .workerDrained(let worker, let waitingFor): "waiting for \(waitingFor) after \(worker) drained; its state is kept"
         case .noWorkerReadsState(let type, let version, let placement):
             "waiting for a worker that reads state version \(version) of \(type) (placement \(placement)); its state is kept"

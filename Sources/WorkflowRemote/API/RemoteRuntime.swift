@@ -121,6 +121,15 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
         }
     }
 
+    /// What the loop's timers have done so far (`PeriodicWork`), read on the loop thread: what a
+    /// test holds to a bound per check that does not grow with the children held.
+    package func periodicWork() async -> PeriodicWork {
+        await withCheckedContinuation { (continuation: CheckedContinuation<PeriodicWork, Never>) in
+            let queued = jobs.appendUnlessStopping { [bound] in continuation.resume(returning: bound.value.takePeriodicWork()) }
+            if !queued { continuation.resume(returning: PeriodicWork(checks: 0, visits: 0, mostVisitsInOneCheck: 0)) }
+        }
+    }
+
     /// Waits until the parent refuses this worker's HELLO (now or later) and returns why; `nil`
     /// when the runtime stops or the waiting task is cancelled first. The runtime itself keeps
     /// asking again with back-off; a daemon that would rather exit (so a supervisor or operator

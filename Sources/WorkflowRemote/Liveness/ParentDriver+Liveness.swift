@@ -27,6 +27,8 @@ extension ParentDriver {
     /// The liveness rule at `now`: silent workers are removed (their children move), idle links
     /// get a heartbeat.
     func performLiveness(at now: ContinuousClock.Instant) {
+        // Per worker, and per child only those with events awaiting an acknowledgement.
+        periodicVisits += parent.workers.count * (1 + parent.awaitingAcknowledgement.count)
         for id in Array(parent.workers.keys) {
             switch parent.livenessAction(of: id, at: now) {
             case .declareDead(let id, _):

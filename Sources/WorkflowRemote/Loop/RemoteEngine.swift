@@ -24,6 +24,10 @@ final class RemoteEngine {
     var jobBatch: [RemoteJob] = []
     /// When `runTimers` next looks at the heartbeats and gauges.
     var nextTimerCheck = ContinuousClock.now
+    /// How many times `runTimers` has looked (`RemoteRuntime.periodicWork()`).
+    var timerChecks = 0
+    /// The most children and workers one timer check looked at since `periodicWork()` last asked.
+    var mostVisitsInOneCheck = 0
 
     init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
         resources = LoopResources(
@@ -144,16 +148,27 @@ final class RemoteEngine {
         let now = ContinuousClock.now
         workerRole.checkDrainDeadline(at: now)
         parentRole.checkPlacementGrace(at: now)
-        // At most ten times per interval: the checks below walk every worker and child, and a
-        // busy loop iterates far more often than that.
+        // At most ten times per interval: a busy loop iterates far more often than that. What the
+        // checks below look at is bounded by the workers and what changed (events awaiting an
+        // acknowledgement, a rebalance sweep's slice), never by the children held.
         guard now >= nextTimerCheck else { return }
         nextTimerCheck = now + resources.configuration.heartbeatInterval / 10
+        timerChecks += 1
+        let visitsBefore = parentRole.periodicVisits
         parentRole.reportSuppressedWarnings()
         workerRole.reportSuppressedWarnings()
         updateGauges()
         parentRole.rebalance(now: now, shuttingDown: workerRole.isShuttingDown)
         workerRole.tick(at: now)
         parentRole.performLiveness(at: now)
+        mostVisitsInOneCheck = max(mostVisitsInOneCheck, parentRole.periodicVisits - visitsBefore)
+    }
+
+    /// What the timers have done (`RemoteRuntime.periodicWork()`); the most in one check is
+    /// counted afresh from here.
+    func takePeriodicWork() -> PeriodicWork {
+        defer { mostVisitsInOneCheck = 0 }
+        return PeriodicWork(checks: timerChecks, visits: parentRole.periodicVisits, mostVisitsInOneCheck: mostVisitsInOneCheck)
     }
 
     /// Sets the gauges that are sums over both roles' tables.

@@ -43,10 +43,10 @@ extension ParentDriver {
         metrics.roundTrip.recordNanoseconds(elapsed.nanoseconds)
     }
 
-    /// Sets the parent role's gauges, sums over its tables (`RemoteEngine.updateGauges`, once per
-    /// heartbeat interval at most).
+    /// Sets the parent role's gauges from the counts kept as things change (`RemoteEngine.updateGauges`,
+    /// ten times per heartbeat interval at most): nothing here walks the children.
     func updateGauges() {
-        metrics.eventsOutstanding.set(proxies.values.reduce(0) { $0 + $1.unacknowledgedCount })
+        metrics.eventsOutstanding.set(unacknowledgedEvents.total)
         metrics.workersConnected.set(workers.count)
     }
 

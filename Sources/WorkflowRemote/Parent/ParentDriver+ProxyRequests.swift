@@ -40,7 +40,8 @@ extension ParentDriver {
             codec: codec,
             importingCodec: codec.with(
                 userInfo: importerUserInfo(childID: childID, path: path, forwardingPrefix: forwardingPrefix, outstanding: outstanding)),
-            codingScratch: codingScratch, logger: logger, status: RemoteChildStatusReporter(shared: shared, logger: logger))
+            codingScratch: codingScratch, logger: logger, status: RemoteChildStatusReporter(shared: shared, logger: logger),
+            unacknowledged: unacknowledgedEvents)
         let proxy = RemoteChildProxy<Child>(
             childID: childID, path: path, forwardingPrefix: forwardingPrefix, placement: placement, outstanding: outstanding,
             environment: environment, snapshot: snapshot, pendingEvents: pendingEvents, lastRendering: lastRendering)
@@ -57,6 +58,7 @@ extension ParentDriver {
 
     func register(proxy: any AnyRemoteChildProxy) {
         proxies[proxy.childID] = proxy
+        if case .hashed = proxy.placement { rebalanceProgress.hashedChildRegistered(proxy.childID) }
         proxiesByTree[SessionLoop.treePrefix(of: proxy.path), default: []].insert(proxy.childID)
         forwardingRoutes[proxy.forwardingPrefix] = proxy.childID
     }
@@ -78,6 +80,10 @@ extension ParentDriver {
                     proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
                 }
             }
+            return
+        }
+        guard (parent.workers[id]?.children.count ?? 0) < peer.capacity else {
+            refuseForCapacity(proxy, on: peer)
             return
         }
         do {
@@ -158,6 +164,7 @@ extension ParentDriver {
         }
         parent.forget(proxy.childID)
         rebalancing.remove(proxy.childID)
+        rebalanceProgress.childStopped(proxy.childID)
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
         awaiting.remove(proxy.childID)
         inspection.forget(childID: proxy.childID)
@@ -166,6 +173,18 @@ extension ParentDriver {
         unplace(proxy.childID, from: peer)
         proxy.worker = nil
         sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: epoch, nodePath: proxy.path, payloads: [])
+    }
+
+    /// The worker placement chose for `proxy` holds its capacity already: the child waits (it
+    /// would be refused there), and the log says so once for the worker, not once per child.
+    func refuseForCapacity(_ proxy: any AnyRemoteChildProxy, on peer: WorkerPeer) {
+        if !peer.saidAtCapacity {
+            peer.saidAtCapacity = true
+            logger.warning(
+                "worker \(peer.name) is at capacity: the children placed on it wait until a worker with room joins (raise its capacity, or add workers)",
+                metadata: ["worker": "\(peer.name)", "capacity": .stringConvertible(peer.capacity)])
+        }
+        proxy.fail(.workerAtCapacity(worker: peer.name, capacity: peer.capacity))
     }
 
     /// Publishes a child's new status and logs it, once per change (the proxy reports its own

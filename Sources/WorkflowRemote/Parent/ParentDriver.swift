@@ -40,8 +40,13 @@ final class ParentDriver: LoopRoleDriver {
     var placementGraceIsOver = false
     /// Children whose handover a rebalance began (not a drain): their next START is a move.
     var rebalancing: Set<UInt64> = []
-    /// When the next rebalance plan is made (once per heartbeat interval: a plan walks every child).
+    /// When the next rebalance plan is made (once per heartbeat interval).
     var nextRebalance = ContinuousClock.now
+    /// The hashed children and the sweep of them after the workers change (`ParentDriver+Rebalance`).
+    var rebalanceProgress = RebalanceProgress()
+    /// How many children and workers the timers have looked at since the loop began: a test
+    /// holds it to a bound per timer check that does not grow with the children held.
+    var periodicVisits = 0
     /// Whether a worker's message changed a proxy since the settle began (its pass renders again).
     var settleChanged = false
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
@@ -63,6 +68,8 @@ final class ParentDriver: LoopRoleDriver {
     var peerWarnings = LogRateLimiter()
     /// What the inspector sees and the metrics count (`ParentDriver+Inspection.swift`).
     var inspection = InspectionCounters()
+    /// The children's unacknowledged events, summed as their ledgers change (a gauge).
+    let unacknowledgedEvents = UnacknowledgedEventCount()
 
     init(resources: LoopResources) {
         self.resources = resources
@@ -79,6 +86,11 @@ final class ParentDriver: LoopRoleDriver {
     /// drain it ended is reported.
     func unplace(_ childID: UInt64, from peer: WorkerPeer) {
         if parent.unplaced(childID, from: peer.id) { reportDrained(peer) }
+        if peer.saidAtCapacity, (parent.workers[peer.id]?.children.count ?? 0) < peer.capacity {
+            // Said again if it fills up again.
+            peer.saidAtCapacity = false
+            logger.info("worker \(peer.name) has room again", metadata: ["worker": "\(peer.name)", "capacity": .stringConvertible(peer.capacity)])
+        }
     }
 
     /// The start's placement grace, from the loop's timers: once it is over, children still

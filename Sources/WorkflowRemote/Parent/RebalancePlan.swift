@@ -16,6 +16,12 @@
 /// At most `movesAtOnce` children move at a time, counting those already moving; hashed
 /// children first, then pools by name, children by path, so a plan is the same for the same
 /// picture.
+///
+/// The plan is made from the children it is shown, not from every child held: the parent's
+/// driver (`ParentDriver+Rebalance.swift`) shows it a bounded set, those a least-loaded pool's
+/// most loaded members could give and the hashed children a sweep after a change of membership
+/// found away from their owner (`isAwayFromOwner`), so planning costs the same with 100 children
+/// or 100,000.
 package struct RebalancePlan {
     /// A running child placed in a pool.
     package struct Child: Equatable {
@@ -50,21 +56,23 @@ package struct RebalancePlan {
     package typealias Worker = PlacementCandidate
 
     /// The children to hand over now, in order.
-    package static func moves(children: [Child], workers: [Worker], placement: PoolPlacement, policy: RebalancePolicy) -> [UInt64] {
-        var budget = policy.movesAtOnce - children.filter(\.isMoving).count
+    ///
+    /// `alreadyMoving`: children moving now that are not among `children` (they count against
+    /// `movesAtOnce` as those among them marked `isMoving` do).
+    package static func moves(
+        children: [Child], workers: [Worker], placement: PoolPlacement, policy: RebalancePolicy, alreadyMoving: Int = 0
+    ) -> [UInt64] {
+        var budget = policy.movesAtOnce - alreadyMoving - children.filter(\.isMoving).count
         guard budget > 0 else { return [] }
         var load = Dictionary(workers.map { ($0.name, $0.load) }, uniquingKeysWith: +)
         var moves: [UInt64] = []
         let settled = children.filter { !$0.isMoving }.sorted { $0.path < $1.path }
         for child in settled where child.isHashed {
             guard budget > 0 else { return moves }
-            let members = Set(workers.filter { $0.pool == child.pool && $0.reads(child.typeName, stateVersion: child.stateVersion) }.map(\.name))
-            guard case .worker(let owner) = placement.hashed(pool: child.pool, path: child.path, connected: members, withinGrace: false),
-                owner != child.worker
-            else { continue }
+            guard let target = owner(of: child, awayAmong: workers, placement: placement) else { continue }
             moves.append(child.id)
             load[child.worker, default: 0] -= 1
-            load[owner, default: 0] += 1
+            load[target, default: 0] += 1
             budget -= 1
         }
         let pools = Set(settled.filter { !$0.isHashed }.map(\.pool)).sorted()
@@ -97,6 +105,24 @@ package struct RebalancePlan {
             }
         }
         return moves
+    }
+}
+
+extension RebalancePlan {
+    /// The owner of the hashed `child` among `workers` (the connected members of its pool that
+    /// read its state version) when it is not the worker the child runs on: where the child
+    /// moves. `nil`: it runs on its owner, or no member it could move to is connected.
+    package static func owner(of child: Child, awayAmong workers: [Worker], placement: PoolPlacement) -> String? {
+        let members = Set(workers.filter { $0.pool == child.pool && $0.reads(child.typeName, stateVersion: child.stateVersion) }.map(\.name))
+        guard case .worker(let owner) = placement.hashed(pool: child.pool, path: child.path, connected: members, withinGrace: false),
+            owner != child.worker
+        else { return nil }
+        return owner
+    }
+
+    /// Whether the hashed `child` runs away from its owner among `workers` (`owner(of:awayAmong:placement:)`).
+    package static func isAwayFromOwner(_ child: Child, among workers: [Worker], placement: PoolPlacement) -> Bool {
+        owner(of: child, awayAmong: workers, placement: placement) != nil
     }
 }
 

@@ -108,6 +108,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         self.forwardingPrefix = forwardingPrefix
         self.hasRestoredEvents = !pendingEvents.isEmpty
         self.childID = childID
+        environment.unacknowledged.add(ledger.unacknowledged.count)
         // Accepted before (by the proxy or process this one continues): taken past the limit
         // rather than refused now.
         outstanding.take(pendingEvents.count)
@@ -189,7 +190,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// still due.
     func stop(requests: some RemoteChildRequests) {
         guard !isStopped else { return }
-        isStopped = true
+        markStopped()
         requests.stop(proxy: self, sendingDueEvents: true)
     }
 
@@ -200,10 +201,17 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     func handOver(requests: some RemoteChildRequests) -> (snapshot: TreeSnapshot?, events: [PendingRemoteEvent], rendering: [UInt8]?) {
         let pending = pendingEvents
         if !isStopped {
-            isStopped = true
+            markStopped()
             requests.stop(proxy: self, sendingDueEvents: false)
         }
         return (snapshot, pending, renderingBytes)
+    }
+
+    /// Ends this proxy's part in the parent's accounts: its unacknowledged events are no longer
+    /// counted (a proxy that replaces it counts those it is handed).
+    private func markStopped() {
+        isStopped = true
+        environment.unacknowledged.add(-ledger.unacknowledged.count)
     }
 
     /// The events sent (or due) to the child and not acknowledged yet, oldest first: with
@@ -219,7 +227,8 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// Numbers an event for this child and keeps it until the worker acknowledges it.
     func record(event token: String, bytes: [UInt8]) -> UInt64 {
-        ledger.record(token: token, bytes: bytes)
+        if !isStopped { environment.unacknowledged.add(1) }
+        return ledger.record(token: token, bytes: bytes)
     }
 
     /// The events due to the child's current placement, which was sent those up to `lastSent`
@@ -316,7 +325,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The worker applied the events `acknowledgement` covers: they are forgotten and their
     /// back-pressure slots freed.
     private func acknowledge(_ acknowledgement: Acknowledgement) {
-        outstanding.release(ledger.acknowledge(acknowledgement))
+        let forgotten = ledger.acknowledge(acknowledgement)
+        outstanding.release(forgotten)
+        if !isStopped { environment.unacknowledged.add(-forgotten) }
     }
 
     private func install(_ new: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8]), refresh: Bool) {
@@ -333,7 +344,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     func fail(_ error: RemoteChildError) {
         guard !isStopped else { return }
         switch error {
-        case .unknownType, .undecodableProps, .undecodableSnapshot, .refused: refusedProps = true
+        case .unknownType, .undecodableProps, .undecodableSnapshot, .refused, .workerAtCapacity: refusedProps = true
         default: break
         }
         worker = nil
@@ -408,6 +419,9 @@ struct RemoteChildProxyEnvironment {
     let codingScratch: WireCodingScratch
     let logger: Logger
     let status: RemoteChildStatusReporter
+    /// The parent's count of unacknowledged events over all its children, which the proxy keeps
+    /// up to date as its ledger changes (the `workflow_remote_events_outstanding` gauge).
+    let unacknowledged: UnacknowledgedEventCount
 }
 
 /// The parent driver's type-erased view of a proxy.

@@ -28,7 +28,9 @@ struct RemoteChildStatusReporter {
         shared.setStatus(status, path: path)
         let level: Logger.Level
         switch status {
-        case .starting, .reconnecting, .running, .unavailable(.noWorker): level = .info
+        // A full worker is said once, as a warning naming it (`ParentDriver.refuseForCapacity`),
+        // not once per child: a coordinator sized too small would log a line per session.
+        case .starting, .reconnecting, .running, .unavailable(.noWorker), .unavailable(.workerAtCapacity): level = .info
         case .unavailable: level = .warning
         }
         logger.log(level: level, "child status: \(status)", metadata: ["path": "\(path)", "status": "\(status.name)"])

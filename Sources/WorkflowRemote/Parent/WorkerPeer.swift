@@ -25,6 +25,9 @@ final class WorkerPeer {
     var isListedWithHeld = false
     /// An early batch found it gone: nothing more is sent to it until `sendHeld` removes it.
     var isUnreachable = false
+    /// Whether the log said it is at capacity (`ParentDriver.refuseForCapacity`): said again only
+    /// after it had room once more.
+    var saidAtCapacity = false
     /// When it joined (wall clock, for the inspector).
     let joinedAt = Date()
 
