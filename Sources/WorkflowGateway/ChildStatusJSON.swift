@@ -22,6 +22,15 @@ struct ChildStatusJSON: Codable, Sendable, Equatable {
         detail = Self.detail(of: child.status)
     }
 
+    /// A child as the runtime publishes its status, under `path` (its path in its own tree).
+    init(_ child: TreeChildStatus, path: String) {
+        self.path = path
+        type = child.typeName
+        status = child.status.name
+        if case .running(let worker) = child.status { self.worker = worker } else { worker = nil }
+        detail = Self.detail(of: child.status)
+    }
+
     /// The words `/api/tree` and the rendering messages show beside a status.
     static func detail(of status: RemoteChildStatus) -> String {
         switch status {

@@ -27,6 +27,12 @@ enum TreeScope: Sendable, Equatable {
         }
     }
 
+    /// The statuses of this tree's remote children, under the paths the tree names them.
+    func childStatuses(in runtime: RemoteRuntime) -> [ChildStatusJSON] {
+        let prefix = runtimeTree
+        return runtime.childStatuses(tree: prefix).map { ChildStatusJSON($0, path: String($0.path.dropFirst(prefix.count))) }
+    }
+
     /// `inspection` with only this tree's children (workers unchanged).
     func restrict(_ inspection: RemoteRuntimeInspection?) -> RemoteRuntimeInspection? {
         guard var inspection else { return nil }

@@ -87,6 +87,14 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     /// The status of every remote child this process is parent of, by node path.
     public var statuses: [String: RemoteChildStatus] { shared.statuses }
 
+    /// The statuses of one tree's remote children (`tree`: a session's prefix,
+    /// `SessionLoop.treePrefix(of:)`, or `""` for those outside every session), sorted by path,
+    /// as the loop last published them: read without a job on the loop and without looking at
+    /// other trees' children (a gateway reads them for every rendering message it sends).
+    package func childStatuses(tree: String) -> [TreeChildStatus] {
+        shared.statuses(ofTree: tree).sorted { $0.path < $1.path }
+    }
+
     /// Each change of a remote child's status, as it happens.
     public var statusChanges: AsyncStream<RemoteChildStatusChange> { shared.subscribe() }
 

@@ -4,6 +4,9 @@ import Synchronization
 final class RuntimeSharedState: Sendable {
     private struct State {
         var statuses: [String: RemoteChildStatus] = [:]
+        /// The same statuses by tree (`SessionLoop.treePrefix(of:)`), with each child's type,
+        /// so one tree's are read without looking at every tree's.
+        var statusesByTree: [String: [String: TreeChildStatus]] = [:]
         var workerNames: [String] = []
         var isWelcomed = false
         var counters = WorkerCounters()
@@ -23,9 +26,20 @@ final class RuntimeSharedState: Sendable {
     var isWelcomed: Bool { state.withLock { $0.isWelcomed } }
     var counters: WorkerCounters { state.withLock { $0.counters } }
 
-    func setStatus(_ status: RemoteChildStatus?, path: String) {
+    /// The statuses of the children of one tree (`SessionLoop.treePrefix(of:)`), by path.
+    func statuses(ofTree tree: String) -> [TreeChildStatus] {
+        state.withLock { Array(($0.statusesByTree[tree] ?? [:]).values) }
+    }
+
+    func setStatus(_ status: RemoteChildStatus?, path: String, typeName: String) {
+        let tree = SessionLoop.treePrefix(of: path)
         let subscribers = state.withLock { state in
             state.statuses[path] = status
+            if let status {
+                state.statusesByTree[tree, default: [:]][path] = TreeChildStatus(path: path, typeName: typeName, status: status)
+            } else if state.statusesByTree[tree]?.removeValue(forKey: path) != nil, state.statusesByTree[tree]?.isEmpty == true {
+                state.statusesByTree[tree] = nil
+            }
             return Array(state.statusSubscribers.values)
         }
         if let status {

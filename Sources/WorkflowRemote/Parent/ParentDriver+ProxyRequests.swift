@@ -47,7 +47,7 @@ extension ParentDriver {
             environment: environment, snapshot: snapshot, pendingEvents: pendingEvents, lastRendering: lastRendering)
         register(proxy: proxy)
         parent.childAdded(childID)
-        statusChanged(path: path, status: proxy.status)
+        statusChanged(path: path, typeName: proxy.typeName, status: proxy.status)
         return proxy
     }
 
@@ -168,7 +168,7 @@ extension ParentDriver {
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
         awaiting.remove(proxy.childID)
         inspection.forget(childID: proxy.childID)
-        shared.setStatus(nil, path: proxy.path)
+        shared.setStatus(nil, path: proxy.path, typeName: proxy.typeName)
         guard let peer = proxy.worker else { return }
         unplace(proxy.childID, from: peer)
         proxy.worker = nil
@@ -189,8 +189,8 @@ extension ParentDriver {
 
     /// Publishes a child's new status and logs it, once per change (the proxy reports its own
     /// changes the same way, `RemoteChildStatusReporter`).
-    func statusChanged(path: String, status: RemoteChildStatus) {
-        RemoteChildStatusReporter(shared: shared, logger: logger).report(path: path, status: status)
+    func statusChanged(path: String, typeName: String, status: RemoteChildStatus) {
+        RemoteChildStatusReporter(shared: shared, logger: logger).report(path: path, typeName: typeName, status: status)
     }
 
     /// The decoder context for a proxy's renderings and outputs: sinks in them send EVENTs to

@@ -42,7 +42,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     private var partialOutputs: [Child.Output] = []
     private var refreshPending = false
     private(set) var status: RemoteChildStatus = .starting {
-        didSet { if status != oldValue { environment.status.report(path: path, status: status) } }
+        didSet { if status != oldValue { environment.status.report(path: path, typeName: typeName, status: status) } }
     }
     /// The worker currently hosting the child (its routing id), if any.
     var worker: WorkerPeer?

@@ -24,8 +24,8 @@ struct RemoteChildStatusReporter {
 
     /// A child waiting for a worker that has not joined yet is normal at start, so it is `info`;
     /// losing a worker, or a worker's refusal, is a `warning`.
-    func report(path: String, status: RemoteChildStatus) {
-        shared.setStatus(status, path: path)
+    func report(path: String, typeName: String, status: RemoteChildStatus) {
+        shared.setStatus(status, path: path, typeName: typeName)
         let level: Logger.Level
         switch status {
         // A full worker is said once, as a warning naming it (`ParentDriver.refuseForCapacity`),
