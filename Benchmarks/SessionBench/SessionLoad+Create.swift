@@ -26,9 +26,9 @@ extension SessionLoad {
                         }
                         guard answer.status == 201 else { throw LoadFailure("POST /api/sessions: \(answer.status) \(answer.body)") }
                         ids.append(try JSONDecoder().decode(Created.self, from: Data(answer.body.utf8)).session)
-                        if let (tenth, part) = pace.created(at: now()) {
-                            progress(
-                                "created the sessions of \(tenth * 10)–\(tenth * 10 + 10) % on \(url): \(part.sessions) in \(String(format: "%.1f", part.seconds)) s in this step")
+                        if let done = pace.created(at: now()) {
+                            let range = "\(done.tenth * 10)–\(done.tenth * 10 + 10) %"
+                            progress("created the sessions of \(range) on \(url): \(done.part.sessions) in \(String(format: "%.1f", done.part.seconds)) s in this step")
                         }
                         index += lanes
                     }

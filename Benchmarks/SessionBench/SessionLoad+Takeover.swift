@@ -13,6 +13,20 @@ extension SessionLoad {
         var refused = 0
     }
 
+    /// A session of the dead coordinator served again: by which coordinator, and when.
+    struct Served: Sendable {
+        var session: BenchSession
+        var url: String
+        var at: UInt64
+    }
+
+    /// A session's counter against how its events were answered.
+    struct Count: Sendable {
+        var session: BenchSession
+        var count: Int
+        var expected: Answers
+    }
+
     /// SIGKILLs the coordinator `pid` (serving `deadURL`), then asks the others for each of its
     /// sessions (of `idsFile`), each of another one in turn, until each is served again (taken
     /// over once its lease ran out; a redirect to the dead owner is asked again 50 ms later, one
@@ -33,20 +47,22 @@ extension SessionLoad {
         guard kill(pid, SIGKILL) == 0 else { throw LoadFailure("cannot SIGKILL \(pid): errno \(errno)") }
         let killedAt = now()
         let servedBy = killedAt + 300_000_000_000
-        let served = try await inLanes(lanes, over: Array(orphans.enumerated())) { lane, orphan in
-            let (url, _) = try await served(orphan.element, asking: survivors[orphan.offset % survivors.count], on: connections, lane: lane, by: servedBy)
-            return (session: orphan.element, url: url, at: now())
+        let takenOver = try await inLanes(lanes, over: Array(orphans.enumerated())) { (lane, orphan) -> Served in
+            let asked = survivors[orphan.offset % survivors.count]
+            let (url, _) = try await served(orphan.element, asking: asked, on: connections, lane: lane, by: servedBy)
+            return Served(session: orphan.element, url: url, at: now())
         }
-        let servedSeconds = served.map { elapsed(from: killedAt, to: $0.at) }.sorted()
+        let servedSeconds = takenOver.map { elapsed(from: killedAt, to: $0.at) }.sorted()
 
         // Every session of the dead one where it was served, every other with events at its owner.
-        let checked = served.map { ($0.session, $0.url) } + sessions.filter { $0.url != deadURL && answers[$0.id] != nil }.map { ($0, $0.url) }
+        let checked = takenOver.map { ($0.session, $0.url) } + sessions.filter { $0.url != deadURL && answers[$0.id] != nil }.map { ($0, $0.url) }
         let appliedBy = now() + 120_000_000_000
-        let counts = try await inLanes(lanes, over: checked) { lane, item in
-            let expected = answers[item.0.id] ?? Answers()
+        let counts = try await inLanes(lanes, over: checked) { (lane, item) -> Count in
+            let (session, url) = item
+            let expected = answers[session.id] ?? Answers()
             while true {
-                let (_, count) = try await served(item.0, asking: item.1, on: connections, lane: lane, by: appliedBy)
-                if count >= expected.accepted || now() >= appliedBy { return (session: item.0, count: count, expected: expected) }
+                let (_, count) = try await served(session, asking: url, on: connections, lane: lane, by: appliedBy)
+                if count >= expected.accepted || now() >= appliedBy { return Count(session: session, count: count, expected: expected) }
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
