@@ -47,7 +47,8 @@
 #   PORT=43500           the first coordinator's gateway port (the next ones follow; PostgreSQL's
 #                        socket is numbered PORT too, no TCP).
 #   BENCH_SCRATCH=.build the scratch path of the release build.
-# Memory is RSS growth; the coordinator's is printed with the part of it that is anonymous (heap,
+# Memory is RSS growth (with one coordinator, that of the two create steps: not what the events run
+# between them left, printed apart); the coordinator's is printed with the part of it that is anonymous (heap,
 # allocator arenas, stacks: smaps_rollup) beside the file-backed or shared rest. CPU is
 # utime+stime from /proc/PID/stat over 5 s, as % of one core. Workers get a capacity of every
 # session of the run (at least the default 10,000), so that none refuses a session's child.
@@ -235,8 +236,10 @@ one_coordinator() {
   measure created_first load create "$url" "$first" "$dir/ids" "$SESSIONS"
   settle
   measure before_held_events rss "$coordinator"
+  measure before_held_events_anonymous anonymous "$coordinator"
   measure held load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH"
   measure after_held_events rss "$coordinator"
+  measure after_held_events_anonymous anonymous "$coordinator"
   measure created_rest load create "$url" $((SESSIONS - first)) "$dir/ids" "$SESSIONS"
   settle
   measure active rss "$coordinator"
@@ -348,14 +351,17 @@ if coordinators == 1:
     row(f"{sessions:,} active sessions (root + 1 remote child each)", f"{sessions:,} in {rendered:.0f} s", "-",
         f"{sessions:,} on 1 coordinator + 2 workers", True)
     creation_rows([f["created_first"], f["created_rest"]], sessions)
-    per_active = (f["active"] - f["idle"]) / sessions
+    # What creating the sessions added: the RSS growth of the two create steps, not what the
+    # events run between them left (reported apart).
+    grown = lambda kind: (f[f"before_held_events{kind}"] - f[f"idle{kind}"]) + (f[f"active{kind}"] - f[f"after_held_events{kind}"])
+    per_active = grown("") / sessions
     row("coordinator memory per active session", kib(per_active), f"idle coordinator {mib(f['idle'])}", "≤ 16 KiB", per_active <= 16 * 1024)
-    per_anonymous = (f["active_anonymous"] - f["idle_anonymous"]) / sessions
+    per_anonymous = grown("_anonymous") / sessions
     row("  of which anonymous (smaps_rollup: heap, arenas, stacks)", kib(per_anonymous), f"idle coordinator {mib(f['idle_anonymous'])}", "(report)", None)
     row("  of which file-backed or shared (RSS minus anonymous)", kib(per_active - per_anonymous),
         f"idle coordinator {mib(f['idle'] - f['idle_anonymous'])}", "(report)", None)
-    row(f"  of which left by the events run with {held:,} held (RSS over it, per session)",
-        kib((f["after_held_events"] - f["before_held_events"]) / sessions), "-", "(report)", None)
+    row(f"not counted above: RSS the events run with {held:,} held left", mib(f["after_held_events"] - f["before_held_events"]),
+        f"RSS before it {mib(f['before_held_events'])}", "(report)", None)
     row("workers' memory per remote child (both)", kib((f["workers_active"] - f["workers_idle"]) / sessions),
         f"idle workers {mib(f['workers_idle'])}", "(report)", None)
     listed_all, listed_passivated = f["listed"]
