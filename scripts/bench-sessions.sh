@@ -13,7 +13,8 @@
 #   SESSIONS=10000       sessions created in all; the first BASELINE_HELD of them first, then events
 #                        (the 1,000-held baseline), then the rest. Creation is timed per tenth of
 #                        SESSIONS (sessions/s for 0–10 %, …, 90–100 %, printed before the table).
-#   BASELINE_HELD=1000   sessions held when the baseline events run (at least EVENT_SESSIONS).
+#   BASELINE_HELD=1000   sessions held when the baseline events run (at least EVENT_SESSIONS, at
+#                        most SESSIONS: with SESSIONS ≤ 1,000 both events runs hold them all).
 #   EVENT_SESSIONS=1000  sessions the events are spread over (the first created), each watched by a
 #                        WebSocket client.
 #   RATE=1000            events/s offered, for SECONDS_EACH seconds, in each events run: with
@@ -33,8 +34,9 @@
 # …), cluster endpoint, two workers, sessions.spread_lease_ms LEASE_MS and its gateway as
 # advertised_url:
 #   SESSIONS_PER_COORDINATOR=25000  sessions created on each coordinator.
-#   EVENT_SESSIONS=1000  sessions per coordinator the events are spread over (all coordinators' in
-#                        turn, each posted to its owner).
+#   EVENT_SESSIONS=1000  sessions per coordinator the events are spread over (at most
+#                        SESSIONS_PER_COORDINATOR; all coordinators' in turn, each posted to its
+#                        owner, each watched by a WebSocket client).
 #   RATE=4000            events/s offered for SECONDS_EACH seconds over them; the baseline is the
 #                        same load all to coordinator 1's shared root (in memory in spread mode).
 #   LEASE_MS=1500        sessions.spread_lease_ms.
