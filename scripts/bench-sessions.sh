@@ -1,142 +1,415 @@
 #!/usr/bin/env bash
-# Sessions at scale: a real coordinator and two real workers (release builds of
-# Benchmarks/SessionBench, ipc endpoints, the embedded SQLite store), and a load generator over
-# real HTTP and WebSockets. Prints one table, each figure beside a baseline from the same run:
-#   scripts/bench-sessions.sh        (SESSIONS=10000 EVENT_SESSIONS=1000 RATE=1000 SECONDS_EACH=10 PORT=43500 STORE=sqlite [SYNC=full|normal] [BATCH=N] [PROBE=command])
-# The coordinator's memory is its RSS growth, printed with the part of it that is anonymous
-# (heap, allocator arenas, stacks: smaps_rollup) beside the file-backed or shared rest. PROBE, if
-# set, runs once the sessions are created, with COORDINATOR_PID and STORE_DIR in its environment
-# (to look at the process and the store's files at that moment; its output goes to stderr).
-# Every session is the root "board": one counter, a remote child placed least-loaded on the two
-# workers. Everything started here is stopped, and its temporary directory removed, at the end.
+# Sessions at scale: real coordinators and real workers (release builds of Benchmarks/SessionBench,
+# ipc endpoints) and a load generator over real HTTP and WebSockets. Prints one table, each figure
+# beside a baseline from the same run. Every session is the root "board": one counter, a remote
+# child placed least-loaded on its coordinator's two workers. Everything started here is stopped,
+# and its temporary directories removed, at the end.
+#
+#   scripts/bench-sessions.sh                   one coordinator, two workers, the store STORE
+#   COORDINATORS=4 scripts/bench-sessions.sh    four coordinators spreading sessions on a private
+#                                               PostgreSQL, two workers each
+#
+# One coordinator (COORDINATORS=1, the default):
+#   SESSIONS=10000       sessions created in all; the first BASELINE_HELD of them first, then events
+#                        (the 1,000-held baseline), then the rest. Creation is timed per tenth of
+#                        SESSIONS (sessions/s for 0–10 %, …, 90–100 %, printed before the table).
+#   BASELINE_HELD=1000   sessions held when the baseline events run (at least EVENT_SESSIONS, at
+#                        most SESSIONS: with SESSIONS ≤ 1,000 both events runs hold them all).
+#   EVENT_SESSIONS=1000  sessions the events are spread over (the first created), each watched by a
+#                        WebSocket client.
+#   RATE=1000            events/s offered, for SECONDS_EACH seconds, in each events run: with
+#                        BASELINE_HELD held, with SESSIONS held, and all to the shared root.
+#   STORE=sqlite         the store: sqlite, or none (sessions in memory; no passivated row).
+#   SYNC=full|normal     the SQLite store's store.sync (default full: an fsync per commit).
+#   BATCH=N              store.max_commit_batch (default 256; 1: each tree commits alone).
+#   PROBE=command        run once all sessions are created, with COORDINATOR_PID and STORE_DIR in
+#                        its environment (to look at the process and the store's files then; its
+#                        output goes to stderr).
+#   Then the coordinator is stopped and started again on the same store, which resumes every
+#   session passivated (memory per passivated session).
+#
+# Several coordinators (COORDINATORS=N > 1, spread mode: OPERATIONS, "Sessions spread over several
+# coordinators"): a private PostgreSQL (initdb as user postgres, its data and unix socket in a
+# temporary directory of its own), N coordinators on it, each with its own gateway (PORT, PORT+1,
+# …), cluster endpoint, two workers, sessions.spread_lease_ms LEASE_MS and its gateway as
+# advertised_url:
+#   SESSIONS_PER_COORDINATOR=25000  sessions created on each coordinator.
+#   EVENT_SESSIONS=1000  sessions per coordinator the events are spread over (at most
+#                        SESSIONS_PER_COORDINATOR; all coordinators' in turn, each posted to its
+#                        owner, each watched by a WebSocket client).
+#   RATE=4000            events/s offered for SECONDS_EACH seconds over them; the baseline is the
+#                        same load all to coordinator 1's shared root (in memory in spread mode).
+#   LEASE_MS=1500        sessions.spread_lease_ms.
+#   Then coordinator 1 is SIGKILLed and each of its sessions asked of another coordinator until
+#   served again (taken over once its lease ran out); every session with events is then checked:
+#   its counter equals the events answered 202 to it (each applied exactly once).
+#
+# Both modes:
+#   SECONDS_EACH=10      seconds each events run offers its load.
+#   PORT=43500           the first coordinator's gateway port (the next ones follow; PostgreSQL's
+#                        socket is numbered PORT too, no TCP).
+#   BENCH_SCRATCH=.build the scratch path of the release build.
+# Memory is RSS growth (with one coordinator, that of the two create steps: not what the events run
+# between them left, printed apart); the coordinator's is printed with the part of it that is anonymous (heap,
+# allocator arenas, stacks: smaps_rollup) beside the file-backed or shared rest. CPU is
+# utime+stime from /proc/PID/stat over 5 s, as % of one core. Workers get a capacity of every
+# session of the run (at least the default 10,000), so that none refuses a session's child.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+COORDINATORS=${COORDINATORS:-1}
 SESSIONS=${SESSIONS:-10000}
+SESSIONS_PER_COORDINATOR=${SESSIONS_PER_COORDINATOR:-25000}
+BASELINE_HELD=${BASELINE_HELD:-1000}
 EVENT_SESSIONS=${EVENT_SESSIONS:-1000}
-RATE=${RATE:-1000}
 SECONDS_EACH=${SECONDS_EACH:-10}
 PORT=${PORT:-43500}
-STORE=${STORE:-sqlite} # or none: no store (sessions live in memory; no passivated row)
-SYNC=${SYNC:-}         # the SQLite store's store.sync: full (the default: an fsync per commit) or normal
-BATCH=${BATCH:-}       # store.max_commit_batch (default 256; 1: each tree commits alone, as before group commit across trees)
+STORE=${STORE:-sqlite}
+SYNC=${SYNC:-}
+BATCH=${BATCH:-}
+LEASE_MS=${LEASE_MS:-1500}
+if ((COORDINATORS > 1)); then
+  RATE=${RATE:-4000}
+  total_sessions=$((SESSIONS_PER_COORDINATOR * COORDINATORS))
+  EVENT_SESSIONS=$((EVENT_SESSIONS < SESSIONS_PER_COORDINATOR ? EVENT_SESSIONS : SESSIONS_PER_COORDINATOR))
+else
+  RATE=${RATE:-1000}
+  total_sessions=$SESSIONS
+  if ((EVENT_SESSIONS > SESSIONS)); then echo "EVENT_SESSIONS ($EVENT_SESSIONS) > SESSIONS ($SESSIONS)" >&2; exit 2; fi
+fi
 scratch="${BENCH_SCRATCH:-.build}"
 swift build -c release --scratch-path "$scratch" --product session-bench >&2
 bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/session-bench"
 dir=$(mktemp -d)
 pids=()
+postgres=
+pg_dir=
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$dir"
+  if [[ -n $postgres ]]; then
+    kill -QUIT "$postgres" 2>/dev/null || true # immediate shutdown: the data is thrown away
+    wait "$postgres" 2>/dev/null || true
+  fi
+  rm -rf "$dir" ${pg_dir:+"$pg_dir"}
 }
 trap cleanup EXIT
-url="http://127.0.0.1:$PORT"
-cat >"$dir/cluster.json" <<JSON
-{ "coordinator": { "endpoint": "ipc://$dir/coordinator", "root": "board" },
-  "workers": [ { "name": "w1", "pool": "bench" }, { "name": "w2", "pool": "bench" } ],
-  "placement": [ { "match": "*CounterWorkflow", "pool": "bench" } ],
-  "log": { "level": "warning", "format": "text" },
-  "gateway": { "listen": "127.0.0.1:$PORT", "max_connections": 4096 },
-  "store": { "kind": "$STORE", "path": "store.sqlite"${SYNC:+, \"sync\": \"$SYNC\"}${BATCH:+, \"max_commit_batch\": $BATCH} },
-  "sessions": { "enabled": true, "idle_timeout_ms": 3600000, "max_sessions": $((SESSIONS * 2)),
-                "max_creations_per_second": 100000 } }
-JSON
+
+# measure NAME COMMAND…: records what COMMAND prints (JSON) as the figure NAME of the table (one
+# `NAME JSON` line each in $dir/figures); the script stops if COMMAND fails.
+measure() {
+  local value
+  value=$("${@:2}")
+  echo "$1 $value" >>"$dir/figures"
+}
+load() { SESSION_BENCH_ROLE=load "$bin" "$@"; }
+settle() { sleep 3; }
+gateway_url() { echo "http://127.0.0.1:$((PORT + $1))"; } # coordinator index (from 0)
 rss() { awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$1/status"; }
 # The coordinator's resident memory that is anonymous (its heap, stacks, the allocator's arenas),
 # as /proc/PID/smaps_rollup counts it; the rest of its RSS is file-backed or shared mappings
 # (the binary, libraries, SQLite's -shm wal-index).
 anonymous() { awk '/^Anonymous:/ { print $2 * 1024 }' "/proc/$1/smaps_rollup"; }
-start_coordinator() { # log name
-  "$bin" --config "$dir/cluster.json" 2>"$dir/$1.log" >/dev/null &
+# A process's CPU time so far (utime + stime, in clock ticks; the fields after the command's
+# name in parentheses, which may hold spaces).
+cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+# The CPU each of the PIDs used over the same 5 s, as % of one core: a JSON list.
+cpu_percent() {
+  local before=() pid start
+  for pid in "$@"; do before+=("$(cpu_ticks "$pid")"); done
+  start=$(date +%s.%N)
+  sleep 5
+  local after=() i
+  for pid in "$@"; do after+=("$(cpu_ticks "$pid")"); done
+  python3 -c 'import sys, json, time, os
+start, ticks, n = float(sys.argv[1]), os.sysconf("SC_CLK_TCK"), (len(sys.argv) - 2) // 2
+wall = time.time() - start
+print(json.dumps([100 * (int(a) - int(b)) / ticks / wall for b, a in zip(sys.argv[2:2 + n], sys.argv[2 + n:])]))' \
+    "$start" "${before[@]}" "${after[@]}"
+}
+
+# write_config FILE INDEX STORE_JSON [SESSIONS_JSON]: coordinator INDEX's configuration (its
+# endpoint, its gateway at PORT+INDEX, its two workers; SESSIONS_JSON: more keys of "sessions").
+write_config() {
+  local capacity=$((total_sessions > 10000 ? total_sessions : 10000))
+  cat >"$1" <<JSON
+{ "coordinator": { "endpoint": "ipc://$dir/coordinator-$2", "root": "board" },
+  "workers": [ { "name": "w1", "pool": "bench", "capacity": $capacity }, { "name": "w2", "pool": "bench", "capacity": $capacity } ],
+  "placement": [ { "match": "*CounterWorkflow", "pool": "bench" } ],
+  "log": { "level": "warning", "format": "text" },
+  "gateway": { "listen": "127.0.0.1:$((PORT + $2))", "max_connections": 4096 },
+  "store": $3,
+  "sessions": { "enabled": true, "idle_timeout_ms": 3600000, "max_sessions": $((total_sessions * 2)),
+                "max_creations_per_second": 100000${4:+, $4} } }
+JSON
+}
+# start_coordinator CONFIG LOG_NAME: sets $coordinator.
+start_coordinator() {
+  "$bin" --config "$1" 2>"$dir/$2.log" >/dev/null &
   coordinator=$!
   pids+=("$coordinator")
 }
-# Waits until the shared root shows its remote child and, with "workers", until both workers
-# joined. (Not "workers" after a restart on the store: the tree lists every session, and that
-# answer would count in the memory measured next.)
+# start_workers CONFIG INDEX: its two workers; their pids are added to $workers.
+start_workers() {
+  local name
+  for name in w1 w2; do
+    SESSION_BENCH_ROLE=worker "$bin" --config "$1" --name "$name" 2>"$dir/$name-$2.log" >/dev/null &
+    pids+=("$!")
+    workers+=("$!")
+  done
+}
+# wait_ready URL [workers]: until the shared root shows its remote child and, with "workers", until
+# both workers joined. (Not "workers" after a restart on the store: the tree lists every session,
+# and that answer would count in the memory measured next.)
 wait_ready() {
   for _ in $(seq 600); do
-    if { [[ ${1:-} != workers ]] || curl -sf "$url/api/tree" | python3 -c '
+    if { [[ ${2:-} != workers ]] || curl -sf "$1/api/tree" | python3 -c '
 import json, sys
 tree = json.load(sys.stdin)
 sys.exit(0 if len([w for w in tree.get("workers", []) if w.get("lastHeardMillisecondsAgo") is not None]) == 2 else 1)' 2>/dev/null; } &&
-      curl -sf "$url/api/rendering" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["rendering"]["c"]["count"] >= 0 else 1)' 2>/dev/null; then
+      curl -sf "$1/api/rendering" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["rendering"]["c"]["count"] >= 0 else 1)' 2>/dev/null; then
       return 0
     fi
     sleep 0.2
   done
-  echo "the cluster did not become ready; the coordinator's log:" >&2
+  echo "the cluster at $1 did not become ready; the coordinators' logs:" >&2
   cat "$dir"/coordinator*.log >&2
   exit 1
 }
-settle() { sleep 3; }
+# The sum of the RSS of the PIDs.
+rss_sum() {
+  local sum=0 pid
+  for pid in "$@"; do sum=$((sum + $(rss "$pid"))); done
+  echo "$sum"
+}
+# A JSON list of the RSS of each PID.
+rss_list() {
+  local pid list=()
+  for pid in "$@"; do list+=("$(rss "$pid")"); done
+  (IFS=,; echo "[${list[*]}]")
+}
+# The sessions the coordinator at URL lists, and how many of them are passivated: [ALL, PASSIVATED].
+listed_sessions() {
+  curl -sf "$1/api/sessions" |
+    python3 -c 'import json,sys; s=json.load(sys.stdin)["sessions"]; print(json.dumps([len(s), sum(1 for x in s if x["state"] == "passivated")]))'
+}
+# A private PostgreSQL server (Debian's initdb and postgres, as PrivatePostgres does: as the
+# postgres user when run as root; its data directory and unix socket in a temporary directory of
+# its own, no TCP). Sets $postgres (its pid) and $pg_url.
+start_postgres() {
+  local binaries run=()
+  binaries=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  [[ -x $binaries/postgres ]] || { echo "no PostgreSQL server in /usr/lib/postgresql/*/bin (apt-get install postgresql)" >&2; exit 1; }
+  pg_dir=$(mktemp -d)
+  if [[ $(id -u) == 0 ]]; then
+    chown postgres "$pg_dir"
+    run=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+  fi
+  LC_ALL=C "${run[@]}" "$binaries/initdb" -D "$pg_dir/data" -A trust -U postgres --no-sync --no-instructions >"$dir/initdb.log" 2>&1 ||
+    { cat "$dir/initdb.log" >&2; exit 1; }
+  LC_ALL=C "${run[@]}" "$binaries/postgres" -D "$pg_dir/data" -k "$pg_dir" -p "$PORT" -h '' -c max_connections=100 2>"$dir/postgres.log" &
+  postgres=$!
+  for _ in $(seq 300); do
+    grep -q "ready to accept connections" "$dir/postgres.log" && break
+    sleep 0.1
+  done
+  grep -q "ready to accept connections" "$dir/postgres.log" || { cat "$dir/postgres.log" >&2; exit 1; }
+  pg_url="postgres://postgres@/postgres?host=$pg_dir&port=$PORT"
+}
 
-start_coordinator coordinator
-for name in w1 w2; do
-  SESSION_BENCH_ROLE=worker "$bin" --config "$dir/cluster.json" --name "$name" 2>"$dir/$name.log" >/dev/null &
-  pids+=("$!")
-done
-workers=("${pids[1]}" "${pids[2]}")
-wait_ready workers
-settle
-idle=$(rss "$coordinator")
-idle_anonymous=$(anonymous "$coordinator")
-workers_idle=$(( $(rss "${workers[0]}") + $(rss "${workers[1]}") ))
+# One coordinator on SQLite (or no store): the sessions created in two steps around the baseline
+# events, the events with all held and to the shared root, then a restart on the store.
+one_coordinator() {
+  local url first
+  url=$(gateway_url 0)
+  write_config "$dir/cluster.json" 0 "{ \"kind\": \"$STORE\", \"path\": \"store.sqlite\"${SYNC:+, \"sync\": \"$SYNC\"}${BATCH:+, \"max_commit_batch\": $BATCH} }"
+  start_coordinator "$dir/cluster.json" coordinator
+  workers=()
+  start_workers "$dir/cluster.json" 0
+  wait_ready "$url" workers
+  settle
+  measure idle rss "$coordinator"
+  measure idle_anonymous anonymous "$coordinator"
+  measure workers_idle rss_sum "${workers[@]}"
+  measure idle_cpu cpu_percent "$coordinator"
 
-created=$(SESSION_BENCH_ROLE=load "$bin" create "$url" "$SESSIONS" "$dir/ids")
-settle
-active=$(rss "$coordinator")
-active_anonymous=$(anonymous "$coordinator")
-if [[ -n ${PROBE:-} ]]; then COORDINATOR_PID=$coordinator STORE_DIR=$dir bash -c "$PROBE" >&2; fi
-workers_active=$(( $(rss "${workers[0]}") + $(rss "${workers[1]}") ))
+  first=$((BASELINE_HELD > EVENT_SESSIONS ? BASELINE_HELD : EVENT_SESSIONS))
+  first=$((first < SESSIONS ? first : SESSIONS))
+  measure baseline_held echo "$first"
+  measure created_first load create "$url" "$first" "$dir/ids" "$SESSIONS"
+  settle
+  measure before_held_events rss "$coordinator"
+  measure before_held_events_anonymous anonymous "$coordinator"
+  measure held load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH"
+  measure after_held_events rss "$coordinator"
+  measure after_held_events_anonymous anonymous "$coordinator"
+  measure created_rest load create "$url" $((SESSIONS - first)) "$dir/ids" "$SESSIONS"
+  settle
+  measure active rss "$coordinator"
+  measure active_anonymous anonymous "$coordinator"
+  measure active_cpu cpu_percent "$coordinator"
+  if [[ -n ${PROBE:-} ]]; then COORDINATOR_PID=$coordinator STORE_DIR=$dir bash -c "$PROBE" >&2; fi
+  measure workers_active rss_sum "${workers[@]}"
 
-spread=$(SESSION_BENCH_ROLE=load "$bin" events "$url" "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH")
-shared=$(SESSION_BENCH_ROLE=load "$bin" events "$url" "$dir/ids" 1 "$RATE" "$SECONDS_EACH" shared)
+  measure spread load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH"
+  measure shared load shared "$url" "$RATE" "$SECONDS_EACH"
 
-# A coordinator started again on the same store resumes every session passivated.
-kill -TERM "$coordinator"
-wait "$coordinator" || true
-start_coordinator coordinator-resumed
-wait_ready
-settle
-passivated=$(rss "$coordinator")
-listed=$(curl -sf "$url/api/sessions" | python3 -c 'import json,sys; s=json.load(sys.stdin)["sessions"]; print(len(s), sum(1 for x in s if x["state"] == "passivated"))')
+  # A coordinator started again on the same store resumes every session passivated.
+  kill -TERM "$coordinator"
+  wait "$coordinator" || true
+  start_coordinator "$dir/cluster.json" coordinator-resumed
+  wait_ready "$url"
+  settle
+  measure passivated rss "$coordinator"
+  measure listed listed_sessions "$url"
+}
 
-python3 - "$idle" "$active" "$workers_idle" "$workers_active" "$passivated" "$SESSIONS" "$listed" "$created" "$spread" "$shared" "$EVENT_SESSIONS" "$RATE" "$idle_anonymous" "$active_anonymous" <<'PY'
+# COORDINATORS coordinators spreading sessions on a private PostgreSQL: sessions created on each,
+# events over all of them, coordinator 1 SIGKILLed and its sessions taken over by the others.
+spread_coordinators() {
+  local index url coordinators=() urls=() heads=()
+  start_postgres
+  workers=()
+  for ((index = 0; index < COORDINATORS; index++)); do
+    url=$(gateway_url "$index")
+    urls+=("$url")
+    write_config "$dir/cluster-$index.json" "$index" "{ \"kind\": \"postgres\", \"url\": \"$pg_url\" }" \
+      "\"spread_lease_ms\": $LEASE_MS, \"advertised_url\": \"$url\""
+    start_coordinator "$dir/cluster-$index.json" "coordinator-$index"
+    coordinators+=("$coordinator")
+    start_workers "$dir/cluster-$index.json" "$index"
+  done
+  for url in "${urls[@]}"; do wait_ready "$url" workers; done
+  settle
+  measure idle rss_list "${coordinators[@]}"
+  measure idle_cpu cpu_percent "${coordinators[@]}"
+  for ((index = 0; index < COORDINATORS; index++)); do
+    measure "created_$index" load create "${urls[$index]}" "$SESSIONS_PER_COORDINATOR" "$dir/ids-$index"
+    head -n "$EVENT_SESSIONS" "$dir/ids-$index" >"$dir/head-$index"
+    heads+=("$dir/head-$index")
+  done
+  settle
+  measure active rss_list "${coordinators[@]}"
+  measure active_cpu cpu_percent "${coordinators[@]}"
+  # The events' sessions: each coordinator's first EVENT_SESSIONS, in turn.
+  paste -d '\n' "${heads[@]}" >"$dir/event-ids"
+  cat "$dir"/ids-* >"$dir/all-ids"
+  measure spread load events "$dir/event-ids" $((EVENT_SESSIONS * COORDINATORS)) "$RATE" "$SECONDS_EACH" "$dir/accepted"
+  measure shared load shared "${urls[0]}" "$RATE" "$SECONDS_EACH"
+  measure takeover load takeover "${coordinators[0]}" "${urls[0]}" "$dir/all-ids" "$dir/accepted"
+  wait "${coordinators[0]}" 2>/dev/null || true
+}
+
+if ((COORDINATORS > 1)); then spread_coordinators; else one_coordinator; fi
+
+python3 - "$dir/figures" "$COORDINATORS" "$RATE" "$EVENT_SESSIONS" "$LEASE_MS" <<'PY'
 import json, os, sys
-idle, active, workers_idle, workers_active, passivated, sessions = map(int, sys.argv[1:7])
-listed_all, listed_passivated = map(int, sys.argv[7].split())
-created, spread, shared = (json.loads(a) for a in sys.argv[8:11])
-event_sessions, rate = int(sys.argv[11]), int(sys.argv[12])
-idle_anonymous, active_anonymous = int(sys.argv[13]), int(sys.argv[14])
+figures = {name: json.loads(value) for name, value in (line.rstrip("\n").split(" ", 1) for line in open(sys.argv[1]))}
+coordinators, rate, event_sessions, lease_ms = map(int, sys.argv[2:6])
 kib = lambda b: f"{b / 1024:.1f} KiB"
 mib = lambda b: f"{b / 1048576:.1f} MiB"
 ms = lambda v: f"{v:.1f} ms"
+per_s = lambda v: f"{v:,.0f}/s"
 rows = []
 def row(figure, value, baseline, goal, met):
     rows.append((figure, value, baseline, goal, "-" if met is None else ("yes" if met else "NO")))
-per_active = (active - idle) / sessions
-row(f"{sessions:,} active sessions (root + 1 remote child each)",
-    f"{created['created']:,} in {created['all_rendered_seconds']:.0f} s", "-", f"{sessions:,} on 1 coordinator + 2 workers",
-    created["created"] == sessions)
-row("coordinator memory per active session", kib(per_active), f"idle coordinator {mib(idle)}", "≤ 16 KiB", per_active <= 16 * 1024)
-per_anonymous = (active_anonymous - idle_anonymous) / sessions
-row("  of which anonymous (smaps_rollup: heap, arenas, stacks)", kib(per_anonymous), f"idle coordinator {mib(idle_anonymous)}", "(report)", None)
-row("  of which file-backed or shared (RSS minus anonymous)", kib(per_active - per_anonymous),
-    f"idle coordinator {mib(idle - idle_anonymous)}", "(report)", None)
-row("workers' memory per remote child (both)", kib((workers_active - workers_idle) / sessions), f"idle workers {mib(workers_idle)}", "(report)", None)
-per_passivated = (passivated - idle) / sessions
-if listed_all:
-    row(f"coordinator memory per passivated session ({listed_passivated:,} resumed from SQLite)", f"{per_passivated:.0f} B",
-        f"idle coordinator {mib(idle)}", "≤ 1 KiB", per_passivated <= 1024 and listed_passivated == sessions)
+
+def event_rows(spread, shared, sessions, baselines=""):
+    """The events rows: accepted/s and POST → rendering, against the shared root of the same run."""
+    row(f"events accepted/s over {sessions:,} sessions ({rate:,}/s offered)", per_s(spread["accepted_per_second"]),
+        f"shared root {per_s(shared['accepted_per_second'])}{baselines}", f"{rate:,}/s",
+        spread["accepted_per_second"] >= 0.98 * rate and spread["refused"] == 0)
+    row("POST → session's WebSocket rendering, p50", ms(spread["p50_ms"]), f"shared root {ms(shared['p50_ms'])}", "(report)", None)
+    row("POST → session's WebSocket rendering, p99", ms(spread["p99_ms"]), f"shared root {ms(shared['p99_ms'])}", "≤ 20 ms",
+        0 <= spread["p99_ms"] <= 20 and spread["not_shown"] == 0)
+    row("POST → session's WebSocket rendering, max", ms(spread["max_ms"]), f"shared root {ms(shared['max_ms'])}", "(report)", None)
+
+def tenth_rates(steps):
+    """Sessions/s per tenth of the run's sessions, the create steps' parts added up."""
+    tenths = [[0, 0.0] for _ in range(10)]
+    for step in steps:
+        for tenth, (sessions, seconds) in zip(tenths, step["tenths"]):
+            tenth[0] += sessions
+            tenth[1] += seconds
+    return [(sessions, sessions / seconds if seconds > 0 else 0.0) for sessions, seconds in tenths]
+
+def creation_rows(steps, total):
+    rates = tenth_rates(steps)
+    print("creation rate per 10 % of the sessions: " + ", ".join(f"{10 * i}–{10 * i + 10} % {per_s(r)}" for i, (_, r) in enumerate(rates)))
+    created = sum(s["created"] for s in steps)
+    seconds = sum(sum(t[1] for t in s["tenths"]) for s in steps)
+    first, last, slowest = rates[0][1], rates[9][1], min(r for _, r in rates)
+    row("creation rate, first 10 % of the sessions", per_s(first), "-", "≥ 2,000/s", first >= 2000)
+    row("creation rate, last 10 % of the sessions", per_s(last), f"first 10 % {per_s(first)}", "≥ 2,000/s and ≥ 0.8× first 10 %",
+        last >= 2000 and last >= 0.8 * first)
+    row(f"creation rate, all {created:,} (slowest tenth {per_s(slowest)})", per_s(created / seconds if seconds else 0),
+        f"first 10 % {per_s(first)}", "≥ 2,000/s from start to end", slowest >= 2000 and created == total)
+
+if coordinators == 1:
+    f = figures
+    sessions = f["created_first"]["created"] + f["created_rest"]["created"]
+    held = f["baseline_held"]
+    spread, shared, at_held = f["spread"], f["shared"], f["held"]
+    rendered = f["created_first"]["all_rendered_seconds"] + f["created_rest"]["all_rendered_seconds"]
+    row(f"{sessions:,} active sessions (root + 1 remote child each)", f"{sessions:,} in {rendered:.0f} s", "-",
+        f"{sessions:,} on 1 coordinator + 2 workers", True)
+    creation_rows([f["created_first"], f["created_rest"]], sessions)
+    # What creating the sessions added: the RSS growth of the two create steps, not what the
+    # events run between them left (reported apart).
+    grown = lambda kind: (f[f"before_held_events{kind}"] - f[f"idle{kind}"]) + (f[f"active{kind}"] - f[f"after_held_events{kind}"])
+    per_active = grown("") / sessions
+    row("coordinator memory per active session", kib(per_active), f"idle coordinator {mib(f['idle'])}", "≤ 16 KiB", per_active <= 16 * 1024)
+    per_anonymous = grown("_anonymous") / sessions
+    row("  of which anonymous (smaps_rollup: heap, arenas, stacks)", kib(per_anonymous), f"idle coordinator {mib(f['idle_anonymous'])}", "(report)", None)
+    row("  of which file-backed or shared (RSS minus anonymous)", kib(per_active - per_anonymous),
+        f"idle coordinator {mib(f['idle'] - f['idle_anonymous'])}", "(report)", None)
+    row(f"not counted above: RSS the events run with {held:,} held left", mib(f["after_held_events"] - f["before_held_events"]),
+        f"RSS before it {mib(f['before_held_events'])}", "(report)", None)
+    row("workers' memory per remote child (both)", kib((f["workers_active"] - f["workers_idle"]) / sessions),
+        f"idle workers {mib(f['workers_idle'])}", "(report)", None)
+    listed_all, listed_passivated = f["listed"]
+    per_passivated = (f["passivated"] - f["idle"]) / sessions
+    if listed_all:
+        row(f"coordinator memory per passivated session ({listed_passivated:,} resumed from SQLite)", f"{per_passivated:.0f} B",
+            f"idle coordinator {mib(f['idle'])}", "≤ 1 KiB", per_passivated <= 1024 and listed_passivated == sessions)
+    else:
+        row("coordinator memory per passivated session", "- (no store)", "-", "≤ 1 KiB", None)
+    idle_cpu, active_cpu = f["idle_cpu"][0], f["active_cpu"][0]
+    row(f"coordinator CPU with all {sessions:,} sessions idle (5 s, % of one core)", f"{active_cpu:.1f} %",
+        f"idle coordinator, no session {idle_cpu:.1f} %", "< 3 %", active_cpu < 3)
+    event_rows(spread, shared, event_sessions, f"; {held:,} held {per_s(at_held['accepted_per_second'])}")
+    row(f"p99 with {sessions:,} held vs {held:,} held", ms(spread["p99_ms"]), f"{held:,} held {ms(at_held['p99_ms'])}",
+        "≤ 20 ms and ≤ 1.2× the baseline", 0 <= spread["p99_ms"] <= 20 and spread["p99_ms"] <= 1.2 * at_held["p99_ms"])
+    runs = (("sessions", spread), (f"{held} held", at_held), ("shared root", shared))
 else:
-    row("coordinator memory per passivated session", "- (no store)", "-", "≤ 1 KiB", None)
-row(f"events accepted/s over {event_sessions:,} sessions ({rate:,}/s offered)", f"{spread['accepted_per_second']:.0f}/s",
-    f"shared root {shared['accepted_per_second']:.0f}/s", f"{rate:,}/s", spread["accepted_per_second"] >= 0.98 * rate and spread["refused"] == 0)
-row("POST → session's WebSocket rendering, p50", ms(spread["p50_ms"]), f"shared root {ms(shared['p50_ms'])}", "(report)", None)
-row("POST → session's WebSocket rendering, p99", ms(spread["p99_ms"]), f"shared root {ms(shared['p99_ms'])}", "≤ 20 ms",
-    0 <= spread["p99_ms"] <= 20 and spread["not_shown"] == 0)
-row("POST → session's WebSocket rendering, max", ms(spread["max_ms"]), f"shared root {ms(shared['max_ms'])}", "(report)", None)
+    f = figures
+    created = [f[f"created_{i}"] for i in range(coordinators)]
+    sessions = sum(c["created"] for c in created)
+    per_coordinator = sessions // coordinators
+    spread, shared, takeover = f["spread"], f["shared"], f["takeover"]
+    row(f"{sessions:,} active sessions over {coordinators} coordinators (root + 1 remote child each)",
+        f"{sessions:,}, each coordinator's rendered in {max(c['all_rendered_seconds'] for c in created):.0f} s or less", "-",
+        f"{per_coordinator:,} on each of {coordinators} coordinators + 2 workers each", sessions == per_coordinator * coordinators)
+    rates = [c["created"] / c["create_seconds"] for c in created]
+    row("creation rate on each coordinator (in turn)", " / ".join(per_s(r) for r in rates), "-", "≥ 2,000/s", min(rates) >= 2000)
+    per_session = [(a - i) / c["created"] for a, i, c in zip(f["active"], f["idle"], created)]
+    average = sum(per_session) / coordinators
+    row("coordinator memory per active session (averaged over the coordinators)", kib(average),
+        f"idle coordinators {mib(sum(f['idle']) / coordinators)} each", "≤ 16 KiB", average <= 16 * 1024)
+    row("  per coordinator", " / ".join(kib(p) for p in per_session), "-", "(report)", None)
+    idle_cpu, active_cpu = sum(f["idle_cpu"]) / coordinators, sum(f["active_cpu"]) / coordinators
+    row("coordinator CPU with all sessions idle (5 s, % of one core, averaged)", f"{active_cpu:.1f} %",
+        f"idle coordinators, no session {idle_cpu:.1f} %", "< 3 %", active_cpu < 3)
+    event_rows(spread, shared, event_sessions * coordinators, " (coordinator 1's, in memory)")
+    row(f"coordinator 1 SIGKILLed: all its {takeover['orphans']:,} sessions served again by the other {takeover['survivors']}",
+        f"{takeover['all_served_seconds']:.1f} s after the kill", f"session lease {lease_ms:,} ms; first served after {takeover['first_served_seconds']:.1f} s",
+        "(report)", None)
+    row("  half of them served again by", f"{takeover['p50_served_seconds']:.1f} s", "-", "(report)", None)
+    exact = takeover["mismatched"] == 0 and takeover["checked"] > 0 and takeover["orphans"] == per_coordinator
+    row(f"accepted events applied exactly once ({takeover['checked']:,} sessions checked)",
+        f"{takeover['applied']:,} applied, {takeover['accepted']:,} answered 202; {takeover['mismatched']} sessions differ",
+        f"{takeover['in_doubt']} in doubt (not answered 202), {takeover['in_doubt_applied']} sessions applied theirs", "every counter = its 202s", exact)
+    if takeover["first_mismatch"]: print(f"first mismatch: {takeover['first_mismatch']}")
+    runs = (("sessions", spread), ("shared root", shared), ("takeover", takeover))
 load = os.getloadavg()
 print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end")
 widths = [max(len(str(r[i])) for r in rows + [("figure", "value", "baseline", "goal", "met?")]) for i in range(5)]
@@ -144,6 +417,6 @@ line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) +
 print(line(("figure", "value", "baseline", "goal", "met?")))
 print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 for r in rows: print(line(r))
-for name, result in (("sessions", spread), ("shared root", shared)):
+for name, result in runs:
     print(f"{name}: {json.dumps(result, sort_keys=True)}")
 PY

@@ -31,10 +31,11 @@ struct GatewayConnections: Sendable {
         return (response.status.code, response.body.map { String(buffer: $0) } ?? "")
     }
 
-    /// GETs `path` on connection `index` (modulo their number).
-    func get(_ path: String, on index: Int) async throws -> (status: Int, body: String) {
+    /// GETs `path` on connection `index` (modulo their number); `location` is the answer's
+    /// `Location` (a redirect's).
+    func get(_ path: String, on index: Int) async throws -> (status: Int, body: String, location: String?) {
         let response = try await clients[index % clients.count].get(path)
-        return (response.status.code, response.body.map { String(buffer: $0) } ?? "")
+        return (response.status.code, response.body.map { String(buffer: $0) } ?? "", response.head.headerFields[.location])
     }
 }
 

@@ -11,14 +11,23 @@ import WorkflowRemote
 //                                               the root "board": one counter, a remote child placed
 //                                               by the configuration
 //     SESSION_BENCH_ROLE=worker session-bench --config FILE --name W    a worker hosting the counter
-//     SESSION_BENCH_ROLE=load session-bench create URL COUNT IDS_FILE   creates COUNT sessions of
-//                                               "board", waits until each shows its remote child,
-//                                               writes their ids
-//     SESSION_BENCH_ROLE=load session-bench events URL IDS_FILE SESSIONS RATE SECONDS [shared]
-//                                               RATE events/s spread over SESSIONS sessions (or all
-//                                               to the shared root), each session watched by a
-//                                               WebSocket client: prints the POST → rendering
-//                                               latencies as one JSON line
+//     SESSION_BENCH_ROLE=load session-bench create URL COUNT IDS_FILE [TOTAL]
+//                                               creates COUNT sessions of "board" on URL, waits
+//                                               until each shows its remote child, appends them
+//                                               to IDS_FILE (`ID URL` lines); the creation rate per
+//                                               tenth of the TOTAL the run creates
+//     SESSION_BENCH_ROLE=load session-bench events IDS_FILE SESSIONS RATE SECONDS [ACCEPTED_FILE]
+//                                               RATE events/s spread over the first SESSIONS
+//                                               sessions of IDS_FILE, each on its own gateway and
+//                                               watched by a WebSocket client: prints the POST →
+//                                               rendering latencies as one JSON line, writes each
+//                                               session's answers to ACCEPTED_FILE
+//     SESSION_BENCH_ROLE=load session-bench shared URL RATE SECONDS
+//                                               the same, all to the shared root of URL
+//     SESSION_BENCH_ROLE=load session-bench takeover PID DEAD_URL IDS_FILE ACCEPTED_FILE
+//                                               SIGKILLs coordinator PID, times until the others
+//                                               served each of its sessions again, checks every
+//                                               answered event applied once
 
 switch ProcessInfo.processInfo.environment["SESSION_BENCH_ROLE"] {
 case "worker":
