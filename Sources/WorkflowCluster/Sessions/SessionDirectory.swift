@@ -127,6 +127,8 @@ public actor SessionDirectory {
     /// The sessions whose last client let go, for the idle passivation (`passivateIdle()`).
     private var idle = IdleSessionQueue()
     private var creations: CreationBudget
+    /// Sessions whose creation is under way (counted against `maxSessions`).
+    private var creating = 0
     private var stopped = false
     private let metrics: SessionMetrics
     /// Spread mode: the session leases and this process's name in them (`nil`: not spread).
@@ -177,8 +179,11 @@ public actor SessionDirectory {
     /// session is in it.
     public func create(root: String, props: Data?) async throws(SessionError) -> SessionID {
         guard !stopped else { throw .unavailable("the coordinator is stopping") }
-        guard entries.count < settings.maxSessions else { throw .tooManySessions(limit: settings.maxSessions) }
+        // Creations under way count: the actor runs others while this one awaits its start.
+        guard entries.count + creating < settings.maxSessions else { throw .tooManySessions(limit: settings.maxSessions) }
         guard creations.take(now: clock.now) else { throw .creationRateExceeded(perSecond: settings.maxCreationsPerSecond) }
+        creating += 1
+        defer { creating -= 1 }
         let id = SessionID.random()
         var token = durability?.token
         if let spread {
@@ -198,10 +203,16 @@ public actor SessionDirectory {
         let committer = committer(for: id, token: token, origin: SessionOrigin(root: root, props: props), restored: nil)
         let session: any ClusterRootSession
         do {
-            session = try start(id, root: root, props: props, snapshot: nil, sequence: 0, durability: committer)
+            session = try await start(id, root: root, props: props, snapshot: nil, sequence: 0, durability: committer)
         } catch {
             await releaseLease(of: id)
             throw error
+        }
+        // The coordinator began stopping while the session started: `stopAll()` did not see it.
+        guard !stopped else {
+            await session.stop()
+            await releaseLease(of: id)
+            throw .unavailable("the coordinator is stopping")
         }
         // Held until it is in the store: never passivated before.
         let active = Active(session: session, committer: committer, props: durability == nil ? props : nil, clients: 1, lastUsed: clock.now)
@@ -497,7 +508,7 @@ public actor SessionDirectory {
             let committer = committer(for: id, token: token, origin: SessionOrigin(root: root, props: props), restored: restored)
             let session: any ClusterRootSession
             do {
-                session = try start(id, root: root, props: props, snapshot: snapshot, sequence: passivated.sequence, durability: committer)
+                session = try await start(id, root: root, props: props, snapshot: snapshot, sequence: passivated.sequence, durability: committer)
             } catch .unknownRoot(let name, let known) {
                 throw .unavailable(
                     "this session's root \"\(name)\" is not registered in this coordinator (known: \(known.joined(separator: ", "))); it is kept")
@@ -640,16 +651,27 @@ public actor SessionDirectory {
         _ = await Self.stop(entry.slot)
     }
 
+    /// Starts the session `id`'s host on the runtime's loop (`RemoteRuntime.runStart(_:)`): no
+    /// thread waits for it, and the first passes of sessions started together wait for their
+    /// workers once.
     private nonisolated func start(
         _ id: SessionID, root: String, props: Data?, snapshot: TreeSnapshot?, sequence: UInt64, durability: CheckpointCommitter?
-    ) throws(SessionError) -> any ClusterRootSession {
+    ) async throws(SessionError) -> any ClusterRootSession {
         var start = RootStart(runtime: runtime, snapshot: snapshot, logger: logger, observers: observers(root))
         start.props = props
         start.loop = SessionLoop(runtime: runtime, scope: id.text)
         start.renderingSequence = sequence
         start.tokenMark = TreeMark.of(session: id.text)
         start.durability = durability
-        return try registry.startSession(named: root, start)
+        let (registry, rootStart) = (registry, start)
+        let started = await runtime.runStart { () -> Result<any ClusterRootSession, SessionError> in
+            do throws(SessionError) {
+                return .success(try registry.startSession(named: root, rootStart))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try started.get()
     }
 
     private func updateGauges() {
