@@ -18,7 +18,12 @@ import WorkflowClusterTesting
 
         // The loop is held while the starts queue, so it takes them all in one batch.
         let gate = DispatchSemaphore(value: 0)
-        parent.execute { gate.wait() }
+        let held = Atomic(false)
+        parent.execute {
+            held.store(true, ordering: .sequentiallyConsistent)
+            gate.wait()
+        }
+        try await eventually("the loop held") { held.load(ordering: .sequentiallyConsistent) }
         let hosts = Task {
             await withTaskGroup(of: WorkflowHost<CounterBoardWorkflow>.self) { group in
                 for index in 0..<8 {
