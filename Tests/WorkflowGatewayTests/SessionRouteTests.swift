@@ -255,6 +255,29 @@ struct SessionRouteTests {
         await slow.stop()
     }
 
+    @Test("creations at once never pass max_sessions: the directory serves others while one starts, and counts those under way")
+    func concurrentCreationsKeepTheLimit() async throws {
+        let fixture = try await Fixture("gw-sess-concurrent", settings: SessionSettings(maxSessions: 4, maxCreationsPerSecond: 1000))
+        let directory = fixture.directory
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    do throws(SessionError) {
+                        _ = try await directory.create(root: "board", props: Data("{}".utf8))
+                        return true
+                    } catch {
+                        #expect(error == .tooManySessions(limit: 4))
+                        return false
+                    }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 4)
+        #expect(await directory.counts == (active: 4, passivated: 0))
+        await fixture.stop()
+    }
+
     static func escaped(_ token: String) -> String {
         token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token
     }

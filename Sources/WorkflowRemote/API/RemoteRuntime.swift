@@ -76,34 +76,20 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
         }
     }
 
-    /// Runs `body`, which starts a new host on this runtime (`WorkflowHost(workflow:loop:)` with
-    /// this runtime or a `SessionLoop` on it), on the loop, and resumes the awaiting task with its
-    /// result without blocking a thread of the cooperative pool.
+    /// Runs `body` on the loop and resumes the awaiting task with its result, without blocking
+    /// a thread of the cooperative pool (`body` may start a host on this runtime: its
+    /// `WorkflowHost` init then renders inline, on the loop).
     ///
-    /// Why not `run(_:)`: nothing can reach a host before its start returns, so the loop may run
-    /// this ahead of jobs queued before it and inside another host's settle, where the first
-    /// passes of hosts started together send their STARTs in one batch and wait for their
-    /// workers once (`RemoteJob.start`). A coordinator creating sessions for many clients at once
-    /// pays about one worker round trip per batch of them, not one each in turn. `body` must
-    /// start a new host and do nothing else on the loop.
-    package func runStart<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    /// Why: a host's init blocks its caller until its first pass has settled, a worker round
+    /// trip when it has remote children. A coordinator creating sessions for many clients from an
+    /// actor would hold the actor and a thread of the pool for each; from here it awaits, and
+    /// the creations of many clients queue on the loop together.
+    package func runOnLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         if inLoop { return body() }
         return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-            let queued = jobs.appendStart { continuation.resume(returning: body()) }
-            if !queued { execute { continuation.resume(returning: body()) } }
+            execute { continuation.resume(returning: body()) }
         }
     }
-
-    /// How many host starts (`runStart(_:)`) the loop has run inside another pass's settle.
-    package func startsRunInSettles() async -> Int {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
-            let queued = jobs.appendUnlessStopping { [bound] in continuation.resume(returning: bound.value.startsRunInSettles) }
-            if !queued { continuation.resume(returning: 0) }
-        }
-    }
-
-    /// How many jobs wait for the loop now.
-    package var queuedJobs: Int { jobs.count }
 
     public func settleRenderPass() -> Bool {
         bound.value.settle()

@@ -41,7 +41,7 @@ extension ParentDriver {
         guard let peer = proxy.worker, proxy.isReleasing else { return }
         awaiting.remove(proxy.childID)
         proxy.released(from: peer.name)
-        proxyChanges &+= 1
+        settleChanged = true
         let canMoveAtOnce = if case .worker = placementChoice(for: proxy, withinGrace: false) { true } else { false }
         if parent.released(proxy.childID, from: peer.id, canMoveAtOnce: canMoveAtOnce) { reportDrained(peer) }
     }

@@ -22,15 +22,6 @@ final class RemoteEngine {
     let workerRole: WorkerDriver
     /// The jobs the loop runs in this iteration (its storage is swapped with the queue's).
     var jobBatch: [RemoteJob] = []
-    /// The next job of `jobBatch` to run (a settle may take a start from further on).
-    var nextJob = 0
-    /// How many host starts run inside settles now, one inside the other (`settle()`).
-    var startsNested = 0
-    /// Whether a settle may still run a waiting host start before it waits: once per top-level
-    /// job, one chain of at most `startsAtOnce` (`settle()`).
-    var startsMayNest = true
-    /// How many host starts settles have run inside them so far (`RemoteRuntime.startsRunInSettles()`).
-    var startsRunInSettles = 0
     /// When `runTimers` next looks at the heartbeats and gauges.
     var nextTimerCheck = ContinuousClock.now
     /// How many times `runTimers` has looked (`RemoteRuntime.periodicWork()`).
@@ -87,20 +78,15 @@ final class RemoteEngine {
         var round = 0
         repeat {
             stopRequested = resources.jobs.takeAll(into: &jobBatch) || stopRequested
-            nextJob = 0
-            while nextJob < jobBatch.count {
-                let job = jobBatch[nextJob]
-                nextJob += 1
+            for job in jobBatch {
                 // As at the top of an iteration, and before each job: a job may have run long (a
                 // render pass settling), this thread may have been stopped between two, and a job
                 // may apply a hosted child's action (a worker's result): a worker its parent may
                 // have declared dead since must not touch what is queued.
                 workerRole.fenceIfCutOffFromParent()
-                startsMayNest = true
                 perform(job)
             }
             jobBatch.removeAll(keepingCapacity: true)
-            nextJob = 0
             round += 1
         } while round <= Self.chainedJobRounds && !stopRequested && resources.jobs.hasJobs
         return stopRequested
@@ -112,43 +98,13 @@ final class RemoteEngine {
         case .run(let run): run()
         case .event(let event): parentRole.sendEvent(event)
         case .task(let job, let executor): job.runSynchronously(on: executor)
-        case .start(let start): start()
-        case .done: break
         }
-    }
-
-    /// How many host starts one chain of settles runs inside one another (`settle()`): the
-    /// first render passes of that many hosts started together wait for their workers once.
-    static let startsAtOnce = 16
-
-    /// A job waiting to start a host, taken out of this iteration's batch or the queue.
-    private func takeWaitingStart() -> RemoteJob? {
-        if let index = jobBatch[nextJob...].firstIndex(where: \.isStart) {
-            defer { jobBatch[index] = .done }
-            return jobBatch[index]
-        }
-        return resources.jobs.takeStart()
     }
 
     /// Waits (on this thread) until every START/UPDATE sent by the last render pass has its
     /// rendering, or the request deadline passes. Returns whether any arrived.
-    ///
-    /// Before it waits, it runs a job waiting to start another host (`RemoteJob.start`), whose
-    /// first pass settles inside this one and may run the next: hosts started together (a
-    /// coordinator creating sessions for many clients) send their STARTs in one batch and wait for
-    /// their workers once, instead of one round trip each, one after the other. Such a host is
-    /// new (nothing else reaches it before it has started), so running it ahead of other jobs,
-    /// and inside another host's pass, changes nothing anyone has seen. One chain per top-level
-    /// job, at most `startsAtOnce` deep, so a stream of creations cannot hold this pass back.
     func settle() -> Bool {
-        let changesBefore = parentRole.proxyChanges
-        if startsMayNest, startsNested < Self.startsAtOnce, let start = takeWaitingStart() {
-            startsNested += 1
-            startsRunInSettles += 1
-            perform(start)
-            startsNested -= 1
-        }
-        if startsNested == 0 { startsMayNest = false }
+        parentRole.settleChanged = false
         // What the pass asked of the workers leaves now, one batch per worker.
         parentRole.sendHeld()
         let deadline = ContinuousClock.now + resources.configuration.requestTimeout
@@ -165,7 +121,7 @@ final class RemoteEngine {
         }
         // Hosted children's renderings are flushed by the loop once this pass is over: taking
         // their snapshots here could re-enter the host that is settling.
-        return parentRole.proxyChanges != changesBefore
+        return parentRole.settleChanged
     }
 
     func beginShutdown() {

@@ -52,20 +52,6 @@ final class RemoteJobQueue: Sendable {
         append(.event(event))
     }
 
-    /// Queues a job that starts a new host (`RemoteRuntime.runStart(_:)`); `false` once the loop
-    /// has ended.
-    func appendStart(_ job: @escaping @Sendable () -> Void) -> Bool {
-        append(.start(job), unlessEnded: true)
-    }
-
-    /// Takes the first queued job that starts a host, leaving the others queued in order.
-    func takeStart() -> RemoteJob? {
-        state.withLock { state in
-            guard let index = state.jobs.firstIndex(where: \.isStart) else { return nil }
-            return state.jobs.remove(at: index)
-        }
-    }
-
     /// Queues a job of a task that runs on the runtime as its `TaskExecutor`, unless the loop
     /// has ended; returns whether it did. After the end a task's job must not run on whichever
     /// thread resumes the task (inside that thread's own locks), so the caller hands it to the
@@ -138,9 +124,6 @@ final class RemoteJobQueue: Sendable {
     /// do not signal the wakeup).
     var hasJobs: Bool { state.withLock { !$0.jobs.isEmpty } }
 
-    /// How many jobs wait (for tests that hold the loop while they queue some).
-    var count: Int { state.withLock { $0.jobs.count } }
-
     /// Appends `job` unless a stop was requested, and says whether it did: a job appended after
     /// the stop may never run, so a caller awaiting its answer must not queue it then. (Jobs
     /// appended before the stop run: the loop runs its last batch before it ends.)
@@ -181,16 +164,6 @@ enum RemoteJob: Sendable {
     /// A job of a task running on the runtime as its `TaskExecutor` (`RemoteRuntime.enqueue`),
     /// and that executor, which the job runs on.
     case task(UnownedJob, UnownedTaskExecutor)
-    /// Starts a new host, which nothing else can reach before it has started: it may run ahead
-    /// of jobs queued before it, and inside another pass's settle (`RemoteEngine.settle`).
-    case start(@Sendable () -> Void)
-    /// A job a settle already took and ran (`RemoteEngine.takeWaitingStart`): nothing to do.
-    case done
-
-    var isStart: Bool {
-        if case .start = self { return true }
-        return false
-    }
 }
 
 /// An event a sink decoded from a remote child's rendering sent, on its way to the loop, which

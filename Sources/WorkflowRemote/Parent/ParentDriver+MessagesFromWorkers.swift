@@ -213,7 +213,7 @@ extension ParentDriver {
             if let peer = proxy.worker { unplace(proxy.childID, from: peer) }
             proxy.fail(childError)
             awaiting.remove(proxy.childID)
-            proxyChanges &+= 1
+            settleChanged = true
         default:
             break
         }
@@ -248,7 +248,7 @@ extension ParentDriver {
         if let rendering = flush.rendering { noteRendering(childID: proxy.childID, bytes: rendering.count) }
         let changed = proxy.receive(flush: flush, workerName: workerName, order: &order)
         parent.setOutputOrder(order, of: proxy.childID)
-        if changed { proxyChanges &+= 1 }
+        if changed { settleChanged = true }
         if !proxy.isAwaitingRendering, awaiting.remove(proxy.childID) != nil { noteRoundTrip(of: proxy) }
     }
 

@@ -47,10 +47,8 @@ final class ParentDriver: LoopRoleDriver {
     /// How many children and workers the timers have looked at since the loop began: a test
     /// holds it to a bound per timer check that does not grow with the children held.
     var periodicVisits = 0
-    /// How many times a worker's message changed a proxy: a settle during which it grew makes its
-    /// pass render again. A count, not a flag, so settles nested in one another (hosts started
-    /// together, `RemoteEngine.settle`) each see what happened during their own wait.
-    var proxyChanges: UInt64 = 0
+    /// Whether a worker's message changed a proxy since the settle began (its pass renders again).
+    var settleChanged = false
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
     var childrenWithEventsDue: [UInt64] = []
     /// Workers whose outbox (`WorkerPeer.outbox`) holds messages, sent at the end of the pass or
