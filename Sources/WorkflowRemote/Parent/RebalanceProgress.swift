@@ -18,7 +18,8 @@ struct RebalanceProgress {
     }
 
     /// How many hashed children one timer check looks at while a sweep runs: at 100,000 hashed
-    /// children a sweep takes 200 checks (20 heartbeat intervals), each well under a millisecond.
+    /// children a sweep takes 196 checks (about 20 heartbeat intervals). Each look ranks the
+    /// pool's members for the child's path (a few hashes and a small sort).
     static let sweepSlice = 512
 
     /// The children whose placement is hashed, kept as proxies register and stop.
