@@ -13,7 +13,7 @@ extension ParentDriver {
     /// worker now are not waited for: nothing can acknowledge them. A middle process's hosted
     /// child answers its own RELEASE only once this is false (`WorkerDriver+Drain.swift`).
     var hasUnacknowledgedForwardedEvents: Bool {
-        proxies.values.contains { $0.worker != nil && $0.outstanding.current > 0 }
+        proxies.walkAll().contains { $0.worker != nil && $0.outstanding.current > 0 }
     }
 
     /// DRAIN from a worker: nothing new is placed on it; each child it hosts is released (its

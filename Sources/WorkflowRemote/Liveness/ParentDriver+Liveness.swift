@@ -28,7 +28,7 @@ extension ParentDriver {
     /// get a heartbeat.
     func performLiveness(at now: ContinuousClock.Instant) {
         // Per worker, and per child only those with events awaiting an acknowledgement.
-        periodicVisits += parent.workers.count * (1 + parent.awaitingAcknowledgement.count)
+        countedVisits += parent.workers.count * (1 + parent.awaitingAcknowledgement.count)
         for id in Array(parent.workers.keys) {
             switch parent.livenessAction(of: id, at: now) {
             case .declareDead(let id, _):

@@ -54,7 +54,7 @@ extension ParentDriver {
     /// and workers as they are now.
     func inspect(tree: String? = nil) -> RemoteRuntimeInspection {
         let now = ContinuousClock.now
-        let chosen = tree.map { (proxiesByTree[$0] ?? []).compactMap { proxies[$0] } } ?? Array(proxies.values)
+        let chosen = tree.map { (proxiesByTree[$0] ?? []).compactMap { proxies[$0] } } ?? Array(proxies.walkAll())
         let children = chosen.map { proxy -> RemoteRuntimeInspection.Child in
             let sent = inspection.eventsSent[proxy.childID] ?? 0
             let outstanding = proxy.unacknowledgedCount

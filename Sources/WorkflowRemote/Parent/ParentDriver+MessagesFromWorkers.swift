@@ -147,7 +147,7 @@ extension ParentDriver {
             ])
         sendWelcome(to: peerID, protocolVersion: version)
         shared.setWorkers(workers.values.map(\.name))
-        for proxy in proxies.values where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
+        for proxy in proxies.walkAll() where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
             proxy.retryIfUnplaced()
         }
     }

@@ -32,7 +32,7 @@ extension ParentDriver {
             guard let proxy = proxies[id], let child = rebalanceCandidate(proxy), !child.isMoving else { return false }
             return RebalancePlan.isAwayFromOwner(child, among: peers, placement: poolPlacement)
         }
-        periodicVisits += examined
+        countedVisits += examined
         var candidates = hashed.compactMap { proxies[$0].flatMap(rebalanceCandidate) }
         candidates += leastLoadedCandidates(present: present, perDonor: budget, policy: policy)
         guard !candidates.isEmpty else { return }
@@ -54,7 +54,7 @@ extension ParentDriver {
         guard !rebalanceProgress.hashedChildren.isEmpty else { return }
         let members = Set(present.map { RebalanceProgress.Member(name: $0.name, pool: $0.pool, stateVersions: $0.stateVersions) })
         for id in rebalanceProgress.nextSlice(members: members) {
-            periodicVisits += 1
+            countedVisits += 1
             guard let proxy = proxies[id], let child = rebalanceCandidate(proxy), !child.isMoving,
                 RebalancePlan.isAwayFromOwner(child, among: peers, placement: poolPlacement)
             else { continue }
@@ -84,7 +84,7 @@ extension ParentDriver {
                     candidates.append(child)
                     found += 1
                 }
-                periodicVisits += looked
+                countedVisits += looked
             }
         }
         return candidates

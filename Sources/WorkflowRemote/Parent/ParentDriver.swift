@@ -18,7 +18,7 @@ final class ParentDriver: LoopRoleDriver {
     let resources: LoopResources
 
     var workers: [WorkerID: WorkerPeer] = [:]
-    var proxies: [UInt64: any AnyRemoteChildProxy] = [:]
+    var proxies = ProxyTable()
     /// The proxies of each tree (`SessionLoop.treePrefix(of:)`), so one session's inspection
     /// reads its own children, not every session's.
     var proxiesByTree: [String: Set<UInt64>] = [:]
@@ -44,9 +44,12 @@ final class ParentDriver: LoopRoleDriver {
     var nextRebalance = ContinuousClock.now
     /// The hashed children and the sweep of them after the workers change (`ParentDriver+Rebalance`).
     var rebalanceProgress = RebalanceProgress()
-    /// How many children and workers the timers have looked at since the loop began: a test
-    /// holds it to a bound per timer check that does not grow with the children held.
-    var periodicVisits = 0
+    /// How many children and workers the timers have looked at since the loop began (and the
+    /// proxies any walk of the whole table looked at, `ProxyTable.walked`): a test holds it to a
+    /// bound per timer check that does not grow with the children held.
+    var periodicVisits: Int { countedVisits + proxies.walked }
+    /// What the timers counted themselves of `periodicVisits`.
+    var countedVisits = 0
     /// Whether a worker's message changed a proxy since the settle began (its pass renders again).
     var settleChanged = false
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
@@ -105,7 +108,7 @@ final class ParentDriver: LoopRoleDriver {
         }
         if childrenWaitForGrace, placementGraceIsOver {
             childrenWaitForGrace = false
-            for proxy in proxies.values where proxy.worker == nil { proxy.retryIfUnplaced() }
+            for proxy in proxies.walkAll() where proxy.worker == nil { proxy.retryIfUnplaced() }
         }
     }
 
