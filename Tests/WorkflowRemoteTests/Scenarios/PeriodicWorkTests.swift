@@ -69,8 +69,12 @@ import WorkflowClusterTesting
         let keys = (0..<children).map { "c\($0)" }
         let host = WorkflowHost(
             workflow: CounterBoardWorkflow(counters: keys.map { .init(key: $0, step: 1) }, placement: .hashed(pool: "p")), loop: parent)
-        try await eventually("\(children) children running on w1") {
-            parent.statuses.values.count { if case .running("w1") = $0 { true } else { false } } == children
+        // Tens of thousands of children take a debug build on a loaded machine a while to place:
+        // this wait is longer than the others (it is a wait for an outcome, not a timing).
+        let placedBy = ContinuousClock.now + safetyTimeout * 4
+        while parent.statuses.values.count(where: { if case .running("w1") = $0 { true } else { false } }) < children {
+            guard ContinuousClock.now < placedBy else { throw WaitFailure(description: "\(children) children not all running on w1") }
+            try await Task.sleep(for: .milliseconds(50))
         }
 
         // Held, idle: each check looks at the workers, whatever the children.
