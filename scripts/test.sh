@@ -54,15 +54,17 @@ swift build --build-tests "$@"
 # The passes, and what each is for:
 #  1. every test of this package but those that must run alone, in parallel;
 #  2. those alone (`ALONE`): the flood tests (Scenarios/Flood: a hostile peer at full speed keeps
-#     both cores busy by design, which beside other tests would starve their processes of CPU) and
+#     both cores busy by design, which beside other tests would starve their processes of CPU),
 #     the lease keeper's test that blocks every thread of the test process's concurrency pool for
-#     seconds (beside it, in-process tests would take their own slow threads for dead peers);
+#     seconds (beside it, in-process tests would take their own slow threads for dead peers), and
+#     the periodic-work test, which places 50,000 remote children in-process (both cores busy for a
+#     minute, and its workers' hosted children crowd the concurrency pool);
 #  3. each example application, a package of its own that depends on this one by path as a
 #     user's app does: its workflows, and its coordinator and workers as real processes (the
 #     email browser's page in a real browser, scripts/cluster.sh and the systemd units included).
 # With arguments (e.g. --filter X) only those tests of this package run.
 if [[ $# -eq 0 ]]; then
-  ALONE="ClusterFloodTests|LeaseKeeperTests/renewsWhileThePoolIsBlocked"
+  ALONE="ClusterFloodTests|LeaseKeeperTests/renewsWhileThePoolIsBlocked|PeriodicWorkTests"
   swift test --skip-build --skip "$ALONE"
   swift test --skip-build --filter "$ALONE"
 else
