@@ -45,8 +45,9 @@ extension RuntimeLoop {
     }
 
     /// Runs `body` on the loop and resumes the awaiting task with its result, without blocking
-    /// any thread of the cooperative pool.
-    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    /// any thread of the cooperative pool. (A coordinator starts each session's host through it,
+    /// so neither its session directory nor a pool thread waits for the host's first pass.)
+    package func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         if inLoop { return body() }
         return await withCheckedContinuation { continuation in
             execute { continuation.resume(returning: body()) }

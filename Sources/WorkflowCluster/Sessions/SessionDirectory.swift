@@ -651,7 +651,7 @@ public actor SessionDirectory {
         _ = await Self.stop(entry.slot)
     }
 
-    /// Starts the session `id`'s host on the runtime's loop (`RemoteRuntime.runOnLoop(_:)`): no
+    /// Starts the session `id`'s host on the runtime's loop (`RuntimeLoop.run(_:)`): no
     /// thread waits for it, and the actor serves other requests meanwhile.
     private nonisolated func start(
         _ id: SessionID, root: String, props: Data?, snapshot: TreeSnapshot?, sequence: UInt64, durability: CheckpointCommitter?
@@ -663,7 +663,7 @@ public actor SessionDirectory {
         start.tokenMark = TreeMark.of(session: id.text)
         start.durability = durability
         let (registry, rootStart) = (registry, start)
-        let started = await runtime.runOnLoop { () -> Result<any ClusterRootSession, SessionError> in
+        let started = await runtime.run { () -> Result<any ClusterRootSession, SessionError> in
             do throws(SessionError) {
                 return .success(try registry.startSession(named: root, rootStart))
             } catch {

@@ -76,21 +76,6 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
         }
     }
 
-    /// Runs `body` on the loop and resumes the awaiting task with its result, without blocking
-    /// a thread of the cooperative pool (`body` may start a host on this runtime: its
-    /// `WorkflowHost` init then renders inline, on the loop).
-    ///
-    /// Why: a host's init blocks its caller until its first pass has settled, a worker round
-    /// trip when it has remote children. A coordinator creating sessions for many clients from an
-    /// actor would hold the actor and a thread of the pool for each; from here it awaits, and
-    /// the creations of many clients queue on the loop together.
-    package func runOnLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        if inLoop { return body() }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-            execute { continuation.resume(returning: body()) }
-        }
-    }
-
     public func settleRenderPass() -> Bool {
         bound.value.settle()
     }
