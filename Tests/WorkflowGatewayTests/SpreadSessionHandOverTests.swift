@@ -9,14 +9,14 @@ import WorkflowClusterTesting
 
 /// Spread sessions changing hands without waiting for a lease to run out, against a private
 /// PostgreSQL server: a lease given up (a passivation, a coordinator stopping) lets another
-/// coordinator serve the session at its next request, and an owner whose lease was taken stops
-/// the session at its next renewal.
+/// coordinator serve the session at its next request, and an owner whose lease term ended stops
+/// its sessions at its next renewal.
 @Suite("Gateway spread sessions changing hands")
 struct SpreadSessionHandOverTests {
     typealias Spread = SpreadSessionRouteTests
 
     @Test(
-        "a lease given up hands the session over at once (passivated, or its coordinator stopping: the other serves it at the next request with its state); an owner whose lease was taken stops the session at its next renewal"
+        "a lease given up hands the session over at once (passivated, or its coordinator stopping: the other serves it at the next request with its state); an owner whose lease term ended stops its sessions at its next renewal"
     )
     func handOver() async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
@@ -26,7 +26,7 @@ struct SpreadSessionHandOverTests {
             // take a session back once B's lease ran out, rightly, where the test expects B's.
             let spreadB = try await Spread.spread(server.url, holder: "b", lease: .seconds(600))
             let spreadC = try await Spread.spread(server.url, holder: "c")
-            // A fourth connection, an operator's: gives A's lease up behind its back.
+            // A fourth connection, an operator's: ends A's lease term behind its back.
             let operatorStore = try await PostgresCoordinatorStore.open(url: server.url, fencesSessionsByLease: true, logger: GatewayTesting.quietLogger)
             let a = try await SessionRouteTests.Fixture("gw-spread-ha", spread: spreadA)
             let b = try await SessionRouteTests.Fixture("gw-spread-hb", spread: spreadB)
@@ -58,27 +58,23 @@ struct SpreadSessionHandOverTests {
         }
     }
 
-    /// A's lease given up behind its back and taken by B: A's next renewal finds it missing and
-    /// stops the session there; A then redirects to B.
+    /// A's lease term ended behind its back (as when A was paused past its lease, or an operator
+    /// ends it) and its session taken by B: A's next renewal finds the term ended and stops every
+    /// session there; A then redirects to B.
     static func lostLease(
         a: SessionRouteTests.Fixture, clientA: some TestClientProtocol, clientB: some TestClientProtocol, operatorStore: PostgresCoordinatorStore
     ) async throws {
         let lost = try await SessionRouteTests.create(clientA)
-        let lostID = try #require(SessionID(lost))
         let token = try #require(try await SessionRouteTests.rendering(clientA, a, lost, count: 0).rendering.c.onIncrement)
         #expect(try await SessionRouteTests.post(clientA, "/api/sessions/\(lost)/events/\(SessionRouteTests.escaped(token))", "1").0 == .accepted)
         _ = try await SessionRouteTests.rendering(clientA, a, lost, count: 1)
-        // Asked as A (its holder name), the live lease is answered with A's own token.
-        guard case .acquired(let held) = try await operatorStore.acquireSessionLease(
-            lostID, holder: "a", gateway: "http://a.test:8080", for: Spread.lease, creating: false)
-        else {
-            Issue.record("A's own lease was not answered as held")
-            return
-        }
-        try await operatorStore.releaseSessionLease(lostID, token: held)
+        #expect(try await Spread.execute(clientB, "/api/sessions/\(lost)/rendering", .get).status == .temporaryRedirect)
+        // A new term begun under A's name ends A's own at once.
+        let operatorTerm = try await operatorStore.beginSessionLeaseTerm(holder: "a", gateway: "http://a.test:8080", for: Spread.lease)
+        try await operatorStore.endSessionLeaseTerm(operatorTerm)
         let (taken, text) = try await DurableSessionRouteTests.get(clientB, "/api/sessions/\(lost)/rendering")
         #expect(taken == .ok && (try? DurableSessionRouteTests.envelope(text))?.rendering.c.count == 1, "\(taken) \(text)")
-        try await withSafetyTimeout("A stopping the session whose lease it lost") {
+        try await withSafetyTimeout("A stopping the sessions of its ended term") {
             while await a.directory.counts.active > 0 {
                 // Waiting for A's next renewal (every third of the lease).
                 try await Task.sleep(for: .milliseconds(50))

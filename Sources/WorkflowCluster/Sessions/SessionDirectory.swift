@@ -31,13 +31,13 @@ import WorkflowRemote
 ///
 /// **Spread over coordinators.** With `SessionSpread` (several coordinators sharing the
 /// PostgreSQL store), each session is owned by one coordinator at a time, by a lease of its own
-/// (`SessionLeaseStore`): creating a session takes its lease; a request for a session this
-/// coordinator does not hold takes its lease if its owner's ran out (the owner died or gave it
-/// up) and reactivates it from the store, or else is refused with the owner's gateway
-/// (`SessionError.ownedElsewhere`), which the gateway answers with a redirect. The leases of all
-/// its sessions are renewed in one statement three times per lease; a session whose lease is lost
-/// (taken by another, or run out unrenewed) is stopped here, and its late commits are refused by
-/// its token. A passivated session gives its lease up and is forgotten here: any coordinator
+/// (`SessionLeaseStore`), held under the coordinator's one lease term: creating a session takes
+/// its lease; a request for a session this coordinator does not hold takes its lease if it was
+/// given up or its owner's term ended (the owner died or stopped) and reactivates it from the
+/// store, or else is refused with the owner's gateway (`SessionError.ownedElsewhere`), which the
+/// gateway answers with a redirect. The term is renewed by one statement three times per lease,
+/// whatever the sessions held; when it ends or lapses unrenewed every session is stopped here,
+/// and their late commits are refused by their tokens. A passivated session gives its lease up and is forgotten here: any coordinator
 /// reactivates it at its next request. The store's sessions are not listed at start: they are
 /// whoever's asks for them first.
 ///
@@ -133,8 +133,10 @@ public actor SessionDirectory {
     private let metrics: SessionMetrics
     /// Spread mode: the session leases and this process's name in them (`nil`: not spread).
     private let spread: SessionSpread?
-    /// The session leases held (spread mode).
+    /// The session leases held and the term they are held under (spread mode).
     private var leases: SessionLeaseBook
+    /// The request beginning a new lease term, while one is under way.
+    private var termBeginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>?
 
     /// A directory starting sessions of `registry`'s roots on `runtime`.
     ///
@@ -186,18 +188,15 @@ public actor SessionDirectory {
         defer { creating -= 1 }
         let id = SessionID.random()
         var token = durability?.token
-        if let spread {
-            let asked = clock.now
+        if spread != nil {
             let attempt: SessionLeaseAttempt
             do {
-                attempt = try await spread.store.acquireSessionLease(
-                    id, holder: spread.holder, gateway: spread.settings.advertisedURL, for: spread.settings.lease, creating: true)
+                attempt = try await takeLease(of: id, creating: true)
             } catch {
                 logger.error("session not created: its lease could not be taken: \(error)", metadata: ["root": "\(root)"])
                 throw .unavailable("the session could not be recorded in the store (\(error)); try again later")
             }
             guard case .acquired(let leased) = attempt else { throw .unavailable("a fresh session id was taken; try again") }
-            leases.acquired(id, token: leased, askedAt: asked, answeredAt: clock.now)
             token = leased
         }
         let committer = committer(for: id, token: token, origin: SessionOrigin(root: root, props: props), restored: nil)
@@ -310,8 +309,8 @@ public actor SessionDirectory {
         return passivatedCount
     }
 
-    /// Passivates idle sessions every quarter of the idle timeout (and, spread, renews the session
-    /// leases) until the task is cancelled.
+    /// Passivates idle sessions every quarter of the idle timeout (and, spread, renews the lease
+    /// term) until the task is cancelled.
     public func run() async {
         guard spread != nil else {
             await passivateIdleSessions()
@@ -366,8 +365,15 @@ public actor SessionDirectory {
         let slots = entries.removeAll().map(\.slot)
         updateGauges()
         for slot in slots { _ = await Self.stop(slot) }
-        // Given up at once: the other coordinators take them at their next request.
-        for id in leases.held.keys { await releaseLease(of: id) }
+        // Given up at once, all by one statement: the other coordinators take them at their
+        // next request.
+        guard let spread, let term = leases.term else { return }
+        _ = leases.endTerm()
+        do {
+            try await spread.store.endSessionLeaseTerm(term)
+        } catch {
+            logger.warning("the session lease term was not ended (its sessions' leases run out instead): \(error)", metadata: ["term": "\(term.number)"])
+        }
     }
 
 
@@ -552,17 +558,15 @@ public actor SessionDirectory {
 
     // MARK: - Spread sessions
 
-    /// Takes the session `id` over from the store (spread mode): its lease, if its owner's ran
-    /// out, and an entry to reactivate it from its checkpoint; throws `.ownedElsewhere` if a live
-    /// coordinator owns it, `.unknownSession` if the store holds none.
+    /// Takes the session `id` over from the store (spread mode): its lease, if it was given up or
+    /// its owner's term ended, and an entry to reactivate it from its checkpoint; throws
+    /// `.ownedElsewhere` if a live coordinator owns it, `.unknownSession` if the store holds none.
     private func claim(_ id: SessionID) async throws(SessionError) {
-        guard let spread, let durability else { return }
-        let asked = clock.now
+        guard spread != nil, let durability else { return }
         let attempt: SessionLeaseAttempt
         let checkpoint: CoordinatorCheckpoint?
         do {
-            attempt = try await spread.store.acquireSessionLease(
-                id, holder: spread.holder, gateway: spread.settings.advertisedURL, for: spread.settings.lease, creating: false)
+            attempt = try await takeLease(of: id, creating: false)
             guard case .acquired = attempt else { return try throwing(attempt, id) }
             checkpoint = try await durability.store.latestCheckpoint(of: .session(id))
         } catch let error as SessionError {
@@ -576,14 +580,15 @@ public actor SessionDirectory {
         guard entries[id] == nil else { return }
         guard let checkpoint, let origin = checkpoint.origin else {
             // Ended through another coordinator between the lease and the read.
-            try? await spread.store.releaseSessionLease(id, token: token)
+            await releaseLease(of: id)
             throw .unknownSession(id.text)
         }
         guard entries.count < settings.maxSessions else {
-            try? await spread.store.releaseSessionLease(id, token: token)
+            await releaseLease(of: id)
             throw .tooManySessions(limit: settings.maxSessions)
         }
-        leases.acquired(id, token: token, askedAt: asked, answeredAt: clock.now)
+        // The term it was taken under ended while the checkpoint was read: another may own it.
+        guard leases.token(of: id) == token else { throw .unavailable("this session's lease was lost while it was taken; try again") }
         entries[id] = Entry(root: origin.root, slot: .passivated(Passivated(kept: .store, sequence: checkpoint.renderingSequence)))
         updateGauges()
         logger.notice("session taken over from the store", metadata: ["session": "\(id)", "token": "\(token)"])
@@ -595,7 +600,61 @@ public actor SessionDirectory {
         case .acquired: return
         case .heldBy(_, let gateway): throw .ownedElsewhere(gateway: gateway)
         case .noSuchSession: throw .unknownSession(id.text)
+        case .termEnded: throw .unavailable("this coordinator's lease term ended; try again")
         }
+    }
+
+    /// Takes the lease of `id` under this coordinator's live term (beginning one if none is),
+    /// and records it when acquired. A term that ended meanwhile is replaced once and the lease
+    /// asked for again.
+    private func takeLease(of id: SessionID, creating: Bool) async throws(CoordinatorStoreError) -> SessionLeaseAttempt {
+        guard let spread else { return .noSuchSession }
+        for _ in 0..<2 {
+            let term = try await liveTerm()
+            let attempt = try await spread.store.acquireSessionLease(id, term: term, creating: creating)
+            switch attempt {
+            case .termEnded:
+                await drop(leases.ended(term))
+            case .acquired(let token):
+                if leases.acquired(id, token: token, under: term) { return attempt }
+            case .heldBy, .noSuchSession:
+                return attempt
+            }
+        }
+        return .termEnded
+    }
+
+    /// The term this coordinator takes leases under: the live one, or a new one begun in the
+    /// store (one request however many ask at once; the sessions of a term that lapsed are
+    /// stopped first).
+    private func liveTerm() async throws(CoordinatorStoreError) -> SessionLeaseTerm {
+        await drop(leases.expired(now: clock.now))
+        if let term = leases.liveTerm(now: clock.now) { return term }
+        let beginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>
+        if let inFlight = termBeginning {
+            beginning = inFlight
+        } else if let spread {
+            let clock = clock
+            beginning = Task {
+                let asked = clock.now
+                do throws(CoordinatorStoreError) {
+                    let term = try await spread.store.beginSessionLeaseTerm(
+                        holder: spread.holder, gateway: spread.settings.advertisedURL, for: spread.settings.lease)
+                    return .success((term, asked))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            termBeginning = beginning
+        } else {
+            preconditionFailure("a lease term is asked for without spread sessions")
+        }
+        let outcome = await beginning.value
+        if termBeginning == beginning { termBeginning = nil }
+        let (term, asked) = try outcome.get()
+        await drop(leases.began(term, askedAt: asked))
+        if leases.term == term { logger.info("session lease term begun", metadata: ["term": "\(term.number)"]) }
+        return term
     }
 
     /// Gives the lease of `id` up, if this coordinator holds it (a failure is logged: the lease
@@ -609,8 +668,9 @@ public actor SessionDirectory {
         }
     }
 
-    /// Renews every held session lease in one statement per renewal interval; stops the sessions
-    /// whose lease was lost (another coordinator took it) or ran out unrenewed.
+    /// Renews this coordinator's lease term, one statement per renewal interval whatever the
+    /// sessions it holds; stops every session when the term ended (another coordinator may take
+    /// them) or lapsed unrenewed.
     private func keepLeases() async {
         guard let spread else { return }
         while !Task.isCancelled {
@@ -620,35 +680,43 @@ public actor SessionDirectory {
                 return
             }
             let asked = clock.now
-            var lost: [SessionID] = []
-            if !leases.held.isEmpty {
-                // Not waited for past the renewal interval: the sessions whose lease runs out
-                // meanwhile are stopped below all the same.
-                let outcome = await FirstOf<Result<[SessionID: FencingToken], CoordinatorStoreError>>.race(until: asked + leases.renewalInterval) {
+            if let term = leases.term {
+                // Not waited for past the renewal interval: if the term lapses meanwhile, its
+                // sessions are stopped below all the same.
+                let outcome = await FirstOf<Result<Bool, CoordinatorStoreError>>.race(until: asked + leases.renewalInterval) {
                     do throws(CoordinatorStoreError) {
-                        return .success(try await spread.store.renewSessionLeases(holder: spread.holder, for: spread.settings.lease))
+                        return .success(try await spread.store.renewSessionLeaseTerm(term, for: spread.settings.lease))
                     } catch {
                         return .failure(error)
                     }
                 }
                 switch outcome {
-                case .success(let held): lost = leases.renewed(held, askedAt: asked)
-                case .failure(let error): logger.warning("cannot renew the session leases: \(error)", metadata: ["sessions": "\(leases.held.count)"])
-                case nil: logger.warning("the session leases' renewal is not answered in time", metadata: ["sessions": "\(leases.held.count)"])
+                case .success(true):
+                    leases.renewed(term, askedAt: asked)
+                case .success(false):
+                    logger.warning("this coordinator's session lease term ended in the store", metadata: ["term": "\(term.number)", "sessions": "\(leases.held.count)"])
+                    await drop(leases.ended(term))
+                case .failure(let error):
+                    logger.warning("cannot renew the session lease term: \(error)", metadata: ["sessions": "\(leases.held.count)"])
+                case nil:
+                    logger.warning("the session lease term's renewal is not answered in time", metadata: ["sessions": "\(leases.held.count)"])
                 }
             }
-            lost += leases.expired(now: clock.now)
-            for id in lost { await drop(id) }
+            await drop(leases.expired(now: clock.now))
         }
     }
 
-    /// Stops the session `id`, whose lease this coordinator lost: another one serves it now (its
-    /// commits from here are refused by its token).
-    private func drop(_ id: SessionID) async {
-        guard let entry = entries.removeValue(forKey: id) else { return }
-        updateGauges()
-        logger.warning("session lease lost: stopped here, another coordinator takes it over", metadata: ["session": "\(id)"])
-        _ = await Self.stop(entry.slot)
+    /// Stops the sessions `lost`, whose leases this coordinator lost: another one may serve them
+    /// now (their commits from here are refused by their tokens).
+    private func drop(_ lost: [SessionID]) async {
+        guard !lost.isEmpty else { return }
+        logger.warning("session leases lost: stopped here, other coordinators take them over", metadata: ["sessions": "\(lost.count)"])
+        for id in lost {
+            guard let entry = entries.removeValue(forKey: id) else { continue }
+            updateGauges()
+            logger.info("session lease lost: stopped here", metadata: ["session": "\(id)"])
+            _ = await Self.stop(entry.slot)
+        }
     }
 
     /// Starts the session `id`'s host on the runtime's loop (`RuntimeLoop.run(_:)`): no

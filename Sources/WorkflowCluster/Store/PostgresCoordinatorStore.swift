@@ -145,14 +145,34 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                     END IF;
                 END $migrate$
                 """, logger: logger)
-            // Added with spread sessions: one lease per session, beside its checkpoint.
+            // Added with spread sessions: one lease per session, beside its checkpoint, live
+            // while the coordinator term holding it is (`PostgresSessionLeases`).
+            try await Self.run(connection, "CREATE SEQUENCE IF NOT EXISTS coordinator_session_term_number", logger: logger)
+            try await Self.run(connection,
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_session_term (
+                    term BIGINT PRIMARY KEY, holder TEXT NOT NULL, gateway_url TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)
+                """, logger: logger)
+            try await Self.run(connection, "CREATE INDEX IF NOT EXISTS coordinator_session_term_holder ON coordinator_session_term (holder)", logger: logger)
             try await Self.run(connection,
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_session_lease (
-                    scope TEXT PRIMARY KEY, holder TEXT NOT NULL, gateway_url TEXT NOT NULL, fencing_token BIGINT NOT NULL,
-                    lease_expires_at TIMESTAMPTZ NOT NULL)
+                    scope TEXT PRIMARY KEY, term BIGINT NOT NULL, fencing_token BIGINT NOT NULL, released BOOLEAN NOT NULL)
                 """, logger: logger)
-            try await Self.run(connection, "CREATE INDEX IF NOT EXISTS coordinator_session_lease_holder ON coordinator_session_lease (holder)", logger: logger)
+            // The earlier schema renewed every session's own expiry: its leases become given up
+            // (free at once), their tokens kept, so the fencing of their commits carries over.
+            try await Self.run(connection,
+                """
+                DO $migrate$ BEGIN
+                    IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                               AND table_name = 'coordinator_session_lease' AND column_name = 'lease_expires_at') THEN
+                        ALTER TABLE coordinator_session_lease
+                            ADD COLUMN term BIGINT NOT NULL DEFAULT 0, ADD COLUMN released BOOLEAN NOT NULL DEFAULT true,
+                            DROP COLUMN holder, DROP COLUMN gateway_url, DROP COLUMN lease_expires_at;
+                        ALTER TABLE coordinator_session_lease ALTER COLUMN term DROP DEFAULT, ALTER COLUMN released DROP DEFAULT;
+                    END IF;
+                END $migrate$
+                """, logger: logger)
             try await Self.run(connection, "COMMIT", logger: logger)
             try await Self.run(connection, "RESET statement_timeout", logger: logger)
         } catch {

@@ -1,78 +1,105 @@
 import Foundation
 import PostgresNIO
 
-/// The per-session leases on the PostgreSQL store (`coordinator_session_lease`, one row per
-/// session): each taken, renewed and given up by one atomic statement compared with the
-/// database's `now()`; each session's commits are fenced by its row's token in the statement that
-/// writes the checkpoint (`commit(_:fencedBy:)`, with `fencesSessionsByLease`).
+/// The session leases on the PostgreSQL store: one row per coordinator term
+/// (`coordinator_session_term`, numbered by a sequence so a number is never reused) and one row
+/// per session (`coordinator_session_lease`: the term holding it, its fencing token, whether it
+/// was given up). Each is taken, renewed and given up by one atomic statement compared with the
+/// database's `now()`; each session's commits are fenced by its row's token in the statement
+/// that writes the checkpoint (`commit(_:fencedBy:)`, with `fencesSessionsByLease`).
 extension PostgresCoordinatorStore: SessionLeaseStore {
-    public func acquireSessionLease(_ id: SessionID, holder: String, gateway: String, for duration: Duration, creating: Bool)
-        async throws(CoordinatorStoreError) -> SessionLeaseAttempt
-    {
-        let operation = "taking the lease of \(CheckpointScope.session(id))"
+    public func beginSessionLeaseTerm(holder: String, gateway: String, for duration: Duration) async throws(CoordinatorStoreError) -> SessionLeaseTerm {
         let seconds = Self.intervalSeconds(duration)
-        // A lease that runs out between the two statements below is asked for again.
+        // The holder's earlier terms end now (their sessions are free at once); terms that ended
+        // long ago are forgotten (a session still naming one is free, as under any ended term).
+        let numbers = try await values(
+            "beginning a session lease term of \(holder)", Int64.self,
+            """
+            WITH ended AS (
+                UPDATE coordinator_session_term SET expires_at = now() WHERE holder = \(holder) AND expires_at > now() RETURNING term),
+            forgotten AS (
+                DELETE FROM coordinator_session_term WHERE expires_at < now() - interval '1 hour' RETURNING term)
+            INSERT INTO coordinator_session_term (term, holder, gateway_url, expires_at)
+            VALUES (nextval('coordinator_session_term_number'), \(holder), \(gateway), now() + make_interval(secs => \(seconds)))
+            RETURNING term
+            """)
+        guard let number = numbers.first else {
+            throw .failed(store: name, operation: "beginning a session lease term of \(holder)", reason: "the database returned no term")
+        }
+        return SessionLeaseTerm(number: number, holder: holder)
+    }
+
+    public func renewSessionLeaseTerm(_ term: SessionLeaseTerm, for duration: Duration) async throws(CoordinatorStoreError) -> Bool {
+        // Only a live term: one that ran out is never revived, since another coordinator may
+        // already serve the sessions it held.
+        let renewed = try await values(
+            "renewing the session lease \(term)", Int64.self,
+            """
+            UPDATE coordinator_session_term SET expires_at = now() + make_interval(secs => \(Self.intervalSeconds(duration)))
+            WHERE term = \(term.number) AND expires_at > now()
+            RETURNING term
+            """)
+        return !renewed.isEmpty
+    }
+
+    public func endSessionLeaseTerm(_ term: SessionLeaseTerm) async throws(CoordinatorStoreError) {
+        _ = try await values(
+            "ending the session lease \(term)", Int64.self,
+            "UPDATE coordinator_session_term SET expires_at = now() WHERE term = \(term.number) AND expires_at > now() RETURNING term")
+    }
+
+    public func acquireSessionLease(_ id: SessionID, term: SessionLeaseTerm, creating: Bool) async throws(CoordinatorStoreError) -> SessionLeaseAttempt {
+        let operation = "taking the lease of \(CheckpointScope.session(id))"
+        // A lease whose term ends between the two statements below is asked for again.
         for _ in 0..<3 {
-            // Taken when the row is new, its lease is not live, or this holder has it (token
-            // kept); a session not being created must have a checkpoint (else it ended, or never was).
-            let taken = try await values(
-                operation, Int64.self,
-                """
-                INSERT INTO coordinator_session_lease (scope, holder, gateway_url, fencing_token, lease_expires_at)
-                SELECT \(id.text), \(holder), \(gateway), 1, now() + make_interval(secs => \(seconds))
-                WHERE \(creating) OR EXISTS (SELECT 1 FROM coordinator_tree_checkpoint WHERE scope = \(id.text))
-                ON CONFLICT (scope) DO UPDATE SET
-                    fencing_token = CASE WHEN coordinator_session_lease.holder = EXCLUDED.holder AND coordinator_session_lease.lease_expires_at > now()
-                        THEN coordinator_session_lease.fencing_token ELSE coordinator_session_lease.fencing_token + 1 END,
-                    holder = EXCLUDED.holder, gateway_url = EXCLUDED.gateway_url, lease_expires_at = EXCLUDED.lease_expires_at
-                WHERE coordinator_session_lease.lease_expires_at <= now() OR coordinator_session_lease.holder = EXCLUDED.holder
-                RETURNING fencing_token
-                """)
-            if let token = taken.first { return .acquired(FencingToken(rawValue: token)) }
+            // Taken when the row is new, was given up, its term is not live, or this term has it
+            // (token kept); only under a live term; a session not being created must have a
+            // checkpoint (else it ended, or never was).
             let rows = try await bounded(operation) { [connection, logger] in
-                var rows: [(String, String, Bool)] = []
+                var rows: [(Int64?, Bool)] = []
                 let query: PostgresQuery = """
-                    SELECT holder, gateway_url, lease_expires_at > now() FROM coordinator_session_lease WHERE scope = \(id.text)
+                    WITH mine AS (SELECT term FROM coordinator_session_term WHERE term = \(term.number) AND expires_at > now()),
+                    taken AS (
+                        INSERT INTO coordinator_session_lease AS lease (scope, term, fencing_token, released)
+                        SELECT \(id.text), term, 1, false FROM mine
+                        WHERE \(creating) OR EXISTS (SELECT 1 FROM coordinator_tree_checkpoint WHERE scope = \(id.text))
+                        ON CONFLICT (scope) DO UPDATE SET
+                            fencing_token = CASE WHEN lease.term = EXCLUDED.term AND NOT lease.released
+                                THEN lease.fencing_token ELSE lease.fencing_token + 1 END,
+                            term = EXCLUDED.term, released = false
+                        WHERE lease.term = EXCLUDED.term OR lease.released OR NOT EXISTS (
+                            SELECT 1 FROM coordinator_session_term live WHERE live.term = lease.term AND live.expires_at > now())
+                        RETURNING fencing_token)
+                    SELECT (SELECT fencing_token FROM taken), EXISTS (SELECT 1 FROM mine)
                     """
-                for try await row in try await connection.query(query, logger: logger).decode((String, String, Bool).self) { rows.append(row) }
+                for try await row in try await connection.query(query, logger: logger).decode((Int64?, Bool).self) { rows.append(row) }
+                return rows
+            }
+            guard let (token, live) = rows.first, live else { return .termEnded }
+            if let token { return .acquired(FencingToken(rawValue: token)) }
+            let holders = try await bounded(operation) { [connection, logger] in
+                var rows: [(String?, String?, Bool)] = []
+                let query: PostgresQuery = """
+                    SELECT owner.holder, owner.gateway_url, coalesce(owner.expires_at > now() AND NOT lease.released, false)
+                    FROM coordinator_session_lease lease LEFT JOIN coordinator_session_term owner ON owner.term = lease.term
+                    WHERE lease.scope = \(id.text)
+                    """
+                for try await row in try await connection.query(query, logger: logger).decode((String?, String?, Bool).self) { rows.append(row) }
                 return rows
             }
             // No row and none taken: no checkpoint, no session. A row whose lease is no longer
             // live ran out since the first statement (asked again), or has no checkpoint.
-            guard let (owner, url, live) = rows.first else { return .noSuchSession }
-            if live { return .heldBy(holder: owner, gateway: url) }
+            guard let (owner, url, live) = holders.first else { return .noSuchSession }
+            if live, let owner, let url { return .heldBy(holder: owner, gateway: url) }
         }
         return .noSuchSession
-    }
-
-    public func renewSessionLeases(holder: String, for duration: Duration) async throws(CoordinatorStoreError) -> [SessionID: FencingToken] {
-        // Only live leases: one given up (a passivation, a stop, an operator) or run out is no
-        // longer this holder's, even while no one else has taken it yet; reviving it would keep
-        // every other coordinator redirecting to one that no longer serves the session.
-        let seconds = Self.intervalSeconds(duration)
-        let rows = try await bounded("renewing the session leases") { [connection, logger] in
-            var rows: [(String, Int64)] = []
-            let query: PostgresQuery = """
-                UPDATE coordinator_session_lease SET lease_expires_at = now() + make_interval(secs => \(seconds))
-                WHERE holder = \(holder) AND lease_expires_at > now()
-                RETURNING scope, fencing_token
-                """
-            for try await row in try await connection.query(query, logger: logger).decode((String, Int64).self) { rows.append(row) }
-            return rows
-        }
-        var held: [SessionID: FencingToken] = [:]
-        for (key, token) in rows {
-            guard let id = SessionID(key) else { continue }
-            held[id] = FencingToken(rawValue: token)
-        }
-        return held
     }
 
     public func releaseSessionLease(_ id: SessionID, token: FencingToken) async throws(CoordinatorStoreError) {
         _ = try await values(
             "giving up the lease of \(CheckpointScope.session(id))", Int64.self,
             """
-            UPDATE coordinator_session_lease SET lease_expires_at = now()
+            UPDATE coordinator_session_lease SET released = true
             WHERE scope = \(id.text) AND fencing_token = \(token.rawValue)
             RETURNING fencing_token
             """)

@@ -1,33 +1,63 @@
 import Foundation
 
 /// A shared store whose sessions are spread over several coordinators (`sessions.spread_lease_ms`):
-/// each session is owned by one coordinator at a time, by a lease of its own.
+/// each session is owned by one coordinator at a time.
 ///
-/// A session's lease is a row beside its checkpoint: its holder, the holder's advertised gateway
-/// URL (where a request that reaches another coordinator is redirected), a fencing token that
-/// rises with every new owner, and an expiry by the database's clock. Every write of the
-/// session's checkpoint carries its owner's token and is refused once another coordinator has
-/// taken the session (`CoordinatorStoreError.fenced`), so a deposed owner that wakes up
-/// (SIGSTOP, a partition) cannot overwrite its successor's state. A coordinator renews the
-/// leases of all its sessions in one statement (`renewSessionLeases`), whatever their number.
+/// Ownership has two levels, so that what a coordinator renews does not grow with the sessions
+/// it holds. A coordinator holds a *term* (`SessionLeaseTerm`): one row with its name, its
+/// advertised gateway URL (where a request that reaches another coordinator is redirected) and
+/// an expiry by the database's clock, renewed by one statement however many sessions it owns. A
+/// session's lease is a row beside its checkpoint naming the term that holds it and a fencing
+/// token that rises with every new owner; it is live while that term is and it was not given up.
+/// Every write of the session's checkpoint carries its owner's token and is refused once another
+/// coordinator has taken the session (`CoordinatorStoreError.fenced`), so a deposed owner that
+/// wakes up (SIGSTOP, a partition) cannot overwrite its successor's state.
+///
+/// A session changes hands only when its lease is given up by its holder (a passivation, a
+/// stop) or when the holder's term ends (it was not renewed in time): a coordinator whose term
+/// renewal succeeds still owns every session it took under that term.
 public protocol SessionLeaseStore: CoordinatorStore {
-    /// Takes the lease of session `id` for `duration` as `holder` (advertising `gateway`): if it
-    /// is new (`creating`: a session being created, with no checkpoint yet), if its lease ran out
-    /// or was given up (the token rises), or if `holder` holds it already (the token stays).
-    /// A session the store holds no checkpoint of (never created, or ended) is `.noSuchSession`,
-    /// unless `creating`.
-    func acquireSessionLease(_ id: SessionID, holder: String, gateway: String, for duration: Duration, creating: Bool)
-        async throws(CoordinatorStoreError) -> SessionLeaseAttempt
+    /// Starts a new term for `holder` (advertising `gateway`), live for `duration`; ends any live
+    /// term `holder` had, so the sessions it owned under it may be taken at once (by `holder` too,
+    /// with a higher token).
+    func beginSessionLeaseTerm(holder: String, gateway: String, for duration: Duration) async throws(CoordinatorStoreError) -> SessionLeaseTerm
 
-    /// Extends, to `duration` from the database's now, every live session lease `holder` still
-    /// holds, in one statement; returns them with their tokens (a session missing from the answer
-    /// was given up, ran out or was taken by another coordinator: never revived by a renewal).
-    func renewSessionLeases(holder: String, for duration: Duration) async throws(CoordinatorStoreError) -> [SessionID: FencingToken]
+    /// Extends `term` to `duration` from the database's now, if it is still live; `false` if it
+    /// ended (ran out, or a newer term of its holder began): every session lease taken under it
+    /// may then be another coordinator's, and none is revived.
+    func renewSessionLeaseTerm(_ term: SessionLeaseTerm, for duration: Duration) async throws(CoordinatorStoreError) -> Bool
+
+    /// Ends `term` at once (its coordinator stops): every session it holds may be taken by
+    /// another coordinator at its next request, without a statement per session.
+    func endSessionLeaseTerm(_ term: SessionLeaseTerm) async throws(CoordinatorStoreError)
+
+    /// Takes the lease of session `id` under `term`: if it is new (`creating`: a session being
+    /// created, with no checkpoint yet), if it was given up or its term ended (the token rises),
+    /// or if `term` holds it already (the token stays). A session the store holds no checkpoint
+    /// of (never created, or ended) is `.noSuchSession`, unless `creating`.
+    func acquireSessionLease(_ id: SessionID, term: SessionLeaseTerm, creating: Bool) async throws(CoordinatorStoreError) -> SessionLeaseAttempt
 
     /// Gives session `id`'s lease up at once (it was passivated, or this coordinator stops), so
     /// another coordinator may take it without waiting; does nothing if `token` is no longer
     /// its owner's.
     func releaseSessionLease(_ id: SessionID, token: FencingToken) async throws(CoordinatorStoreError)
+}
+
+/// One coordinator's term on a `SessionLeaseStore`: the session leases it takes are live while
+/// the term is.
+public struct SessionLeaseTerm: Sendable, Hashable, CustomStringConvertible {
+    /// The term's number, unique in the store (never reused, whatever the holder).
+    public var number: Int64
+    /// The coordinator's name in the store.
+    public var holder: String
+
+    /// A term as the store numbered it.
+    public init(number: Int64, holder: String) {
+        self.number = number
+        self.holder = holder
+    }
+
+    public var description: String { "term \(number) of \(holder)" }
 }
 
 /// What `SessionLeaseStore.acquireSessionLease` found.
@@ -38,4 +68,6 @@ public enum SessionLeaseAttempt: Sendable, Equatable {
     case heldBy(holder: String, gateway: String)
     /// The store holds no such session (never created, or ended).
     case noSuchSession
+    /// The term asked under is no longer live: nothing was taken; a new term must begin.
+    case termEnded
 }

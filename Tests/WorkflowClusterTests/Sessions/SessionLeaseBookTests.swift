@@ -1,54 +1,75 @@
 import Testing
 import WorkflowCluster
 
-/// The session leases of a spread coordinator as a value: which are renewed, lost and run out,
-/// from given times (no clock is read, no database).
+/// The session leases of a spread coordinator as a value: its term renewed, ended and lapsed,
+/// and the leases held under it, from given times (no clock is read, no database).
 @Suite("Session lease book")
 struct SessionLeaseBookTests {
     static let start = ContinuousClock.now
     static let lease: Duration = .milliseconds(1_500)
     static let one = SessionID("0123456789abcdef0123456789abcdef")!
     static let two = SessionID("fedcba9876543210fedcba9876543210")!
+    static let first = SessionLeaseTerm(number: 4, holder: "a")
+    static let second = SessionLeaseTerm(number: 9, holder: "a")
 
-    @Test("a lease counts from before its request was sent; renewals three times per lease")
+    @Test("a term counts from before its request was sent; renewals three times per lease; a lapsed term loses every lease")
     func validity() {
         var book = SessionLeaseBook(lease: Self.lease)
         #expect(book.renewalInterval == .milliseconds(500))
-        book.acquired(Self.one, token: FencingToken(rawValue: 3), askedAt: Self.start, answeredAt: Self.start + .milliseconds(200))
+        #expect(book.liveTerm(now: Self.start) == nil)
+        let replaced = book.began(Self.first, askedAt: Self.start)
+        let recorded = book.acquired(Self.one, token: FencingToken(rawValue: 3), under: Self.first)
+        #expect(replaced.isEmpty && recorded)
         #expect(book.token(of: Self.one) == FencingToken(rawValue: 3))
-        #expect(book.held[Self.one]?.validUntil == Self.start + Self.lease)
-        #expect(book.expired(now: Self.start + .milliseconds(1_499)).isEmpty)
-        #expect(book.expired(now: Self.start + Self.lease) == [Self.one])
-        #expect(book.token(of: Self.one) == nil, "an expired lease is forgotten")
+        #expect(book.liveTerm(now: Self.start + .milliseconds(1_499)) == Self.first)
+        let early = book.expired(now: Self.start + .milliseconds(1_499))
+        let late = book.expired(now: Self.start + Self.lease)
+        #expect(early.isEmpty && late == [Self.one])
+        #expect(book.token(of: Self.one) == nil && book.term == nil, "a lapsed term's leases are forgotten")
     }
 
-    @Test("a renewal extends what it renewed under the same token, from when it was sent")
+    @Test("a renewal extends the term from when it was sent; a late answer never shortens it")
     func renewal() {
         var book = SessionLeaseBook(lease: Self.lease)
-        book.acquired(Self.one, token: FencingToken(rawValue: 1), askedAt: Self.start, answeredAt: Self.start)
+        _ = book.began(Self.first, askedAt: Self.start)
         let asked = Self.start + .milliseconds(500)
-        let lost = book.renewed([Self.one: FencingToken(rawValue: 1)], askedAt: asked)
-        #expect(lost.isEmpty)
-        #expect(book.held[Self.one]?.validUntil == asked + Self.lease)
-        // An answer that arrives late never shortens a lease a later renewal extended.
-        _ = book.renewed([Self.one: FencingToken(rawValue: 1)], askedAt: Self.start + .milliseconds(100))
-        #expect(book.held[Self.one]?.validUntil == asked + Self.lease)
+        book.renewed(Self.first, askedAt: asked)
+        #expect(book.validUntil == asked + Self.lease)
+        book.renewed(Self.first, askedAt: Self.start + .milliseconds(100))
+        #expect(book.validUntil == asked + Self.lease)
+        // A renewal of a term no longer held changes nothing.
+        book.renewed(Self.second, askedAt: asked + .seconds(10))
+        #expect(book.validUntil == asked + Self.lease)
     }
 
-    @Test("a lease missing from a renewal, or renewed under another token, is lost; one taken while the renewal was under way is not")
-    func loss() {
+    @Test("a term the store ended loses every lease; a lease answered under an ended term is not recorded")
+    func ending() {
         var book = SessionLeaseBook(lease: Self.lease)
-        book.acquired(Self.one, token: FencingToken(rawValue: 1), askedAt: Self.start, answeredAt: Self.start)
-        book.acquired(Self.two, token: FencingToken(rawValue: 4), askedAt: Self.start, answeredAt: Self.start)
-        let asked = Self.start + .milliseconds(500)
-        // `two` was taken by another coordinator (its token rose; it is no longer ours).
-        #expect(book.renewed([Self.one: FencingToken(rawValue: 1), Self.two: FencingToken(rawValue: 5)], askedAt: asked) == [Self.two])
-        #expect(book.token(of: Self.two) == nil && book.token(of: Self.one) != nil)
-        #expect(book.renewed([:], askedAt: asked + .milliseconds(500)) == [Self.one])
-        // Taken (answered) after the renewal was sent: its absence from the answer says nothing.
-        book.acquired(Self.two, token: FencingToken(rawValue: 6), askedAt: asked, answeredAt: asked + .milliseconds(600))
-        #expect(book.renewed([:], askedAt: asked + .milliseconds(550)).isEmpty)
-        #expect(book.token(of: Self.two) == FencingToken(rawValue: 6))
-        #expect(book.remove(Self.two) == FencingToken(rawValue: 6) && book.held.isEmpty)
+        _ = book.began(Self.first, askedAt: Self.start)
+        _ = book.acquired(Self.one, token: FencingToken(rawValue: 1), under: Self.first)
+        _ = book.acquired(Self.two, token: FencingToken(rawValue: 4), under: Self.first)
+        let other = book.ended(Self.second)
+        #expect(other.isEmpty, "another term's end says nothing of this one")
+        let lost = book.ended(Self.first)
+        #expect(lost == [Self.one, Self.two])
+        #expect(book.held.isEmpty && book.liveTerm(now: Self.start) == nil)
+        let recorded = book.acquired(Self.one, token: FencingToken(rawValue: 2), under: Self.first)
+        #expect(!recorded && book.token(of: Self.one) == nil)
+    }
+
+    @Test("a newer term replaces the one held and loses its leases; an older term's late answer is ignored")
+    func newerTerm() {
+        var book = SessionLeaseBook(lease: Self.lease)
+        _ = book.began(Self.first, askedAt: Self.start)
+        _ = book.acquired(Self.one, token: FencingToken(rawValue: 1), under: Self.first)
+        let replaced = book.began(Self.second, askedAt: Self.start + .milliseconds(10))
+        let late = book.began(Self.first, askedAt: Self.start + .milliseconds(20))
+        #expect(replaced == [Self.one] && late.isEmpty)
+        #expect(book.term == Self.second)
+        let recorded = book.acquired(Self.two, token: FencingToken(rawValue: 6), under: Self.second)
+        let removed = book.remove(Self.two)
+        #expect(recorded && removed == FencingToken(rawValue: 6) && book.held.isEmpty)
+        let ended = book.endTerm()
+        #expect(ended.isEmpty && book.term == nil)
     }
 }

@@ -90,11 +90,10 @@ struct GroupCommitTests {
     func leaseFencedSessionRefusedAlone() async throws {
         try await PostgresSessionLeaseTests.withStores { a, b in
             let ids = (0..<3).map { _ in SessionID.random() }
+            let (termA, termB) = (try await PostgresSessionLeaseTests.term(a, "a"), try await PostgresSessionLeaseTests.term(b, "b"))
             var tokens: [FencingToken] = []
             for id in ids {
-                tokens.append(
-                    try PostgresSessionLeaseTests.token(
-                        try await a.acquireSessionLease(id, holder: "a", gateway: "http://a", for: .seconds(60), creating: true)))
+                tokens.append(try PostgresSessionLeaseTests.token(try await a.acquireSessionLease(id, term: termA, creating: true)))
             }
             for outcome in await a.commit(zip(ids, tokens).map { FencedCheckpoint(Self.checkpoint(.session($0), 1, "a1"), fencedBy: $1) }) {
                 try outcome.get()
@@ -102,7 +101,7 @@ struct GroupCommitTests {
             // The middle session moves to b.
             try await a.releaseSessionLease(ids[1], token: tokens[1])
             let taken = try PostgresSessionLeaseTests.token(
-                try await b.acquireSessionLease(ids[1], holder: "b", gateway: "http://b", for: .seconds(60), creating: false))
+                try await b.acquireSessionLease(ids[1], term: termB, creating: false))
             let outcomes = await a.commit(zip(ids, tokens).map { FencedCheckpoint(Self.checkpoint(.session($0), 2, "a2"), fencedBy: $1) })
             try outcomes[0].get()
             try outcomes[2].get()
