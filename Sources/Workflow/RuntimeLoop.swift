@@ -18,6 +18,13 @@ public protocol RuntimeLoop: AnyObject, Sendable {
     /// reflect it, so only settled renderings are published. Plain loops have nothing to settle.
     func settleRenderPass() -> Bool
 
+    /// Like `settleRenderPass()`, without holding the loop's thread while the pass's work is
+    /// under way: returns `.settled(changed:)` when nothing is left to wait for, or `.pending`
+    /// having arranged for `resume(changed)` to run later as a job on the loop. The host then
+    /// publishes nothing and renders nothing until `resume` runs, while the loop serves other
+    /// hosts' jobs (a coordinator's other sessions) meanwhile. The default settles in place.
+    func settleRenderPass(resuming resume: @escaping @Sendable (Bool) -> Void) -> RenderPassSettling
+
     /// Runs `job` at once on the calling thread if the loop is idle (no job running or queued),
     /// and returns `true`; returns `false` without running it otherwise. While `job` runs the
     /// calling thread *is* the loop: `inLoop` is `true` there, and jobs submitted meanwhile wait
@@ -28,8 +35,20 @@ public protocol RuntimeLoop: AnyObject, Sendable {
     func runIfIdle(_ job: () -> Void) -> Bool
 }
 
+/// How a render pass's settle went (`RuntimeLoop.settleRenderPass(resuming:)`).
+public enum RenderPassSettling: Sendable, Equatable {
+    /// Settled now: `changed` if the tree must render again to reflect what the wait brought.
+    case settled(changed: Bool)
+    /// Still waiting: the loop calls the resume closure once the pass's work completes.
+    case pending
+}
+
 extension RuntimeLoop {
     public func settleRenderPass() -> Bool { false }
+
+    public func settleRenderPass(resuming resume: @escaping @Sendable (Bool) -> Void) -> RenderPassSettling {
+        .settled(changed: settleRenderPass())
+    }
 
     /// The default: the loop is never lent, every job runs on the loop's own thread.
     public func runIfIdle(_ job: () -> Void) -> Bool { false }

@@ -203,6 +203,7 @@ final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: S
         state = Mutex(HostCore(
             workflow: workflow, options: options, observers: observers, snapshot: snapshot,
             mailbox: mailbox, loop: loop, publication: publication))
+        state.withLock { $0.box = self }
     }
 
     func start() { publication.holdingOutputWakes { state.withLock { $0.start() } } }
@@ -210,6 +211,8 @@ final class HostCoreBox<W: Workflow>: Sendable where W: Sendable, W.Rendering: S
     func applyQueued() { publication.holdingOutputWakes { state.withLock { $0.applyQueued() } } }
     func update(to workflow: W) { publication.holdingOutputWakes { state.withLock { $0.update(to: workflow) } } }
     func renderIfNeeded() { publication.holdingOutputWakes { state.withLock { $0.renderIfNeeded() } } }
+    /// The loop finished settling the pass this host rendered last (`RuntimeLoop.settleRenderPass(resuming:)`).
+    func resumeSettling(changed: Bool) { publication.holdingOutputWakes { state.withLock { $0.resumeSettling(changed: changed) } } }
     /// One batch on a sender's thread, which holds the loop's role (`RuntimeLoop.runIfIdle`).
     func drainInline() {
         publication.holdingOutputWakes { state.withLock { $0.drainInline() } }
@@ -233,6 +236,18 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     /// Waiting for the next published rendering: updates applied since the last publication
     /// (`WorkflowHost.updateAndAwaitRendering`).
     private var renderingReplies: [any RenderingReply] = []
+    /// A rendered pass whose settle is under way (`RuntimeLoop.settleRenderPass(resuming:)`):
+    /// published once it settles; nothing renders meanwhile.
+    private var settling: Settling?
+    /// The box holding this core, which the loop resumes a pending settle through.
+    weak var box: HostCoreBox<W>?
+    /// What a loop calls when a pending settle completes: made once, not per pass.
+    private lazy var resume: @Sendable (Bool) -> Void = { [weak box] changed in box?.resumeSettling(changed: changed) }
+
+    private struct Settling {
+        var rendering: W.Rendering
+        var started: ContinuousClock.Instant?
+    }
 
     init(
         workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
@@ -352,22 +367,54 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         // Render only when something was applied since the last pass. (Without
         // `renderOnlyIfStateChanged` every applied action sets `needsRender`.) Ignoring the flag
         // in that mode rendered once more at the end of every drain, and once for each event a
-        // stale sink delivered to nobody.
-        guard context.needsRender else { return }
+        // stale sink delivered to nobody. While a pass settles, what is applied waits for it.
+        guard context.needsRender, settling == nil else { return }
         renderAndPublish()
     }
 
     private func renderAndPublish() {
         guard let root else { return }
         let started = context.observers == nil ? nil : ContinuousClock.now
-        var rendering = renderRoot(root)
-        // A loop that carries remote work started by the pass waits for it here; if that changed
-        // what the tree would render, render again, so only settled renderings are published.
-        // What the wait delivered as actions is applied first, in order with what was queued.
-        while context.loop.settleRenderPass() {
-            applyQueuedInOrder()
-            rendering = renderRoot(root)
+        publishOnceSettled(renderRoot(root), root: root, started: started)
+    }
+
+    /// Publishes `rendering` once the remote work its pass started has settled. A loop that
+    /// carries such work waits for it (here, or later: `resumeSettling`); if that changed what the
+    /// tree would render, it renders again, so only settled renderings are published. What the
+    /// wait delivered as actions is applied first, in order with what was queued.
+    private func publishOnceSettled(_ rendering: W.Rendering, root: WorkflowNode<W>, started: ContinuousClock.Instant?) {
+        var rendering = rendering
+        while true {
+            let settle = context.loop.settleRenderPass(resuming: resume)
+            switch settle {
+            case .settled(changed: false):
+                publish(rendering, started: started)
+                return
+            case .settled(changed: true):
+                applyQueuedInOrder()
+                rendering = renderRoot(root)
+            case .pending:
+                settling = Settling(rendering: rendering, started: started)
+                return
+            }
         }
+    }
+
+    /// The loop settled the pass rendered last: publishes it, or renders again first if the wait
+    /// changed the tree or something was applied meanwhile.
+    func resumeSettling(changed: Bool) {
+        guard let pending = settling else { return }
+        settling = nil
+        guard let root else { return }
+        if changed || context.needsRender {
+            applyQueuedInOrder()
+            publishOnceSettled(renderRoot(root), root: root, started: pending.started)
+        } else {
+            publish(pending.rendering, started: pending.started)
+        }
+    }
+
+    private func publish(_ rendering: W.Rendering, started: ContinuousClock.Instant?) {
         context.needsRender = false
         // Reported just before publishing, so whoever sees the rendering sees it counted.
         if let started {
@@ -390,9 +437,11 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         if renderingReplies.isEmpty { renderingReplies = replies }
     }
 
+    /// Renders the tree; what was applied before is in this pass (`needsRender` cleared).
     private func renderRoot(_ root: WorkflowNode<W>) -> W.Rendering {
         context.mailbox.isRendering.store(true, ordering: .relaxed)
         context.renderPass &+= 1
+        context.needsRender = false
         defer { context.mailbox.isRendering.store(false, ordering: .relaxed) }
         return root.render()
     }

@@ -34,7 +34,8 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     private let tokenMark: String?
 
     /// Starts `workflow` (from `snapshot` when restoring) on `loop` and encodes its first
-    /// rendering before returning.
+    /// rendering before returning (on a `SessionLoop`, once its first pass settled, which may be
+    /// later: `renderings()` yields it).
     ///
     /// - Parameters:
     ///   - name: the name it is registered under (shown in generic frames).
@@ -85,25 +86,23 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
                     guard let (json, deliveries) = encoder.encode(rendering) else { return }
                     // Tokens first: once a client can read the JSON, its tokens deliver.
                     tokens.install(deliveries)
-                    if let durability {
+                    // The first rendering is of the state the session started from (fresh, or
+                    // the committed checkpoint it restored): a crash cannot take it back, so it
+                    // is served at once. (It may come after the start returns: a session's pass
+                    // settles without holding the loop, `SessionLoop`.)
+                    if durability != nil, published.latest != nil {
                         unpublished.set(Encoded(rendering: rendering, json: json))
-                        durability.renderingSettled()
                     } else {
                         published.publish(Encoded(rendering: rendering, json: json))
                         publishedJSON.publish(json)
                     }
+                    durability?.renderingSettled()
                 },
                 onOutput: { _ in }))
         self.host = host
         guard let durability else {
             committing = nil
             return
-        }
-        // The first rendering is of the state the session started from (fresh, or the committed
-        // checkpoint it restored): a crash cannot take it back, so it is served at once.
-        if let first = unpublished.take() {
-            published.publish(first)
-            publishedJSON.publish(first.json)
         }
         committing = Task {
             await durability.run {

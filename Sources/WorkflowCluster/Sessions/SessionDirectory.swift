@@ -738,7 +738,11 @@ public actor SessionDirectory {
                 return .failure(error)
             }
         }
-        return try started.get()
+        let session = try started.get()
+        // Its first pass may still wait for its remote children (the loop serves other sessions
+        // meanwhile): no client sees the session before its first settled rendering.
+        for await _ in session.renderings() { break }
+        return session
     }
 
     private func updateGauges() {

@@ -80,6 +80,12 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
         bound.value.settle()
     }
 
+    /// Settles a pass of the session tree `tree` (`SessionLoop.pathPrefix`) without holding the
+    /// loop's thread: see `RuntimeLoop.settleRenderPass(resuming:)`.
+    package func settleRenderPass(tree: String, resuming resume: @escaping @Sendable (Bool) -> Void) -> RenderPassSettling {
+        bound.value.settle(tree: tree, resuming: resume)
+    }
+
     /// The parent role's driver, for code already running on the loop (a remote child's node
     /// placing its child and passing its requests on).
     var parentRole: ParentDriver { bound.value.parentRole }

@@ -11,6 +11,12 @@ import Workflow
 /// (hashed placement spreads them over a pool), reported on their own, stopped with their session.
 /// Placement rules still match the path *within* the session's tree, so one configuration serves
 /// the shared root and every session alike.
+///
+/// A session's pass that waits for its remote children's renderings does not hold the runtime's
+/// thread (`settleRenderPass(resuming:)`): the loop serves the other sessions meanwhile, and the
+/// host publishes once the renderings came. So a host on this loop may publish its first
+/// rendering after its start returns: wait for it (`WorkflowHost.renderings`) before reading
+/// `WorkflowHost.rendering`.
 public final class SessionLoop: RuntimeLoop {
     /// The runtime every call goes to.
     public let runtime: RemoteRuntime
@@ -39,6 +45,10 @@ public final class SessionLoop: RuntimeLoop {
     public var inLoop: Bool { runtime.inLoop }
 
     public func settleRenderPass() -> Bool { runtime.settleRenderPass() }
+
+    public func settleRenderPass(resuming resume: @escaping @Sendable (Bool) -> Void) -> RenderPassSettling {
+        runtime.settleRenderPass(tree: pathPrefix, resuming: resume)
+    }
 
     public func runIfIdle(_ job: () -> Void) -> Bool { runtime.runIfIdle(job) }
 }

@@ -39,9 +39,9 @@ extension ParentDriver {
     /// from the snapshot that flush carried, with the events kept meanwhile.
     func completeRelease(of proxy: any AnyRemoteChildProxy) {
         guard let peer = proxy.worker, proxy.isReleasing else { return }
-        awaiting.remove(proxy.childID)
+        markChanged(proxy)
+        answered(proxy)
         proxy.released(from: peer.name)
-        settleChanged = true
         let canMoveAtOnce = if case .worker = placementChoice(for: proxy, withinGrace: false) { true } else { false }
         if parent.released(proxy.childID, from: peer.id, canMoveAtOnce: canMoveAtOnce) { reportDrained(peer) }
     }

@@ -108,7 +108,7 @@ final class RemoteEngine {
         // What the pass asked of the workers leaves now, one batch per worker.
         parentRole.sendHeld()
         let deadline = ContinuousClock.now + resources.configuration.requestTimeout
-        while !parentRole.awaiting.isEmpty {
+        while parentRole.settles.hasUnclaimed {
             let now = ContinuousClock.now
             if now >= deadline {
                 parentRole.abandonAwaited()
@@ -122,6 +122,17 @@ final class RemoteEngine {
         // Hosted children's renderings are flushed by the loop once this pass is over: taking
         // their snapshots here could re-enter the host that is settling.
         return parentRole.settleChanged
+    }
+
+    /// Settles a pass of the session tree `tree` without holding the loop: what the pass asked
+    /// of the workers leaves now; if it awaits renderings, `resume` runs as a loop job once they
+    /// all came (or the request deadline passed), and the loop serves other jobs meanwhile.
+    func settle(tree: String, resuming resume: @escaping @Sendable (Bool) -> Void) -> RenderPassSettling {
+        parentRole.sendHeld()
+        let jobs = resources.jobs
+        let deadline = ContinuousClock.now + resources.configuration.requestTimeout
+        let pending = parentRole.settles.claim(tree: tree, deadline: deadline) { changed in jobs.append { resume(changed) } }
+        return pending ? .pending : .settled(changed: false)
     }
 
     func beginShutdown() {
@@ -148,6 +159,7 @@ final class RemoteEngine {
         let now = ContinuousClock.now
         workerRole.checkDrainDeadline(at: now)
         parentRole.checkPlacementGrace(at: now)
+        parentRole.abandonExpiredSettles(now: now)
         // At most ten times per interval: a busy loop iterates far more often than that. What the
         // checks below look at is bounded by the workers and what changed (events awaiting an
         // acknowledgement, a rebalance sweep's slice), never by the children held.

@@ -212,8 +212,8 @@ extension ParentDriver {
             }
             if let peer = proxy.worker { unplace(proxy.childID, from: peer) }
             proxy.fail(childError)
-            awaiting.remove(proxy.childID)
-            settleChanged = true
+            markChanged(proxy)
+            answered(proxy)
         default:
             break
         }
@@ -248,8 +248,8 @@ extension ParentDriver {
         if let rendering = flush.rendering { noteRendering(childID: proxy.childID, bytes: rendering.count) }
         let changed = proxy.receive(flush: flush, workerName: workerName, order: &order)
         parent.setOutputOrder(order, of: proxy.childID)
-        if changed { settleChanged = true }
-        if !proxy.isAwaitingRendering, awaiting.remove(proxy.childID) != nil { noteRoundTrip(of: proxy) }
+        if changed { markChanged(proxy) }
+        if !proxy.isAwaitingRendering, answered(proxy) { noteRoundTrip(of: proxy) }
     }
 
     func removeWorker(_ peerID: WorkerID, reason: String) {
@@ -276,7 +276,8 @@ extension ParentDriver {
                 proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
                 rebalancing.remove(id)
             }
-            awaiting.remove(id)
+            markChanged(proxy)
+            answered(proxy)
         }
         shared.setWorkers(workers.values.map(\.name))
     }

@@ -97,7 +97,7 @@ extension ParentDriver {
             proxy.worker = peer
             inspection.placedAt[proxy.childID] = Date()
             parent.placed(proxy.childID, on: id)
-            awaiting.insert(proxy.childID)
+            settles.asked(proxy.childID, tree: SessionLoop.treePrefix(of: proxy.path))
             noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
             sendToWorker(
                 id, hold: true, kind: .start, correlationID: proxy.childID, sequence: proxy.propsSequence, acknowledged: placement.snapshotThrough,
@@ -140,7 +140,7 @@ extension ParentDriver {
         guard let peer = proxy.worker else { return }
         // Events recorded before the new props go first, as they were sent first.
         sendDueEvents(of: proxy)
-        awaiting.insert(proxy.childID)
+        settles.asked(proxy.childID, tree: SessionLoop.treePrefix(of: proxy.path))
         // Its worker is draining: the new props go with the START on the next worker, which the
         // settle waits for (the release ends the wait, and the render after it starts the child).
         guard !proxy.isReleasing else { return }
@@ -166,7 +166,7 @@ extension ParentDriver {
         rebalancing.remove(proxy.childID)
         rebalanceProgress.childStopped(proxy.childID)
         if forwardingRoutes[proxy.forwardingPrefix] == proxy.childID { forwardingRoutes[proxy.forwardingPrefix] = nil }
-        awaiting.remove(proxy.childID)
+        answered(proxy)
         inspection.forget(childID: proxy.childID)
         shared.setStatus(nil, path: proxy.path, typeName: proxy.typeName)
         guard let peer = proxy.worker else { return }

@@ -24,8 +24,9 @@ final class ParentDriver: LoopRoleDriver {
     var proxiesByTree: [String: Set<UInt64>] = [:]
     /// Each remote child's forwarding prefix → its proxy (`forwardingRoute(for:)`).
     var forwardingRoutes: [String: UInt64] = [:]
-    /// The children whose rendering a render pass waits for (`RemoteEngine.settle`).
-    var awaiting: Set<UInt64> = []
+    /// The children whose rendering a render pass waits for, and the session passes waiting
+    /// (`RemoteEngine.settle()`, `RemoteEngine.settle(tree:resuming:)`).
+    var settles = SettleWaits()
     /// The protocol state and decisions about the workers (`ParentStateMachine`): who joined,
     /// who is alive, which children each hosts and hands over.
     var parent: ParentStateMachine
@@ -115,7 +116,38 @@ final class ParentDriver: LoopRoleDriver {
     /// The settle's deadline passed with renderings still awaited: each such child's copy is
     /// stopped (it will be placed again) and its proxy fails.
     func abandonAwaited() {
-        for id in awaiting {
+        abandon(settles.takeUnclaimed())
+    }
+
+    /// The pending session settles whose deadline passed: their children are given up on as
+    /// `abandonAwaited()` does, and their hosts resumed (to render what failed).
+    func abandonExpiredSettles(now: ContinuousClock.Instant) {
+        for settle in settles.expired(now: now) {
+            abandon(settle.waiting)
+            for resume in settle.resumes { resume(true) }
+        }
+    }
+
+    /// Child `proxy`'s answer came, or it failed, moved or stopped: the settle waiting for it
+    /// ends with the last one (a pending session settle is resumed); whether any waited.
+    @discardableResult
+    func answered(_ proxy: any AnyRemoteChildProxy) -> Bool {
+        let (awaited, completed) = settles.answered(proxy.childID)
+        if let completed {
+            for resume in completed.resumes { resume(completed.changed) }
+        }
+        return awaited
+    }
+
+    /// Child `proxy` changed what its tree renders while a settle may wait: that pass renders again.
+    func markChanged(_ proxy: any AnyRemoteChildProxy) {
+        settleChanged = true
+        settles.changed(proxy.childID)
+    }
+
+    private func abandon(_ ids: Set<UInt64>) {
+        guard !ids.isEmpty else { return }
+        for id in ids {
             guard let proxy = proxies[id] else { continue }
             let worker = proxy.worker?.name ?? "?"
             logger.warning("no rendering within the request deadline", metadata: ["path": "\(proxy.path)", "worker": "\(worker)"])
@@ -126,7 +158,6 @@ final class ParentDriver: LoopRoleDriver {
             }
             proxy.fail(.workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
         }
-        awaiting.removeAll()
         sendHeld()
     }
 
@@ -152,6 +183,8 @@ final class ParentDriver: LoopRoleDriver {
         }
         workers.removeAll()
         workersWithHeld.removeAll()
-        awaiting.removeAll()
+        for settle in settles.removeAll() {
+            for resume in settle.resumes { resume(true) }
+        }
     }
 }
