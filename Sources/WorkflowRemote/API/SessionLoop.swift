@@ -35,7 +35,9 @@ public final class SessionLoop: RuntimeLoop {
     /// The tree a runtime path belongs to: its session's prefix (`/~SCOPE`), or `""` for a path
     /// outside every session (the shared root's). `RemoteRuntime.inspect(tree:)` takes it.
     public static func treePrefix(of path: String) -> String {
-        guard path.hasPrefix("/~") else { return "" }
+        // Bytes, not characters: asked for every remote request, most of them the shared root's.
+        var bytes = path.utf8.makeIterator()
+        guard bytes.next() == UInt8(ascii: "/"), bytes.next() == UInt8(ascii: "~") else { return "" }
         let rest = path.dropFirst(2)
         return "/~" + rest.prefix { $0 != "/" }
     }

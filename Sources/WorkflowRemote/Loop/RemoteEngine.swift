@@ -159,7 +159,6 @@ final class RemoteEngine {
         let now = ContinuousClock.now
         workerRole.checkDrainDeadline(at: now)
         parentRole.checkPlacementGrace(at: now)
-        parentRole.abandonExpiredSettles(now: now)
         // At most ten times per interval: a busy loop iterates far more often than that. What the
         // checks below look at is bounded by the workers and what changed (events awaiting an
         // acknowledgement, a rebalance sweep's slice), never by the children held.
@@ -171,6 +170,7 @@ final class RemoteEngine {
         workerRole.reportSuppressedWarnings()
         updateGauges()
         parentRole.rebalance(now: now, shuttingDown: workerRole.isShuttingDown)
+        parentRole.abandonExpiredSettles(now: now)
         workerRole.tick(at: now)
         parentRole.performLiveness(at: now)
         mostVisitsInOneCheck = max(mostVisitsInOneCheck, parentRole.periodicVisits - visitsBefore)

@@ -64,7 +64,7 @@ struct SettleWaits {
             }
             return (true, nil)
         }
-        guard let tree = claimedBy.removeValue(forKey: id), var settle = pending[tree] else { return (false, nil) }
+        guard !pending.isEmpty, let tree = claimedBy.removeValue(forKey: id), var settle = pending[tree] else { return (false, nil) }
         settle.waiting.remove(id)
         guard settle.waiting.isEmpty else {
             pending[tree] = settle
@@ -77,7 +77,7 @@ struct SettleWaits {
     /// Child `id`'s answer changed what its tree renders: the pending settle waiting for it
     /// renders again before it publishes.
     mutating func changed(_ id: UInt64) {
-        guard let tree = claimedBy[id] else { return }
+        guard !pending.isEmpty, let tree = claimedBy[id] else { return }
         pending[tree]?.changed = true
     }
 
