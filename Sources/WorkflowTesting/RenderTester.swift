@@ -146,6 +146,29 @@ public struct RenderTester<WorkflowType: Workflow> {
             isEquivalent: { ($0 as? W).map(worker.isEquivalent(to:)) ?? false })
     }
 
+    /// Expects the pass to run a worker equivalent to `worker` with `key`, answering `output` as
+    /// if the worker had produced it: workflow-swift's spelling (`mockingOutput:` before `key:`).
+    /// `output` is required here so that `expectWorker(worker)` alone stays unambiguous.
+    public func expectWorker<W: Worker>(
+        _ worker: W,
+        mockingOutput output: W.Output?,
+        key: String = "",
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> RenderTester {
+        expectWorker(worker, key: key, producingOutput: output, file: file, line: line)
+    }
+
+    /// Expects the pass to run an asynchronous-sequence worker equivalent to `worker` with `key`,
+    /// answering `output` as one element of its sequence (workflow-swift's spelling).
+    public func expectWorker<W: AsyncSequenceWorker>(
+        _ worker: W,
+        mockingOutput output: W.Output?,
+        key: String = "",
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> RenderTester {
+        expectWorker(worker, key: key, producingOutput: output, file: file, line: line)
+    }
+
     private func appendingWorker<W: Sendable, Output: Sendable>(
         _ worker: W,
         key: String,
