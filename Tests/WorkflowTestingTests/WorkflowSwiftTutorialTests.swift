@@ -353,6 +353,7 @@ final class WorkflowSwiftTutorialTests: XCTestCase {
             }
     }
 
+    // GUIDE-BEGIN workflow-swift-todo-edit-actions
     func testTodoEditActionsChangeTheTodoWithoutAWorkflow() {
         TodoEditWorkflow.Action
             .tester(withState: TodoEditWorkflow.State(todo: TodoModel(title: "Title", note: "Note")))
@@ -366,6 +367,7 @@ final class WorkflowSwiftTutorialTests: XCTestCase {
                 XCTAssertEqual(state.todo.note, "Updated note")
             }
     }
+    // GUIDE-END
 
     func testTodoEditDiscardReportsDiscard() {
         TodoEditWorkflow.Action
