@@ -27,15 +27,20 @@ enum WorkerKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// A sequence that reports `.cancelled` from its `onCancel`; it yields `busy` elements without
-/// pause, or one element and then waits until cancelled.
+/// How many elements a busy sequence yields without pause before it waits: enough that a
+/// cancellation usually lands while they flow, bounded so that the host is not flooded with more
+/// actions than it can apply (a worker emitting without end keeps its host's loop busy for good).
+let busyElements = 200
+
+/// A sequence that reports `.cancelled` from its `onCancel`; it yields `busyElements` elements
+/// without pause when `busy` (one element otherwise), then waits until cancelled.
 func reportingSequence(probe: Probe<CancellationEvent>, busy: Bool) -> AsyncStream<Int> {
     let (never, _) = AsyncStream<Never>.makeStream()
     let count = Counter()
     return AsyncStream(unfolding: {
         let produced = count.increment()
         if produced == 1 { probe.record(.started) }
-        if busy || produced == 1 {
+        if produced <= (busy ? busyElements : 1) {
             await Task.yield()
             return produced
         }
@@ -100,6 +105,69 @@ struct CancellingParentWorkflow: Workflow, Sendable {
     }
 }
 
+/// Returns once the calling task is cancelled (at once if it already is).
+func untilCancelled() async {
+    let (parked, release) = AsyncStream<Never>.makeStream()
+    await withTaskCancellationHandler {
+        for await _ in parked {}
+    } onCancel: {
+        release.finish()
+    }
+}
+
+/// A sequence that, like `AsyncStream(unfolding:onCancel:)`, hears of a cancellation only while it
+/// is asked for an element, and whose first element is handed over only once the consuming task
+/// has been cancelled: the cancellation lands between two elements every time.
+struct HandsOverAfterCancellation: AsyncSequence, Sendable {
+    typealias Element = Int
+    let probe: Probe<CancellationEvent>
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let probe: Probe<CancellationEvent>
+        var asked = 0
+
+        mutating func next() async -> Int? {
+            asked += 1
+            if asked == 1 {
+                probe.record(.started)
+                await untilCancelled()
+                return 1
+            }
+            let probe = self.probe
+            return await withTaskCancellationHandler {
+                await untilCancelled()
+                return nil
+            } onCancel: {
+                probe.record(.cancelled)
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(probe: probe) }
+}
+
+struct HandsOverAfterCancellationWorker: AsyncSequenceWorker {
+    typealias Output = Int
+    let probe: Probe<CancellationEvent>
+    func run() -> HandsOverAfterCancellation { HandsOverAfterCancellation(probe: probe) }
+    func isEquivalent(to otherWorker: HandsOverAfterCancellationWorker) -> Bool { true }
+}
+
+/// Runs a `HandsOverAfterCancellationWorker` while `running`.
+struct HandsOverParentWorkflow: Workflow, Sendable {
+    let probe: Probe<CancellationEvent>
+    var running: Bool
+    typealias State = Void
+
+    func render(state: Void, context: RenderContext<HandsOverParentWorkflow>) {
+        if running {
+            HandsOverAfterCancellationWorker(probe: probe).running(in: context, key: "w") { _ in
+                AnyWorkflowAction<HandsOverParentWorkflow>.noAction
+            }
+        }
+    }
+}
+
 @Suite struct WorkerCancellationTests {
     @Test("a worker no longer rendered cancels its sequence, which hears it", arguments: WorkerKind.allCases)
     func noLongerRendered(kind: WorkerKind) async throws {
@@ -111,6 +179,19 @@ struct CancellingParentWorkflow: Workflow, Sendable {
             try await rendering(of: host) { $0 >= 3 }
         }
         host.update(workflow: CancellingParentWorkflow(probe: probe, kind: nil))
+        #expect(try await probe.next(1) == [.cancelled])
+        await host.stop()
+    }
+
+    /// The cancellation lands between two elements, every time: the sequence hands its first
+    /// element over only once the worker's task is cancelled. A runtime that then returned
+    /// without asking the sequence for the next element would never let it hear the cancellation.
+    @Test("a worker cancelled between two elements asks its sequence once more, which hears the cancellation")
+    func cancelledBetweenElements() async throws {
+        let probe = Probe<CancellationEvent>()
+        let host = WorkflowHost(workflow: HandsOverParentWorkflow(probe: probe, running: true))
+        #expect(try await probe.next(1) == [.started])
+        host.update(workflow: HandsOverParentWorkflow(probe: probe, running: false))
         #expect(try await probe.next(1) == [.cancelled])
         await host.stop()
     }
