@@ -5,8 +5,8 @@
 /// gives the current ones. The context is only valid during `apply`.
 ///
 /// Not `final` so that the props can live in a subclass: the runtime's contexts always hold a
-/// workflow (``RuntimeApplyContext``), while an action tester given no workflow still needs a
-/// context that applies actions and fails only when one reads a prop (``PropslessApplyContext``),
+/// workflow (`RuntimeApplyContext`), while an action tester given no workflow still needs a
+/// context that applies actions and fails only when one reads a prop (`PropslessApplyContext`),
 /// as workflow-swift's tester does. Holding the props as `WorkflowType?` instead would cost the
 /// runtime a generic metadata lookup on every applied action (its code is not specialised per
 /// workflow). Nothing outside this module can subclass it (no public initialiser).

@@ -2,7 +2,7 @@
 /// whose props actions read.
 ///
 /// A subclass rather than storage in ``ApplyContext`` itself so that a context without props can
-/// exist for testers (see ``PropslessApplyContext``) while the runtime's props stay a plain
+/// exist for testers (see `PropslessApplyContext`) while the runtime's props stay a plain
 /// stored value, read without a generic metadata lookup.
 final class RuntimeApplyContext<WorkflowType: Workflow>: ApplyContext<WorkflowType> {
     private var workflow: WorkflowType

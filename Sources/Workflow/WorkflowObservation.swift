@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// workflow-swift's hook for observers every host of a program should have (tracing, metrics)
 /// without threading them through each `WorkflowHost(…, observers:)` call; code written for it
-/// installs one through ``WorkflowObservation/sharedObserversInterceptor``.
+/// installs one through `WorkflowObservation.sharedObserversInterceptor`.
 @_spi(WorkflowGlobalObservation)
 public protocol ObserversInterceptor: Sendable {
     /// The observers a new host uses, given those it was created with.
