@@ -5,8 +5,14 @@
 public struct AnyWorkflow<Rendering, Output> {
     let storage: AnyWorkflowStorage<Rendering, Output>
 
-    /// Wraps `workflow`.
+    /// Wraps `workflow`; an `AnyWorkflow` (itself a `Workflow`) is taken as it is rather than
+    /// wrapped again, as workflow-swift does, so erasing twice adds no level to the tree.
     public init<W: Workflow>(_ workflow: W) where W.Rendering == Rendering, W.Output == Output {
+        // A comparison of types rather than `as?`: a dynamic cast per erased child per pass costs more.
+        if W.self == AnyWorkflow<Rendering, Output>.self {
+            self = reinterpret(workflow, as: AnyWorkflow<Rendering, Output>.self)
+            return
+        }
         storage = WrappedWorkflowStorage(workflow: workflow, mapRendering: { $0 }, mapOutput: { $0 })
     }
 
@@ -148,6 +154,17 @@ extension AnyWorkflowConvertible {
         asAnyWorkflow().mapOutputToOptional { _ in nil }
     }
 }
+
+extension AnyWorkflowConvertible where Output == Never {
+    /// Declares an output type for a child that reports nothing, so it fits where a parent
+    /// expects outputs of `NewOutput` (workflow-swift's `mapOutput(to:)`); no output ever flows.
+    public func mapOutput<NewOutput>(to type: NewOutput.Type) -> AnyWorkflow<Rendering, NewOutput> {
+        asAnyWorkflow().mapOutput(outputOfNothing)
+    }
+}
+
+/// The output map of a child that has none: `Never` has no values, so this never runs.
+private func outputOfNothing<NewOutput>(_ nothing: Never) -> NewOutput {}
 
 extension AnyWorkflow {
     /// Maps outputs and drops those mapped to `nil`. Used by `ignoringOutput` and `onOutput`.

@@ -3,22 +3,23 @@
 /// Actions created in an earlier render pass may be applied after the parent re-rendered with
 /// new props; reading props through the context (not through a captured workflow value) always
 /// gives the current ones. The context is only valid during `apply`.
-public final class ApplyContext<WorkflowType: Workflow> {
-    // The props and a validity flag rather than an optional: the runtime applies every action
-    // through one of these from code that is generic over the workflow and not specialised for
-    // it, where each use of `WorkflowType?` or `[WorkflowType.Output]` costs a generic metadata
-    // lookup. An invalidated context therefore still holds its props until it is renewed or
-    // released.
-    private var workflow: WorkflowType
-    private var isValid = true
+///
+/// Not `final` so that the props can live in a subclass: the runtime's contexts always hold a
+/// workflow (`RuntimeApplyContext`), while an action tester given no workflow still needs a
+/// context that applies actions and fails only when one reads a prop (`PropslessApplyContext`),
+/// as workflow-swift's tester does. Holding the props as `WorkflowType?` instead would cost the
+/// runtime a generic metadata lookup on every applied action (its code is not specialised per
+/// workflow). Nothing outside this module can subclass it (no public initialiser).
+public class ApplyContext<WorkflowType: Workflow> {
+    // A validity flag rather than an optional, for the same reason as above. An invalidated
+    // context therefore still holds its props until it is renewed or released.
+    private(set) var isValid = true
     /// Outputs reported with `emitOutput(_:)`, in order, before the one `apply` returns.
     private(set) var emittedOutputs: [WorkflowType.Output] = []
     /// Whether `emittedOutputs` holds any: checked before the array is touched (see above).
     private(set) var hasEmittedOutputs = false
 
-    init(workflow: WorkflowType) {
-        self.workflow = workflow
-    }
+    init() {}
 
     /// Reads a property of the current workflow value (its props).
     public subscript<Value>(workflowValue keyPath: KeyPath<WorkflowType, Value>) -> Value {
@@ -26,12 +27,27 @@ public final class ApplyContext<WorkflowType: Workflow> {
             preconditionFailure(
                 "ApplyContext<\(WorkflowType.self)> used after its action's apply(toState:context:) returned")
         }
-        return workflow[keyPath: keyPath]
+        return value(at: keyPath)
+    }
+
+    /// The value at `keyPath` of the props this context holds; every subclass provides it.
+    func value<Value>(at keyPath: KeyPath<WorkflowType, Value>) -> Value {
+        preconditionFailure("ApplyContext<\(WorkflowType.self)> has no props")
     }
 
     /// Builds a context for applying actions outside a runtime (tests, tools).
     public static func make(for workflow: WorkflowType) -> ApplyContext<WorkflowType> {
-        ApplyContext(workflow: workflow)
+        RuntimeApplyContext(workflow: workflow)
+    }
+
+    /// Builds a context that holds no props, for an action tester given no workflow: actions
+    /// that read none apply normally; a read asks `missingValue` for the failure's words (and
+    /// whether the value's type lets the read go on: an optional reads as `nil`). A read of any
+    /// other type stops the test process with those words, there being no value to return.
+    package static func withoutProps(
+        missingValue: @escaping (_ keyPath: AnyKeyPath, _ readsAsNil: Bool) -> String
+    ) -> ApplyContext<WorkflowType> {
+        PropslessApplyContext(missingValue: missingValue)
     }
 
     /// Reports `output` in addition to the one `apply` returns; for runtimes only.
@@ -69,9 +85,8 @@ public final class ApplyContext<WorkflowType: Workflow> {
     }
 
     /// Makes an invalidated context valid for another action (the runtime reuses a context only
-    /// when nothing but itself refers to it).
-    func renew(workflow: WorkflowType) {
-        self.workflow = workflow
+    /// when nothing but itself refers to it); the subclass that holds props renews them.
+    func renewValidity() {
         isValid = true
         skipsRender = false
         if hasEmittedOutputs {

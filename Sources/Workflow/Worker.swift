@@ -50,17 +50,30 @@ extension AsyncSequenceWorker {
     public func asAnyWorkflow() -> AnyWorkflow<Void, Output> {
         AnyWorkflow(WorkerWorkflow(
             worker: self,
-            start: { worker, emit in
-                do {
-                    for try await element in worker.run() {
-                        if Task.isCancelled { return }
-                        emit(element)
-                    }
-                } catch {
-                    // A failing sequence ends the worker; there is no output to report.
-                }
-            },
+            start: { worker, emit in await iterate(worker.run(), emit: emit) },
             isEquivalent: { $0.isEquivalent(to: $1) }))
+    }
+}
+
+/// Emits every element of `sequence` until it ends, throws, or the task is cancelled.
+///
+/// Once cancelled (the worker is no longer rendered, or was replaced), the loop asks the
+/// sequence for one more element rather than returning at once: a sequence learns of the
+/// cancellation only inside `next()` (`AsyncStream(unfolding:onCancel:)` runs its `onCancel`
+/// there), so returning between two elements would leave it waiting forever, holding whatever it
+/// holds (a subscription, a socket). What it yields after the cancellation is not emitted.
+func iterate<Elements: AsyncSequence>(_ sequence: Elements, emit: (Elements.Element) -> Void) async {
+    var iterator = sequence.makeAsyncIterator()
+    do {
+        while let element = try await iterator.next() {
+            if Task.isCancelled {
+                _ = try await iterator.next()
+                return
+            }
+            emit(element)
+        }
+    } catch {
+        // A failing sequence ends the worker; there is no output to report.
     }
 }
 
@@ -119,8 +132,11 @@ extension WorkerWorkflow: StablyNamedWorkflow {
 package protocol WorkerRendering {
     /// The worker (a `Worker` or `AsyncSequenceWorker`) this child runs.
     var wrappedWorker: any Sendable { get }
+    /// The worker's type, known without a value (for messages about a worker not rendered).
+    static var wrappedWorkerType: Any.Type { get }
 }
 
 extension WorkerWorkflow: WorkerRendering {
     public var wrappedWorker: any Sendable { worker }
+    public static var wrappedWorkerType: Any.Type { W.self }
 }

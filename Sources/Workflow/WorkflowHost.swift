@@ -253,7 +253,8 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         workflow: W, options: RuntimeOptions, observers: [any WorkflowObserver], snapshot: TreeSnapshot?,
         mailbox: ActionMailbox, loop: any RuntimeLoop, publication: Publication<W.Rendering, W.Output>
     ) {
-        context = HostContext(mailbox: mailbox, options: options, observers: observers, loop: loop)
+        context = HostContext(
+            mailbox: mailbox, options: options, observers: WorkflowObservation.observers(for: observers), loop: loop)
         self.publication = publication
         self.initialWorkflow = workflow
         self.restoreSnapshot = snapshot

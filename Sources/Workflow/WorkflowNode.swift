@@ -29,7 +29,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     private var declaredSinks = DeclaredSinkKinds()
     /// Whether `render` is running: the context is only valid then.
     private var isRendering = false
-    /// The context of the last applied action (an `ApplyContext<W>`), kept for the next one when
+    /// The context of the last applied action (a `RuntimeApplyContext<W>`), kept for the next one when
     /// nothing else holds it. Typed `AnyObject?`: this code is not specialised for `W`, and an
     /// `ApplyContext<W>?` would cost a generic metadata lookup on every action.
     private var spareApplyContext: AnyObject?
@@ -195,14 +195,14 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     /// A valid context for the next action: the last one again if no action kept a reference to
     /// it (checked, so a context an action let escape stays invalid for good, as a fresh one per
     /// action would), otherwise a new one. Saves an allocation per applied action.
-    private func takeApplyContext() -> ApplyContext<W> {
+    private func takeApplyContext() -> RuntimeApplyContext<W> {
         if var spare = spareApplyContext.take(), isKnownUniquelyReferenced(&spare) {
-            // Only `apply` stores it, and only an `ApplyContext<W>`.
-            let context = unsafeDowncast(spare, to: ApplyContext<W>.self)
+            // Only `apply` stores it, and only a `RuntimeApplyContext<W>`.
+            let context = unsafeDowncast(spare, to: RuntimeApplyContext<W>.self)
             context.renew(workflow: workflow)
             return context
         }
-        return ApplyContext(workflow: workflow)
+        return RuntimeApplyContext(workflow: workflow)
     }
 
     /// Applies the action the sink's own handler makes for `value`, whichever pass made it, as

@@ -29,8 +29,25 @@ struct ExpectedWorkflow {
 }
 
 /// Names a child by type and key the same way in every message ("of type T with key "k"").
-func describeChild(_ type: Any.Type, key: String) -> String {
-    "of type \(String(reflecting: type)) with key \"\(key)\""
+func describeChild(_ type: any Workflow.Type, key: String) -> String {
+    "of type \(childTypeName(type)) with key \"\(key)\""
+}
+
+/// A child type's name as workflow-swift's messages give it: `String(describing:)` (not
+/// module-qualified), and a worker as the workflow it runs in, `WorkerWorkflow<LoadWorker>` (or
+/// `AsyncSequenceWorkerWorkflow<…>`), since tests written for workflow-swift match those words.
+func childTypeName(_ type: any Workflow.Type) -> String {
+    if let worker = type as? any WorkerRendering.Type {
+        return workerWorkflowName(worker.wrappedWorkerType)
+    }
+    return String(describing: type)
+}
+
+/// `WorkerWorkflow<W>` for a `Worker`, `AsyncSequenceWorkerWorkflow<W>` for an
+/// `AsyncSequenceWorker`: the names workflow-swift's runtime gives the workflow a worker runs in.
+func workerWorkflowName(_ workerType: Any.Type) -> String {
+    let kind = workerType is any AsyncSequenceWorker.Type ? "AsyncSequenceWorkerWorkflow" : "WorkerWorkflow"
+    return "\(kind)<\(String(describing: workerType))>"
 }
 
 /// Quotes a string key and leaves other keys as they print, for messages.

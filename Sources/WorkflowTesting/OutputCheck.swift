@@ -1,6 +1,10 @@
 /// The output checks both testers offer (`verifyOutput`, `assertNoOutput`, `assert(output:)`),
 /// written once: a render result and an action tester each check one optional output, reported
 /// by something a message names.
+///
+/// Messages start with workflow-swift's words ("No output was produced", "Expected no output,
+/// but got …", a line diff for unequal outputs), which tests written for it match, then say who
+/// reported the output.
 struct OutputCheck<Output> {
     /// The output to check, `nil` when none was reported.
     let output: Output?
@@ -18,7 +22,7 @@ struct OutputCheck<Output> {
     /// Records a failure if there is an output.
     func assertNone(file: StaticString, line: UInt) {
         if let output {
-            recordFailure("Expected no output, but \(reporter) reported \(output).", file: file, line: line)
+            recordFailure("Expected no output, but got \(output) (reported by \(reporter)).", file: file, line: line)
         }
     }
 }
@@ -27,10 +31,13 @@ extension OutputCheck where Output: Equatable {
     /// Records a failure unless the output is exactly `expected`.
     func assertEqual(to expected: Output, file: StaticString, line: UInt) {
         guard let output else {
-            return recordFailure("Expected the output \(expected), but \(reporter) reported none.", file: file, line: line)
+            return recordFailure(
+                "No output was produced: expected \(expected), but \(reporter) reported none.", file: file, line: line)
         }
         if output != expected {
-            recordFailure("Output \(output) is not equal to the expected \(expected).", file: file, line: line)
+            recordFailure(
+                LineDifference(actual: output, expected: expected).message(subject: "Output") + "\nReported by \(reporter).",
+                file: file, line: line)
         }
     }
 }

@@ -5,9 +5,11 @@ extension RenderTester {
     /// rendering, then applies the action the pass led to.
     ///
     /// Sinks in the rendering may be called from `assertions` (that is how a test "taps" a
-    /// screen): the resulting action is applied once `assertions` returns. A pass may lead to at
-    /// most one action, as a real render pass is followed by one action before the next render;
-    /// more than one is a failure and only the first is applied. Sinks sent after `render`
+    /// screen): the resulting action is applied once `assertions` returns. A pass should lead to
+    /// at most one action, as a real render pass is followed by one action before the next
+    /// render; as in workflow-swift, each further action (and each further output) is a failure,
+    /// every action is still applied in order, and the result holds the last action and the last
+    /// output. Sinks sent after `render`
     /// returns are ignored (like sinks of a torn-down workflow). Failures point at
     /// `file` and `line` (or at the `expect…` call for an expectation that was not met).
     @discardableResult
@@ -26,20 +28,30 @@ extension RenderTester {
         try assertions(rendering)
 
         let actions = context.collectActions()
-        if actions.count > 1 {
-            recordFailure(
-                "Received multiple actions in a single render test: the render pass of \(WorkflowType.self) led to "
-                    + "\(actions.count) actions (\(actions.map(\.origin).joined(separator: ", "))); only the first is applied.",
-                file: file, line: line)
-        }
         var state = self.state
         var output: WorkflowType.Output?
-        if let action = actions.first {
+        for (index, action) in actions.enumerated() {
+            if index > 0 {
+                recordFailure(
+                    "Received multiple actions in a single render test: \(action.actionDescription) (from \(action.origin)) "
+                        + "after \(actions[index - 1].actionDescription) (from \(actions[index - 1].origin)); "
+                        + "\(WorkflowType.self)'s render pass led to \(actions.count) actions, each applied in order.",
+                    file: file, line: line)
+            }
             let applyContext = ApplyContext.make(for: workflow)
-            output = action.erased.apply(toState: &state, context: applyContext)
+            let produced = action.erased.apply(toState: &state, context: applyContext)
             applyContext.invalidate()
+            if let produced {
+                if let earlier = output {
+                    recordFailure(
+                        "Received multiple outputs in a single render test: \(produced) (from \(action.origin)) after \(earlier); "
+                            + "the result holds the last.",
+                        file: file, line: line)
+                }
+                output = produced
+            }
         }
-        return RenderTesterResult(initialState: self.state, state: state, output: output, appliedAction: actions.first)
+        return RenderTesterResult(initialState: self.state, state: state, output: output, appliedAction: actions.last)
     }
 
     /// Runs the render pass and checks it against the expectations, without looking at the

@@ -49,13 +49,9 @@ public struct RenderTester<WorkflowType: Workflow> {
         file: StaticString = #filePath, line: UInt = #line,
         assertions: @escaping (Child) -> Void = { _ in }
     ) -> RenderTester {
+        // A second identical expectation is accepted, as in workflow-swift: rendering the child
+        // twice is then the failure ("Multiple Workflows of type …"), reported at render.
         var tester = self
-        if expectedWorkflows.contains(where: { $0.matches(Child.self, key: key) }) {
-            recordFailure(
-                "A child workflow \(describeChild(Child.self, key: key)) is already expected; a pass renders each type and key at most once.",
-                file: file, line: line)
-            return tester
-        }
         tester.expectedWorkflows.append(ExpectedWorkflow(
             workflowType: Child.self,
             key: key,
@@ -148,6 +144,29 @@ public struct RenderTester<WorkflowType: Workflow> {
         appendingWorker(
             worker, key: key, output: output, file: file, line: line,
             isEquivalent: { ($0 as? W).map(worker.isEquivalent(to:)) ?? false })
+    }
+
+    /// Expects the pass to run a worker equivalent to `worker` with `key`, answering `output` as
+    /// if the worker had produced it: workflow-swift's spelling (`mockingOutput:` before `key:`).
+    /// `output` is required here so that `expectWorker(worker)` alone stays unambiguous.
+    public func expectWorker<W: Worker>(
+        _ worker: W,
+        mockingOutput output: W.Output?,
+        key: String = "",
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> RenderTester {
+        expectWorker(worker, key: key, producingOutput: output, file: file, line: line)
+    }
+
+    /// Expects the pass to run an asynchronous-sequence worker equivalent to `worker` with `key`,
+    /// answering `output` as one element of its sequence (workflow-swift's spelling).
+    public func expectWorker<W: AsyncSequenceWorker>(
+        _ worker: W,
+        mockingOutput output: W.Output?,
+        key: String = "",
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> RenderTester {
+        expectWorker(worker, key: key, producingOutput: output, file: file, line: line)
     }
 
     private func appendingWorker<W: Sendable, Output: Sendable>(

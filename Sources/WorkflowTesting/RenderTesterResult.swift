@@ -105,8 +105,7 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
     public func assertNoAction(file: StaticString = #filePath, line: UInt = #line) -> RenderTesterResult {
         if let appliedAction {
             recordFailure(
-                "Expected no action, but an action of type \(appliedAction.actionTypeName) "
-                    + "(from \(appliedAction.origin)) was applied.",
+                "Expected no action, but got \(appliedAction.actionDescription) (from \(appliedAction.origin)).",
                 file: file, line: line)
         }
         return self
@@ -125,7 +124,7 @@ public struct RenderTesterResult<WorkflowType: Workflow> {
             return self
         }
         if actual != expected {
-            recordFailure("Expected the action \(expected), but \(actual) was applied.", file: file, line: line)
+            recordFailure(LineDifference(actual: actual, expected: expected).message(subject: "Action"), file: file, line: line)
         }
         return self
     }

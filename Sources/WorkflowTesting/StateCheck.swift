@@ -1,5 +1,8 @@
 /// The state checks both testers offer for `Equatable` states (`assert(state:)`,
 /// `assertStateModifications`), written once.
+///
+/// A mismatch is worded as workflow-swift words it ("State (First) does not match the expected
+/// state (Second) - Difference: …" and a line diff), which tests written for it match.
 struct StateCheck<State: Equatable> {
     /// The state to check.
     let state: State
@@ -11,7 +14,7 @@ struct StateCheck<State: Equatable> {
     /// Records a failure unless the state equals `expected`.
     func assertEqual(to expected: State, file: StaticString, line: UInt) {
         if state != expected {
-            recordFailure("State \(state) is not equal to the expected \(expected).", file: file, line: line)
+            recordFailure(LineDifference(actual: state, expected: expected).message(subject: "State"), file: file, line: line)
         }
     }
 
@@ -21,7 +24,8 @@ struct StateCheck<State: Equatable> {
         try modifications(&expected)
         if state != expected {
             recordFailure(
-                "State \(state) does not match the \(baselineName) with the expected modifications, \(expected).",
+                LineDifference(actual: state, expected: expected).message(subject: "State")
+                    + "\nThe expected state is the \(baselineName) with the expected modifications.",
                 file: file, line: line)
         }
     }

@@ -23,6 +23,12 @@ struct TestedAction<WorkflowType: Workflow> {
         (erased as? A) ?? (erased.base as? A)
     }
 
+    /// The concrete action as it prints (`noop(10)`), for messages; an action written inline
+    /// prints as its type.
+    var actionDescription: String {
+        erased.isClosureBased ? actionTypeName : "\(erased.base)"
+    }
+
     /// The concrete action's type, for messages.
     var actionTypeName: String {
         String(reflecting: erased.actionType)

@@ -50,25 +50,25 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         outputMap: @escaping (Child.Output) -> AnyWorkflowAction<WorkflowType>
     ) -> Child.Rendering {
         guard checkValid("render a child") else { return renderInertly(workflow) }
-        guard renderedChildren.insert(ChildIdentity(type: ObjectIdentifier(Child.self), key: key)).inserted else {
-            let name = (workflow as? any WorkerRendering).map { "workers of type \(String(reflecting: type(of: $0.wrappedWorker)))" }
-                ?? "workflows of type \(String(reflecting: Child.self))"
+        let isFirstOfItsKind = renderedChildren.insert(ChildIdentity(type: ObjectIdentifier(Child.self), key: key)).inserted
+        if !isFirstOfItsKind {
             recordFailure(
-                "Multiple \(name) with key \"\(key)\" rendered by \(WorkflowType.self) in the same render pass; "
-                    + "give each child of the same type a unique key.",
+                "Multiple Workflows of type \(childTypeName(Child.self)) with key \"\(key)\" used in the same render call. "
+                    + "Use a unique key to render multiple Workflows of the same type. (Rendered by \(WorkflowType.self).)",
                 at: location)
-            return renderInertly(workflow)
         }
         if let worker = workflow as? any WorkerRendering {
-            matchWorker(worker.wrappedWorker, key: key, outputMap: outputMap)
+            matchWorker(worker.wrappedWorker, childType: Child.self, key: key, reportUnexpected: isFirstOfItsKind, outputMap: outputMap)
             // A worker's rendering is `Void`; rendering it inertly produces it without starting it.
             return renderInertly(workflow)
         }
         guard let index = pendingWorkflows.firstIndex(where: { $0.matches(Child.self, key: key) }) else {
-            recordFailure(
-                "Attempted to render unexpected workflow \(describeChild(Child.self, key: key)) "
-                    + "(rendered by \(WorkflowType.self)). \(unexpectedChildHint(Child.self, key: key))",
-                at: location)
+            if isFirstOfItsKind {
+                recordFailure(
+                    "Attempted to render unexpected Workflow of type \(childTypeName(Child.self)) with key \"\(key)\". "
+                        + "\(unexpectedChildHint(Child.self, key: key)) (Rendered by \(WorkflowType.self).)",
+                    at: location)
+            }
             return renderInertly(workflow)
         }
         let expectation = pendingWorkflows.remove(at: index)
@@ -92,7 +92,7 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         let handler = sinkHandlers.count
         sinkHandlers.append { value in
             guard let event = value as? Event else { return nil }
-            return TestedAction(onEvent(event), origin: "sink of \(String(reflecting: Event.self))")
+            return TestedAction(onEvent(event), origin: "sink of \(ValueDump.typeName(Event.self))")
         }
         let recorder = self.recorder
         return Sink { event in recorder.record(handler: handler, value: event) }
@@ -108,8 +108,8 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         }
         guard let index = pendingSideEffects.firstIndex(where: { $0.key == key }) else {
             recordFailure(
-                "Unexpected side-effect with key \(describeKey(key)) declared by \(WorkflowType.self). "
-                    + "Declare it with expectSideEffect(key:producingAction:).",
+                "Unexpected side-effect with key \(describeKey(key)) (declared by \(WorkflowType.self)). "
+                    + "If it is expected, declare it with expectSideEffect(key:producingAction:).",
                 at: location)
             return
         }
@@ -125,14 +125,21 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
     func finishRender() {
         isValid = false
         for expectation in pendingWorkflows {
-            recordFailure("Expected child workflow \(expectation.description), but it was not rendered.", at: expectation.location)
+            recordFailure(
+                "Expected child workflow of type: \(childTypeName(expectation.workflowType)), key: \"\(expectation.key)\"; "
+                    + "\(WorkflowType.self) did not render it.",
+                at: expectation.location)
         }
         for expectation in pendingWorkers {
-            recordFailure("Expected \(expectation.description), but it was not run.", at: expectation.location)
+            recordFailure(
+                "Expected child workflow of type: \(workerWorkflowName(expectation.workerType)), key: \"\(expectation.key)\"; "
+                    + "\(WorkflowType.self) did not run the worker \(expectation.workerDescription).",
+                at: expectation.location)
         }
         for expectation in pendingSideEffects {
             recordFailure(
-                "Expected side-effect with key \(describeKey(expectation.key)), but it was not declared.", at: expectation.location)
+                "Expected side-effect with key: \(describeKey(expectation.key)); \(WorkflowType.self) did not declare it.",
+                at: expectation.location)
         }
         pendingWorkflows = []
         pendingWorkers = []
@@ -151,14 +158,15 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
     /// What to do about an unexpected child: the expectations it nearly matched, or how to declare it.
     private func unexpectedChildHint(_ type: any Workflow.Type, key: String) -> String {
         let sameType = pendingWorkflows.filter { ObjectIdentifier($0.workflowType) == ObjectIdentifier(type) }.map(\.key)
-        let sameKey = pendingWorkflows.filter { $0.key == key }.map { String(reflecting: $0.workflowType) }
+        let sameKey = pendingWorkflows.filter { $0.key == key }.map { childTypeName($0.workflowType) }
         if !sameType.isEmpty {
-            return "Expecting key \(sameType.map { "\"\($0)\"" }.joined(separator: " or ")) for this type."
+            return "Expecting key \(sameType.map { "\"\($0)\"" }.joined(separator: " or "))."
         }
         if !sameKey.isEmpty {
             return "Found expectation of type \(sameKey.joined(separator: ", ")) for key \"\(key)\"."
         }
-        return "If this child is expected, declare it with expectWorkflow(type:key:producingRendering:) before render()."
+        return "If this child Workflow is expected, please add a call to `expectWorkflow(...)` with the appropriate parameters "
+            + "before invoking `render()`."
     }
 
     private func checkValid(_ what: String) -> Bool {
@@ -171,23 +179,36 @@ final class TestingRenderContext<WorkflowType: Workflow>: RenderContext<Workflow
         return isValid
     }
 
+    /// Matches a rendered worker against the expected ones of its type and key (as workflow-swift
+    /// matches the workflow a worker runs in): an expected worker that is not equivalent is one
+    /// failure naming both, and still stands in for the rendered one (its output is applied).
     private func matchWorker<Output>(
         _ worker: any Sendable,
+        childType: any Workflow.Type,
         key: String,
+        reportUnexpected: Bool,
         outputMap: @escaping (Output) -> AnyWorkflowAction<WorkflowType>
     ) {
-        guard let index = pendingWorkers.firstIndex(where: { $0.key == key && $0.isEquivalent(worker) }) else {
-            let sameType = pendingWorkers.filter { $0.key == key && $0.workerType == type(of: worker) }
-            let hint = sameType.isEmpty
-                ? "Declare it with expectWorker(_:key:producingOutput:)."
-                : "It is not equivalent to the expected \(sameType.map(\.workerDescription).joined(separator: ", "))."
-            recordFailure(
-                "Unexpected worker \(worker) of type \(String(reflecting: type(of: worker))) with key \"\(key)\" "
-                    + "run by \(WorkflowType.self). \(hint)",
-                at: location)
+        let sameKind = pendingWorkers.indices.filter {
+            pendingWorkers[$0].key == key && pendingWorkers[$0].workerType == type(of: worker)
+        }
+        guard let index = sameKind.first(where: { pendingWorkers[$0].isEquivalent(worker) }) ?? sameKind.first else {
+            if reportUnexpected {
+                recordFailure(
+                    "Attempted to render unexpected Workflow of type \(childTypeName(childType)) with key \"\(key)\". "
+                        + "If this worker is expected, please add a call to `expectWorker(...)` with the appropriate parameters "
+                        + "before invoking `render()`. (The worker \(worker), run by \(WorkflowType.self).)",
+                    at: location)
+            }
             return
         }
         let expectation = pendingWorkers.remove(at: index)
+        if !expectation.isEquivalent(worker) {
+            recordFailure(
+                "Workers of type \(String(describing: type(of: worker))) not equivalent. "
+                    + "Expected: \(expectation.workerDescription). Got: \(worker) (key \"\(key)\", run by \(WorkflowType.self)).",
+                at: expectation.location)
+        }
         if let output = expectation.output as? Output {
             expectationActions.append(TestedAction(outputMap(output), origin: "output of \(expectation.description)"))
         }

@@ -7,8 +7,10 @@ extension WorkflowAction {
     /// `workflow` holds the props the actions read through their `ApplyContext`. It may be left
     /// out when the actions read none and the workflow can be made without arguments: a workflow
     /// conforming to ``DefaultInitializableWorkflow``, or one without stored properties (the usual
-    /// case in workflow-swift's tutorials). For any other workflow, sending an action without a
-    /// workflow is a test failure that leaves the state as it was.
+    /// case in workflow-swift's tutorials). For any other workflow the actions are still applied,
+    /// as workflow-swift's tester applies them: only an action that reads a prop fails ("Attempted
+    /// to read value …"); an optional prop then reads as `nil`, any other stops the test process
+    /// (there is no value to give it).
     public static func tester(
         withState state: WorkflowType.State,
         workflow: WorkflowType? = nil

@@ -34,17 +34,19 @@ public struct WorkflowActionTester<WorkflowType: Workflow, Action: WorkflowActio
     }
 
     /// Applies `action` to the current state; the new tester holds the new state and its output.
+    ///
+    /// Without a workflow (see `WorkflowAction.tester(withState:workflow:)`) the action is applied
+    /// all the same; reading a prop is then the failure.
     @discardableResult
     public func send(action: Action, file: StaticString = #filePath, line: UInt = #line) -> WorkflowActionTester {
-        guard let workflow else {
-            recordFailure(
-                "Cannot apply \(action): no \(WorkflowType.self) to read props from. Pass an instance of the workflow "
-                    + "as tester(withState:workflow:), or conform it to DefaultInitializableWorkflow.",
-                file: file, line: line)
-            return self
-        }
         var tester = self
-        let context = ApplyContext.make(for: workflow)
+        let context = workflow.map { ApplyContext.make(for: $0) } ?? ApplyContext.withoutProps { keyPath, readsAsNil in
+            let message = "Attempted to read value \(keyPath), when applying an action, but no value was present. "
+                + "Pass an instance of the Workflow to the ActionTester to enable this functionality: "
+                + "tester(withState:workflow:), or conform \(WorkflowType.self) to DefaultInitializableWorkflow."
+            if readsAsNil { recordFailure(message + " The value read as nil.", file: file, line: line) }
+            return message
+        }
         tester.output = action.apply(toState: &tester.state, context: context)
         context.invalidate()
         return tester

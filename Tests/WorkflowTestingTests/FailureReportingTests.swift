@@ -29,7 +29,7 @@ struct FailureReportingTests {
                 .render { leaf = $0.leaf }
         } matching: { issue in
             issue.comments.contains {
-                $0.rawValue.contains("unexpected workflow of type") && $0.rawValue.contains("LeafWorkflow")
+                $0.rawValue.contains("unexpected Workflow of type") && $0.rawValue.contains("LeafWorkflow")
                     && $0.rawValue.contains("\"leaf\"")
             }
         }
@@ -45,7 +45,7 @@ struct FailureReportingTests {
             tester.assert(state: TicTacToeWorkflow.State())
         } matching: { issue in
             issue.sourceLocation?.line == assertingLine
-                && issue.comments.contains { $0.rawValue.contains("is not equal to the expected") }
+                && issue.comments.contains { $0.rawValue.contains("State (First) does not match the expected state (Second)") }
         }
         withKnownIssue {
             ParentWorkflow()
@@ -73,7 +73,7 @@ struct FailureReportingTests {
         withKnownIssue {
             LeafWorkflow(label: "x").renderTester().expectSideEffect(key: "never").render()
         } matching: { issue in
-            issue.comments.contains { $0.rawValue.contains("Expected side-effect with key \"never\"") }
+            issue.comments.contains { $0.rawValue.contains("Expected side-effect with key: \"never\"") }
         }
         withKnownIssue {
             ParentWorkflow()
@@ -87,7 +87,7 @@ struct FailureReportingTests {
         }
     }
 
-    @Test("more than one action in a pass is an issue, and only the first is applied")
+    @Test("more than one action in a pass is an issue, and each is applied in order")
     func moreThanOneAction() {
         var result: RenderTesterResult<ParentWorkflow>?
         withKnownIssue {
@@ -101,7 +101,9 @@ struct FailureReportingTests {
         } matching: { issue in
             issue.comments.contains { $0.rawValue.contains("Received multiple actions in a single render test") }
         }
-        #expect(result?.state == ParentWorkflow.State(refreshed: true))
+        // The side effect's action first, then the sink's: both applied, the result holds the last.
+        #expect(result?.state == ParentWorkflow.State(count: 1, refreshed: true))
+        result?.assert(action: ParentWorkflow.Action.bump(by: 1))
     }
 
     @Test("a mismatched action or output is an issue")
@@ -115,8 +117,11 @@ struct FailureReportingTests {
                 .assert(output: 2)
                 .assertNoAction()
         } matching: { issue in
-            issue.comments.contains { $0.rawValue.contains("Expected the action") || $0.rawValue.contains("Output 1")
-                || $0.rawValue.contains("Expected no action") }
+            issue.comments.contains {
+                $0.rawValue.contains("Action (First) does not match the expected action (Second)")
+                    || $0.rawValue.contains("Output (First) does not match the expected output (Second)")
+                    || $0.rawValue.contains("Expected no action, but got bump(by: 1)")
+            }
         }
     }
 }
@@ -138,6 +143,6 @@ func duplicateChildKey() {
             .expectWorkflow(type: LeafWorkflow.self, key: "same", producingRendering: "x")
             .render()
     } matching: { issue in
-        issue.comments.contains { $0.rawValue.contains("Multiple workflows of type") && $0.rawValue.contains("LeafWorkflow") }
+        issue.comments.contains { $0.rawValue.contains("Multiple Workflows of type") && $0.rawValue.contains("LeafWorkflow") }
     }
 }

@@ -87,7 +87,7 @@ final class XCTestFailureReportingTests: XCTestCase {
             tester.assert(state: ParentWorkflow.State())
         }
         XCTAssertEqual(failures.map(\.line), [assertingLine])
-        XCTAssertTrue(failures.first?.description.contains("is not equal to the expected") ?? false, "\(failures)")
+        XCTAssertTrue(failures.first?.description.contains("State (First) does not match the expected state (Second)") ?? false, "\(failures)")
     }
 
     func testAPassingRenderTestRecordsNothing() {
