@@ -236,8 +236,11 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     /// Waiting for the next published rendering: updates applied since the last publication
     /// (`WorkflowHost.updateAndAwaitRendering`).
     private var renderingReplies: [any RenderingReply] = []
-    /// A rendered pass whose settle is under way (`RuntimeLoop.settleRenderPass(resuming:)`):
-    /// published once it settles; nothing renders meanwhile.
+    /// Whether a rendered pass's settle is under way (`RuntimeLoop.settleRenderPass(resuming:)`):
+    /// it is published once it settles; nothing renders meanwhile. A flag of its own, read on
+    /// every pass, so the hot path never touches the generic `settling`'s metadata.
+    private var isSettling = false
+    /// That pass, while `isSettling`.
     private var settling: Settling?
     /// The box holding this core, which the loop resumes a pending settle through.
     weak var box: HostCoreBox<W>?
@@ -369,7 +372,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         // `renderOnlyIfStateChanged` every applied action sets `needsRender`.) Ignoring the flag
         // in that mode rendered once more at the end of every drain, and once for each event a
         // stale sink delivered to nobody. While a pass settles, what is applied waits for it.
-        guard context.needsRender, settling == nil else { return }
+        guard context.needsRender, !isSettling else { return }
         renderAndPublish()
     }
 
@@ -395,6 +398,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
                 applyQueuedInOrder()
                 rendering = renderRoot(root)
             case .pending:
+                isSettling = true
                 settling = Settling(rendering: rendering, started: started)
                 return
             }
@@ -404,7 +408,8 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     /// The loop settled the pass rendered last: publishes it, or renders again first if the wait
     /// changed the tree or something was applied meanwhile.
     func resumeSettling(changed: Bool) {
-        guard let pending = settling else { return }
+        guard isSettling, let pending = settling else { return }
+        isSettling = false
         settling = nil
         guard let root else { return }
         if changed || context.needsRender {

@@ -46,7 +46,7 @@ struct SettleWaits {
     /// A START or UPDATE of child `id` (of session tree `tree`; `""`: the shared root's) was
     /// sent. A child a pending settle already waits for stays with it: the answer ends that wait.
     mutating func asked(_ id: UInt64, tree: String) {
-        guard claimedBy[id] == nil else { return }
+        guard pending.isEmpty || claimedBy[id] == nil else { return }
         unclaimed.insert(id)
         guard !tree.isEmpty else { return }
         unclaimedTree[id] = tree
