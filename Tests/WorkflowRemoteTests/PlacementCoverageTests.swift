@@ -13,7 +13,7 @@ struct PlacementCoverageTests {
     func gapsOnceEach() {
         var coverage = PlacementCoverage(table: Self.table, listedWorkers: ["w1", "w2"])
         let first = coverage.workerJoined("w1", announcing: ["TeamBoard.BoardWorkflow", "TeamBoard.VoteCounterWorkflow"])
-        #expect(first == [.typeUnplaced(type: "TeamBoard.VoteCounterWorkflow", worker: "w1")])
+        #expect(first == [.typesUnplaced(types: ["TeamBoard.VoteCounterWorkflow"], worker: "w1")])
         let second = coverage.workerJoined("w2", announcing: ["TeamBoard.VoteCounterWorkflow"])
         #expect(second == [
             .ruleMatchesNothing(index: 0, pattern: "TeamBoard.VoteCounter", announced: ["TeamBoard.BoardWorkflow", "TeamBoard.VoteCounterWorkflow"])

@@ -126,10 +126,10 @@ final class ParentDriver: LoopRoleDriver {
                 logger.warning(
                     "placement[\(index)] matches no type a worker announced: its children run in the coordinator",
                     metadata: ["match": "\(pattern)", "announced": "\(announced.joined(separator: ", "))"])
-            case .typeUnplaced(let type, let worker):
+            case .typesUnplaced(let types, let worker):
                 logger.warning(
-                    "no placement rule places \(type), announced by \(worker): its configured children run in the coordinator",
-                    metadata: ["type": "\(type)", "worker": "\(worker)"])
+                    "no placement rule places \(types.joined(separator: ", ")), announced by \(worker): their configured children run in the coordinator",
+                    metadata: ["types": "\(types.joined(separator: ", "))", "worker": "\(worker)"])
             }
         }
     }

@@ -11,9 +11,9 @@ struct PlacementCoverage {
     enum Gap: Equatable {
         /// `placement[index]`, matching `pattern`, matches no type a worker announced.
         case ruleMatchesNothing(index: Int, pattern: String, announced: [String])
-        /// `type`, announced by `worker`, is placed by no rule: its `.configured` children run
-        /// in the parent.
-        case typeUnplaced(type: String, worker: String)
+        /// `types`, announced by `worker` (and by no worker before it), are placed by no rule:
+        /// their `.configured` children run in the parent.
+        case typesUnplaced(types: [String], worker: String)
     }
 
     private let table: PlacementTable
@@ -34,15 +34,15 @@ struct PlacementCoverage {
     mutating func workerJoined(_ worker: String, announcing types: Set<String>) -> [Gap] {
         joined.insert(worker)
         announced.formUnion(types)
-        var gaps: [Gap] = []
+        var unplaced: [String] = []
         if !table.rules.isEmpty, !table.rules.contains(where: { Self.isPathRule($0.pattern) }) {
             for type in types.sorted() where !reportedTypes.contains(type) {
                 guard !table.rules.contains(where: { PlacementTable.matches($0.pattern, type) }) else { continue }
                 reportedTypes.insert(type)
-                gaps.append(.typeUnplaced(type: type, worker: worker))
+                unplaced.append(type)
             }
         }
-        return gaps + judgeRulesIfDue()
+        return (unplaced.isEmpty ? [] : [.typesUnplaced(types: unplaced, worker: worker)]) + judgeRulesIfDue()
     }
 
     /// Records that the start's placement grace is over; returns what is newly left out.
