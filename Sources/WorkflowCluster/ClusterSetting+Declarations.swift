@@ -224,8 +224,8 @@ extension ClusterSetting {
     ) { if !$1.boolean { $0.configuration.sessions = nil } }
 
     package static let snapshotFile = ClusterSetting(
-        "snapshot.file", flag: "--snapshot-file", kind: .path, default: "none", reader: .coordinator,
-        help: "Write the root's tree snapshot to this file (atomically) every snapshot.interval_ms and on SIGTERM, for --restore."
+        "snapshot.file", flag: "--snapshot-file", kind: .workingDirectoryPath, default: "none", reader: .coordinator,
+        help: "Write the root's tree snapshot to this file (atomically; relative to the working directory) every snapshot.interval_ms and on SIGTERM, for --restore."
     ) { $0.configuration.snapshotFile = $1.text }
 
     package static let snapshotInterval = ClusterSetting(

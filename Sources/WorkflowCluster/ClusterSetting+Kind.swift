@@ -6,6 +6,9 @@ extension ClusterSetting {
         /// A file or directory path; a relative one in the file is resolved beside the file, on
         /// the command line or in the environment against the working directory.
         case path
+        /// A file path resolved against the daemon's working directory wherever it is given
+        /// (`snapshot.file`, as it always was).
+        case workingDirectoryPath
         /// A URL (the words say which).
         case url(String)
         /// A ZeroMQ endpoint (`tcp://host:port`, `ipc://path`).
@@ -31,7 +34,7 @@ extension ClusterSetting {
         package var expected: String {
             switch self {
             case .text(let nonEmpty): nonEmpty ? "a non-empty string" : "a string"
-            case .path: "a file path"
+            case .path, .workingDirectoryPath: "a file path"
             case .url(let what): what
             case .endpoint: ClusterEndpoint.expected
             case .endpoints: "a non-empty array of endpoints (one per coordinator)"
@@ -58,7 +61,7 @@ extension ClusterSetting {
             switch self {
             case .milliseconds: "ms"
             case .count: "count"
-            case .path: "file"
+            case .path, .workingDirectoryPath: "file"
             case .url: "url"
             case .endpoint, .endpoints: "endpoint"
             case .address: "host:port"

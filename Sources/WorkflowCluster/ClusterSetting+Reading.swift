@@ -38,7 +38,7 @@ extension ClusterSetting {
             return .origins(origins)
         case .structured:
             throw fail()
-        case .text, .path, .url, .endpoint, .address, .choice:
+        case .text, .path, .workingDirectoryPath, .url, .endpoint, .address, .choice:
             guard let text = value as? String else {
                 throw ClusterConfigurationError(file: file, key: key, expected: "a string: \(kind.expected)", found: JSONWords.describe(value))
             }
@@ -58,7 +58,7 @@ extension ClusterSetting {
         case .text(let nonEmpty):
             guard !nonEmpty || !text.isEmpty else { throw fail() }
             return .text(text)
-        case .path, .url:
+        case .path, .workingDirectoryPath, .url:
             guard !text.isEmpty else { throw fail() }
             return .text(text)
         case .endpoint:

@@ -65,6 +65,14 @@ struct ConfigurationTests {
         #expect(moved.allowedClientKeysPath == "/etc/wf/secrets/allowed-workers")
     }
 
+    @Test("relative paths: the store's beside the file, the snapshot's from the working directory (as they always were)")
+    func relativePaths() throws {
+        let configuration = try ClusterConfigurationParser(file: "/etc/wf/cluster.json").parse(Data(
+            #"{"coordinator":{"endpoint":"ipc:///x"},"store":{"kind":"sqlite","path":"c.sqlite"},"snapshot":{"file":"run/c.snapshot"}}"#.utf8))
+        #expect(configuration.store.path == "/etc/wf/c.sqlite")
+        #expect(configuration.snapshotFile == "run/c.snapshot")
+    }
+
     @Test("pool rules choose least-loaded or hashed placement")
     func poolStrategies() throws {
         let configuration = try parse(
