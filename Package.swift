@@ -31,9 +31,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.8.0"),
-        .package(
-            url: "https://github.com/apple/swift-configuration", from: "1.4.0",
-            traits: [.defaults, "CommandLineArguments", "Logging"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -73,7 +70,6 @@ let package = Package(
             dependencies: [
                 "Workflow", "WorkflowRemote", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

@@ -62,7 +62,7 @@ public struct Sink<Value: Sendable>: Sendable {
     /// reserved token that decodes to an inert sink again), so a worker whose own remote child is
     /// not placed yet can still send its rendering, placeholder included, to its parent.
     public static var inert: Sink<Value> {
-        Sink(exportToken: { SinkRoute.inertToken }, accepting: { _ in false })
+        Sink(exportToken: { SinkToken.inert }, accepting: { _ in false })
     }
 
     /// Sends `value`. Returns `false` when the value was refused: for back-pressure (a remote child

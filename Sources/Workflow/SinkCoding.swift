@@ -39,7 +39,7 @@ public protocol SinkExporter: Sendable {
     /// default the token itself: a rendering sent to another process names each pass's handler,
     /// so a sink held from an earlier rendering applies its own closure there as it would in
     /// process. An exporter that shows renderings to clients names a sink by its *place*
-    /// (`SinkRoute.place(of:)`: the token without its render pass), so a client's token stays
+    /// (`SinkToken.place(of:)`: the token without its render pass), so a client's token stays
     /// the same while its sink is rendered at the same place and reaches the latest rendering's
     /// sink there; and it may mark the tree the name belongs to, so a name of one tree is
     /// unknown in another.
@@ -114,86 +114,6 @@ public enum SinkCodingError: Error, CustomStringConvertible {
     }
 }
 
-/// Names a runtime-made sink within its host.
-///
-/// A token is `<node>:<slot>:<event type>@<host incarnation>.<render pass>`: it names the handler
-/// of one render pass, not a position, so an event sent through a sink decoded from an earlier
-/// rendering applies that rendering's closure (the rule `Sink` documents), and can never reach
-/// the handler a later pass declared at the same position for another row. The part before `@`
-/// (node, slot, event type) is the sink's *slot*: stable across hosts running the same build,
-/// it is what a child restarted on another worker after a failover answers to for the tokens its
-/// parent still holds from the lost worker (see `SinkTable`). Computed only when a sink is
-/// encoded.
-package enum SinkRoute {
-    /// The token of a sink: `<node>:<slot>:<event type>@<incarnation in base 36>.<pass>`.
-    ///
-    /// Written byte by byte into one buffer: string interpolation of the five parts (each number
-    /// made a `String` of its own, then appended) cost several times as much per encoded sink,
-    /// once per rendering sent, for the same bytes.
-    static func token<Event>(node: UInt64, slot: Int, event: Event.Type, incarnation: UInt64, pass: UInt64) -> String {
-        var typeName = _typeName(event, qualified: true)
-        return typeName.withUTF8 { name in
-            // Three decimal UInt64s (≤ 20 digits each, a sign for the slot), one base-36 UInt64
-            // (≤ 13), four separators.
-            String(unsafeUninitializedCapacity: name.count + 78) { buffer in
-                var at = writeDigits(of: node, radix: 10, to: buffer, at: 0)
-                buffer[at] = UInt8(ascii: ":")
-                at += 1
-                if slot < 0 {
-                    buffer[at] = UInt8(ascii: "-")
-                    at += 1
-                }
-                at = writeDigits(of: UInt64(slot.magnitude), radix: 10, to: buffer, at: at)
-                buffer[at] = UInt8(ascii: ":")
-                at += 1
-                for byte in name {
-                    buffer[at] = byte
-                    at += 1
-                }
-                buffer[at] = UInt8(ascii: "@")
-                at = writeDigits(of: incarnation, radix: 36, to: buffer, at: at + 1)
-                buffer[at] = UInt8(ascii: ".")
-                return writeDigits(of: pass, radix: 10, to: buffer, at: at + 1)
-            }
-        }
-    }
-
-    /// Writes `value`'s digits in `radix` (lowercase letters past 9, as `String(_:radix:)`)
-    /// from `start`; returns the index after the last.
-    private static func writeDigits(of value: UInt64, radix: UInt64, to buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
-        var count = 1
-        var rest = value / radix
-        while rest > 0 {
-            count += 1
-            rest /= radix
-        }
-        var value = value
-        var index = start + count
-        repeat {
-            index -= 1
-            let digit = UInt8(truncatingIfNeeded: value % radix)
-            buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
-            value /= radix
-        } while value > 0
-        return start + count
-    }
-
-    /// What `Sink.inert` encodes as: no runtime token is empty.
-    static let inertToken = ""
-
-    /// The token of a sink's place: `token` without its render pass (`…@<incarnation>`), the
-    /// same for every pass's sink at that place. A token of another shape (a middle process's
-    /// forwarded token ends with its carried token's pass, which is dropped the same way) is
-    /// returned whole when it ends with no pass.
-    package static func place(of token: String) -> String {
-        let utf8 = token.utf8
-        guard let at = utf8.lastIndex(of: UInt8(ascii: "@")),
-            let dot = utf8[utf8.index(after: at)...].lastIndex(of: UInt8(ascii: "."))
-        else { return token }
-        return String(token[..<dot])
-    }
-}
-
 extension Sink: Codable where Value: Codable {
     public func encode(to encoder: any Encoder) throws {
         let exporter = encoder.userInfo.sinkTransport(.workflowSinkExporter, as: (any SinkExporter).self)
@@ -203,7 +123,7 @@ extension Sink: Codable where Value: Codable {
             try container.encodeNil()
             return
         }
-        if token == SinkRoute.inertToken {
+        if token == SinkToken.inert {
             // Routes nowhere, so it needs no exporter: any encoder can write it. A rendering
             // shown to a client writes it as `null`, like any sink nothing can be sent to.
             if exporter?.encodesUnroutableSinksAsNull == true {
@@ -222,7 +142,7 @@ extension Sink: Codable where Value: Codable {
 
     public init(from decoder: any Decoder) throws {
         let token = try decoder.singleValueContainer().decode(String.self)
-        if token == SinkRoute.inertToken {
+        if token == SinkToken.inert {
             self = .inert
             return
         }

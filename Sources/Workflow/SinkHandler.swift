@@ -37,7 +37,7 @@ class AnySinkHandler: @unchecked Sendable {
         self.slot = slot
     }
 
-    /// The token naming this handler across processes (see `SinkRoute`).
+    /// The token naming this handler across processes (see `SinkToken`).
     func exportToken() -> String {
         fatalError("AnySinkHandler is abstract")
     }
@@ -80,7 +80,7 @@ where Action.WorkflowType == W {
     }
 
     override func exportToken() -> String {
-        SinkRoute.token(node: node, slot: slot, event: Event.self, incarnation: incarnation, pass: pass)
+        SinkToken.make(node: node, slot: slot, event: Event.self, incarnation: incarnation, pass: pass)
     }
 }
 

@@ -12,16 +12,21 @@ public struct ClusterConfigurationError: Error, Sendable, Equatable, CustomStrin
     public var expected: String
     /// What it held instead, when it helps.
     public var found: String?
+    /// The flag or environment variable the value came through (`--store-path`,
+    /// `WORKFLOW_STORE_PATH`), when `file` is the command line or the environment: an operator
+    /// looks for what they typed, not for the file's key.
+    public var via: String?
     /// The whole message, for an error that is about the file rather than a key in it (a file
     /// that does not exist: `no such file: PATH`); `nil` for the usual file-key-expected message.
     public var message: String?
 
     /// Creates an error.
-    public init(file: String, key: String, expected: String, found: String? = nil) {
+    public init(file: String, key: String, expected: String, found: String? = nil, via: String? = nil) {
         self.file = file
         self.key = key
         self.expected = expected
         self.found = found
+        self.via = via
     }
 
     /// The configuration file `file` does not exist. Said in those words (`no such file: PATH`),
@@ -34,7 +39,7 @@ public struct ClusterConfigurationError: Error, Sendable, Equatable, CustomStrin
     /// The one-line message daemons print before exiting: file, key, expected, found.
     public var description: String {
         if let message { return message }
-        let location = key.isEmpty ? file : "\(file): key '\(key)'"
+        let location = key.isEmpty ? file : "\(file): key '\(key)'" + (via.map { " (\($0))" } ?? "")
         if let found { return "invalid configuration \(location): expected \(expected), found \(found)" }
         return "invalid configuration \(location): expected \(expected)"
     }

@@ -26,8 +26,8 @@ public enum CurveKeyFiles {
     public static func serverSecurity(_ configuration: ClusterConfiguration) throws -> ServerSecurity {
         guard configuration.securityMode == .curve else { return .plaintext }
         let settings = configuration.security
-        let secretPath = try requirePath(settings.serverSecretKeyPath, "security.server_secret_key", "the coordinator's secret key file")
-        let allowPath = try requirePath(settings.allowedClientKeysPath, "security.allowed_client_keys", "the allow-list file of worker public keys")
+        let secretPath = try requirePath(settings.serverSecretKeyPath, ClusterSetting.serverSecretKey.key, "the coordinator's secret key file")
+        let allowPath = try requirePath(settings.allowedClientKeysPath, ClusterSetting.allowedClientKeys.key, "the allow-list file of worker public keys")
         let keyPair = try keyPair(secretFile: secretPath)
         return .curve(keyPair: keyPair, allowedClientKeys: try allowList(file: allowPath))
     }
@@ -37,9 +37,9 @@ public enum CurveKeyFiles {
     public static func clientSecurity(_ configuration: ClusterConfiguration, worker name: String) throws -> ClientSecurity {
         guard configuration.securityMode == .curve else { return .plaintext }
         let settings = configuration.security
-        let publicPath = try requirePath(settings.serverPublicKeyPath, "security.server_public_key", "the coordinator's public key file")
+        let publicPath = try requirePath(settings.serverPublicKeyPath, ClusterSetting.serverPublicKey.key, "the coordinator's public key file")
         let secretPath = try requirePath(
-            settings.clientSecretKeyPath(forWorker: name), "security.client_keys_dir",
+            settings.clientSecretKeyPath(forWorker: name), ClusterSetting.clientKeysDirectory.key,
             "a directory holding \(name).key (or security.client_secret_key)")
         return .curve(keyPair: try keyPair(secretFile: secretPath), serverKey: try publicKey(file: publicPath))
     }

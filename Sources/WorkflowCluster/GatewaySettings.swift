@@ -35,7 +35,7 @@ public struct GatewaySettings: Sendable, Equatable {
     public func validate(file: String) throws(ClusterConfigurationError) {
         guard let listen, !listen.isLoopback, bearerTokenFile == nil else { return }
         throw ClusterConfigurationError(
-            file: file, key: "gateway.bearer_token_file",
+            file: file, key: ClusterSetting.gatewayBearerTokenFile.key,
             expected: "a bearer token file when gateway.listen is not a loopback address (\(listen))", found: "none")
     }
 
@@ -46,24 +46,24 @@ public struct GatewaySettings: Sendable, Equatable {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw ClusterConfigurationError(
-                file: path, key: "gateway.bearer_token_file", expected: "a readable token file (mode 0600)",
+                file: path, key: ClusterSetting.gatewayBearerTokenFile.key, expected: "a readable token file (mode 0600)",
                 found: String(cString: strerror(errno)))
         }
         let permissions = info.st_mode & 0o777
         guard permissions & 0o077 == 0 else {
             throw ClusterConfigurationError(
-                file: path, key: "gateway.bearer_token_file", expected: "a token file readable by its owner only (chmod 600 it)",
+                file: path, key: ClusterSetting.gatewayBearerTokenFile.key, expected: "a token file readable by its owner only (chmod 600 it)",
                 found: "mode 0" + String(permissions, radix: 8))
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ClusterConfigurationError(file: path, key: "gateway.bearer_token_file", expected: "a readable token file", found: "unreadable")
+            throw ClusterConfigurationError(file: path, key: ClusterSetting.gatewayBearerTokenFile.key, expected: "a readable token file", found: "unreadable")
         }
         let token = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         guard token.count >= 16 else {
             // The text is a secret: report its length only.
             throw ClusterConfigurationError(
-                file: path, key: "gateway.bearer_token_file", expected: "a token of at least 16 characters on its first line",
+                file: path, key: ClusterSetting.gatewayBearerTokenFile.key, expected: "a token of at least 16 characters on its first line",
                 found: "\(token.count) characters")
         }
         return token

@@ -5,7 +5,7 @@ import Workflow
 /// The sinks of a root's recent JSON renderings, by token.
 ///
 /// Filled by encoding each rendering with a `RenderingSinkExporter`, which names each sink by its
-/// place (`ROUTE@INCARNATION`: the runtime's token without its render pass, see `SinkRoute` in
+/// place (`ROUTE@INCARNATION`: the runtime's token without its render pass, see `SinkToken` in
 /// the core; the route names the node and the sink's position in it), so a client's token stays
 /// the same while its sink is rendered there, and an event sent to it reaches the sink the latest
 /// rendering has at that place (a row that moved to another position has that position's token). A token the latest
@@ -98,26 +98,17 @@ final class SinkTokenTable: Sendable {
     /// How many host incarnations are remembered (each start of a host adds one).
     static let incarnationLimit = 65_536
 
-    /// The host incarnation a runtime token carries (`…@INCARNATION`, in base 36; a token of an
-    /// earlier build, `…@INCARNATION.PASS`, carries it too), or `nil` for a token of another
-    /// shape.
+    /// The host incarnation a well-formed token carries (`…@INCARNATION`, in base 36, or a
+    /// token of an earlier build, `…@INCARNATION.PASS`), or `nil` for a token of another shape.
     static func incarnation(of token: String) -> Substring? {
-        guard let at = token.lastIndex(of: "@") else { return nil }
-        let stamp = token[token.index(after: at)...]
-        let end = stamp.firstIndex(of: ".") ?? stamp.endIndex
-        guard end > stamp.startIndex, stamp[..<end].allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLowercase) }) else { return nil }
-        if end < stamp.endIndex {
-            let pass = stamp[stamp.index(after: end)...]
-            guard !pass.isEmpty, pass.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        }
-        return stamp[..<end]
+        guard let parts = SinkToken(parsing: token), parts.isWellFormed else { return nil }
+        return parts.incarnation
     }
 
     /// The part of a token that names where its sink sits (the node and its position there),
-    /// without the incarnation: everything before the last `@`, or the whole token.
+    /// without the incarnation (`SinkToken.route`), or the whole token when it has no `@`.
     static func route(of token: String) -> Substring {
-        guard let at = token.lastIndex(of: "@") else { return token[...] }
-        return token[..<at]
+        SinkToken(parsing: token)?.route ?? token[...]
     }
 }
 
@@ -140,7 +131,7 @@ final class RenderingSinkExporter: SinkExporter {
     /// A client's token stays the same while its sink is rendered at the same place, and a
     /// session's tokens carry its mark (`TreeMark`), so one tree's token is unknown in another.
     func name(forToken token: String) -> String {
-        let place = SinkRoute.place(of: token)
+        let place = SinkToken.place(of: token)
         guard let treeMark else { return place }
         return treeMark + TreeMark.separator + place
     }

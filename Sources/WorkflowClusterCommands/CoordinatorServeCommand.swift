@@ -24,64 +24,64 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
 
     @OptionGroup var daemon: DaemonOptions
 
-    @Option(name: .long, help: ArgumentHelp("The endpoint to bind (tcp://host:port or ipc://path). Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
+    @Option(name: ClusterSetting.coordinatorEndpoint.optionName, help: ClusterSetting.coordinatorEndpoint.optionHelp)
     var endpoint: String?
 
-    @Option(name: .long, help: ArgumentHelp("The root workflow to host, by its registered name. Overrides coordinator.root and WORKFLOW_COORDINATOR_ROOT.", valueName: "name"))
+    @Option(name: ClusterSetting.coordinatorRoot.optionName, help: ClusterSetting.coordinatorRoot.optionHelp)
     var root: String?
 
     @Option(name: .long, help: ArgumentHelp("Print each settled rendering of the root on standard output: none (default), text (a small screen) or json (one line per rendering or status change).", valueName: "mode"))
     var printRenderings: String = "none"
 
-    @Option(name: .long, help: ArgumentHelp("Write the root's tree snapshot to this file (atomically) every --snapshot-interval-ms and on SIGTERM. Overrides snapshot.file.", valueName: "file"))
+    @Option(name: ClusterSetting.snapshotFile.optionName, help: ClusterSetting.snapshotFile.optionHelp)
     var snapshotFile: String?
 
-    @Option(name: .long, help: ArgumentHelp("How often to write the snapshot, in milliseconds (default 1000). Overrides snapshot.interval_ms.", valueName: "ms"))
-    var snapshotIntervalMs: Int?
+    @Option(name: ClusterSetting.snapshotInterval.optionName, help: ClusterSetting.snapshotInterval.optionHelp)
+    var snapshotIntervalMs: String?
 
     @Option(name: .long, help: ArgumentHelp("Start the root from this snapshot file (written by --snapshot-file). A missing or corrupt file stops the coordinator (exit 78); omit --restore to start fresh.", valueName: "file"))
     var restore: String?
 
-    @Option(name: .long, help: ArgumentHelp("Where the coordinator keeps every accepted event before answering it: none, sqlite or postgres. Overrides store.kind and WORKFLOW_STORE_KIND.", valueName: "kind"))
+    @Option(name: ClusterSetting.storeKind.optionName, help: ClusterSetting.storeKind.optionHelp)
     var storeKind: String?
 
-    @Option(name: .long, help: ArgumentHelp("The SQLite store's file (created if missing; the root resumes from it at every start). Overrides store.path and WORKFLOW_STORE_PATH.", valueName: "file"))
+    @Option(name: ClusterSetting.storePath.optionName, help: ClusterSetting.storePath.optionHelp)
     var storePath: String?
 
-    @Option(name: .long, help: ArgumentHelp("The PostgreSQL store's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT; optional connect_timeout and operation_timeout (seconds). Overrides store.url and WORKFLOW_STORE_URL.", valueName: "url"))
+    @Option(name: ClusterSetting.storeURL.optionName, help: ClusterSetting.storeURL.optionHelp)
     var storeURL: String?
 
-    @Option(name: .long, help: ArgumentHelp("When the SQLite store's commits reach the disk: full (default: fsynced before an event is answered, survives a machine crash) or normal (written before, fsynced later: survives a coordinator crash, SIGKILL included, not a machine crash). Overrides store.sync and WORKFLOW_STORE_SYNC.", valueName: "mode"))
+    @Option(name: ClusterSetting.storeSync.optionName, help: ClusterSetting.storeSync.optionHelp)
     var storeSync: String?
 
-    @Option(name: .long, help: ArgumentHelp("Share the PostgreSQL store with standby coordinators under a lease of this many milliseconds (at least 300; 2000 recommended): start as a standby, lead while holding the lease, exit 75 when it cannot be renewed. Overrides store.lease_ms and WORKFLOW_STORE_LEASE_MS.", valueName: "ms"))
+    @Option(name: ClusterSetting.storeLease.optionName, help: ClusterSetting.storeLease.optionHelp)
     var storeLeaseMs: String?
 
-    @Option(name: .long, help: ArgumentHelp("Spread sessions over the coordinators sharing the PostgreSQL store, each session owned by one at a time under a lease of this many milliseconds (at least 300; 1500 recommended). Overrides sessions.spread_lease_ms and WORKFLOW_SESSIONS_SPREAD_LEASE_MS.", valueName: "ms"))
+    @Option(name: ClusterSetting.sessionsSpreadLease.optionName, help: ClusterSetting.sessionsSpreadLease.optionHelp)
     var sessionsSpreadLeaseMs: String?
 
-    @Option(name: .long, help: ArgumentHelp("This coordinator's gateway as clients reach it (http://HOST:PORT), where the other coordinators redirect requests for the sessions it owns. Overrides sessions.advertised_url and WORKFLOW_SESSIONS_ADVERTISED_URL.", valueName: "url"))
+    @Option(name: ClusterSetting.sessionsAdvertisedURL.optionName, help: ClusterSetting.sessionsAdvertisedURL.optionHelp)
     var sessionsAdvertisedURL: String?
 
     @Flag(name: .long, help: "Read events for the root from standard input, one JSON object per line: {\"token\": TOKEN, \"event\": EVENT}, TOKEN a sink token of a printed rendering; each line is answered on standard output.")
     var eventsFromStdin = false
 
-    @Option(name: .long, help: ArgumentHelp("Serve the HTTP gateway (renderings, events, inspector, metrics, health) at host:port, or 'off'. Overrides gateway.listen and WORKFLOW_GATEWAY_LISTEN.", valueName: "host:port"))
+    @Option(name: ClusterSetting.gatewayListen.optionName, help: ClusterSetting.gatewayListen.optionHelp)
     var gatewayListen: String?
 
-    @Option(name: .long, help: ArgumentHelp("The longest a request head may take to arrive (408 and closed after). Overrides gateway.header_timeout_ms.", valueName: "ms"))
+    @Option(name: ClusterSetting.gatewayHeaderTimeout.optionName, help: ClusterSetting.gatewayHeaderTimeout.optionHelp)
     var gatewayHeaderTimeoutMs: String?
 
-    @Option(name: .long, help: ArgumentHelp("The longest a request body may take to arrive, from its head. Overrides gateway.body_timeout_ms.", valueName: "ms"))
+    @Option(name: ClusterSetting.gatewayBodyTimeout.optionName, help: ClusterSetting.gatewayBodyTimeout.optionHelp)
     var gatewayBodyTimeoutMs: String?
 
-    @Option(name: .long, help: ArgumentHelp("How long a connection may wait for its next request. Overrides gateway.idle_timeout_ms.", valueName: "ms"))
+    @Option(name: ClusterSetting.gatewayIdleTimeout.optionName, help: ClusterSetting.gatewayIdleTimeout.optionHelp)
     var gatewayIdleTimeoutMs: String?
 
-    @Option(name: .long, help: ArgumentHelp("The most client connections open at once (one more: 503). Overrides gateway.max_connections.", valueName: "count"))
+    @Option(name: ClusterSetting.gatewayMaxConnections.optionName, help: ClusterSetting.gatewayMaxConnections.optionHelp)
     var gatewayMaxConnections: String?
 
-    @Option(name: .long, help: ArgumentHelp("Pages' origins that may call this gateway across origins (CORS), comma-separated, e.g. https://app.example. Overrides gateway.allowed_origins and WORKFLOW_GATEWAY_ALLOWED_ORIGINS.", valueName: "origins"))
+    @Option(name: ClusterSetting.gatewayAllowedOrigins.optionName, help: ClusterSetting.gatewayAllowedOrigins.optionHelp)
     var gatewayAllowedOrigins: String?
 
     @Flag(name: .long, help: "Print the names of the workers the configuration lists, one per line, and exit (used by scripts/cluster.sh).")
@@ -93,21 +93,13 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
         guard RenderingPrintMode(rawValue: printRenderings) != nil else {
             throw ValidationError("--print-renderings must be one of none, text, json (got \(printRenderings))")
         }
-        if let snapshotIntervalMs, snapshotIntervalMs <= 0 {
-            throw ValidationError("--snapshot-interval-ms must be a positive integer (got \(snapshotIntervalMs))")
-        }
     }
 
     func run(roots: RootWorkflowRegistry, webAssets: [WebAsset]) async throws {
         let program = ExecutableName.current(or: "workflow-coordinator")
         var settings: ClusterSettings
         do {
-            settings = try await ClusterSettings.load(
-                file: daemon.config,
-                overrides: gatewayLimitOverrides(
-                    ClusterOverrides(
-                        logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, root: root, gatewayListen: gatewayListen,
-                        storeKind: storeKind, storePath: storePath, storeURL: storeURL, storeSync: storeSync)))
+            settings = try await ClusterSettings.load(file: daemon.config, overrides: overrides)
             // A coordinator's own check: workers reading the same file ignore spread sessions.
             try settings.validateSpreadSessions()
         } catch {
@@ -119,16 +111,17 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             return
         }
         do {
-            _ = try roots.root(configured: settings.configuration.root)
+            try settings.checkRoot(in: roots)
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
         ClusterDaemon.setProcessLabel("coordinator")
         let logger = Logger.cluster(label: "coordinator", node: "coordinator", settings: settings.configuration.log)
-        var configuration = settings.configuration
-        if let snapshotFile { configuration.snapshotFile = snapshotFile }
-        if let snapshotIntervalMs { configuration.snapshotInterval = .milliseconds(snapshotIntervalMs) }
+        let configuration = settings.configuration
+        // The guarantees in force, first: an operator reads what is durable and secure before
+        // anything else happens.
+        for line in ClusterGuarantees.lines(for: configuration) { logger.info("\(line)") }
         let service: CoordinatorService
         do {
             // Read before any socket: a bad snapshot stops the coordinator at start.
@@ -204,17 +197,15 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
 }
 
 extension ServeCommand {
-    /// `overrides` with the gateway's limit flags set.
-    private func gatewayLimitOverrides(_ overrides: ClusterOverrides) -> ClusterOverrides {
-        var overrides = overrides
-        overrides.gatewayHeaderTimeoutMilliseconds = gatewayHeaderTimeoutMs
-        overrides.gatewayBodyTimeoutMilliseconds = gatewayBodyTimeoutMs
-        overrides.gatewayIdleTimeoutMilliseconds = gatewayIdleTimeoutMs
-        overrides.gatewayMaxConnections = gatewayMaxConnections
-        overrides.gatewayAllowedOrigins = gatewayAllowedOrigins
-        overrides.storeLeaseMilliseconds = storeLeaseMs
-        overrides.sessionsSpreadLeaseMilliseconds = sessionsSpreadLeaseMs
-        overrides.sessionsAdvertisedURL = sessionsAdvertisedURL
-        return overrides
+    /// The settings typed on the command line, by declaration.
+    private var overrides: ClusterOverrides {
+        ClusterOverrides([
+            .logLevel: daemon.logLevel, .logFormat: daemon.logFormat, .coordinatorEndpoint: endpoint, .coordinatorRoot: root,
+            .snapshotFile: snapshotFile, .snapshotInterval: snapshotIntervalMs, .storeKind: storeKind, .storePath: storePath, .storeURL: storeURL,
+            .storeSync: storeSync, .storeLease: storeLeaseMs, .sessionsSpreadLease: sessionsSpreadLeaseMs,
+            .sessionsAdvertisedURL: sessionsAdvertisedURL, .gatewayListen: gatewayListen, .gatewayHeaderTimeout: gatewayHeaderTimeoutMs,
+            .gatewayBodyTimeout: gatewayBodyTimeoutMs, .gatewayIdleTimeout: gatewayIdleTimeoutMs, .gatewayMaxConnections: gatewayMaxConnections,
+            .gatewayAllowedOrigins: gatewayAllowedOrigins,
+        ])
     }
 }

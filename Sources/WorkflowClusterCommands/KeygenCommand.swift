@@ -75,11 +75,11 @@ struct KeygenCommand: ParsableCommand {
         let configuration = try ClusterConfigurationParser(file: config).load()
         let names = configuration.workers.map(\.name)
         guard let directory = configuration.security.keysDirectory, !names.isEmpty else {
-            throw ClusterConfigurationError(file: config, key: "workers", expected: "at least one worker to make keys for", found: "none")
+            throw ClusterConfigurationError(file: config, key: ClusterSetting.workers.key, expected: "at least one worker to make keys for", found: "none")
         }
         if let invalid = names.first(where: { !Self.isValidName($0) }) {
             throw ClusterConfigurationError(
-                file: config, key: "workers", expected: "worker names usable as file names (no '/', not starting with '.')", found: "\"\(invalid)\"")
+                file: config, key: ClusterSetting.workers.key, expected: "worker names usable as file names (no '/', not starting with '.')", found: "\"\(invalid)\"")
         }
         return (directory, names)
     }

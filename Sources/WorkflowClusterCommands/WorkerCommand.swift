@@ -27,19 +27,19 @@ struct WorkerCommand: ParsableCommand {
 
     @OptionGroup var daemon: DaemonOptions
 
-    @Option(name: .long, help: ArgumentHelp("This worker's name, unique in the cluster; its pool and capacity come from the file's workers entry of that name. Overrides WORKFLOW_WORKER_NAME.", valueName: "name"))
+    @Option(name: ClusterSetting.workerName.optionName, help: ClusterSetting.workerName.optionHelp)
     var name: String?
 
-    @Option(name: .long, help: ArgumentHelp("The pool to announce, instead of the file's entry. Overrides WORKFLOW_WORKER_POOL.", valueName: "pool"))
+    @Option(name: ClusterSetting.workerPool.optionName, help: ClusterSetting.workerPool.optionHelp)
     var pool: String?
 
-    @Option(name: .long, help: ArgumentHelp("How long SIGTERM waits for this worker's children to move to other workers before it leaves anyway, in milliseconds (0: leave at once). Overrides drain.deadline_ms and WORKFLOW_DRAIN_DEADLINE_MS.", valueName: "ms"))
+    @Option(name: ClusterSetting.drainDeadline.optionName, help: ClusterSetting.drainDeadline.optionHelp)
     var drainDeadlineMs: String?
 
-    @Option(name: .long, help: ArgumentHelp("The coordinator endpoint to connect to. Overrides coordinator.endpoint and WORKFLOW_COORDINATOR_ENDPOINT.", valueName: "endpoint"))
+    @Option(name: ClusterSetting.coordinatorEndpoint.optionName, help: ClusterSetting.coordinatorEndpoint.optionHelp)
     var endpoint: String?
 
-    @Option(name: .long, help: ArgumentHelp("Serve this worker's metrics (GET /metrics) and liveness (GET /health/live) at host:port. Overrides WORKFLOW_WORKER_ADMIN_LISTEN. Off by default.", valueName: "host:port"))
+    @Option(name: ClusterSetting.workerAdminListen.optionName, help: ClusterSetting.workerAdminListen.optionHelp)
     var adminListen: String?
 
     /// Runs the worker hosting `registry`, offering `protocolVersions` in HELLO (a test's worker
@@ -50,27 +50,19 @@ struct WorkerCommand: ParsableCommand {
         do {
             settings = try await ClusterSettings.load(
                 file: daemon.config,
-                overrides: ClusterOverrides(
-                    logLevel: daemon.logLevel, logFormat: daemon.logFormat, coordinatorEndpoint: endpoint, workerName: name, workerPool: pool,
-                    drainDeadlineMilliseconds: drainDeadlineMs))
+                overrides: ClusterOverrides([
+                    .logLevel: daemon.logLevel, .logFormat: daemon.logFormat, .coordinatorEndpoint: endpoint, .workerName: name, .workerPool: pool,
+                    .drainDeadline: drainDeadlineMs, .workerAdminListen: adminListen,
+                ]))
         } catch {
             ClusterDaemon.reportFatal(program, error)
             throw ExitCode(78)
         }
         guard let workerName = settings.workerName, !workerName.isEmpty else {
-            ClusterDaemon.reportFatal(program, ValidationError("a worker name is required: --name NAME or WORKFLOW_WORKER_NAME"))
+            ClusterDaemon.reportFatal(program, ValidationError("a worker name is required: \(ClusterSetting.workerName.flag ?? "") NAME or \(ClusterSetting.workerName.environment ?? "")"))
             throw ExitCode(64)
         }
-        let adminAddress: GatewayAddress?
-        do {
-            let text = adminListen ?? ProcessInfo.processInfo.environment["WORKFLOW_WORKER_ADMIN_LISTEN"]
-            adminAddress = try text.flatMap { text throws(ClusterConfigurationError) in
-                try GatewayAddress.parsing(text, key: "admin_listen", source: "command line/environment")
-            }
-        } catch {
-            ClusterDaemon.reportFatal(program, error)
-            throw ExitCode(78)
-        }
+        let adminAddress = settings.workerAdminListen
         let entry: WorkerEntry
         do {
             entry = try settings.workerEntry(named: workerName)

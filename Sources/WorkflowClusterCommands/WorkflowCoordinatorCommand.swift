@@ -55,7 +55,7 @@ struct CoordinatorCommand<Extension: CoordinatorCommandExtension>: ParsableComma
             commandName: ExecutableName.current(or: "workflow-coordinator"),
             abstract: "Hosts a root workflow whose children run on worker processes.",
             version: WorkflowClusterVersion.current,
-            subcommands: [ServeCommand<Extension>.self, KeygenCommand.self],
+            subcommands: [ServeCommand<Extension>.self, KeygenCommand.self, SettingsCommand.self],
             defaultSubcommand: ServeCommand<Extension>.self)
     }
 }

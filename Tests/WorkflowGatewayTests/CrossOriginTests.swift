@@ -47,7 +47,7 @@ struct CrossOriginTests {
         let environment = ["WORKFLOW_GATEWAY_ALLOWED_ORIGINS": "http://a.test:1, https://b.test"]
         #expect(try await origins(environment) == ["http://a.test:1", "https://b.test"])
         var flag = ClusterOverrides()
-        flag.gatewayAllowedOrigins = "http://c.test"
+        flag[.gatewayAllowedOrigins] = "http://c.test"
         #expect(try await origins(environment, flag) == ["http://c.test"])
         #expect(try await origins(["WORKFLOW_GATEWAY_ALLOWED_ORIGINS": ""]) == [], "empty: none")
         await #expect {

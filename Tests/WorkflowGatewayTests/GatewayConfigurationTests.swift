@@ -57,14 +57,14 @@ struct GatewayConfigurationTests {
         #expect(try await ClusterSettings.load(file: file, environment: [:]).configuration.gateway.listen?.port == 8570)
         let environment = ["WORKFLOW_GATEWAY_LISTEN": "127.0.0.1:9001"]
         #expect(try await ClusterSettings.load(file: file, environment: environment).configuration.gateway.listen?.port == 9001)
-        let flag = ClusterOverrides(gatewayListen: "127.0.0.1:9002")
+        let flag = ClusterOverrides([.gatewayListen: "127.0.0.1:9002"])
         #expect(try await ClusterSettings.load(file: file, overrides: flag, environment: environment).configuration.gateway.listen?.port == 9002)
         #expect(try await ClusterSettings.load(file: file, environment: ["WORKFLOW_GATEWAY_LISTEN": "off"]).configuration.gateway.listen == nil)
         await #expect(throws: ClusterConfigurationError.self) {
             _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_GATEWAY_LISTEN": "nonsense"])
         }
         await #expect(throws: ClusterConfigurationError.self) {
-            _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides(gatewayListen: "0.0.0.0:80"), environment: [:])
+            _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides([.gatewayListen: "0.0.0.0:80"]), environment: [:])
         }
     }
 

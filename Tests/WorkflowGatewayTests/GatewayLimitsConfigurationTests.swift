@@ -43,14 +43,14 @@ struct GatewayLimitsConfigurationTests {
             fromEnvironment
                 == GatewayLimits(headerTimeout: .milliseconds(2000), bodyTimeout: .milliseconds(3000), idleTimeout: .milliseconds(4000), maxConnections: 20))
         var flags = ClusterOverrides()
-        flags.gatewayHeaderTimeoutMilliseconds = "5000"
-        flags.gatewayMaxConnections = "30"
+        flags[.gatewayHeaderTimeout] = "5000"
+        flags[.gatewayMaxConnections] = "30"
         let fromFlags = try await ClusterSettings.load(file: file, overrides: flags, environment: environment).configuration.gateway.limits
         #expect(fromFlags.headerTimeout == .milliseconds(5000) && fromFlags.maxConnections == 30)
         #expect(fromFlags.bodyTimeout == .milliseconds(3000), "what no flag sets comes from the environment")
 
         var bad = ClusterOverrides()
-        bad.gatewayIdleTimeoutMilliseconds = "soon"
+        bad[.gatewayIdleTimeout] = "soon"
         await #expect(throws: ClusterConfigurationError.self) { _ = try await ClusterSettings.load(file: file, overrides: bad, environment: [:]) }
     }
 }

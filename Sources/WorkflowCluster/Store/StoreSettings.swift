@@ -73,27 +73,4 @@ public struct StoreSettings: Sendable, Equatable {
         self.sync = sync
         self.maxCommitBatch = maxCommitBatch
     }
-
-    /// Checks that the settings name a usable store; `source` is the file or layer named in
-    /// the error.
-    func validate(source: String) throws(ClusterConfigurationError) {
-        if kind == .sqlite, (path ?? "").isEmpty {
-            throw ClusterConfigurationError(file: source, key: "store.path", expected: "the SQLite file's path (store.kind is \"sqlite\")", found: "none")
-        }
-        if kind == .postgres, (url ?? "").isEmpty {
-            throw ClusterConfigurationError(
-                file: source, key: "store.url", expected: "the PostgreSQL database's URL (store.kind is \"postgres\")", found: "none")
-        }
-        if sync != .full, kind != .sqlite {
-            throw ClusterConfigurationError(
-                file: source, key: "store.sync",
-                expected: "\"full\" unless store.kind is \"sqlite\" (PostgreSQL's durability is the server's synchronous_commit)",
-                found: "\"\(sync.rawValue)\" with store.kind \"\(kind.rawValue)\"")
-        }
-        if lease != nil, kind != .postgres {
-            throw ClusterConfigurationError(
-                file: source, key: "store.lease_ms", expected: "no lease unless store.kind is \"postgres\" (only a shared database has standbys)",
-                found: "a lease with store.kind \"\(kind.rawValue)\"")
-        }
-    }
 }

@@ -2,8 +2,9 @@ import Foundation
 
 /// A duration in the units the loop's messages, logs and metrics use.
 extension Duration {
-    /// The duration in whole milliseconds (WELCOME's heartbeat interval, log values).
-    var milliseconds: Int64 {
+    /// The duration in whole milliseconds (WELCOME's heartbeat interval, log values; the
+    /// coordinator's guarantee lines).
+    package var milliseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }

@@ -147,6 +147,7 @@ extension ParentDriver {
             ])
         sendWelcome(to: peerID, protocolVersion: version)
         shared.setWorkers(workers.values.map(\.name))
+        warn(of: placementCoverage.workerJoined(hello.name, announcing: peer.hostedTypes))
         for proxy in proxies.walkAll() where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
             proxy.retryIfUnplaced()
         }

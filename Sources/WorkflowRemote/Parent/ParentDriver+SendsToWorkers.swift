@@ -37,7 +37,7 @@ extension ParentDriver {
     /// and has not rendered that sink again yet): to the remote child whose forwarding prefix
     /// the token carries, with the child's own token. `nil` for any other token.
     func forwardingRoute(for token: String) -> (childID: UInt64, token: String)? {
-        guard let (prefix, inner) = SinkForwarder.split(token), let childID = forwardingRoutes[String(prefix)] else { return nil }
+        guard let (prefix, inner) = SinkToken.forwarded(token), let childID = forwardingRoutes[String(prefix)] else { return nil }
         return (childID, String(inner))
     }
 

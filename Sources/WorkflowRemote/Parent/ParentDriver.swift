@@ -74,12 +74,16 @@ final class ParentDriver: LoopRoleDriver {
     var inspection = InspectionCounters()
     /// The children's unacknowledged events, summed as their ledgers change (a gauge).
     let unacknowledgedEvents = UnacknowledgedEventCount()
+    /// The placement rules and announced types left out, warned of once each.
+    var placementCoverage: PlacementCoverage
 
     init(resources: LoopResources) {
         self.resources = resources
         let configuration = resources.configuration
         poolPlacement = PoolPlacement(configuredMembers: configuration.poolMembers)
         placementGraceEnds = .now + configuration.placementGrace
+        placementCoverage = PlacementCoverage(
+            table: configuration.placementTable, listedWorkers: Set(configuration.poolMembers.values.joined()))
         parent = ParentStateMachine(
             configuration: .init(
                 heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
@@ -102,6 +106,7 @@ final class ParentDriver: LoopRoleDriver {
     func checkPlacementGrace(at now: ContinuousClock.Instant) {
         if !placementGraceIsOver, now >= placementGraceEnds {
             placementGraceIsOver = true
+            warn(of: placementCoverage.placementGraceEnded())
             if configuration.placementGrace > .zero {
                 // Said once: from here on children go to the workers present and rebalancing runs.
                 logger.info("placement grace over", metadata: ["workers": .stringConvertible(workers.count)])
@@ -110,6 +115,23 @@ final class ParentDriver: LoopRoleDriver {
         if childrenWaitForGrace, placementGraceIsOver {
             childrenWaitForGrace = false
             for proxy in proxies.walkAll() where proxy.worker == nil { proxy.retryIfUnplaced() }
+        }
+    }
+
+    /// Warns of placement rules that match no announced type and announced types no rule
+    /// places (each once: `PlacementCoverage`).
+    func warn(of gaps: [PlacementCoverage.Gap]) {
+        for gap in gaps {
+            switch gap {
+            case .ruleMatchesNothing(let index, let pattern, let announced):
+                logger.warning(
+                    "placement[\(index)] matches no type a worker announced: its children run in the coordinator",
+                    metadata: ["match": "\(pattern)", "announced": "\(announced.joined(separator: ", "))"])
+            case .typesUnplaced(let types, let worker):
+                logger.warning(
+                    "no placement rule places \(types.joined(separator: ", ")), announced by \(worker): their configured children run in the coordinator",
+                    metadata: ["types": "\(types.joined(separator: ", "))", "worker": "\(worker)"])
+            }
         }
     }
 

@@ -23,7 +23,7 @@ final class SinkForwarder: SinkImporter {
     }
 
     func localToken(for token: String) -> String {
-        "\(prefix)~\(token)"
+        SinkToken.forwarding(token, prefix: prefix)
     }
 
     /// The prefix for the remote child at `path` in a host that sits at `scope` in the whole
@@ -41,13 +41,6 @@ final class SinkForwarder: SinkImporter {
         hash = (hash ^ 0) &* 0x100_0000_01b3
         for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return "f" + String(hash, radix: 36)
-    }
-
-    /// The forwarding prefix and the remote child's own token of a token this process made with
-    /// `localToken(for:)`; `nil` for a runtime token (which starts with a node number).
-    static func split(_ token: String) -> (prefix: Substring, token: Substring)? {
-        guard token.first == "f", let tilde = token.firstIndex(of: "~") else { return nil }
-        return (token[..<tilde], token[token.index(after: tilde)...])
     }
 
     func importSink(token: String) -> @Sendable (any Encodable & Sendable) -> Bool {

@@ -15,7 +15,8 @@ import Workflow
 /// re-routed by position). The one exception is a token of another *incarnation* of the child
 /// (a sink the parent decoded from a worker it has since lost, or an event replayed after a
 /// failover): this host never made it, so it goes to this host's latest sink in the same slot
-/// (node, position, event type), the handler the restored child declares for it.
+/// (`SinkToken.route`: node, position, event type), the handler the restored child declares for
+/// it. A middle process's forwarded tokens parse the same way (`SinkToken`).
 final class SinkTable: SinkExporter {
     /// How many exported sinks stay deliverable by default: room for thousands of renderings of a
     /// small screen (a parent may keep sending through a sink it decoded long ago), bounded so a
@@ -87,7 +88,7 @@ final class SinkTable: SinkExporter {
             serial += 1
             entries[token] = Entry(serial: serial, deliver: deliver)
             order.append((token, serial))
-            if let stamp = Stamp(token) { latestBySlot[stamp.slot] = token }
+            if let parts = SinkToken(parsing: token) { latestBySlot[parts.route] = token }
             while entries.count > capacity, head < order.count {
                 let record = order[head]
                 head += 1
@@ -105,49 +106,15 @@ final class SinkTable: SinkExporter {
 
         private mutating func forget(_ token: String) {
             entries[token] = nil
-            if let stamp = Stamp(token), latestBySlot[stamp.slot] == token { latestBySlot[stamp.slot] = nil }
+            if let parts = SinkToken(parsing: token), latestBySlot[parts.route] == token { latestBySlot[parts.route] = nil }
         }
 
         func resolve(_ token: String) -> (@Sendable (any Decoder) throws -> Void)? {
             if let entry = entries[token] { return entry.deliver }
-            guard let stamp = Stamp(token), let latest = latestBySlot[stamp.slot], let current = Stamp(latest),
-                current.incarnation != stamp.incarnation
+            guard let parts = SinkToken(parsing: token), let latest = latestBySlot[parts.route], let current = SinkToken(parsing: latest),
+                current.incarnation != parts.incarnation
             else { return nil }
             return entries[latest]?.deliver
-        }
-    }
-
-    /// The parts of a runtime token (`<slot>@<incarnation>.<pass>`, see `SinkRoute` in the core) the table
-    /// reads. A middle process's tokens (`f<prefix>~<token>`, see `SinkForwarder`) parse the same
-    /// way: their slot is the prefix with the carried token's slot, their incarnation the carried
-    /// token's.
-    private struct Stamp {
-        let slot: Substring
-        let incarnation: Substring
-
-        /// Scans the UTF-8 bytes: the separators are ASCII, and a search by `Character` (grapheme
-        /// breaking over the whole token) was costly, once per rendered sink.
-        /// Over the contiguous bytes when the string has them (a native string does): the
-        /// generic `UTF8View` search costs more per exported sink.
-        init?(_ token: String) {
-            let utf8 = token.utf8
-            let offsets = utf8.withContiguousStorageIfAvailable { bytes -> (at: Int, dot: Int)? in
-                guard let at = bytes.lastIndex(of: UInt8(ascii: "@")) else { return nil }
-                return (at, bytes[(at + 1)...].firstIndex(of: UInt8(ascii: ".")) ?? bytes.count)
-            }
-            let at: String.Index
-            let end: String.Index
-            if let offsets {
-                guard let offsets else { return nil }
-                at = utf8.index(utf8.startIndex, offsetBy: offsets.at)
-                end = utf8.index(utf8.startIndex, offsetBy: offsets.dot)
-            } else {
-                guard let found = utf8.lastIndex(of: UInt8(ascii: "@")) else { return nil }
-                at = found
-                end = utf8[utf8.index(after: found)...].firstIndex(of: UInt8(ascii: ".")) ?? utf8.endIndex
-            }
-            slot = token[..<at]
-            incarnation = token[utf8.index(after: at)..<end]
         }
     }
 }

@@ -112,10 +112,10 @@ struct DrainProcessTests {
         let environment = ["WORKFLOW_DRAIN_DEADLINE_MS": "750"]
         #expect(try await ClusterSettings.load(file: file, environment: environment).configuration.drainDeadline == .milliseconds(750))
         let flagged = try await ClusterSettings.load(
-            file: file, overrides: ClusterOverrides(drainDeadlineMilliseconds: "0"), environment: environment)
+            file: file, overrides: ClusterOverrides([.drainDeadline: "0"]), environment: environment)
         #expect(flagged.configuration.drainDeadline == .zero)
         await #expect(throws: ClusterConfigurationError.self) {
-            _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides(drainDeadlineMilliseconds: "soon"), environment: [:])
+            _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides([.drainDeadline: "soon"]), environment: [:])
         }
         // The daemon's graceful-shutdown bound leaves room for the drain.
         var configuration = ClusterConfiguration(coordinatorEndpoint: "ipc:///x")

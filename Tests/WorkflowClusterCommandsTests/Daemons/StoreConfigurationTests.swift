@@ -71,18 +71,22 @@ struct StoreConfigurationTests {
             let environment = ["WORKFLOW_STORE_LEASE_MS": "2000"]
             #expect(try await ClusterSettings.load(file: file, environment: environment).configuration.store.lease == .milliseconds(2_000))
             var overrides = ClusterOverrides()
-            overrides.storeLeaseMilliseconds = "900"
+            overrides[.storeLease] = "900"
             #expect(
                 try await ClusterSettings.load(file: file, overrides: overrides, environment: environment).configuration.store.lease == .milliseconds(900))
-            for (variables, words) in [
-                (["WORKFLOW_STORE_LEASE_MS": "100"], "at least 300"), (["WORKFLOW_STORE_LEASE_MS": "1500", "WORKFLOW_STORE_KIND": "none"], "postgres"),
-            ] {
-                await #expect {
-                    _ = try await ClusterSettings.load(file: file, environment: variables)
-                } throws: { error in
-                    let text = (error as? ClusterConfigurationError)?.description ?? ""
-                    return text.contains("command line/environment: key 'store.lease_ms'") && text.contains(words)
-                }
+            await #expect {
+                _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_LEASE_MS": "100"])
+            } throws: { error in
+                let text = (error as? ClusterConfigurationError)?.description ?? ""
+                return text.contains("command line/environment: key 'store.lease_ms' (WORKFLOW_STORE_LEASE_MS)") && text.contains("at least 300")
+            }
+            // Without PostgreSQL (the kind overridden), the lease has no shared database: the
+            // file's URL is the first to say so.
+            await #expect {
+                _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_LEASE_MS": "1500", "WORKFLOW_STORE_KIND": "none"])
+            } throws: { error in
+                let text = (error as? ClusterConfigurationError)?.description ?? ""
+                return text.contains("key 'store.url'") && text.contains(#"store.kind "none" (from WORKFLOW_STORE_KIND)"#)
             }
         }
     }
@@ -107,7 +111,7 @@ struct StoreConfigurationTests {
             #expect(try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_SYNC": "normal"]).configuration.store.sync == .normal)
             #expect(try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_MAX_COMMIT_BATCH": "8"]).configuration.store.maxCommitBatch == 8)
             var overrides = ClusterOverrides()
-            overrides.storeSync = "full"
+            overrides[.storeSync] = "full"
             #expect(
                 try await ClusterSettings.load(file: file, overrides: overrides, environment: ["WORKFLOW_STORE_SYNC": "normal"]).configuration.store.sync == .full)
             await #expect {
@@ -138,11 +142,23 @@ struct StoreConfigurationTests {
             let environment = ["WORKFLOW_STORE_PATH": "/srv/env.sqlite"]
             #expect(try await ClusterSettings.load(file: file, environment: environment).configuration.store.path == "/srv/env.sqlite")
             let flags = try await ClusterSettings.load(
-                file: file, overrides: ClusterOverrides(storeKind: "none", storePath: "/srv/flag.sqlite"), environment: environment)
-            #expect(flags.configuration.store == StoreSettings(kind: .none, path: "/srv/flag.sqlite"))
-            let url = try await ClusterSettings.load(
-                file: file, environment: ["WORKFLOW_STORE_KIND": "postgres", "WORKFLOW_STORE_URL": "postgres://u@db/w"]).configuration.store
-            #expect(url.kind == .postgres && url.url == "postgres://u@db/w")
+                file: file, overrides: ClusterOverrides([.storeKind: "sqlite", .storePath: "/srv/flag.sqlite"]), environment: environment)
+            #expect(flags.configuration.store == StoreSettings(kind: .sqlite, path: "/srv/flag.sqlite"))
+            // A path with the kind "none" asks for durability and gets none: refused, naming both.
+            await #expect {
+                _ = try await ClusterSettings.load(
+                    file: file, overrides: ClusterOverrides([.storeKind: "none", .storePath: "/srv/flag.sqlite"]), environment: environment)
+            } throws: { error in
+                let text = (error as? ClusterConfigurationError)?.description ?? ""
+                return text.contains("command line/environment: key 'store.path' (--store-path)") && text.contains(#"store.kind "none" (from --store-kind)"#)
+            }
+            // The file's path with another layer's kind "postgres" contradicts it: refused, naming both.
+            await #expect {
+                _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_KIND": "postgres", "WORKFLOW_STORE_URL": "postgres://u@db/w"])
+            } throws: { error in
+                let text = (error as? ClusterConfigurationError)?.description ?? ""
+                return text.contains("cluster.json: key 'store.path'") && text.contains(#"store.kind "postgres" (from WORKFLOW_STORE_KIND)"#)
+            }
             await #expect {
                 _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_STORE_KIND": "etcd"])
             } throws: { error in

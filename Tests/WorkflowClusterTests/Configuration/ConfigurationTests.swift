@@ -65,6 +65,14 @@ struct ConfigurationTests {
         #expect(moved.allowedClientKeysPath == "/etc/wf/secrets/allowed-workers")
     }
 
+    @Test("relative paths: the store's beside the file, the snapshot's from the working directory (as they always were)")
+    func relativePaths() throws {
+        let configuration = try ClusterConfigurationParser(file: "/etc/wf/cluster.json").parse(Data(
+            #"{"coordinator":{"endpoint":"ipc:///x"},"store":{"kind":"sqlite","path":"c.sqlite"},"snapshot":{"file":"run/c.snapshot"}}"#.utf8))
+        #expect(configuration.store.path == "/etc/wf/c.sqlite")
+        #expect(configuration.snapshotFile == "run/c.snapshot")
+    }
+
     @Test("pool rules choose least-loaded or hashed placement")
     func poolStrategies() throws {
         let configuration = try parse(
@@ -101,7 +109,7 @@ struct ConfigurationTests {
             (#"{"coordinator":{"endpoint":"ipc:///x"},"log":{"level":"loud"}}"#, "log.level", "one of"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"security":{"mode":"tls"}}"#, "security.mode", "curve"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"security":{"allow_plaintext_on_network":"yes"}}"#, "security.allow_plaintext_on_network", "true or false"),
-            (#"{"coordinator":{"endpoint":"ipc:///x"},"security":{"client_public_key":"k"}}"#, "security.client_public_key", "no such key"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"security":{"client_public_key":"k"}}"#, "security.client_public_key", "known key"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"workers":[{"name":"a"},{"name":"a"}]}"#, "workers[1].name", "not used"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"workers":[{"name":"a"}],"placement":[{"match":"X","worker":"b"}]}"#, "placement[0].worker", "listed"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"placement":[{"match":"X","pool":"p","strategy":"random"}]}"#, "placement[0].strategy", "hashed"),
@@ -109,13 +117,13 @@ struct ConfigurationTests {
             (#"{"coordinator":{"endpoint":"tcp://127.0.0.1:99999"}}"#, "coordinator.endpoint", "PORT 1-65535"),
             (#"{"coordinator":{"endpoint":"tcp://127.0.0.1"}}"#, "coordinator.endpoint", "ZeroMQ endpoint"),
             (#"{"coordinator":{"endpoint":"ipc://"}}"#, "coordinator.endpoint", "ZeroMQ endpoint"),
-            (#"{"coordinator":{"endpoint":"ipc:///x"},"heartbeats":{}}"#, "heartbeats", "no such key"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"heartbeats":{}}"#, "heartbeats", "did you mean \"heartbeat\"?"),
             (#"{"coordinator":{"endpoint":"ipc:///x","placement_grace_ms":-5}}"#, "coordinator.placement_grace_ms", "integer"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"spread":1}}"#, "rebalance.spread", "at least 2"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"enabled":"no"}}"#, "rebalance.enabled", "true or false"),
-            (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"moves":3}}"#, "rebalance.moves", "no such key"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"rebalance":{"moves":3}}"#, "rebalance.moves", "known key"),
             (#"{"coordinator":{"endpoint":"ipc:///x"},"sessions":{"max_sessions":0}}"#, "sessions.max_sessions", "positive integer"),
-            (#"{"coordinator":{"endpoint":"ipc:///x"},"sessions":{"idle_timeout":5}}"#, "sessions.idle_timeout", "no such key"),
+            (#"{"coordinator":{"endpoint":"ipc:///x"},"sessions":{"idle_timeout":5}}"#, "sessions.idle_timeout", "did you mean \"idle_timeout_ms\"?"),
             (#"not json"#, "", "JSON object"),
         ])
     func rejected(json: String, key: String, expected: String) {
@@ -144,7 +152,7 @@ struct ConfigurationTests {
         #expect(withEnvironment.workerName == "env-worker")
 
         let withFlags = try await ClusterSettings.load(
-            file: file, overrides: ClusterOverrides(logLevel: "error", coordinatorEndpoint: "ipc:///flag", workerName: "flag-worker"),
+            file: file, overrides: ClusterOverrides([.logLevel: "error", .coordinatorEndpoint: "ipc:///flag", .workerName: "flag-worker"]),
             environment: environment)
         #expect(withFlags.configuration.log.level == .error)
         #expect(withFlags.configuration.coordinatorEndpoint == "ipc:///flag")
@@ -157,7 +165,7 @@ struct ConfigurationTests {
         defer { try? FileManager.default.removeItem(atPath: file) }
         try Data(#"{"coordinator":{"endpoint":"ipc:///file"}}"#.utf8).write(to: URL(fileURLWithPath: file))
         await #expect(throws: ClusterConfigurationError.self) {
-            _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides(logFormat: "xml"), environment: [:])
+            _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides([.logFormat: "xml"]), environment: [:])
         }
     }
 
@@ -172,8 +180,9 @@ struct ConfigurationTests {
         #expect(throws: ClusterConfigurationError.self) { try settings.workerEntry(named: "w2") }
         let overridden = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_WORKER_POOL": "q"])
         #expect(try overridden.workerEntry(named: "w1").pool == "q")
-        let empty = try await ClusterSettings.load(file: file, overrides: ClusterOverrides(workerPool: ""), environment: [:])
-        #expect(throws: ClusterConfigurationError.self) { try empty.workerEntry(named: "w1") }
+        await #expect(throws: ClusterConfigurationError.self) {
+            _ = try await ClusterSettings.load(file: file, overrides: ClusterOverrides([.workerPool: ""]), environment: [:])
+        }
         await #expect(throws: ClusterConfigurationError.self) {
             _ = try await ClusterSettings.load(file: file, environment: ["WORKFLOW_COORDINATOR_ENDPOINT": "tcp://nowhere"])
         }
