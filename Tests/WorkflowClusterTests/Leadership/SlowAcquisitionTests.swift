@@ -25,7 +25,9 @@ struct SlowAcquisitionTests {
                 try await blocker.query("BEGIN", logger: logger)
                 try await blocker.query("SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR UPDATE", logger: logger)
 
-                let schedule = LeaseSchedule(lease: .seconds(1))
+                // Long enough that a loaded machine's stall between the renewal and the check below
+                // (up to four fifths of it) does not pass the deadline.
+                let schedule = LeaseSchedule(lease: .seconds(4))
                 let leadership = CoordinatorLeadership(
                     store: store, storeName: "test", holder: "new", schedule: schedule, logger: logger, onStepDown: { _ in })
                 let acquiring = Task { try await leadership.acquire() }
