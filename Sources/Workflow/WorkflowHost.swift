@@ -386,6 +386,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     /// carries such work waits for it (here, or later: `resumeSettling`); if that changed what the
     /// tree would render, it renders again, so only settled renderings are published. What the
     /// wait delivered as actions is applied first, in order with what was queued.
+    @inline(__always)
     private func publishOnceSettled(_ rendering: W.Rendering, root: WorkflowNode<W>, started: ContinuousClock.Instant?) {
         var rendering = rendering
         while true {
@@ -420,6 +421,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         }
     }
 
+    @inline(__always)
     private func publish(_ rendering: W.Rendering, started: ContinuousClock.Instant?) {
         context.needsRender = false
         // Reported just before publishing, so whoever sees the rendering sees it counted.

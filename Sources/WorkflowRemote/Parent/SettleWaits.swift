@@ -58,7 +58,7 @@ struct SettleWaits {
     /// (removed; the caller resumes it).
     mutating func answered(_ id: UInt64) -> (awaited: Bool, completed: Pending?) {
         if unclaimed.remove(id) != nil {
-            if let tree = unclaimedTree.removeValue(forKey: id) {
+            if !unclaimedTree.isEmpty, let tree = unclaimedTree.removeValue(forKey: id) {
                 unclaimedByTree[tree]?.remove(id)
                 if unclaimedByTree[tree]?.isEmpty == true { unclaimedByTree[tree] = nil }
             }
