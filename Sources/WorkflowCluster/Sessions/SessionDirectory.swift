@@ -61,7 +61,7 @@ public actor SessionDirectory {
     }
 
     /// A session in memory.
-    private struct Active: Sendable {
+    struct Active: Sendable {
         var session: any ClusterRootSession
         /// Its group commit to the store (`nil`: the coordinator has none).
         var committer: CheckpointCommitter?
@@ -73,7 +73,7 @@ public actor SessionDirectory {
     }
 
     /// Where a passivated session's tree is.
-    private enum Kept: Sendable {
+    enum Kept: Sendable {
         /// In memory (no store): its snapshot and its client's props.
         case memory(snapshot: Data, props: Data?)
         /// In the store, under the session's scope: nothing of it in memory.
@@ -81,7 +81,7 @@ public actor SessionDirectory {
     }
 
     /// A session kept out of memory's running trees.
-    private struct Passivated: Sendable {
+    struct Passivated: Sendable {
         var kept: Kept
         /// The sequence number of its latest rendering.
         var sequence: UInt64
@@ -89,7 +89,7 @@ public actor SessionDirectory {
 
     /// The running cases are boxed (`indirect`), so a passivated session's entry holds only
     /// what `Passivated` needs.
-    private enum Slot: Sendable {
+    enum Slot: Sendable {
         indirect case active(Active)
         /// Being passivated: a use waits for it, then reactivates it. The task's `nil` means
         /// the snapshot could not be encoded: the session was kept running instead.
@@ -99,7 +99,7 @@ public actor SessionDirectory {
         indirect case reactivating(Passivated, Task<Result<Active, SessionError>, Never>)
     }
 
-    private struct Entry {
+    struct Entry {
         let root: String
         var slot: Slot
 
@@ -110,7 +110,7 @@ public actor SessionDirectory {
     }
 
     /// The coordinator's store and its fencing token, which every session's commits carry.
-    private struct Durability: Sendable {
+    struct Durability: Sendable {
         var store: any CoordinatorStore
         var token: FencingToken
     }
@@ -119,11 +119,11 @@ public actor SessionDirectory {
     private let runtime: RemoteRuntime
     /// The limits and the idle timeout.
     public let settings: SessionSettings
-    private let logger: Logger
+    let logger: Logger
     private let observers: @Sendable (String) -> [any WorkflowObserver]
-    private let clock = ContinuousClock()
-    private let durability: Durability?
-    private var entries = SessionTable()
+    let clock = ContinuousClock()
+    let durability: Durability?
+    var entries = SessionTable()
     /// The sessions whose last client let go, for the idle passivation (`passivateIdle()`).
     private var idle = IdleSessionQueue()
     private var creations: CreationBudget
@@ -132,11 +132,11 @@ public actor SessionDirectory {
     private var stopped = false
     private let metrics: SessionMetrics
     /// Spread mode: the session leases and this process's name in them (`nil`: not spread).
-    private let spread: SessionSpread?
+    let spread: SessionSpread?
     /// The session leases held and the term they are held under (spread mode).
-    private var leases: SessionLeaseBook
+    var leases: SessionLeaseBook
     /// The request beginning a new lease term, while one is under way.
-    private var termBeginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>?
+    var termBeginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>?
 
     /// A directory starting sessions of `registry`'s roots on `runtime`.
     ///
@@ -527,7 +527,7 @@ public actor SessionDirectory {
 
     /// Stops whatever runs of a removed entry's session (a passivation or a reactivation under
     /// way is awaited first); returns the sequence number of its latest rendering.
-    private static func stop(_ slot: Slot) async -> UInt64 {
+    static func stop(_ slot: Slot) async -> UInt64 {
         switch slot {
         case .active(let active):
             await active.session.stop()
@@ -553,169 +553,6 @@ public actor SessionDirectory {
         durability.map {
             CheckpointCommitter(
                 store: $0.store, token: token ?? $0.token, scope: .session(id), origin: origin, restored: restored, logger: logger)
-        }
-    }
-
-    // MARK: - Spread sessions
-
-    /// Takes the session `id` over from the store (spread mode): its lease, if it was given up or
-    /// its owner's term ended, and an entry to reactivate it from its checkpoint; throws
-    /// `.ownedElsewhere` if a live coordinator owns it, `.unknownSession` if the store holds none.
-    private func claim(_ id: SessionID) async throws(SessionError) {
-        guard spread != nil, let durability else { return }
-        let attempt: SessionLeaseAttempt
-        let checkpoint: CoordinatorCheckpoint?
-        do {
-            attempt = try await takeLease(of: id, creating: false)
-            guard case .acquired = attempt else { return try throwing(attempt, id) }
-            checkpoint = try await durability.store.latestCheckpoint(of: .session(id))
-        } catch let error as SessionError {
-            throw error
-        } catch {
-            logger.error("session not taken over: the store did not answer: \(error)", metadata: ["session": "\(id)"])
-            throw .unavailable("this session's lease cannot be read or taken (\(error)); try again later")
-        }
-        guard case .acquired(let token) = attempt else { return }
-        // Claimed meanwhile by another request of this coordinator (with the same token).
-        guard entries[id] == nil else { return }
-        guard let checkpoint, let origin = checkpoint.origin else {
-            // Ended through another coordinator between the lease and the read.
-            await releaseLease(of: id)
-            throw .unknownSession(id.text)
-        }
-        guard entries.count < settings.maxSessions else {
-            await releaseLease(of: id)
-            throw .tooManySessions(limit: settings.maxSessions)
-        }
-        // The term it was taken under ended while the checkpoint was read: another may own it.
-        guard leases.token(of: id) == token else { throw .unavailable("this session's lease was lost while it was taken; try again") }
-        entries[id] = Entry(root: origin.root, slot: .passivated(Passivated(kept: .store, sequence: checkpoint.renderingSequence)))
-        updateGauges()
-        logger.notice("session taken over from the store", metadata: ["session": "\(id)", "token": "\(token)"])
-    }
-
-    /// The refusal of a lease attempt that did not acquire.
-    private func throwing(_ attempt: SessionLeaseAttempt, _ id: SessionID) throws(SessionError) {
-        switch attempt {
-        case .acquired: return
-        case .heldBy(_, let gateway): throw .ownedElsewhere(gateway: gateway)
-        case .noSuchSession: throw .unknownSession(id.text)
-        case .termEnded: throw .unavailable("this coordinator's lease term ended; try again")
-        }
-    }
-
-    /// Takes the lease of `id` under this coordinator's live term (beginning one if none is),
-    /// and records it when acquired. A term that ended meanwhile is replaced once and the lease
-    /// asked for again.
-    private func takeLease(of id: SessionID, creating: Bool) async throws(CoordinatorStoreError) -> SessionLeaseAttempt {
-        guard let spread else { return .noSuchSession }
-        for _ in 0..<2 {
-            let term = try await liveTerm()
-            let attempt = try await spread.store.acquireSessionLease(id, term: term, creating: creating)
-            switch attempt {
-            case .termEnded:
-                await drop(leases.ended(term))
-            case .acquired(let token):
-                if leases.acquired(id, token: token, under: term) { return attempt }
-            case .heldBy, .noSuchSession:
-                return attempt
-            }
-        }
-        return .termEnded
-    }
-
-    /// The term this coordinator takes leases under: the live one, or a new one begun in the
-    /// store (one request however many ask at once; the sessions of a term that lapsed are
-    /// stopped first).
-    private func liveTerm() async throws(CoordinatorStoreError) -> SessionLeaseTerm {
-        await drop(leases.expired(now: clock.now))
-        if let term = leases.liveTerm(now: clock.now) { return term }
-        let beginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>
-        if let inFlight = termBeginning {
-            beginning = inFlight
-        } else if let spread {
-            let clock = clock
-            beginning = Task {
-                let asked = clock.now
-                do throws(CoordinatorStoreError) {
-                    let term = try await spread.store.beginSessionLeaseTerm(
-                        holder: spread.holder, gateway: spread.settings.advertisedURL, for: spread.settings.lease)
-                    return .success((term, asked))
-                } catch {
-                    return .failure(error)
-                }
-            }
-            termBeginning = beginning
-        } else {
-            preconditionFailure("a lease term is asked for without spread sessions")
-        }
-        let outcome = await beginning.value
-        if termBeginning == beginning { termBeginning = nil }
-        let (term, asked) = try outcome.get()
-        await drop(leases.began(term, askedAt: asked))
-        if leases.term == term { logger.info("session lease term begun", metadata: ["term": "\(term.number)"]) }
-        return term
-    }
-
-    /// Gives the lease of `id` up, if this coordinator holds it (a failure is logged: the lease
-    /// then runs out by itself).
-    private func releaseLease(of id: SessionID) async {
-        guard let spread, let token = leases.remove(id) else { return }
-        do {
-            try await spread.store.releaseSessionLease(id, token: token)
-        } catch {
-            logger.warning("a session's lease was not given up (it runs out instead): \(error)", metadata: ["session": "\(id)"])
-        }
-    }
-
-    /// Renews this coordinator's lease term, one statement per renewal interval whatever the
-    /// sessions it holds; stops every session when the term ended (another coordinator may take
-    /// them) or lapsed unrenewed.
-    private func keepLeases() async {
-        guard let spread else { return }
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: leases.renewalInterval)
-            } catch {
-                return
-            }
-            let asked = clock.now
-            if let term = leases.term {
-                // Not waited for past the renewal interval: if the term lapses meanwhile, its
-                // sessions are stopped below all the same.
-                let outcome = await FirstOf<Result<Bool, CoordinatorStoreError>>.race(until: asked + leases.renewalInterval) {
-                    do throws(CoordinatorStoreError) {
-                        return .success(try await spread.store.renewSessionLeaseTerm(term, for: spread.settings.lease))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                switch outcome {
-                case .success(true):
-                    leases.renewed(term, askedAt: asked)
-                case .success(false):
-                    logger.warning("this coordinator's session lease term ended in the store", metadata: ["term": "\(term.number)", "sessions": "\(leases.held.count)"])
-                    await drop(leases.ended(term))
-                case .failure(let error):
-                    logger.warning("cannot renew the session lease term: \(error)", metadata: ["sessions": "\(leases.held.count)"])
-                case nil:
-                    logger.warning("the session lease term's renewal is not answered in time", metadata: ["sessions": "\(leases.held.count)"])
-                }
-            }
-            await drop(leases.expired(now: clock.now))
-        }
-    }
-
-    /// Stops the sessions `lost`, whose leases this coordinator lost: another one may serve them
-    /// now (their commits from here are refused by their tokens).
-    private func drop(_ lost: [SessionID]) async {
-        guard !lost.isEmpty else { return }
-        logger.warning("session leases lost: stopped here, other coordinators take them over", metadata: ["sessions": "\(lost.count)"])
-        for id in lost {
-            guard let entry = entries.removeValue(forKey: id) else { continue }
-            updateGauges()
-            logger.info("session lease lost: stopped here", metadata: ["session": "\(id)"])
-            _ = await Self.stop(entry.slot)
         }
     }
 
@@ -745,7 +582,7 @@ public actor SessionDirectory {
         return session
     }
 
-    private func updateGauges() {
+    func updateGauges() {
         let (active, passivated) = counts
         metrics.active.record(active)
         metrics.passivatedNow.record(passivated)
@@ -755,7 +592,7 @@ public actor SessionDirectory {
 extension SessionDirectory {
     /// The directory's sessions by id, with how many are active and passivated kept as their
     /// slots change (`SessionCounts`), so the gauges never count them all.
-    private struct SessionTable: Sequence {
+    struct SessionTable: Sequence {
         private var storage: [SessionID: Entry] = [:]
         private(set) var counts = SessionCounts()
 

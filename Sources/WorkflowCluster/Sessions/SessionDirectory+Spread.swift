@@ -1,0 +1,168 @@
+import Foundation
+import Logging
+
+/// Spread sessions (`SessionSpread`): taking a session over from the store, the leases taken
+/// under this coordinator's one lease term, the term's renewal, and stopping the sessions of a
+/// term that ended. See `SessionDirectory`'s "Spread over coordinators".
+extension SessionDirectory {
+    /// Takes the session `id` over from the store (spread mode): its lease, if it was given up or
+    /// its owner's term ended, and an entry to reactivate it from its checkpoint; throws
+    /// `.ownedElsewhere` if a live coordinator owns it, `.unknownSession` if the store holds none.
+    func claim(_ id: SessionID) async throws(SessionError) {
+        guard spread != nil, let durability else { return }
+        let attempt: SessionLeaseAttempt
+        let checkpoint: CoordinatorCheckpoint?
+        do {
+            attempt = try await takeLease(of: id, creating: false)
+            guard case .acquired = attempt else { return try throwing(attempt, id) }
+            checkpoint = try await durability.store.latestCheckpoint(of: .session(id))
+        } catch let error as SessionError {
+            throw error
+        } catch {
+            logger.error("session not taken over: the store did not answer: \(error)", metadata: ["session": "\(id)"])
+            throw .unavailable("this session's lease cannot be read or taken (\(error)); try again later")
+        }
+        guard case .acquired(let token) = attempt else { return }
+        // Claimed meanwhile by another request of this coordinator (with the same token).
+        guard entries[id] == nil else { return }
+        guard let checkpoint, let origin = checkpoint.origin else {
+            // Ended through another coordinator between the lease and the read.
+            await releaseLease(of: id)
+            throw .unknownSession(id.text)
+        }
+        guard entries.count < settings.maxSessions else {
+            await releaseLease(of: id)
+            throw .tooManySessions(limit: settings.maxSessions)
+        }
+        // The term it was taken under ended while the checkpoint was read: another may own it.
+        guard leases.token(of: id) == token else { throw .unavailable("this session's lease was lost while it was taken; try again") }
+        entries[id] = Entry(root: origin.root, slot: .passivated(Passivated(kept: .store, sequence: checkpoint.renderingSequence)))
+        updateGauges()
+        logger.notice("session taken over from the store", metadata: ["session": "\(id)", "token": "\(token)"])
+    }
+
+    /// The refusal of a lease attempt that did not acquire.
+    func throwing(_ attempt: SessionLeaseAttempt, _ id: SessionID) throws(SessionError) {
+        switch attempt {
+        case .acquired: return
+        case .heldBy(_, let gateway): throw .ownedElsewhere(gateway: gateway)
+        case .noSuchSession: throw .unknownSession(id.text)
+        case .termEnded: throw .unavailable("this coordinator's lease term ended; try again")
+        }
+    }
+
+    /// Takes the lease of `id` under this coordinator's live term (beginning one if none is),
+    /// and records it when acquired. A term that ended meanwhile is replaced once and the lease
+    /// asked for again.
+    func takeLease(of id: SessionID, creating: Bool) async throws(CoordinatorStoreError) -> SessionLeaseAttempt {
+        guard let spread else { return .noSuchSession }
+        for _ in 0..<2 {
+            let term = try await liveTerm()
+            let attempt = try await spread.store.acquireSessionLease(id, term: term, creating: creating)
+            switch attempt {
+            case .termEnded:
+                await drop(leases.ended(term))
+            case .acquired(let token):
+                if leases.acquired(id, token: token, under: term) { return attempt }
+            case .heldBy, .noSuchSession:
+                return attempt
+            }
+        }
+        return .termEnded
+    }
+
+    /// The term this coordinator takes leases under: the live one, or a new one begun in the
+    /// store (one request however many ask at once; the sessions of a term that lapsed are
+    /// stopped first).
+    func liveTerm() async throws(CoordinatorStoreError) -> SessionLeaseTerm {
+        await drop(leases.expired(now: clock.now))
+        if let term = leases.liveTerm(now: clock.now) { return term }
+        let beginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>
+        if let inFlight = termBeginning {
+            beginning = inFlight
+        } else if let spread {
+            let clock = clock
+            beginning = Task {
+                let asked = clock.now
+                do throws(CoordinatorStoreError) {
+                    let term = try await spread.store.beginSessionLeaseTerm(
+                        holder: spread.holder, gateway: spread.settings.advertisedURL, for: spread.settings.lease)
+                    return .success((term, asked))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            termBeginning = beginning
+        } else {
+            preconditionFailure("a lease term is asked for without spread sessions")
+        }
+        let outcome = await beginning.value
+        if termBeginning == beginning { termBeginning = nil }
+        let (term, asked) = try outcome.get()
+        await drop(leases.began(term, askedAt: asked))
+        if leases.term == term { logger.info("session lease term begun", metadata: ["term": "\(term.number)"]) }
+        return term
+    }
+
+    /// Gives the lease of `id` up, if this coordinator holds it (a failure is logged: the lease
+    /// then runs out by itself).
+    func releaseLease(of id: SessionID) async {
+        guard let spread, let token = leases.remove(id) else { return }
+        do {
+            try await spread.store.releaseSessionLease(id, token: token)
+        } catch {
+            logger.warning("a session's lease was not given up (it runs out instead): \(error)", metadata: ["session": "\(id)"])
+        }
+    }
+
+    /// Renews this coordinator's lease term, one statement per renewal interval whatever the
+    /// sessions it holds; stops every session when the term ended (another coordinator may take
+    /// them) or lapsed unrenewed.
+    func keepLeases() async {
+        guard let spread else { return }
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: leases.renewalInterval)
+            } catch {
+                return
+            }
+            let asked = clock.now
+            if let term = leases.term {
+                // Not waited for past the renewal interval: if the term lapses meanwhile, its
+                // sessions are stopped below all the same.
+                let outcome = await FirstOf<Result<Bool, CoordinatorStoreError>>.race(until: asked + leases.renewalInterval) {
+                    do throws(CoordinatorStoreError) {
+                        return .success(try await spread.store.renewSessionLeaseTerm(term, for: spread.settings.lease))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                switch outcome {
+                case .success(true):
+                    leases.renewed(term, askedAt: asked)
+                case .success(false):
+                    logger.warning("this coordinator's session lease term ended in the store", metadata: ["term": "\(term.number)", "sessions": "\(leases.held.count)"])
+                    await drop(leases.ended(term))
+                case .failure(let error):
+                    logger.warning("cannot renew the session lease term: \(error)", metadata: ["sessions": "\(leases.held.count)"])
+                case nil:
+                    logger.warning("the session lease term's renewal is not answered in time", metadata: ["sessions": "\(leases.held.count)"])
+                }
+            }
+            await drop(leases.expired(now: clock.now))
+        }
+    }
+
+    /// Stops the sessions `lost`, whose leases this coordinator lost: another one may serve them
+    /// now (their commits from here are refused by their tokens).
+    func drop(_ lost: [SessionID]) async {
+        guard !lost.isEmpty else { return }
+        logger.warning("session leases lost: stopped here, other coordinators take them over", metadata: ["sessions": "\(lost.count)"])
+        for id in lost {
+            guard let entry = entries.removeValue(forKey: id) else { continue }
+            updateGauges()
+            logger.info("session lease lost: stopped here", metadata: ["session": "\(id)"])
+            _ = await Self.stop(entry.slot)
+        }
+    }
+}
