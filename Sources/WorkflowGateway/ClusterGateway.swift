@@ -85,7 +85,7 @@ public struct ClusterGateway: RootCompanion, StandbyCompanion {
 
     /// The gateway as a Hummingbird application (what `run` serves; tests drive it with
     /// HummingbirdTesting). `onListening` gets the bound address once the server runs.
-    public static func application(
+    package static func application(
         session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
         logger: Logger, sessions: SessionDirectory? = nil, onListening: @escaping @Sendable (GatewayAddress) -> Void = { _ in }
     ) -> some ApplicationProtocol {

@@ -25,19 +25,19 @@ import WorkflowRemote
 /// Every GET route answers HEAD too; another method on a known path is 405 with `Allow`. With
 /// `gateway.allowed_origins`, pages of those origins may call every route across origins
 /// (`CrossOriginMiddleware`).
-public enum GatewayRoutes {
+package enum GatewayRoutes {
     /// The path of the rendering stream (the only route that also takes the token as a query
     /// parameter, since a browser's WebSocket cannot send headers).
-    public static let renderingsPath = "/api/renderings"
+    package static let renderingsPath = "/api/renderings"
 
     /// The request context of every route (WebSocket upgrades need their own kind).
-    public typealias Context = BasicWebSocketRequestContext
+    package typealias Context = BasicWebSocketRequestContext
 
     /// Builds the router. `runtime` is `nil` for a root that has no remote runtime (tests);
     /// then the tree has no remote children and readiness needs only a rendering. With
     /// `sessions`, the session routes (`SessionRoutes`) serve a tree per client beside the
     /// shared root.
-    public static func router(
+    package static func router(
         session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
         logger: Logger, sessions: SessionDirectory? = nil
     ) -> Router<Context> {

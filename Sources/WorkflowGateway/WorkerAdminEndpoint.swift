@@ -11,9 +11,9 @@ import WorkflowCluster
 /// Workers report their own metrics rather than through the coordinator: a scrape then sees a
 /// worker even while it is cut off from the coordinator (when its numbers matter most), and the
 /// wire protocol stays free of monitoring traffic. It serves nothing that changes state.
-public enum WorkerAdminEndpoint {
+package enum WorkerAdminEndpoint {
     /// The endpoint as a service to run beside the worker. `onListening` gets the bound address.
-    public static func service(
+    package static func service(
         address: GatewayAddress, registry: PrometheusCollectorRegistry, logger: Logger,
         onListening: @escaping @Sendable (GatewayAddress) -> Void = { _ in }
     ) -> any Service {

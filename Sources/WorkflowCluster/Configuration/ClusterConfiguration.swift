@@ -29,11 +29,11 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// unavailable.
     public var requestDeadline: Duration
     /// Transport security.
-    public var security: SecuritySettings
+    package var security: SecuritySettings
     /// How the daemons log.
-    public var log: LogSettings
+    package var log: LogSettings
     /// Where `.configured` children run.
-    public var placement: PlacementTable
+    package var placement: PlacementTable
     /// Where the coordinator writes the root's tree snapshot (`nil`: no snapshots), so a
     /// restarted coordinator can `--restore` it.
     public var snapshotFile: String?
@@ -48,20 +48,20 @@ public struct ClusterConfiguration: Sendable, Equatable {
     /// How the coordinator moves running children placed in pools to where their placement would
     /// put them now (`rebalance`: on by default, 4 moves at once, a spread of 2); `nil` when
     /// `rebalance.enabled` is false. Named placements never move.
-    public var rebalancing: RebalancePolicy? = RebalancePolicy()
+    package var rebalancing: RebalancePolicy? = RebalancePolicy()
     /// The coordinator's HTTP gateway (off unless `gateway.listen` is set).
-    public var gateway = GatewaySettings()
+    package var gateway = GatewaySettings()
     /// Where the coordinator keeps what it accepts (none unless `store` is set).
-    public var store = StoreSettings()
+    package var store = StoreSettings()
     /// How the coordinator hosts a tree per client (`nil`: no sessions, only the shared root).
-    public var sessions: SessionSettings? = SessionSettings()
+    package var sessions: SessionSettings? = SessionSettings()
     /// How long a worker stopped with SIGTERM/SIGINT waits for its children to be handed over to
     /// other workers before it leaves anyway (`drain.deadline_ms`; zero: no drain, leave at once).
     /// The daemon's graceful-shutdown bound is this plus `ClusterDaemon.shutdownBound`.
     public var drainDeadline: Duration = .seconds(5)
 
     /// Creates a configuration; the defaults are those of a single-machine development cluster.
-    public init(
+    package init(
         coordinatorEndpoint: String, root: String = "", workers: [WorkerEntry] = [],
         heartbeatInterval: Duration = .milliseconds(250), heartbeatLiveness: Int = 4,
         requestDeadline: Duration = .seconds(5), security: SecuritySettings = SecuritySettings(),
@@ -80,19 +80,19 @@ public struct ClusterConfiguration: Sendable, Equatable {
 
     /// The transport security in force: the file's `security.mode`, else CURVE for a tcp
     /// endpoint (after command-line and environment overrides of the endpoint).
-    public var securityMode: SecuritySettings.Mode {
+    package var securityMode: SecuritySettings.Mode {
         security.mode(for: coordinatorEndpoint)
     }
 
     /// The endpoints a worker connects to, one at a time, in this order: `coordinatorEndpoint`
     /// (the file's first, or the one the command line or environment names), then the rest of
     /// `coordinatorEndpoints`.
-    public var workerParentEndpoints: [String] {
+    package var workerParentEndpoints: [String] {
         [coordinatorEndpoint] + coordinatorEndpoints.filter { $0 != coordinatorEndpoint }
     }
 
     /// The entry for the worker called `name`, if the file lists it.
-    public func worker(named name: String) -> WorkerEntry? {
+    package func worker(named name: String) -> WorkerEntry? {
         workers.first { $0.name == name }
     }
 }

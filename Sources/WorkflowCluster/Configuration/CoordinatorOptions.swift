@@ -9,7 +9,7 @@ public struct CoordinatorOptions: Sendable {
     public var restoredSnapshot: TreeSnapshot?
     /// The store the coordinator keeps what it accepts in, opened with this process as its
     /// writer; the root resumes from its latest checkpoint (`nil`: no store, nothing durable).
-    public var store: OpenedCoordinatorStore?
+    package var store: OpenedCoordinatorStore?
     /// The lease on a shared store (`store.lease_ms`): set, the coordinator starts as a
     /// standby, leads once it holds the lease, and its store comes from the lease (`store` is
     /// `nil` then).
@@ -24,7 +24,7 @@ public struct CoordinatorOptions: Sendable {
     public var companions: [any RootCompanion]
     /// Where the runtime and the root's host record metrics; `nil`: the process's bootstrapped
     /// `MetricsSystem` (a no-op unless the daemon bootstrapped one). Tests pass their own.
-    public var metricsFactory: (any MetricsFactory)?
+    package var metricsFactory: (any MetricsFactory)?
 
     /// Creates options.
     public init(printMode: RenderingPrintMode = .none, restoredSnapshot: TreeSnapshot? = nil, companions: [any RootCompanion] = []) {

@@ -9,20 +9,20 @@ import WorkflowRemote
 ///
 /// The command lines (`WorkflowClusterCommands`) are thin: they parse flags, load
 /// `ClusterSettings`, build a service and call this; everything testable lives in this library.
-public enum ClusterDaemon {
+package enum ClusterDaemon {
     /// How long a graceful shutdown may take before the service is cancelled (a worker adds its
     /// drain deadline: `WorkerService.gracefulShutdownBound(for:)`).
-    public static let shutdownBound: Duration = .seconds(10)
+    package static let shutdownBound: Duration = .seconds(10)
 
     /// Runs `service` until it finishes or a signal stops it. Returns normally on a clean stop.
-    public static func run(_ service: some Service, logger: Logger) async throws {
+    package static func run(_ service: some Service, logger: Logger) async throws {
         try await run(service, beside: [], logger: logger)
     }
 
     /// Runs `service` with `companions` (e.g. a worker's admin HTTP endpoint) until `service`
     /// finishes, one of them fails, or a signal stops them all; a graceful shutdown that takes
     /// longer than `gracefulShutdownBound` is cancelled.
-    public static func run(
+    package static func run(
         _ service: some Service, beside companions: [any Service], gracefulShutdownBound: Duration = shutdownBound, logger: Logger
     ) async throws {
         var configuration = ServiceGroupConfiguration(
@@ -40,7 +40,7 @@ public enum ClusterDaemon {
     /// cannot work on this machine — so a supervisor does not restart into the same refusal;
     /// 1 for anything else (see the log), e.g. a port another process holds, which may be free
     /// again on the next try.
-    public static func exitStatus(for error: any Error) -> Int32 {
+    package static func exitStatus(for error: any Error) -> Int32 {
         if (error as? RemoteRuntimeError)?.isConfigurationError == true { return 78 }
         return 1
     }
@@ -49,13 +49,13 @@ public enum ClusterDaemon {
     ///
     /// The process environment is the label's one source so the example workflows stay free of
     /// daemon knowledge; it is set once at start, before any thread that renders exists.
-    public static func setProcessLabel(_ label: String) {
+    package static func setProcessLabel(_ label: String) {
         setenv("WORKFLOW_PROCESS_LABEL", label, 1)
     }
 
     /// Writes a fatal start-up error as one line on standard error (logging may not be set up
     /// yet when configuration is invalid).
-    public static func reportFatal(_ program: String, _ error: any Error) {
+    package static func reportFatal(_ program: String, _ error: any Error) {
         FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
     }
 }

@@ -10,20 +10,20 @@ import WorkflowRemote
 /// A `Service` so that swift-service-lifecycle owns signals and shutdown ordering: on a signal it
 /// stops the root (remote children get STOP), shuts the runtime down (closing its sockets) and
 /// returns, and the process exits 0.
-public struct CoordinatorService: Service {
+package struct CoordinatorService: Service {
     /// The effective configuration.
-    public let configuration: ClusterConfiguration
+    package let configuration: ClusterConfiguration
     /// Printing options and companions.
-    public let options: CoordinatorOptions
+    package let options: CoordinatorOptions
     /// The roots it can host.
-    public let roots: RootWorkflowRegistry
+    package let roots: RootWorkflowRegistry
     /// Where it logs.
-    public let logger: Logger
+    package let logger: Logger
     /// Its listener's transport security, resolved from the key files at start (`CurveKeyFiles`).
-    public let security: ServerSecurity
+    package let security: ServerSecurity
 
     /// Creates the service; nothing starts until `run()`.
-    public init(
+    package init(
         configuration: ClusterConfiguration, options: CoordinatorOptions, roots: RootWorkflowRegistry,
         security: ServerSecurity = .plaintext, logger: Logger
     ) {
@@ -55,7 +55,7 @@ public struct CoordinatorService: Service {
     /// until it holds it; then it resumes the root from the store's latest checkpoint with the
     /// lease's fencing token and serves, renewing the lease, until it must step down
     /// (`CoordinatorLeadership.onStepDown`) or stops, giving the lease up.
-    public func run() async throws {
+    package func run() async throws {
         if let leadership = options.leadership {
             try await lead(leadership)
             return
@@ -221,9 +221,9 @@ public struct CoordinatorService: Service {
     }
 
     /// A companion's failure, as the coordinator reports it.
-    public struct CompanionFailure: Error, CustomStringConvertible {
+    package struct CompanionFailure: Error, CustomStringConvertible {
         /// What the companion said.
-        public var description: String
+        package var description: String
     }
 
     /// Prepares every companion, racing a signal. Returns `false` if a signal came first.

@@ -9,25 +9,25 @@ import WorkflowRemote
 /// until graceful shutdown. Then it drains (the coordinator moves its children, with their latest
 /// state, to other workers; at most `drainDeadline`), tells the coordinator it leaves (GOODBYE)
 /// and exits.
-public struct WorkerService: Service {
+package struct WorkerService: Service {
     /// The effective configuration.
-    public let configuration: ClusterConfiguration
+    package let configuration: ClusterConfiguration
     /// This worker's entry (name, pool, capacity).
-    public let worker: WorkerEntry
+    package let worker: WorkerEntry
     /// The types it can host.
-    public let registry: RemotableRegistry
+    package let registry: RemotableRegistry
     /// Where it logs.
-    public let logger: Logger
+    package let logger: Logger
     /// Its transport security, resolved from the key files at start (`CurveKeyFiles`).
-    public let security: ClientSecurity
+    package let security: ClientSecurity
     /// Observers of every child it hosts (`RemoteRuntimeConfiguration.hostedChildObservers`).
-    public let hostedChildObservers: [any WorkflowObserver]
+    package let hostedChildObservers: [any WorkflowObserver]
     /// The remote protocol versions it offers in HELLO (`RemoteRuntimeConfiguration.protocolVersions`):
     /// this build's, unless a test plays a worker of another build.
     package var protocolVersions: ClosedRange<Int> = RemoteProtocol.supported
 
     /// Creates the service; nothing connects until `run()`.
-    public init(
+    package init(
         configuration: ClusterConfiguration, worker: WorkerEntry, registry: RemotableRegistry,
         security: ClientSecurity = .plaintext, hostedChildObservers: [any WorkflowObserver] = [], logger: Logger
     ) {
@@ -41,7 +41,7 @@ public struct WorkerService: Service {
 
     /// Connects and hosts children until graceful shutdown; then leaves in order (drain,
     /// GOODBYE, children stopped, sockets closed). Throws if the endpoint cannot be used.
-    public func run() async throws {
+    package func run() async throws {
         var runtimeConfiguration = RemoteRuntimeConfiguration(name: worker.name, logger: logger)
         runtimeConfiguration.parentEndpoint = configuration.coordinatorEndpoint
         // A leader with standbys: the worker serves whichever of them answers.
@@ -93,17 +93,17 @@ public struct WorkerService: Service {
 
     /// How long a graceful shutdown of this worker may take: the drain deadline, then the
     /// daemon's usual bound for leaving (`ClusterDaemon.shutdownBound`).
-    public static func gracefulShutdownBound(for configuration: ClusterConfiguration) -> Duration {
+    package static func gracefulShutdownBound(for configuration: ClusterConfiguration) -> Duration {
         configuration.drainDeadline + ClusterDaemon.shutdownBound
     }
 
     /// The exit status of a worker daemon whose name another live worker holds
     /// (`JoinRefusal.nameTaken`): EX_TEMPFAIL, since the name is free again once that worker
     /// has left or its liveness window has passed (docs/OPERATIONS.md).
-    public static let nameTakenExitCode: Int32 = 75
+    package static let nameTakenExitCode: Int32 = 75
 
     /// Whether `error` (from `run()`) is the coordinator refusing this worker's name.
-    public static func isNameTaken(_ error: any Error) -> Bool {
+    package static func isNameTaken(_ error: any Error) -> Bool {
         if case .nameTaken? = error as? JoinRefusal { true } else { false }
     }
 }

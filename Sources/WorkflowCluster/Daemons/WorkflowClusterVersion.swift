@@ -2,7 +2,7 @@
 ///
 /// `--version` on every daemon built with `WorkflowCoordinatorCommand` or `WorkflowWorkerCommand`
 /// prints it, and the CHANGELOG names releases by it, so an operator can tell which build runs.
-public enum WorkflowClusterVersion {
+package enum WorkflowClusterVersion {
     /// The current version (semantic versioning).
-    public static let current = "0.3.0"
+    package static let current = "0.3.0"
 }

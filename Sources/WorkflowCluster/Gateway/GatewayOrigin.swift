@@ -26,7 +26,7 @@ public struct GatewayOrigin: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses the setting `key`'s `text`; a value that is not an origin is a configuration error
     /// naming `source` (the daemon exits 78).
-    public static func parsing(_ text: String, key: String, source: String) throws(ClusterConfigurationError) -> GatewayOrigin {
+    package static func parsing(_ text: String, key: String, source: String) throws(ClusterConfigurationError) -> GatewayOrigin {
         guard let origin = GatewayOrigin(parsing: text) else {
             throw ClusterConfigurationError(
                 file: source, key: key, expected: "a page's origin, http(s)://HOST[:PORT] (no path, no \"*\")", found: "\"\(text)\"")

@@ -6,21 +6,21 @@ import Foundation
 /// tool), takes their events, and answers probes and metrics scrapes. It is off unless an
 /// address is configured, and a non-loopback address needs a bearer token: an open HTTP port
 /// that can send events into the tree is never exposed by omission.
-public struct GatewaySettings: Sendable, Equatable {
+package struct GatewaySettings: Sendable, Equatable {
     /// Where the gateway listens; `nil`: no gateway.
-    public var listen: GatewayAddress?
+    package var listen: GatewayAddress?
     /// A file holding the bearer token every API request must carry (`Authorization: Bearer`);
     /// required when `listen` is not a loopback address. Resolved beside the configuration file.
-    public var bearerTokenFile: String?
+    package var bearerTokenFile: String?
     /// The bounds on each client connection (`header_timeout_ms`, `body_timeout_ms`,
     /// `idle_timeout_ms`, `max_connections`).
-    public var limits: GatewayLimits
+    package var limits: GatewayLimits
     /// The pages' origins allowed to call the API across origins (`allowed_origins`): a page
     /// served by one coordinator following its session to another's address. Empty: none.
-    public var allowedOrigins: [GatewayOrigin]
+    package var allowedOrigins: [GatewayOrigin]
 
     /// Creates settings; by default there is no gateway.
-    public init(
+    package init(
         listen: GatewayAddress? = nil, bearerTokenFile: String? = nil, limits: GatewayLimits = GatewayLimits(),
         allowedOrigins: [GatewayOrigin] = []
     ) {
@@ -32,7 +32,7 @@ public struct GatewaySettings: Sendable, Equatable {
 
     /// Checks the combination (`file` names the source in the error): a non-loopback address
     /// without a token file is refused.
-    public func validate(file: String) throws(ClusterConfigurationError) {
+    package func validate(file: String) throws(ClusterConfigurationError) {
         guard let listen, !listen.isLoopback, bearerTokenFile == nil else { return }
         throw ClusterConfigurationError(
             file: file, key: ClusterSetting.gatewayBearerTokenFile.key,
@@ -41,7 +41,7 @@ public struct GatewaySettings: Sendable, Equatable {
 
     /// Reads the bearer token file, if one is configured: its first line, trimmed. Refuses a
     /// missing or empty file and one readable by group or others, like a secret key.
-    public func loadBearerToken() throws(ClusterConfigurationError) -> String? {
+    package func loadBearerToken() throws(ClusterConfigurationError) -> String? {
         guard let path = bearerTokenFile else { return nil }
         var info = stat()
         guard stat(path, &info) == 0 else {
@@ -106,7 +106,7 @@ public struct GatewayAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `text` as `host:port` (or `off`: `nil`) for the setting `key`; a bad value is a
     /// configuration error naming `source` (a file, or the command line/environment).
-    public static func parsing(_ text: String, key: String, source: String) throws(ClusterConfigurationError) -> GatewayAddress? {
+    package static func parsing(_ text: String, key: String, source: String) throws(ClusterConfigurationError) -> GatewayAddress? {
         if text == "off" { return nil }
         guard let address = GatewayAddress(parsing: text) else {
             throw ClusterConfigurationError(

@@ -12,20 +12,20 @@ import Logging
 /// `Z` in UTC), so lines from machines in different zones can be ordered. In JSON, a metadata
 /// value logged as a number or a boolean (`.stringConvertible(3)`) is written as a JSON number
 /// or boolean, so a log index can compare and sum it; everything else is a string.
-public struct ClusterLogHandler: LogHandler {
+package struct ClusterLogHandler: LogHandler {
     /// The logger's label (the daemon role, e.g. `coordinator`).
-    public let label: String
+    package let label: String
     /// This process's name in the cluster, on every line.
-    public let node: String
+    package let node: String
     /// The line format.
-    public let format: LogSettings.Format
+    package let format: LogSettings.Format
     /// The lowest level written (from `log.level` / `--log-level`).
-    public var logLevel: Logger.Level
+    package var logLevel: Logger.Level
     /// Metadata added to every line of this logger.
-    public var metadata: Logger.Metadata = [:]
+    package var metadata: Logger.Metadata = [:]
 
     /// Creates a handler.
-    public init(label: String, node: String, settings: LogSettings) {
+    package init(label: String, node: String, settings: LogSettings) {
         self.label = label
         self.node = node
         self.format = settings.format
@@ -33,13 +33,13 @@ public struct ClusterLogHandler: LogHandler {
     }
 
     /// One metadata value of this logger.
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// Writes `event` as one line (text or JSON) to standard error.
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         let line = Self.line(
@@ -93,7 +93,7 @@ public struct ClusterLogHandler: LogHandler {
 
 extension Logger {
     /// A logger writing through `ClusterLogHandler`.
-    public static func cluster(label: String, node: String, settings: LogSettings) -> Logger {
+    package static func cluster(label: String, node: String, settings: LogSettings) -> Logger {
         Logger(label: label) { label in ClusterLogHandler(label: label, node: node, settings: settings) }
     }
 }

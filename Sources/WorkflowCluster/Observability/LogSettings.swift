@@ -4,9 +4,9 @@ import Logging
 ///
 /// One line per event either way; text for people reading a terminal or `cluster.sh logs`, JSON
 /// for log shippers that index the metadata (node path, worker, correlation id).
-public struct LogSettings: Sendable, Equatable {
+package struct LogSettings: Sendable, Equatable {
     /// The line formats.
-    public enum Format: String, Sendable, Equatable, CaseIterable {
+    package enum Format: String, Sendable, Equatable, CaseIterable {
         /// `2026-01-01T00:00:00Z info coordinator: worker joined worker=worker-1`
         case text
         /// `{"time":…,"level":"info","label":"coordinator","message":"worker joined","worker":"worker-1"}`
@@ -14,12 +14,12 @@ public struct LogSettings: Sendable, Equatable {
     }
 
     /// The lowest level written.
-    public var level: Logger.Level
+    package var level: Logger.Level
     /// The line format.
-    public var format: Format
+    package var format: Format
 
     /// Creates settings (info, text unless told otherwise).
-    public init(level: Logger.Level = .info, format: Format = .text) {
+    package init(level: Logger.Level = .info, format: Format = .text) {
         self.level = level
         self.format = format
     }

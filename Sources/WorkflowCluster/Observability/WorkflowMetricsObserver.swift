@@ -6,14 +6,14 @@ import Workflow
 ///
 /// The coordinator attaches one to its root's host; the metrics carry the root's name as `root`.
 /// Callbacks run on the host's loop, so each is one counter or timer update.
-public struct WorkflowMetricsObserver: WorkflowObserver {
+package struct WorkflowMetricsObserver: WorkflowObserver {
     private let renders: Counter
     private let actions: Counter
     private let outputs: Counter
     private let renderTime: Timer
 
     /// Creates the observer's metrics in `factory` (default: the process's bootstrapped system).
-    public init(root: String, factory: (any MetricsFactory)? = nil) {
+    package init(root: String, factory: (any MetricsFactory)? = nil) {
         let factory = factory ?? MetricsSystem.factory
         let dimensions = [("root", root)]
         renders = Counter(label: "workflow_renders_total", dimensions: dimensions, factory: factory)
@@ -23,18 +23,18 @@ public struct WorkflowMetricsObserver: WorkflowObserver {
     }
 
     /// Counts one node's render.
-    public func workflowDidRender(path: String) {
+    package func workflowDidRender(path: String) {
         renders.increment()
     }
 
     /// Counts an applied action, and its output if it produced one.
-    public func actionWasApplied(action: String, path: String, producedOutput: Bool) {
+    package func actionWasApplied(action: String, path: String, producedOutput: Bool) {
         actions.increment()
         if producedOutput { outputs.increment() }
     }
 
     /// Records the time from a render pass to its settled publication.
-    public func renderingWasPublished(after duration: Duration) {
+    package func renderingWasPublished(after duration: Duration) {
         let (seconds, attoseconds) = duration.components
         renderTime.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }

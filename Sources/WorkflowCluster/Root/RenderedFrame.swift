@@ -19,7 +19,7 @@ public struct RenderedFrame: Sendable, Equatable {
 
     /// The frame of any root, from its rendering's JSON: the text is the JSON pretty-printed,
     /// the line is `{"event":"rendering","root":NAME,"sequence":N,"rendering":JSON}`.
-    public static func generic(root: String, rendering: RootRenderingJSON) -> RenderedFrame {
+    package static func generic(root: String, rendering: RootRenderingJSON) -> RenderedFrame {
         let object = try? JSONSerialization.jsonObject(with: rendering.json, options: [.fragmentsAllowed])
         let pretty = object.flatMap {
             try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])

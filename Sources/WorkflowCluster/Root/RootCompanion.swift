@@ -49,10 +49,10 @@ public struct CoordinatorContext: Sendable {
     /// Standard output, as `--print-renderings` says.
     public var console: CoordinatorConsole
     /// The sessions the coordinator hosts beside the shared root (`nil`: sessions are off).
-    public var sessions: SessionDirectory?
+    package var sessions: SessionDirectory?
 
     /// Creates a context.
-    public init(configuration: ClusterConfiguration, logger: Logger, console: CoordinatorConsole, sessions: SessionDirectory? = nil) {
+    package init(configuration: ClusterConfiguration, logger: Logger, console: CoordinatorConsole, sessions: SessionDirectory? = nil) {
         self.sessions = sessions
         self.configuration = configuration
         self.logger = logger
@@ -69,7 +69,7 @@ public struct CoordinatorConsole: Sendable {
     public var printMode: RenderingPrintMode
 
     /// Creates a console.
-    public init(printMode: RenderingPrintMode) {
+    package init(printMode: RenderingPrintMode) {
         self.printMode = printMode
     }
 

@@ -43,7 +43,7 @@ public enum RootEventError: Error, Equatable, Sendable, CustomStringConvertible 
 
     /// A stable machine-readable name for the case (`unknown-token`, `stale-token`, `restarted`,
     /// `undecodable-event`, `refused`, `not-durable`), for JSON answers.
-    public var code: String {
+    package var code: String {
         switch self {
         case .unknownToken: "unknown-token"
         case .staleToken: "stale-token"

@@ -113,10 +113,10 @@ public struct RootWorkflowRegistry: Sendable {
     public var names: [String] { entries.keys.sorted() }
 
     /// The shared root's factory for `name`, if registered (and buildable without props).
-    public func factory(named name: String) -> Factory? { entries[name]?.shared }
+    package func factory(named name: String) -> Factory? { entries[name]?.shared }
 
     /// Starts a session of the root `name` from `start` (its props in `start.props`).
-    public func startSession(named name: String, _ start: RootStart) throws(SessionError) -> any ClusterRootSession {
+    package func startSession(named name: String, _ start: RootStart) throws(SessionError) -> any ClusterRootSession {
         guard let entry = entries[name] else { throw .unknownRoot(name, known: names) }
         return try entry.session(start)
     }
@@ -124,7 +124,7 @@ public struct RootWorkflowRegistry: Sendable {
     /// The root configured as `configured` (`coordinator.root`; empty: the only registered root)
     /// and its factory. Checked by the coordinator's command before anything starts, so a wrong
     /// name is a configuration error (exit 78).
-    public func root(configured: String) throws(SelectionError) -> (name: String, factory: Factory) {
+    package func root(configured: String) throws(SelectionError) -> (name: String, factory: Factory) {
         let name: String
         if configured.isEmpty {
             guard names.count == 1 else { throw .rootNotNamed(known: names) }
@@ -138,7 +138,7 @@ public struct RootWorkflowRegistry: Sendable {
     }
 
     /// Why the configured root cannot be hosted.
-    public enum SelectionError: Error, Equatable, CustomStringConvertible {
+    package enum SelectionError: Error, Equatable, CustomStringConvertible {
         /// `coordinator.root` names no registered root.
         case unknownRoot(String, known: [String])
         /// `coordinator.root` is not set and the application registers several roots (or none).
@@ -148,7 +148,7 @@ public struct RootWorkflowRegistry: Sendable {
         case needsProps(String)
 
         /// A one-line explanation for the log.
-        public var description: String {
+        package var description: String {
             switch self {
             case .unknownRoot(let name, let known): "unknown root workflow \"\(name)\" (known: \(known.joined(separator: ", ")))"
             case .rootNotNamed(let known):
@@ -176,14 +176,14 @@ public struct RootStart: Sendable {
     /// The JSON props a session's client sent (`nil`: none, and always for the shared root).
     public var props: Data?
     /// The loop the root's host runs on, when not the runtime itself (a session's `SessionLoop`).
-    public var loop: (any RuntimeLoop)?
+    package var loop: (any RuntimeLoop)?
     /// The sequence number the root's renderings continue after (a reactivated session's last).
     package var renderingSequence: UInt64 = 0
     /// What a session's sink tokens start with (`TreeMark`; `nil`: the shared root's have none).
     package var tokenMark: String?
 
     /// Creates a value.
-    public init(runtime: RemoteRuntime, snapshot: TreeSnapshot?, logger: Logger, observers: [any WorkflowObserver] = []) {
+    package init(runtime: RemoteRuntime, snapshot: TreeSnapshot?, logger: Logger, observers: [any WorkflowObserver] = []) {
         self.runtime = runtime
         self.snapshot = snapshot
         self.logger = logger

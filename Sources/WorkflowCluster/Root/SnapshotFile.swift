@@ -7,20 +7,20 @@ import Workflow
 /// Written to a temporary file in the same directory, flushed, then renamed over the target, so
 /// a crash mid-write leaves the previous snapshot intact: a reader sees the old file or the new
 /// one, never a torn one.
-public enum SnapshotFile {
+package enum SnapshotFile {
     /// Why a snapshot could not be written or restored.
-    public struct Failure: Error, Sendable, CustomStringConvertible {
+    package struct Failure: Error, Sendable, CustomStringConvertible {
         /// The snapshot file.
-        public var file: String
+        package var file: String
         /// What went wrong.
-        public var reason: String
+        package var reason: String
 
         /// A one-line message naming the file.
-        public var description: String { "snapshot file \(file): \(reason)" }
+        package var description: String { "snapshot file \(file): \(reason)" }
     }
 
     /// Writes `snapshot` to `path` atomically (temporary file + fsync + rename).
-    public static func write(_ snapshot: TreeSnapshot, to path: String) throws {
+    package static func write(_ snapshot: TreeSnapshot, to path: String) throws {
         let data: Data
         do {
             data = try snapshot.encoded()
@@ -48,7 +48,7 @@ public enum SnapshotFile {
     /// `Failure`: the coordinator refuses to start rather than silently start fresh, because
     /// an operator who asked for a restore expects the state back (start without `--restore`
     /// to start fresh deliberately).
-    public static func load(_ path: String) throws -> TreeSnapshot {
+    package static func load(_ path: String) throws -> TreeSnapshot {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "unreadable" : "no such file"
             throw Failure(file: path, reason: "\(reason) (expected a snapshot written by --snapshot-file)")

@@ -9,12 +9,12 @@ import Foundation
 /// `stale-token` and a `"detail"`), and failures are logged. This drives a cluster's root from a
 /// script or a test through the same `send(event:to:)` a gateway uses; the end of input ends
 /// the reader, not the coordinator.
-public struct StandardInputEvents: RootCompanion {
+package struct StandardInputEvents: RootCompanion {
     /// Creates the reader.
-    public init() {}
+    package init() {}
 
     /// Sends each line's event until standard input ends, then lets the coordinator serve on.
-    public func run(session: any ClusterRootSession, context: CoordinatorContext) async throws -> RootCompanionEnd {
+    package func run(session: any ClusterRootSession, context: CoordinatorContext) async throws -> RootCompanionEnd {
         for await line in Self.lines() {
             guard !line.allSatisfy(\.isWhitespace) else { continue }
             let token: String

@@ -8,22 +8,22 @@ import ZeroMQ
 /// Every failure is a `ClusterConfigurationError` naming the file and what was expected, thrown
 /// at start. Errors and logs never contain a secret key's text: a malformed secret is reported
 /// by its length only.
-public enum CurveKeyFiles {
+package enum CurveKeyFiles {
     /// The file names `keygen` writes inside its directory (and the paths a config then names).
-    public enum Layout {
+    package enum Layout {
         /// The coordinator's secret key.
-        public static let coordinatorSecret = "coordinator.key"
+        package static let coordinatorSecret = "coordinator.key"
         /// The coordinator's public key.
-        public static let coordinatorPublic = "coordinator.pub"
+        package static let coordinatorPublic = "coordinator.pub"
         /// The allow-list of worker public keys.
-        public static let allowList = "allowed-workers"
+        package static let allowList = "allowed-workers"
         /// The directory of worker key files (`<name>.key`, `<name>.pub`).
-        public static let workers = "workers"
+        package static let workers = "workers"
     }
 
     /// The coordinator's runtime security: plaintext, or CURVE with its key pair and the
     /// allow-list.
-    public static func serverSecurity(_ configuration: ClusterConfiguration) throws -> ServerSecurity {
+    package static func serverSecurity(_ configuration: ClusterConfiguration) throws -> ServerSecurity {
         guard configuration.securityMode == .curve else { return .plaintext }
         let settings = configuration.security
         let secretPath = try requirePath(settings.serverSecretKeyPath, ClusterSetting.serverSecretKey.key, "the coordinator's secret key file")
@@ -34,7 +34,7 @@ public enum CurveKeyFiles {
 
     /// Worker `name`'s runtime security: plaintext, or CURVE with its key pair and the
     /// coordinator's public key.
-    public static func clientSecurity(_ configuration: ClusterConfiguration, worker name: String) throws -> ClientSecurity {
+    package static func clientSecurity(_ configuration: ClusterConfiguration, worker name: String) throws -> ClientSecurity {
         guard configuration.securityMode == .curve else { return .plaintext }
         let settings = configuration.security
         let publicPath = try requirePath(settings.serverPublicKeyPath, ClusterSetting.serverPublicKey.key, "the coordinator's public key file")
@@ -46,7 +46,7 @@ public enum CurveKeyFiles {
 
     /// Loads a secret key file and derives its key pair. Refuses a file readable or writable by
     /// group or others (a leaked secret lets anyone impersonate its owner).
-    public static func keyPair(secretFile path: String) throws -> CurveKeyPair {
+    package static func keyPair(secretFile path: String) throws -> CurveKeyPair {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw ClusterConfigurationError(
@@ -76,7 +76,7 @@ public enum CurveKeyFiles {
     }
 
     /// Loads a public key file.
-    public static func publicKey(file path: String) throws -> CurveKey {
+    package static func publicKey(file path: String) throws -> CurveKey {
         let text = try keyText(path, what: "a public key file")
         do {
             return try CurveKey(z85: text)
@@ -87,7 +87,7 @@ public enum CurveKeyFiles {
 
     /// Loads an allow-list: one Z85 public key per line (optionally followed by a `# comment`);
     /// blank lines and `#` comment lines ignored.
-    public static func allowList(file path: String) throws -> Set<CurveKey> {
+    package static func allowList(file path: String) throws -> Set<CurveKey> {
         let keys = try allowListIfAny(file: path)
         guard !keys.isEmpty else {
             throw ClusterConfigurationError(file: path, key: "", expected: "at least one worker public key", found: "none")
@@ -118,15 +118,15 @@ public enum CurveKeyFiles {
     }
 
     /// What `generate` wrote and what it found already in place.
-    public struct GeneratedKeys: Sendable {
+    package struct GeneratedKeys: Sendable {
         /// The coordinator's public key.
-        public var coordinatorPublicKey: CurveKey
+        package var coordinatorPublicKey: CurveKey
         /// Each worker's public key, in the order asked.
-        public var workerPublicKeys: [(name: String, key: CurveKey)]
+        package var workerPublicKeys: [(name: String, key: CurveKey)]
         /// Every file written (or, for the allow-list, extended), in order.
-        public var files: [String]
+        package var files: [String]
         /// Every key file that already existed and was used as it is.
-        public var kept: [String]
+        package var kept: [String]
     }
 
     /// Makes sure `directory` holds a coordinator key pair, one pair per worker and an
@@ -137,7 +137,7 @@ public enum CurveKeyFiles {
     /// existing allow-list gains the public keys of the named workers it lacks. Secret files
     /// are created with mode 0600 (never widened and narrowed afterwards). A public file
     /// without its secret is an error, since writing a new pair would overwrite it.
-    public static func generate(in directory: String, workers: [String]) throws -> GeneratedKeys {
+    package static func generate(in directory: String, workers: [String]) throws -> GeneratedKeys {
         let fileManager = FileManager.default
         let workersDirectory = directory + "/" + Layout.workers
         try fileManager.createDirectory(atPath: workersDirectory, withIntermediateDirectories: true)

@@ -5,9 +5,9 @@
 /// coordinator, a worker's secret on that worker). The paths are resolved into runtime settings
 /// by `CurveKeyFiles` at start, so a missing, malformed or too-readable key stops the daemon
 /// before it opens a socket.
-public struct SecuritySettings: Sendable, Equatable {
+package struct SecuritySettings: Sendable, Equatable {
     /// The transport security modes.
-    public enum Mode: String, Sendable, Equatable, CaseIterable {
+    package enum Mode: String, Sendable, Equatable, CaseIterable {
         /// No encryption or authentication: only where the transport itself is private (an ipc
         /// socket file guarded by its permissions) or when the file asks for it explicitly.
         case plaintext
@@ -17,29 +17,29 @@ public struct SecuritySettings: Sendable, Equatable {
 
     /// The mode the file asked for, or `nil` when it did not say: then `mode(for:)` chooses
     /// CURVE for a tcp endpoint, so a cluster port is never unencrypted by omission.
-    public var mode: Mode?
+    package var mode: Mode?
     /// The directory `workflow-coordinator keygen` writes into (`security.keys_dir`, default
     /// `keys` beside the configuration file); each key path below defaults to its file there.
-    public var keysDirectory: String?
+    package var keysDirectory: String?
     /// The coordinator's public key file (Z85 text); workers read it to authenticate the
     /// coordinator.
-    public var serverPublicKeyPath: String?
+    package var serverPublicKeyPath: String?
     /// The coordinator's secret key file (Z85 text, mode 0600); the coordinator only.
-    public var serverSecretKeyPath: String?
+    package var serverSecretKeyPath: String?
     /// The allow-list file: one worker public key (Z85) per line, `#` comments; the coordinator
     /// refuses any other key at the handshake.
-    public var allowedClientKeysPath: String?
+    package var allowedClientKeysPath: String?
     /// A directory holding each worker's secret key as `<worker-name>.key` (mode 0600).
-    public var clientKeysDirectory: String?
+    package var clientKeysDirectory: String?
     /// One worker's secret key file, overriding `clientKeysDirectory` (for a machine that runs
     /// a single worker).
-    public var clientSecretKeyPath: String?
+    package var clientSecretKeyPath: String?
     /// Whether plaintext may be used on a non-loopback tcp address (default false: refused at
     /// start, so an unencrypted cluster port is never exposed by accident).
-    public var allowPlaintextOnNetwork: Bool
+    package var allowPlaintextOnNetwork: Bool
 
     /// Creates settings (the endpoint's default mode unless told otherwise).
-    public init(
+    package init(
         mode: Mode? = nil, keysDirectory: String? = nil, serverPublicKeyPath: String? = nil, serverSecretKeyPath: String? = nil,
         allowedClientKeysPath: String? = nil, clientKeysDirectory: String? = nil, clientSecretKeyPath: String? = nil,
         allowPlaintextOnNetwork: Bool = false
@@ -56,13 +56,13 @@ public struct SecuritySettings: Sendable, Equatable {
 
     /// The mode in force for a coordinator at `endpoint`: the explicit `mode`, else CURVE for
     /// tcp and plaintext for ipc/inproc (whose access the file system or the process guards).
-    public func mode(for endpoint: String) -> Mode {
+    package func mode(for endpoint: String) -> Mode {
         mode ?? (endpoint.hasPrefix("tcp://") ? .curve : .plaintext)
     }
 
     /// The secret key file of worker `name`: `clientSecretKeyPath`, else
     /// `clientKeysDirectory/<name>.key`.
-    public func clientSecretKeyPath(forWorker name: String) -> String? {
+    package func clientSecretKeyPath(forWorker name: String) -> String? {
         if let clientSecretKeyPath { return clientSecretKeyPath }
         guard let clientKeysDirectory else { return nil }
         return clientKeysDirectory.hasSuffix("/") ? clientKeysDirectory + name + ".key" : clientKeysDirectory + "/" + name + ".key"

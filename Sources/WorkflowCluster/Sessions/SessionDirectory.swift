@@ -44,20 +44,20 @@ import WorkflowRemote
 /// **Limits.** At most `maxSessions` exist (active and passivated, those resumed from the store
 /// included) and at most `maxCreationsPerSecond` are created per second: beyond, creation is
 /// refused with a typed error (never queued).
-public actor SessionDirectory {
+package actor SessionDirectory {
     /// One session as the inspector lists it: never its id, which is what lets a client reach
     /// its tree, only a label an operator can match with its client's (the id's first 8 digits).
-    public struct Summary: Sendable, Codable, Equatable {
+    package struct Summary: Sendable, Codable, Equatable {
         /// The first 8 hex digits of its id.
-        public var label: String
+        package var label: String
         /// The root it hosts.
-        public var root: String
+        package var root: String
         /// `active`, `passivating`, `passivated` or `reactivating`.
-        public var state: String
+        package var state: String
         /// Clients holding it now (requests in progress and open streams).
-        public var clients: Int
+        package var clients: Int
         /// The sequence number of its latest rendering.
-        public var sequence: UInt64
+        package var sequence: UInt64
     }
 
     /// A session in memory.
@@ -118,7 +118,7 @@ public actor SessionDirectory {
     private let registry: RootWorkflowRegistry
     private let runtime: RemoteRuntime
     /// The limits and the idle timeout.
-    public let settings: SessionSettings
+    package let settings: SessionSettings
     let logger: Logger
     private let observers: @Sendable (String) -> [any WorkflowObserver]
     let clock = ContinuousClock()
@@ -147,7 +147,7 @@ public actor SessionDirectory {
     ///     not needed; the store's sessions are not listed: each is taken when a client asks).
     ///   - observers: the hooks each session's host reports to, by root name (the
     ///     coordinator's metrics observer).
-    public init(
+    package init(
         registry: RootWorkflowRegistry, runtime: RemoteRuntime, settings: SessionSettings, logger: Logger,
         store: OpenedCoordinatorStore? = nil, spread: SessionSpread? = nil, metricsFactory: (any MetricsFactory)? = nil,
         observers: @escaping @Sendable (String) -> [any WorkflowObserver] = { _ in [] }
@@ -179,7 +179,7 @@ public actor SessionDirectory {
     /// Creates a session of the root `root` from its client's `props` (JSON; `nil`: none) and
     /// returns its id; its first rendering is ready when this returns, and with a store the
     /// session is in it.
-    public func create(root: String, props: Data?) async throws(SessionError) -> SessionID {
+    package func create(root: String, props: Data?) async throws(SessionError) -> SessionID {
         guard !stopped else { throw .unavailable("the coordinator is stopping") }
         // Creations under way count: the actor runs others while this one awaits its start.
         guard entries.count + creating < settings.maxSessions else { throw .tooManySessions(limit: settings.maxSessions) }
@@ -238,7 +238,7 @@ public actor SessionDirectory {
 
     /// Runs `body` with the session `id`, reactivating it first if it was passivated; the
     /// session counts as used (never passivated) until `body` returns.
-    public func use<Result: Sendable>(
+    package func use<Result: Sendable>(
         _ id: SessionID, _ body: @Sendable (any ClusterRootSession) async -> Result
     ) async throws(SessionError) -> Result {
         let session = try await acquire(id)
@@ -250,7 +250,7 @@ public actor SessionDirectory {
     /// Ends the session `id`: its host stops (its remote children stop on their workers), it is
     /// removed from the store, and its id is unknown from then on. If the store cannot remove
     /// it, it is kept (passivated) and this throws `.unavailable`: ending it can be tried again.
-    public func end(_ id: SessionID) async throws(SessionError) {
+    package func end(_ id: SessionID) async throws(SessionError) {
         if entries[id] == nil, spread != nil { try await claim(id) }
         guard let entry = entries.removeValue(forKey: id) else { throw .unknownSession(id.text) }
         let token = spread == nil ? durability?.token : leases.token(of: id)
@@ -276,7 +276,7 @@ public actor SessionDirectory {
 
     /// Passivates every session no client has used for the idle timeout; returns how many.
     @discardableResult
-    public func passivateIdle() async -> Int {
+    package func passivateIdle() async -> Int {
         let now = clock.now
         var tasks: [(SessionID, Task<Passivated?, Never>)] = []
         // Only the sessions that became idle long enough ago: an entry whose session was used
@@ -311,7 +311,7 @@ public actor SessionDirectory {
 
     /// Passivates idle sessions every quarter of the idle timeout (and, spread, renews the lease
     /// term) until the task is cancelled.
-    public func run() async {
+    package func run() async {
         guard spread != nil else {
             await passivateIdleSessions()
             return
@@ -336,7 +336,7 @@ public actor SessionDirectory {
     }
 
     /// Every session, for the inspector and `GET /api/sessions`.
-    public func summaries() -> [Summary] {
+    package func summaries() -> [Summary] {
         entries.map { id, entry in
             let label = String(id.text.prefix(8))
             return switch entry.slot {
@@ -354,13 +354,13 @@ public actor SessionDirectory {
 
     /// How many sessions are active and how many passivated (those being passivated or
     /// reactivated count as passivated).
-    public var counts: (active: Int, passivated: Int) {
+    package var counts: (active: Int, passivated: Int) {
         (entries.counts.active, entries.counts.passivated)
     }
 
     /// Stops every active session (the coordinator is stopping; with a store each commits its
     /// last checkpoint, and every session stays in the store); nothing can be created after.
-    public func stopAll() async {
+    package func stopAll() async {
         stopped = true
         let slots = entries.removeAll().map(\.slot)
         updateGauges()

@@ -1,6 +1,6 @@
 /// Why a session could not be created, found or ended. The gateway answers each with its own
 /// status and `code`; the coordinator keeps serving every other session.
-public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No session has this id (never created, ended, or a malformed id).
     case unknownSession(String)
     /// No root is registered under this name.
@@ -18,7 +18,7 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     case ownedElsewhere(gateway: String)
 
     /// A stable machine-readable name for the case (the gateway's `error` field).
-    public var code: String {
+    package var code: String {
         switch self {
         case .unknownSession: "unknown-session"
         case .unknownRoot: "unknown-root"
@@ -30,7 +30,7 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unknownSession: "no such session (it ended, or the id is wrong): create a new one"
         case .unknownRoot(let name, let known): "no root workflow \"\(name)\" is registered (known: \(known.joined(separator: ", ")))"

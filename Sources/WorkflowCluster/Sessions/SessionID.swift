@@ -3,12 +3,12 @@
 /// Unguessable, so holding the id is what lets a client reach its tree (with the gateway's
 /// bearer token, when one is configured): ids are never derived from anything a client sends,
 /// and a malformed id is simply an unknown one.
-public struct SessionID: Hashable, Sendable, CustomStringConvertible, Codable {
+package struct SessionID: Hashable, Sendable, CustomStringConvertible, Codable {
     /// The 32 hex digits.
-    public let text: String
+    package let text: String
 
     /// A fresh id from the system's cryptographically secure generator.
-    public static func random() -> SessionID {
+    package static func random() -> SessionID {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next() as UInt64
         let low = generator.next() as UInt64
@@ -16,7 +16,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible, Codable {
     }
 
     /// The id `text` spells, or `nil` if it is not 32 lowercase hex digits.
-    public init?(_ text: some StringProtocol) {
+    package init?(_ text: some StringProtocol) {
         guard text.utf8.count == 32, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
         self.text = String(text)
     }
@@ -25,9 +25,9 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible, Codable {
         text = uncheckedText
     }
 
-    public var description: String { text }
+    package var description: String { text }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let id = SessionID(text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a session id: \(text)"))
@@ -35,7 +35,7 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible, Codable {
         self = id
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(text)
     }

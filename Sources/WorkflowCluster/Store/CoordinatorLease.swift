@@ -10,7 +10,7 @@ import Foundation
 /// by its own good timing. The leader extends its lease before it runs out (`renewLease`); a
 /// replaced leader finds out there (`CoordinatorStoreError.fenced`) or at its next commit, and
 /// steps down.
-public protocol LeasedCoordinatorStore: CoordinatorStore {
+package protocol LeasedCoordinatorStore: CoordinatorStore {
     /// Takes the lease for `duration` if nobody holds a live one (none was ever taken, it
     /// expired, or its holder stepped down), raising the fencing token; otherwise reports the
     /// live lease and changes nothing. Atomic: of any number of coordinators trying at once,
@@ -28,20 +28,20 @@ public protocol LeasedCoordinatorStore: CoordinatorStore {
 }
 
 /// A lease on a shared store, as one coordinator holds (or sees) it.
-public struct CoordinatorLease: Sendable, Equatable {
+package struct CoordinatorLease: Sendable, Equatable {
     /// Who holds it (a coordinator's name for itself, unique per process: host, pid, start).
-    public var holder: String
+    package var holder: String
     /// The fencing token the holder's commits carry.
-    public var token: FencingToken
+    package var token: FencingToken
     /// When it runs out, by the database's clock.
-    public var expiresAt: Date
+    package var expiresAt: Date
     /// When the holder must consider it run out, by this process's clock: the duration counted
     /// from *before* the request was sent, so never later than the database's expiry (a
     /// leader that stops leading by then cannot overlap a successor).
-    public var validUntil: ContinuousClock.Instant
+    package var validUntil: ContinuousClock.Instant
 
     /// Creates a lease.
-    public init(holder: String, token: FencingToken, expiresAt: Date, validUntil: ContinuousClock.Instant) {
+    package init(holder: String, token: FencingToken, expiresAt: Date, validUntil: ContinuousClock.Instant) {
         self.holder = holder
         self.token = token
         self.expiresAt = expiresAt
@@ -50,7 +50,7 @@ public struct CoordinatorLease: Sendable, Equatable {
 }
 
 /// What `acquireLease` found.
-public enum LeaseAttempt: Sendable, Equatable {
+package enum LeaseAttempt: Sendable, Equatable {
     /// This coordinator leads now, with this lease.
     case acquired(CoordinatorLease)
     /// Another coordinator holds a live lease (its `validUntil` is meaningless here).

@@ -18,7 +18,7 @@ import Foundation
 /// coordinator that wakes up (SIGSTOP, a partition) cannot overwrite its successor's state. The
 /// embedded SQLite store gives the token to whoever opens the file; a shared database adds a
 /// lease with an expiry around the same token (the same interface).
-public protocol CoordinatorStore: Sendable {
+package protocol CoordinatorStore: Sendable {
     /// Becomes the store's writer: returns a fencing token higher than every earlier writer's;
     /// from then on, commits with an older token are refused.
     func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken
@@ -54,7 +54,7 @@ public protocol CoordinatorStore: Sendable {
 
 extension CoordinatorStore {
     /// One transaction per checkpoint, in order: for a store that cannot write several in one.
-    public func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
+    package func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
         var outcomes: [Result<Void, CoordinatorStoreError>] = []
         for fenced in checkpoints {
             do throws(CoordinatorStoreError) {
@@ -68,7 +68,7 @@ extension CoordinatorStore {
     }
 
     /// The shared root's latest checkpoint, or `nil` if none was ever committed.
-    public func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
+    package func latestCheckpoint() async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
         try await latestCheckpoint(of: .shared)
     }
 }
@@ -77,7 +77,7 @@ extension CoordinatorStore {
 ///
 /// The store keys checkpoints by it (`key`), so every tree a coordinator hosts is committed,
 /// restored and removed by the same mechanism.
-public enum CheckpointScope: Hashable, Sendable, CustomStringConvertible {
+package enum CheckpointScope: Hashable, Sendable, CustomStringConvertible {
     /// The shared root (`coordinator.root`).
     case shared
     /// The session with this id.
@@ -85,7 +85,7 @@ public enum CheckpointScope: Hashable, Sendable, CustomStringConvertible {
 
     /// The key the store files it under: `shared`, or the session's id (32 hex digits, so the two
     /// never collide).
-    public var key: String {
+    package var key: String {
         switch self {
         case .shared: Self.sharedKey
         case .session(let id): id.text
@@ -93,7 +93,7 @@ public enum CheckpointScope: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The scope `key` names, or `nil` if it names none.
-    public init?(key: String) {
+    package init?(key: String) {
         if key == Self.sharedKey {
             self = .shared
         } else if let id = SessionID(key) {
@@ -104,7 +104,7 @@ public enum CheckpointScope: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key, as logs show it (a session's only by its label: its id reaches its tree).
-    public var description: String {
+    package var description: String {
         switch self {
         case .shared: Self.sharedKey
         case .session(let id): "session \(id.text.prefix(8))"
@@ -116,14 +116,14 @@ public enum CheckpointScope: Hashable, Sendable, CustomStringConvertible {
 
 /// What a session's workflow is built from again when its tree comes back from the store (after
 /// a passivation or a restart): the registered root it was created of and its client's props.
-public struct SessionOrigin: Sendable, Equatable {
+package struct SessionOrigin: Sendable, Equatable {
     /// The root's registered name.
-    public var root: String
+    package var root: String
     /// The JSON props its client sent (`nil`: none).
-    public var props: Data?
+    package var props: Data?
 
     /// Creates a value.
-    public init(root: String, props: Data?) {
+    package init(root: String, props: Data?) {
         self.root = root
         self.props = props
     }
@@ -131,16 +131,16 @@ public struct SessionOrigin: Sendable, Equatable {
 
 /// A session the store holds, as a starting coordinator lists it: no snapshot, no props (those
 /// are read when a client asks for the session).
-public struct StoredSession: Sendable, Equatable {
+package struct StoredSession: Sendable, Equatable {
     /// Its id.
-    public var id: SessionID
+    package var id: SessionID
     /// The root it is of.
-    public var root: String
+    package var root: String
     /// The sequence number of its latest committed rendering.
-    public var renderingSequence: UInt64
+    package var renderingSequence: UInt64
 
     /// Creates a value.
-    public init(id: SessionID, root: String, renderingSequence: UInt64) {
+    package init(id: SessionID, root: String, renderingSequence: UInt64) {
         self.id = id
         self.root = root
         self.renderingSequence = renderingSequence
@@ -149,42 +149,42 @@ public struct StoredSession: Sendable, Equatable {
 
 /// A number that rises with every new writer of a store; a write carrying an older one is
 /// refused (Kleppmann's fencing token), so at most one writer's writes are ever accepted.
-public struct FencingToken: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+package struct FencingToken: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The token's value.
-    public var rawValue: Int64
+    package var rawValue: Int64
 
     /// Wraps a value.
-    public init(rawValue: Int64) { self.rawValue = rawValue }
+    package init(rawValue: Int64) { self.rawValue = rawValue }
 
     /// Tokens order by value: a higher one is a later writer.
-    public static func < (lhs: FencingToken, rhs: FencingToken) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: FencingToken, rhs: FencingToken) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// The value, as logs show it.
-    public var description: String { "\(rawValue)" }
+    package var description: String { "\(rawValue)" }
 }
 
 /// One committed state of one of the coordinator's trees.
-public struct CoordinatorCheckpoint: Sendable, Equatable {
+package struct CoordinatorCheckpoint: Sendable, Equatable {
     /// The tree it is of.
-    public var scope: CheckpointScope
+    package var scope: CheckpointScope
     /// What rebuilds a session's workflow (`nil` for the shared root, which the configuration
     /// names).
-    public var origin: SessionOrigin?
+    package var origin: SessionOrigin?
     /// Rises by one with every commit of its scope (`1` for the first), so a reader can tell
     /// checkpoints apart.
-    public var number: Int64
+    package var number: Int64
     /// The sequence number of the latest rendering this checkpoint reflects: a restarted
     /// coordinator numbers its renderings after it, so `sequence` never goes backwards for a
     /// client.
-    public var renderingSequence: UInt64
+    package var renderingSequence: UInt64
     /// How many accepted events its scope's checkpoints made durable, over the store's lifetime
     /// (a count for operators and tests, not an identifier).
-    public var acceptedEvents: Int64
+    package var acceptedEvents: Int64
     /// The root's tree snapshot (`TreeSnapshot.encoded()`).
-    public var snapshot: Data
+    package var snapshot: Data
 
     /// Creates a checkpoint (of the shared root unless `scope` says otherwise).
-    public init(
+    package init(
         scope: CheckpointScope = .shared, origin: SessionOrigin? = nil, number: Int64, renderingSequence: UInt64, acceptedEvents: Int64,
         snapshot: Data
     ) {

@@ -1,5 +1,5 @@
 /// Why the coordinator's store could not do what was asked, in words an operator can act on.
-public enum CoordinatorStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum CoordinatorStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The store cannot be opened or prepared (a bad path, a file that is not a database, no
     /// permission): a configuration error at start.
     case cannotOpen(store: String, reason: String)
@@ -11,7 +11,7 @@ public enum CoordinatorStoreError: Error, Equatable, Sendable, CustomStringConve
     case corrupt(store: String, reason: String)
 
     /// A one-line message naming the store.
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotOpen(let store, let reason): "cannot open the store \(store): \(reason)"
         case .fenced(let store, let offered, let current):

@@ -1,14 +1,14 @@
 /// A checkpoint with the token that fences its commit: the coordinator's as the store's writer,
 /// or (sessions spread over coordinators) its session's lease's. Checkpoints committed together
 /// (`CoordinatorStore.commit(_:)`) each carry their own.
-public struct FencedCheckpoint: Sendable, Equatable {
+package struct FencedCheckpoint: Sendable, Equatable {
     /// The checkpoint.
-    public var checkpoint: CoordinatorCheckpoint
+    package var checkpoint: CoordinatorCheckpoint
     /// The token its commit carries.
-    public var token: FencingToken
+    package var token: FencingToken
 
     /// Creates a value.
-    public init(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) {
+    package init(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) {
         self.checkpoint = checkpoint
         self.token = token
     }

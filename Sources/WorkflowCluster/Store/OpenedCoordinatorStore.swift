@@ -8,21 +8,21 @@ import Workflow
 ///
 /// Opened by the command before any socket is bound, so a bad path, an unopenable file or an
 /// unreadable checkpoint stops the coordinator with a configuration error (exit 78).
-public struct OpenedCoordinatorStore: Sendable {
+package struct OpenedCoordinatorStore: Sendable {
     /// The store.
-    public var store: any CoordinatorStore
+    package var store: any CoordinatorStore
     /// This process's fencing token: every commit carries it.
-    public var token: FencingToken
+    package var token: FencingToken
     /// The latest committed checkpoint (`nil`: the store is new).
-    public var checkpoint: CoordinatorCheckpoint?
+    package var checkpoint: CoordinatorCheckpoint?
     /// The checkpoint's tree, decoded.
-    public var snapshot: TreeSnapshot?
+    package var snapshot: TreeSnapshot?
     /// The sessions the store holds, which the coordinator resumes (passivated) when it hosts
     /// sessions.
-    public var sessions: [StoredSession] = []
+    package var sessions: [StoredSession] = []
 
     /// Opens the store `settings` name as its writer `holder` (`nil` for `.none`).
-    public static func open(_ settings: StoreSettings, holder: String, logger: Logger) async throws(CoordinatorStoreError)
+    package static func open(_ settings: StoreSettings, holder: String, logger: Logger) async throws(CoordinatorStoreError)
         -> OpenedCoordinatorStore?
     {
         let store: any CoordinatorStore

@@ -17,7 +17,7 @@ import PostgresNIO
 /// backend so that it (or a later leader) holds the lock for the next failover. Safety still
 /// rests on the fencing token alone; the lock only tells a standby sooner.
 extension PostgresCoordinatorStore: EventLoopLeasedCoordinatorStore {
-    public func acquireLease(holder: String, for duration: Duration) async throws(CoordinatorStoreError) -> LeaseAttempt {
+    package func acquireLease(holder: String, for duration: Duration) async throws(CoordinatorStoreError) -> LeaseAttempt {
         let asked = ContinuousClock.now
         let operation = "taking the lease"
         // Holding the lock proves no other session does: a leader that recorded its backend in
@@ -92,7 +92,7 @@ extension PostgresCoordinatorStore: EventLoopLeasedCoordinatorStore {
         }
     }
 
-    public func renewLease(_ lease: CoordinatorLease, for duration: Duration) async throws(CoordinatorStoreError) -> CoordinatorLease {
+    package func renewLease(_ lease: CoordinatorLease, for duration: Duration) async throws(CoordinatorStoreError) -> CoordinatorLease {
         let renewed = try await bounded("renewing the lease", on: leaseConnection) { [self] in
             try await renewal(of: lease, for: duration).get()
         }
@@ -137,7 +137,7 @@ extension PostgresCoordinatorStore: EventLoopLeasedCoordinatorStore {
         }
     }
 
-    public func stepDown(_ lease: CoordinatorLease) async throws(CoordinatorStoreError) {
+    package func stepDown(_ lease: CoordinatorLease) async throws(CoordinatorStoreError) {
         _ = try await leaseRows(
             "giving up the lease",
             """

@@ -16,17 +16,17 @@ import Synchronization
 /// the database and lead one at a time. Commits that arrive together, of the shared root and of
 /// any number of sessions, share one statement and so one transaction (`GroupCommit`), each
 /// checkpoint fenced by its own token.
-public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
+package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// The database, as errors name it (the URL without its password).
-    public let name: String
+    package let name: String
     /// The longest any one round trip to the database may take while serving (a commit, taking
     /// the lease): then the connection is closed and the operation fails, so a database that
     /// stops answering fails the coordinator's commits (`503 not-durable`) instead of holding its
     /// clients forever.
-    public let operationTimeout: Duration
+    package let operationTimeout: Duration
     /// Whether sessions are spread over coordinators (`SessionLeaseStore`): then a session's
     /// commits and removal are fenced by its own lease's token, not by the writer row's.
-    public let fencesSessionsByLease: Bool
+    package let fencesSessionsByLease: Bool
     let connection: PostgresConnection
     /// The connection the lease's round trips take (`LeasedCoordinatorStore`): with
     /// `leaseConnection: true` at `open`, one of its own on an event loop thread of its own,
@@ -69,7 +69,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     ///
     /// With `leaseConnection`, for a coordinator that shares the store with standbys, the lease
     /// gets a second connection on an event loop thread of its own (`leaseConnection`).
-    public static func open(
+    package static func open(
         url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30), leaseConnection: Bool = false,
         fencesSessionsByLease: Bool = false, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
         logger: Logger = Logger(label: "workflow.cluster.store")
@@ -193,7 +193,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// spells "wfcs").
     private static let schemaLock: Int64 = 0x7766_6373
 
-    public func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
+    package func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
         let tokens = try await values(
             "becoming the writer", Int64.self,
             """
@@ -208,7 +208,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         return FencingToken(rawValue: token)
     }
 
-    public func latestCheckpoint(of scope: CheckpointScope) async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
+    package func latestCheckpoint(of scope: CheckpointScope) async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
         let name = name
         return try await bounded("reading the latest checkpoint of \(scope)") { [connection, logger] in
             let rows = try await connection.query(
@@ -232,11 +232,11 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         }
     }
 
-    public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+    package func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
         try await group.commit(FencedCheckpoint(checkpoint, fencedBy: token)) { batch in await self.commit(batch) }.get()
     }
 
-    public func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
+    package func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
         guard !checkpoints.isEmpty else { return [] }
         // One statement, so one transaction. Each row is fenced by its own token: the writer
         // row's, or (spread) its session's lease's; both read FOR SHARE, so a new writer or a
@@ -311,7 +311,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         return outcomes
     }
 
-    public func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
+    package func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
         let name = name
         return try await bounded("listing the stored sessions") { [connection, logger] in
             let rows = try await connection.query(
@@ -330,7 +330,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         }
     }
 
-    public func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+    package func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
         if fencesSessionsByLease, case .session(let id) = scope {
             try await removeSession(id, fencedBy: token)
             return
@@ -361,7 +361,7 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         .fenced(store: name, offered: token, current: try await currentToken())
     }
 
-    public func close() async {
+    package func close() async {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try? await connection.close()
         guard let leaseLoopGroup else { return }

@@ -8,7 +8,7 @@ import PostgresNIO
 /// database's `now()`; each session's commits are fenced by its row's token in the statement
 /// that writes the checkpoint (`commit(_:fencedBy:)`, with `fencesSessionsByLease`).
 extension PostgresCoordinatorStore: SessionLeaseStore {
-    public func beginSessionLeaseTerm(holder: String, gateway: String, for duration: Duration) async throws(CoordinatorStoreError) -> SessionLeaseTerm {
+    package func beginSessionLeaseTerm(holder: String, gateway: String, for duration: Duration) async throws(CoordinatorStoreError) -> SessionLeaseTerm {
         let seconds = Self.intervalSeconds(duration)
         // The holder's earlier terms end now (their sessions are free at once); terms that ended
         // long ago are forgotten (a session still naming one is free, as under any ended term).
@@ -29,7 +29,7 @@ extension PostgresCoordinatorStore: SessionLeaseStore {
         return SessionLeaseTerm(number: number, holder: holder)
     }
 
-    public func renewSessionLeaseTerm(_ term: SessionLeaseTerm, for duration: Duration) async throws(CoordinatorStoreError) -> Bool {
+    package func renewSessionLeaseTerm(_ term: SessionLeaseTerm, for duration: Duration) async throws(CoordinatorStoreError) -> Bool {
         // Only a live term: one that ran out is never revived, since another coordinator may
         // already serve the sessions it held.
         let renewed = try await values(
@@ -42,13 +42,13 @@ extension PostgresCoordinatorStore: SessionLeaseStore {
         return !renewed.isEmpty
     }
 
-    public func endSessionLeaseTerm(_ term: SessionLeaseTerm) async throws(CoordinatorStoreError) {
+    package func endSessionLeaseTerm(_ term: SessionLeaseTerm) async throws(CoordinatorStoreError) {
         _ = try await values(
             "ending the session lease \(term)", Int64.self,
             "UPDATE coordinator_session_term SET expires_at = now() WHERE term = \(term.number) AND expires_at > now() RETURNING term")
     }
 
-    public func acquireSessionLease(_ id: SessionID, term: SessionLeaseTerm, creating: Bool) async throws(CoordinatorStoreError) -> SessionLeaseAttempt {
+    package func acquireSessionLease(_ id: SessionID, term: SessionLeaseTerm, creating: Bool) async throws(CoordinatorStoreError) -> SessionLeaseAttempt {
         let operation = "taking the lease of \(CheckpointScope.session(id))"
         // A lease whose term ends between the two statements below is asked for again.
         for _ in 0..<3 {
@@ -95,7 +95,7 @@ extension PostgresCoordinatorStore: SessionLeaseStore {
         return .noSuchSession
     }
 
-    public func releaseSessionLease(_ id: SessionID, token: FencingToken) async throws(CoordinatorStoreError) {
+    package func releaseSessionLease(_ id: SessionID, token: FencingToken) async throws(CoordinatorStoreError) {
         _ = try await values(
             "giving up the lease of \(CheckpointScope.session(id))", Int64.self,
             """

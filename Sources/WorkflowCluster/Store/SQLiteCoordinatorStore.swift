@@ -18,9 +18,9 @@ import SQLiteNIO
 ///
 /// SQLite's source is compiled into the binary (sqlite-nio), so a fresh machine needs no
 /// system package; calls run on NIO's shared blocking-I/O thread pool, off the caller's thread.
-public final class SQLiteCoordinatorStore: CoordinatorStore {
+package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// The database file.
-    public let path: String
+    package let path: String
     private let connection: SQLiteConnection
     /// Concurrent commits (of the shared root and of sessions) share one transaction.
     private let group: GroupCommit
@@ -39,7 +39,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
     /// transaction takes at most. A path in a directory that does not exist, a file that is
     /// not an SQLite database or one this user cannot write is `CoordinatorStoreError.cannotOpen`
     /// with the reason in words.
-    public static func open(
+    package static func open(
         path: String, sync: StoreSettings.Sync = .full, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
         logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError)
@@ -134,7 +134,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         }
     }
 
-    public func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
+    package func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
         let rows = try await query(
             "becoming the writer",
             """
@@ -148,7 +148,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         return FencingToken(rawValue: Int64(token))
     }
 
-    public func latestCheckpoint(of scope: CheckpointScope) async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
+    package func latestCheckpoint(of scope: CheckpointScope) async throws(CoordinatorStoreError) -> CoordinatorCheckpoint? {
         let rows = try await query(
             "reading the latest checkpoint of \(scope)",
             """
@@ -170,11 +170,11 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
             acceptedEvents: Int64(accepted), snapshot: Data(snapshot.readableBytesView))
     }
 
-    public func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+    package func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
         try await group.commit(FencedCheckpoint(checkpoint, fencedBy: token)) { batch in await self.commit(batch) }.get()
     }
 
-    public func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
+    package func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
         guard !checkpoints.isEmpty else { return [] }
         // One statement, so one transaction: the token checks and the writes cannot be separated,
         // and a stale token filters out its own row only.
@@ -228,7 +228,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         }
     }
 
-    public func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
+    package func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
         let rows = try await query(
             "listing the stored sessions",
             "SELECT scope, root, rendering_sequence FROM coordinator_tree_checkpoint WHERE scope <> ?1 ORDER BY scope",
@@ -241,7 +241,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         }
     }
 
-    public func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
+    package func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
         let rows = try await query(
             "removing the checkpoint of \(scope)",
             """
@@ -281,7 +281,7 @@ public final class SQLiteCoordinatorStore: CoordinatorStore {
         .fenced(store: path, offered: token, current: try await currentToken())
     }
 
-    public func close() async {
+    package func close() async {
         await logCheckpointer.close()
         try? await connection.close()
     }

@@ -16,7 +16,7 @@ import Foundation
 /// A session changes hands only when its lease is given up by its holder (a passivation, a
 /// stop) or when the holder's term ends (it was not renewed in time): a coordinator whose term
 /// renewal succeeds still owns every session it took under that term.
-public protocol SessionLeaseStore: CoordinatorStore {
+package protocol SessionLeaseStore: CoordinatorStore {
     /// Starts a new term for `holder` (advertising `gateway`), live for `duration`; ends any live
     /// term `holder` had, so the sessions it owned under it may be taken at once (by `holder` too,
     /// with a higher token).
@@ -45,23 +45,23 @@ public protocol SessionLeaseStore: CoordinatorStore {
 
 /// One coordinator's term on a `SessionLeaseStore`: the session leases it takes are live while
 /// the term is.
-public struct SessionLeaseTerm: Sendable, Hashable, CustomStringConvertible {
+package struct SessionLeaseTerm: Sendable, Hashable, CustomStringConvertible {
     /// The term's number, unique in the store (never reused, whatever the holder).
-    public var number: Int64
+    package var number: Int64
     /// The coordinator's name in the store.
-    public var holder: String
+    package var holder: String
 
     /// A term as the store numbered it.
-    public init(number: Int64, holder: String) {
+    package init(number: Int64, holder: String) {
         self.number = number
         self.holder = holder
     }
 
-    public var description: String { "term \(number) of \(holder)" }
+    package var description: String { "term \(number) of \(holder)" }
 }
 
 /// What `SessionLeaseStore.acquireSessionLease` found.
-public enum SessionLeaseAttempt: Sendable, Equatable {
+package enum SessionLeaseAttempt: Sendable, Equatable {
     /// This coordinator owns the session now; its commits carry this token.
     case acquired(FencingToken)
     /// Another coordinator holds a live lease on it: requests go to its gateway.
