@@ -30,7 +30,14 @@ extension SessionDirectory {
             await releaseLease(of: id)
             throw .unknownSession(id.text)
         }
-        guard entries.count < settings.maxSessions else {
+        // `stopAll()` ran while the store answered: it did not see this session.
+        guard !stopped else {
+            await releaseLease(of: id)
+            throw .unavailable("the coordinator is stopping")
+        }
+        // Creations under way count, as `create` counts them: each of them checked the limit
+        // before this one took its place.
+        guard entries.count + creating < settings.maxSessions else {
             await releaseLease(of: id)
             throw .tooManySessions(limit: settings.maxSessions)
         }

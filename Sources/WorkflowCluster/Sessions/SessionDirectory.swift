@@ -128,8 +128,8 @@ package actor SessionDirectory {
     private var idle = IdleSessionQueue()
     private var creations: CreationBudget
     /// Sessions whose creation is under way (counted against `maxSessions`).
-    private var creating = 0
-    private var stopped = false
+    var creating = 0
+    var stopped = false
     private let metrics: SessionMetrics
     /// Spread mode: the session leases and this process's name in them (`nil`: not spread).
     let spread: SessionSpread?
