@@ -85,8 +85,7 @@ final class Simulation {
         let step: Int
         let message: String
         var description: String {
-            "seed \(seed)\(nested ? " (nested workers)" : ""), step \(step): \(message)\n  replay: SIM_SEED=\(seed) SIM_NESTED=\(nested ? 1 : 0) "
-                + "swift test --skip-build --filter WorkerSimulationTests/invariantsHoldAcrossSeeds"
+            "seed \(seed)\(nested ? " (nested workers)" : ""), step \(step): \(message)\n  replay: scripts/simulate.sh --seed \(seed) --nested \(nested ? 1 : 0)"
         }
     }
 
@@ -103,6 +102,12 @@ final class Simulation {
     /// Where each worker's connections go (an index into `connectionsByParent`).
     private var parentSlot: [Int] = []
     var count = Counts()
+    /// What the run did so far, hashed step by step (two runs of one seed must agree).
+    private(set) var trace = SimulationTrace()
+    /// Virtual time simulated so far.
+    var elapsed: Duration { now - started }
+    /// The clock at the start, which `trace` measures from.
+    private let started: Instant
     private var nextConnection = 1
     private var nextIncarnation = 1
     /// Whether some workers are nested workers.
@@ -153,6 +158,7 @@ final class Simulation {
         faults = FaultMix(random: &random)
         configuration = .init(heartbeatInterval: .milliseconds(100), heartbeatLiveness: 3, capacity: 100, hasParent: true)
         now = ContinuousClock.now
+        started = now
         let workerCount = random.int(in: 2...4)
         let childCount = random.int(in: 1...3)
         parent = SimulatedParent(
@@ -349,6 +355,7 @@ final class Simulation {
         injectFaults()
         advance()
         checkMemory()
+        record()
     }
 
     private func quietStep() {
@@ -359,6 +366,20 @@ final class Simulation {
         }
         advance()
         checkMemory()
+        record()
+    }
+
+    /// Mixes this step's outcome into `trace`.
+    private func record() {
+        trace.mix(now - started)
+        trace.mix(random.position)
+        for connections in connectionsByParent {
+            for connection in connections { trace.mix(connection.held) }
+        }
+        for number in [
+            count.applied, count.droppedEventMessages, count.lostInputFences, count.rehandshakeFences, count.moves, count.handedOver,
+            count.released, count.appliedByLeaves, count.nestedParents,
+        ] { trace.mix(number) }
     }
 
     private func advance() {

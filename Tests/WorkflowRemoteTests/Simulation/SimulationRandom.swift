@@ -11,6 +11,10 @@ struct SimulationRandom {
         generator.next()
     }
 
+    /// The generator's position: it moves by a constant per draw, so it says how many draws the
+    /// run made (for `SimulationTrace`).
+    var position: UInt64 { generator.state }
+
     /// A number in `range` (uniform enough for scheduling).
     mutating func int(in range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(next() % UInt64(range.count))

@@ -39,7 +39,7 @@ import Testing
             if let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit) {
                 Issue.record("\(violation)")
             }
-            print("seed \(seed): \(simulation.count)")
+            print("seed \(seed): \(simulation.count), trace \(simulation.trace)")
             return
         }
         let deadline = environment["SIM_SECONDS"].flatMap(Double.init).map { Date() + $0 }
@@ -51,20 +51,34 @@ import Testing
         var nestedSeeds = 0
         var totals = Simulation.Counts()
         let started = Date()
+        var simulated = Duration.zero
         while deadline.map({ Date() < $0 }) ?? (steps < totalSteps) {
             let simulation = Simulation(seed: seed, nested: Self.nests(seed))
             if let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit) {
                 Issue.record("\(violation)\n  faults: \(simulation.faults)")
                 return
             }
+            // Determinism: the same seed again does exactly the same, step by step, or a seed
+            // that finds a bug would not replay it.
+            let again = Simulation(seed: seed, nested: Self.nests(seed))
+            _ = again.run(steps: Self.stepsPerSeed) ?? again.settle(limit: Self.settleLimit)
+            guard again.trace == simulation.trace, again.count.steps == simulation.count.steps else {
+                Issue.record(
+                    "seed \(seed) ran twice and the runs differ (trace \(simulation.trace) in \(simulation.count.steps) steps, then \(again.trace) in \(again.count.steps)): the simulation reads something besides its seed")
+                return
+            }
             steps += simulation.count.steps
+            simulated += simulation.elapsed
             totals.add(simulation.count)
             seeds += 1
             if simulation.nested { nestedSeeds += 1 }
             seed += 1
         }
+        let seconds = max(Date().timeIntervalSince(started), 0.001)
+        let simulatedSeconds = Double(simulated.components.seconds) + Double(simulated.components.attoseconds) / 1e18
         print(
-            "simulated \(steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers) in \(Int(Date().timeIntervalSince(started))) s: \(totals)")
+            "simulated \(steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers), each run twice with the same trace, in \(Int(seconds)) s "
+                + "(\(Int(simulatedSeconds)) simulated seconds, \(Int(simulatedSeconds / seconds)) per real second): \(totals)")
         // The nested seeds ran their tree: leaf workers applied events, nested workers' processes
         // ended and started again (a new parent role each time).
         if nestedSeeds > 2 {
