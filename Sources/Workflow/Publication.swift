@@ -43,10 +43,13 @@ final class Publication<Rendering: Sendable, Output: Sendable>: Sendable {
 
     func publish(rendering: Rendering) {
         listener?.onRendering(rendering)
-        let subscribers = state.withLock { state in
+        // Without subscribers (a host whose renderings are awaited, not streamed) nothing is
+        // copied out: the array and its element type's metadata cost more than the store.
+        let subscribers: [AsyncStream<Rendering>.Continuation]? = state.withLock { state in
             state.latest = rendering
-            return Array(state.renderingSubscribers.values)
+            return state.renderingSubscribers.isEmpty ? nil : Array(state.renderingSubscribers.values)
         }
+        guard let subscribers else { return }
         for subscriber in subscribers { subscriber.yield(rendering) }
     }
 

@@ -399,11 +399,18 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
                 applyQueuedInOrder()
                 rendering = renderRoot(root)
             case .pending:
-                isSettling = true
-                settling = Settling(rendering: rendering, started: started)
+                awaitSettle(of: rendering, started: started)
                 return
             }
         }
+    }
+
+    /// Keeps `rendering` until the loop resumes its settle. Out of line: inlined, the generic
+    /// `Settling`'s metadata was looked up on every pass, most of which settle at once.
+    @inline(never)
+    private func awaitSettle(of rendering: W.Rendering, started: ContinuousClock.Instant?) {
+        isSettling = true
+        settling = Settling(rendering: rendering, started: started)
     }
 
     /// The loop settled the pass rendered last: publishes it, or renders again first if the wait
