@@ -137,6 +137,38 @@ final class ActionMailbox: Sendable {
         }
     }
 
+    /// Ends a drain job's batch: idle if nothing arrived meanwhile, otherwise another drain job
+    /// is queued for the rest (the mailbox stays scheduled), so the loop runs the jobs queued
+    /// before it first. Held drains (`holdDrains`) are left to `releaseDrains`.
+    func continueDraining() {
+        let jobs: DrainJobs? = state.withLock { state in
+            guard !state.held else { return nil }
+            if state.deliveries.isEmpty {
+                state.drainScheduled = false
+                return nil
+            }
+            return state.drainJobs
+        }
+        if let jobs { loop.execute(jobs.drain) }
+    }
+
+    /// Ends a drain job's slice: idle if nothing is left or arrived meanwhile, otherwise another
+    /// drain job is queued for the rest (the mailbox stays scheduled), so the loop runs the jobs
+    /// queued before it first. `leftover`: the host still holds deliveries it took. Held drains
+    /// (`holdDrains`) are left to `releaseDrains`.
+    func continueDraining(leftover: Bool) {
+        let jobs: DrainJobs? = state.withLock { state in
+            if leftover { return state.drainJobs }
+            guard !state.held else { return nil }
+            if state.deliveries.isEmpty {
+                state.drainScheduled = false
+                return nil
+            }
+            return state.drainJobs
+        }
+        if let jobs { loop.execute(jobs.drain) }
+    }
+
     /// Marks the mailbox busy while the loop's own code sends values and applies them itself
     /// (`WorkflowHost.holdingDrains`): each send then only queues, without scheduling a drain job
     /// (a closure, a lock and a loop iteration per value, for a job that would find nothing

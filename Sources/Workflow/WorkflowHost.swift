@@ -275,13 +275,30 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         renderAndPublish()
     }
 
-    /// Applies everything queued, rendering after each delivery (or once, when conflating).
+    /// Applies one slice of what is queued, rendering after each delivery (or once, when
+    /// conflating): at most `drainSlice` deliveries of those queued when the drain began (and
+    /// whatever a settle's wait made it apply in order with them). The rest, and what arrives
+    /// meanwhile, is left to a drain job of its own, behind the loop's other jobs: a worker
+    /// emitting without end then cannot keep the loop from stopping this host or serving
+    /// another host on it, and another host waits for at most one slice.
     func drain() {
-        while let delivery = nextDelivery() {
-            apply(delivery)
-            if !context.options.conflateStaleRenderings || nextTaken == taken.count { renderIfNeeded() }
+        if nextTaken == taken.count {
+            taken.removeAll(keepingCapacity: true)
+            nextTaken = 0
+            guard context.mailbox.takeAll(into: &taken) else { return }
         }
+        let end = min(taken.count, nextTaken + Self.drainSlice)
+        while nextTaken < min(taken.count, end) {
+            let delivery = taken[nextTaken]
+            nextTaken += 1
+            apply(delivery)
+            if !context.options.conflateStaleRenderings || nextTaken == taken.count || nextTaken == end { renderIfNeeded() }
+        }
+        context.mailbox.continueDraining(leftover: nextTaken < taken.count)
     }
+
+    /// How many deliveries one drain job applies at most.
+    static var drainSlice: Int { 256 }
 
     /// Applies everything queued without rendering (`WorkflowHost.applyOnLoop`).
     func applyQueued() {

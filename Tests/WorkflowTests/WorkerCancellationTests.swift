@@ -28,8 +28,8 @@ enum WorkerKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
 }
 
 /// How many elements a busy sequence yields without pause before it waits: enough that a
-/// cancellation usually lands while they flow, bounded so that the host is not flooded with more
-/// actions than it can apply (a worker emitting without end keeps its host's loop busy for good).
+/// cancellation usually lands while they flow, bounded so that the host's mailbox does not grow
+/// faster than the host applies it (`LoopFairnessTests` has a worker emitting without end).
 let busyElements = 200
 
 /// A sequence that reports `.cancelled` from its `onCancel`; it yields `busyElements` elements
