@@ -7,8 +7,8 @@ import Synchronization
 /// machines.
 ///
 /// The same rows as the SQLite store: the writer (its fencing token and name) and the latest
-/// checkpoint of each tree, by scope (a database of the earlier schema, one checkpoint row, is
-/// migrated when a coordinator opens it). A commit is one statement that reads the writer row `FOR SHARE` and writes the
+/// checkpoint of each tree, by scope (a database of an earlier schema is migrated when a
+/// coordinator opens it; one a later release migrated is refused: `StoreSchema`). A commit is one statement that reads the writer row `FOR SHARE` and writes the
 /// checkpoint only if the token it carries is the writer's, so a new writer's token increment
 /// waits for a commit in progress and every later commit with the old token is refused.
 /// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit. The writer
@@ -107,6 +107,16 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             // once would otherwise race in CREATE TABLE IF NOT EXISTS (a duplicate-key error).
             try await Self.run(connection, "BEGIN", logger: logger)
             try await Self.run(connection, "SELECT pg_advisory_xact_lock(\(Self.schemaLock))", logger: logger)
+            // The store's schema version first: a store a later release has migrated is left as
+            // it is (`StoreSchema`).
+            try await Self.run(connection,
+                "CREATE TABLE IF NOT EXISTS coordinator_schema (id INT PRIMARY KEY CHECK (id = 1), version INT NOT NULL, since TIMESTAMPTZ NOT NULL DEFAULT now())",
+                logger: logger)
+            var found = 0
+            for try await version in try await connection.query("SELECT version FROM coordinator_schema WHERE id = 1", logger: logger).decode(Int32.self) {
+                found = Int(version)
+            }
+            if found > StoreSchema.version { throw CoordinatorStoreError.cannotOpen(store: name, reason: StoreSchema.newerStore(found: found)) }
             try await Self.run(connection,
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
@@ -175,8 +185,17 @@ public final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                     END IF;
                 END $migrate$
                 """, logger: logger)
+            // Migrated (above, in this transaction): the store is of this build's version now.
+            try await Self.run(connection,
+                """
+                INSERT INTO coordinator_schema (id, version) VALUES (1, \(StoreSchema.version))
+                ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, since = now() WHERE coordinator_schema.version < EXCLUDED.version
+                """, logger: logger)
             try await Self.run(connection, "COMMIT", logger: logger)
             try await Self.run(connection, "RESET statement_timeout", logger: logger)
+        } catch let error as CoordinatorStoreError {
+            await store.close()
+            throw error
         } catch {
             await store.close()
             throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout, security: plan.security))
