@@ -65,13 +65,32 @@ public struct PrivatePostgres: Sendable {
 
     private static let setpriv = "/usr/bin/setpriv"
 
+    /// The certificate a server serving TLS presents, and its private key: PEM files the test
+    /// made (e.g. with the `openssl` command), copied into the server's directory.
+    public struct ServerCertificate: Sendable {
+        /// The certificate (PEM), with any intermediate certificates after it.
+        public var certificate: URL
+        /// Its private key (PEM, unencrypted).
+        public var key: URL
+
+        /// A certificate and its key.
+        public init(certificate: URL, key: URL) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
     /// Runs `body` with a fresh, empty server; the server is stopped (immediate shutdown) and its
     /// directory removed when `body` returns or throws. `listeningOnLoopback`: on TCP at
-    /// 127.0.0.1 too, on a port no one else listens on (then `port` is that port).
-    public static func with<T>(port: Int = 5432, listeningOnLoopback: Bool = false, _ body: (PrivatePostgres) async throws -> T) async throws -> T {
+    /// 127.0.0.1 too, on a port no one else listens on (then `port` is that port). `tls`: the
+    /// server offers TLS on TCP (`ssl=on`) with this certificate (clients may still connect in
+    /// clear: a test of a client that insists on TLS uses a server without it).
+    public static func with<T>(
+        port: Int = 5432, listeningOnLoopback: Bool = false, tls: ServerCertificate? = nil, _ body: (PrivatePostgres) async throws -> T
+    ) async throws -> T {
         if let unavailableReason { throw Failure(description: unavailableReason) }
         let port = listeningOnLoopback ? try LoopbackPort.unused() : port
-        return try await with(port: port, tcpAddress: listeningOnLoopback ? "127.0.0.1" : nil, launcher: [], body)
+        return try await with(port: port, tcpAddress: listeningOnLoopback ? "127.0.0.1" : nil, launcher: [], tls: tls, body)
     }
 
     /// Runs `body` with a fresh, empty server listening on TCP at `address`:`port` too, started
@@ -87,7 +106,9 @@ public struct PrivatePostgres: Sendable {
         return try await with(port: port, tcpAddress: address, launcher: launcher, body)
     }
 
-    private static func with<T>(port: Int, tcpAddress: String?, launcher: [String], _ body: (PrivatePostgres) async throws -> T) async throws -> T {
+    private static func with<T>(
+        port: Int, tcpAddress: String?, launcher: [String], tls: ServerCertificate? = nil, _ body: (PrivatePostgres) async throws -> T
+    ) async throws -> T {
         guard let binaries else { throw Failure(description: "no PostgreSQL server programs") }
         // Short and fixed: a unix socket's path has at most 107 bytes.
         let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("wf-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
@@ -107,13 +128,14 @@ public struct PrivatePostgres: Sendable {
             try rules.seekToEnd()
             try rules.write(contentsOf: Data("host all all samenet trust\n".utf8))
         }
+        let settings = try tls.map { try serveTLS($0, data: data) } ?? []
         let server = try start(
             "postgres", "\(binaries)/postgres",
             [
                 "-D", data, "-k", directory.path, "-p", "\(port)", "-h", tcpAddress ?? "",
                 // Small: several tests may each run one at once on a small machine.
                 "-c", "max_connections=20", "-c", "shared_buffers=16MB",
-            ], launcher: launcher)
+            ] + settings, launcher: launcher)
         do {
             try await server.stderr.first("PostgreSQL to accept connections") { $0.contains("ready to accept connections") }
         } catch {
@@ -129,6 +151,22 @@ public struct PrivatePostgres: Sendable {
         }
         await stop(server)
         return result
+    }
+
+    /// Copies `certificate` into the data directory as the server wants it (the key readable by
+    /// its user only: PostgreSQL refuses a key others can read) and returns the server's
+    /// settings that serve TLS with it.
+    private static func serveTLS(_ certificate: ServerCertificate, data: String) throws -> [String] {
+        let files = FileManager.default
+        let (certificateFile, keyFile) = ("\(data)/server.crt", "\(data)/server.key")
+        try files.copyItem(atPath: certificate.certificate.path, toPath: certificateFile)
+        try files.copyItem(atPath: certificate.key.path, toPath: keyFile)
+        try files.setAttributes([.posixPermissions: 0o644], ofItemAtPath: certificateFile)
+        try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
+        if geteuid() == 0 {
+            for file in [certificateFile, keyFile] { try files.setAttributes([.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"], ofItemAtPath: file) }
+        }
+        return ["-c", "ssl=on", "-c", "ssl_cert_file=\(certificateFile)", "-c", "ssl_key_file=\(keyFile)"]
     }
 
     /// Starts `program` as the server's user: through `setpriv` when this process is root,

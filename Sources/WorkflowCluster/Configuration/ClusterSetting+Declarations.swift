@@ -147,7 +147,7 @@ extension ClusterSetting {
         "store.url", flag: "--store-url", environment: "WORKFLOW_STORE_URL",
         kind: .url("a PostgreSQL URL"), default: "none", reader: .coordinator,
         rules: [.needs("store.kind", ["postgres"], because: "a URL alone starts no store")], isSecret: true,
-        help: "The PostgreSQL store's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT; optional connect_timeout and operation_timeout (seconds); with store.kind postgres."
+        help: "The PostgreSQL store's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT; optional connect_timeout and operation_timeout (seconds), sslmode (disable, the default, require, verify-ca or verify-full) and sslrootcert (a CA file, with verify-ca or verify-full); with store.kind postgres."
     ) { $0.configuration.store.url = $1.text }
 
     package static let storeSync = ClusterSetting(

@@ -27,7 +27,9 @@ package enum ClusterGuarantees {
             return "store: sqlite \(store.path ?? "") (sync \(store.sync.rawValue)): an answered event is committed first and \(survives)"
         case .postgres:
             let url = store.url.map(PostgresCoordinatorStore.withoutPassword) ?? ""
-            return "store: postgres \(url): an answered event is committed in PostgreSQL first (as durable as its synchronous_commit)"
+            // A malformed URL or security parameters stop the coordinator when it opens the store.
+            let connection = store.url.flatMap(PostgresTransportSecurity.of(url:)).map { "; the connection \($0.guarantee)" } ?? ""
+            return "store: postgres \(url): an answered event is committed in PostgreSQL first (as durable as its synchronous_commit)\(connection)"
         }
     }
 

@@ -7,8 +7,8 @@ import Synchronization
 /// machines.
 ///
 /// The same rows as the SQLite store: the writer (its fencing token and name) and the latest
-/// checkpoint of each tree, by scope (a database of the earlier schema, one checkpoint row, is
-/// migrated when a coordinator opens it). A commit is one statement that reads the writer row `FOR SHARE` and writes the
+/// checkpoint of each tree, by scope (a database of an earlier schema is migrated when a
+/// coordinator opens it; one a later release migrated is refused: `StoreSchema`). A commit is one statement that reads the writer row `FOR SHARE` and writes the
 /// checkpoint only if the token it carries is the writer's, so a new writer's token increment
 /// waits for a commit in progress and every later commit with the old token is refused.
 /// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit. The writer
@@ -61,7 +61,9 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or for a unix socket
     /// `postgres://USER@/DATABASE?host=SOCKET_DIRECTORY&port=PORT` (the server's socket is
     /// `SOCKET_DIRECTORY/.s.PGSQL.PORT`); `connect_timeout=SECONDS` (libpq's name) replaces
-    /// `connectTimeout`, `operation_timeout=SECONDS` replaces `operationTimeout`. A malformed URL, a server that does not answer within the timeout (the
+    /// `connectTimeout`, `operation_timeout=SECONDS` replaces `operationTimeout`; `sslmode` and
+    /// `sslrootcert` secure the connection (`PostgresTransportSecurity`). A malformed URL, a
+    /// refused TLS handshake, a server that does not answer within the timeout (the
     /// connection, the login and preparing the tables each bounded by it) or a refused login is
     /// `CoordinatorStoreError.cannotOpen`, in words: never a hang. `maxCommitBatch`: how many
     /// trees' checkpoints one transaction takes at most (`GroupCommit`). `fencesSessionsByLease`:
@@ -80,7 +82,7 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         do {
             connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         } catch {
-            throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
+            throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout, security: plan.security))
         }
         var lease: (PostgresConnection, MultiThreadedEventLoopGroup)?
         if leaseConnection {
@@ -90,7 +92,7 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             } catch {
                 try? await connection.close()
                 try? await group.shutdownGracefully()
-                throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
+                throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout, security: plan.security))
             }
         }
         let store = PostgresCoordinatorStore(
@@ -105,6 +107,16 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             // once would otherwise race in CREATE TABLE IF NOT EXISTS (a duplicate-key error).
             try await Self.run(connection, "BEGIN", logger: logger)
             try await Self.run(connection, "SELECT pg_advisory_xact_lock(\(Self.schemaLock))", logger: logger)
+            // The store's schema version first: a store a later release has migrated is left as
+            // it is (`StoreSchema`).
+            try await Self.run(connection,
+                "CREATE TABLE IF NOT EXISTS coordinator_schema (id INT PRIMARY KEY CHECK (id = 1), version INT NOT NULL, since TIMESTAMPTZ NOT NULL DEFAULT now())",
+                logger: logger)
+            var found = 0
+            for try await version in try await connection.query("SELECT version FROM coordinator_schema WHERE id = 1", logger: logger).decode(Int32.self) {
+                found = Int(version)
+            }
+            if found > StoreSchema.version { throw CoordinatorStoreError.cannotOpen(store: name, reason: StoreSchema.newerStore(found: found)) }
             try await Self.run(connection,
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
@@ -173,11 +185,20 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                     END IF;
                 END $migrate$
                 """, logger: logger)
+            // Migrated (above, in this transaction): the store is of this build's version now.
+            try await Self.run(connection,
+                """
+                INSERT INTO coordinator_schema (id, version) VALUES (1, \(StoreSchema.version))
+                ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, since = now() WHERE coordinator_schema.version < EXCLUDED.version
+                """, logger: logger)
             try await Self.run(connection, "COMMIT", logger: logger)
             try await Self.run(connection, "RESET statement_timeout", logger: logger)
+        } catch let error as CoordinatorStoreError {
+            await store.close()
+            throw error
         } catch {
             await store.close()
-            throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout))
+            throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout, security: plan.security))
         }
         return store
     }
@@ -438,6 +459,8 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         var operationTimeout: Duration
         /// The server's address, in words.
         var target: String
+        /// How the connection is secured (`sslmode`, `sslrootcert`).
+        var security: PostgresTransportSecurity
     }
 
     /// The connection settings `url` names.
@@ -452,14 +475,16 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         guard !database.isEmpty, !database.contains("/") else { throw .cannotOpen(store: name, reason: "no database name (\(expected))") }
         var parameters: [String: String] = [:]
         for item in components.queryItems ?? [] {
-            guard ["host", "port", "connect_timeout", "operation_timeout", "sslmode"].contains(item.name) else {
+            guard Self.parameterNames.contains(item.name) else {
                 throw .cannotOpen(
-                    store: name, reason: "unknown parameter '\(item.name)' (known: host, port, connect_timeout, operation_timeout, sslmode)")
+                    store: name, reason: "unknown parameter '\(item.name)' (known: \(Self.parameterNames.joined(separator: ", ")))")
             }
             parameters[item.name] = item.value ?? ""
         }
-        if let mode = parameters["sslmode"], mode != "disable" {
-            throw .cannotOpen(store: name, reason: "sslmode '\(mode)' is not supported: only sslmode=disable (a unix socket or a trusted network)")
+        let security: PostgresTransportSecurity
+        switch PostgresTransportSecurity.parse(parameters, overUnixSocket: !(parameters["host"] ?? "").isEmpty) {
+        case .success(let parsed): security = parsed
+        case .failure(let refusal): throw .cannotOpen(store: name, reason: refusal.reason)
         }
         var timeouts = ["connect_timeout": connectTimeout, "operation_timeout": operationTimeout]
         for key in timeouts.keys.sorted() {
@@ -491,14 +516,22 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                 throw .cannotOpen(store: name, reason: "no host (\(expected))")
             }
             target = "the server at \(host):\(port)"
-            configuration = .init(host: host, port: port, username: user, password: components.password, database: database, tls: .disable)
+            let tls: PostgresConnection.Configuration.TLS
+            switch security.connectionTLS() {
+            case .success(let configured): tls = configured
+            case .failure(let refusal): throw .cannotOpen(store: name, reason: refusal.reason)
+            }
+            configuration = .init(host: host, port: port, username: user, password: components.password, database: database, tls: tls)
         }
         let (seconds, attoseconds) = timeout.components
         configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         return ConnectionPlan(
             name: name, configuration: configuration, connectTimeout: timeout,
-            operationTimeout: timeouts["operation_timeout"] ?? operationTimeout, target: target)
+            operationTimeout: timeouts["operation_timeout"] ?? operationTimeout, target: target, security: security)
     }
+
+    /// The URL's query parameters this store knows (libpq's names).
+    static let parameterNames = ["host", "port", "connect_timeout", "operation_timeout", "sslmode", "sslrootcert"]
 
     /// `url` with its password replaced by `***` (errors and logs must not show it).
     static func withoutPassword(_ url: String) -> String {
@@ -509,12 +542,24 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
 
     /// The server's message, or what went wrong with the connection in words (not the Swift
     /// type's dump); `target` is the server's address in words.
-    static func words(_ error: any Error, target: String = "the server", timeout: Duration? = nil) -> String {
+    /// `security`: the connection's TLS, which a refused handshake is explained by.
+    static func words(_ error: any Error, target: String = "the server", timeout: Duration? = nil, security: PostgresTransportSecurity? = nil) -> String {
         switch error {
         case let error as PSQLError:
             if let message = error.serverInfo?[.message] { return message }
-            if let underlying = error.underlying { return words(underlying, target: target, timeout: timeout) }
+            if error.code == .sslUnsupported {
+                return "\(target) offers no TLS, which sslmode=\(security?.mode.rawValue ?? "require") requires (the server's ssl setting is off)"
+            }
+            if let underlying = error.underlying { return words(underlying, target: target, timeout: timeout, security: security) }
             return "\(error.code)"
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return "the certificate of \(target) does not name that host (sslmode=verify-full checks the host name, verify-ca does not)"
+        case NIOSSLError.handshakeFailed(let failure):
+            let refused = "\(failure)".contains("CERTIFICATE_VERIFY_FAILED")
+            let authorities = security?.rootCertificateFile.map { "a CA of sslrootcert \($0)" } ?? "a CA the system trusts"
+            return refused
+                ? "the certificate of \(target) is not signed by \(authorities) (sslmode=\(security?.mode.rawValue ?? "verify-full")): \(failure)"
+                : "the TLS handshake with \(target) failed: \(failure)"
         case ChannelError.connectTimeout:
             return "\(target) did not answer within \(timeout.map { "\($0)" } ?? "the connect timeout")"
         case let error as IOError:

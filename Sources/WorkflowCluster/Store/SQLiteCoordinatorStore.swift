@@ -12,7 +12,8 @@ import SQLiteNIO
 /// tree, one row per `CheckpointScope` (the shared root's, each session's). A commit is one
 /// statement that writes the checkpoint only if the token it carries is the writer row's, so
 /// checking the token and writing are one atomic transaction. A file of the earlier schema (one
-/// checkpoint row, the shared root's) is migrated when it is opened. Opening the file
+/// checkpoint row, the shared root's) is migrated when it is opened; one a later release
+/// migrated is refused (`StoreSchema`: the file's `user_version`). Opening the file
 /// as writer raises the token: the embedded store has no lease expiry (one machine, one file);
 /// whoever opens the file last is its writer, and an earlier process still running is fenced.
 ///
@@ -78,6 +79,13 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
                 throw CoordinatorStoreError.cannotOpen(store: path, reason: "SQLite refused write-ahead logging (journal mode \(mode ?? "unknown"))")
             }
             _ = try await connection.query(sync == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+            // The file's schema version first: one a later release has migrated is left as it is
+            // (`StoreSchema`).
+            let found = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
+            if found > StoreSchema.version {
+                try? await connection.close()
+                throw CoordinatorStoreError.cannotOpen(store: path, reason: StoreSchema.newerStore(found: found))
+            }
             _ = try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
@@ -127,6 +135,8 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
                     """, [.text(CheckpointScope.sharedKey)])
                 _ = try await connection.query("DROP TABLE coordinator_checkpoint")
             }
+            // Migrated (in this transaction): the file is of this build's version now.
+            _ = try await connection.query("PRAGMA user_version = \(StoreSchema.version)")
             _ = try await connection.query("COMMIT")
         } catch {
             _ = try? await connection.query("ROLLBACK")

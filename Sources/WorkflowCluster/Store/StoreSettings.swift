@@ -36,7 +36,8 @@ package struct StoreSettings: Sendable, Equatable {
     package var path: String?
     /// The PostgreSQL database (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or
     /// `postgres://USER@/DATABASE?host=SOCKET_DIR&port=PORT`; parameters `connect_timeout`,
-    /// `operation_timeout`, `sslmode=disable`). Secret: the configuration dump hides it.
+    /// `operation_timeout`, `sslmode=disable|require|verify-ca|verify-full`, `sslrootcert=FILE`:
+    /// `PostgresTransportSecurity`). Secret: the configuration dump hides it.
     package var url: String?
     /// How long a coordinator's lease on the shared store lasts (`store.lease_ms`; PostgreSQL
     /// only): set, coordinators sharing the store start as standbys and one leads at a time

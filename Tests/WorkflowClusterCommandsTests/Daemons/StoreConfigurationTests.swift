@@ -218,6 +218,44 @@ struct StoreConfigurationTests {
         }
     }
 
+    @Test("TLS to PostgreSQL: verify-full starts and says so first; a wrong host name, an unknown CA, require without TLS on the server or an unknown sslmode exit 78 in words")
+    func postgresTLS() async throws {
+        if let reason = PrivatePostgres.unavailableReason { try Test.cancel("PostgreSQL store test skipped: \(reason)") }
+        try await ClusterFixture.with("postgres-tls") { cluster in
+            let trusted = try await TestCertificates.make("trusted", in: cluster.directory, hosts: ["localhost"])
+            let unknown = try await TestCertificates.make("unknown", in: cluster.directory, hosts: ["localhost"])
+            func start(_ url: String) async throws -> (status: Int32, log: String) {
+                try await OperatorErrorTests.run(
+                    cluster, "test-coordinator", ["--config", cluster.configPath, "--store-kind", "postgres", "--store-url", url])
+            }
+            try await PrivatePostgres.with(listeningOnLoopback: true, tls: trusted.server) { server in
+                let url = { (host: String, authority: URL) in
+                    "postgres://postgres@\(host):\(server.port)/postgres?sslmode=verify-full&sslrootcert=\(authority.path)"
+                }
+                let verified = url("localhost", trusted.authority)
+                let coordinator = try await cluster.startCoordinator(["--store-kind", "postgres", "--store-url", verified])
+                let line = try await coordinator.stderr.first("the store's guarantee") { $0.contains("store: postgres") }
+                #expect(line.contains("the connection TLS (sslmode=verify-full): encrypted, the server's certificate signed by a CA of \(trusted.authority.path) and naming its host"), "\(line)")
+                #expect(try await coordinator.terminate() == 0)
+
+                let wrongHost = try await start(url("127.0.0.1", trusted.authority))
+                #expect(wrongHost.status == 78, "\(wrongHost.log)")
+                #expect(wrongHost.log.contains("the certificate of the server at 127.0.0.1:\(server.port) does not name that host"), "\(wrongHost.log)")
+                let unknownCA = try await start(url("localhost", unknown.authority))
+                #expect(unknownCA.status == 78, "\(unknownCA.log)")
+                #expect(unknownCA.log.contains("is not signed by a CA of sslrootcert \(unknown.authority.path)"), "\(unknownCA.log)")
+                let unknownMode = try await start("postgres://postgres@localhost:\(server.port)/postgres?sslmode=verify")
+                #expect(unknownMode.status == 78, "\(unknownMode.log)")
+                #expect(unknownMode.log.contains("unknown sslmode 'verify' (known: disable, require, verify-ca, verify-full)"), "\(unknownMode.log)")
+            }
+            try await PrivatePostgres.with(listeningOnLoopback: true) { server in
+                let clear = try await start("postgres://postgres@127.0.0.1:\(server.port)/postgres?sslmode=require")
+                #expect(clear.status == 78, "\(clear.log)")
+                #expect(clear.log.contains("offers no TLS, which sslmode=require requires"), "\(clear.log)")
+            }
+        }
+    }
+
     @Test("a restarted coordinator resumes from its store; --restore of a snapshot file is ignored then, with a warning")
     func resumesFromStore() async throws {
         try await ClusterFixture.with("restore-over-store") { cluster in

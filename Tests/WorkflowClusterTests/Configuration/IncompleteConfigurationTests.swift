@@ -91,4 +91,17 @@ struct IncompleteConfigurationTests {
         #expect(lines[2].hasPrefix("security: plaintext on ipc:///tmp/x"))
         #expect(lines[3] == "sessions: off (the shared root only)")
     }
+
+    @Test("the store's line says whether the connection to PostgreSQL is in clear, and by default it is, in words")
+    func postgresGuarantees() {
+        var configuration = ClusterConfiguration(coordinatorEndpoint: "ipc:///tmp/x")
+        configuration.store = StoreSettings(kind: .postgres, url: "postgres://app:secret@db.example/w")
+        #expect(ClusterGuarantees.lines(for: configuration)[0].hasSuffix("; the connection in clear (sslmode=disable, the default): not encrypted, use a unix socket or a trusted network"))
+        configuration.store.url = "postgres://app:secret@db.example/w?sslmode=require"
+        #expect(ClusterGuarantees.lines(for: configuration)[0].hasSuffix("; the connection TLS (sslmode=require): encrypted, the server's certificate not verified"))
+        configuration.store.url = "postgres://app:secret@db.example/w?sslmode=verify-full&sslrootcert=/etc/wf/ca.pem"
+        let line = ClusterGuarantees.lines(for: configuration)[0]
+        #expect(line.hasSuffix("; the connection TLS (sslmode=verify-full): encrypted, the server's certificate signed by a CA of /etc/wf/ca.pem and naming its host"), "\(line)")
+        #expect(!line.contains("secret"))
+    }
 }
