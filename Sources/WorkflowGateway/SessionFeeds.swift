@@ -41,7 +41,4 @@ final class SessionFeeds: Sendable {
             if feeds[id]?.session == session { feeds[id] = nil }
         }
     }
-
-    /// How many feeds are kept (sessions with a stream client in their current run).
-    var count: Int { feeds.withLock { $0.count } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RemoteTestSupport
 import Testing
 @testable import WorkflowGateway
 
@@ -74,7 +75,7 @@ struct JSONDeltaTests {
 
     @Test("random trees with keyed lists, changed at random: applying the delta read from its bytes always gives the new tree (2,000 pairs)")
     func randomTrees() throws {
-        var random = SplitMix(seed: 41)
+        var random = SplitMix64(seed: 41)
         for round in 0..<2_000 {
             let old = RandomJSON.tree(depth: 3, &random)
             let new = RandomJSON.changed(old, depth: 3, &random)
@@ -110,7 +111,7 @@ struct JSONDeltaTests {
         .appendingPathComponent("Fixtures/json-delta-vectors.json")
 
     static func vectors() throws -> JSONValue {
-        var random = SplitMix(seed: 4141)
+        var random = SplitMix64(seed: 4141)
         var vectors: [JSONValue] = []
         for _ in 0..<300 {
             let old = RandomJSON.tree(depth: 3, &random)
@@ -163,22 +164,9 @@ enum DeltaFigures {
     }
 }
 
-/// A small deterministic random source (tests must repeat).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random JSON trees (objects, keyed and unkeyed lists, scalars) and random changes to them.
 enum RandomJSON {
-    static func scalar(_ random: inout SplitMix) -> JSONValue {
+    static func scalar(_ random: inout SplitMix64) -> JSONValue {
         switch Int.random(in: 0..<5, using: &random) {
         case 0: .null
         case 1: .bool(Bool.random(using: &random))
@@ -188,7 +176,7 @@ enum RandomJSON {
         }
     }
 
-    static func tree(depth: Int, _ random: inout SplitMix) -> JSONValue {
+    static func tree(depth: Int, _ random: inout SplitMix64) -> JSONValue {
         guard depth > 0 else { return scalar(&random) }
         switch Int.random(in: 0..<4, using: &random) {
         case 0:
@@ -209,7 +197,7 @@ enum RandomJSON {
 
     /// `value` with some parts changed: fields added, removed or changed; keyed rows removed,
     /// inserted, moved and changed; or replaced outright.
-    static func changed(_ value: JSONValue, depth: Int, _ random: inout SplitMix) -> JSONValue {
+    static func changed(_ value: JSONValue, depth: Int, _ random: inout SplitMix64) -> JSONValue {
         if Int.random(in: 0..<6, using: &random) == 0 { return tree(depth: depth, &random) }
         switch value {
         case .object(var object):

@@ -69,6 +69,19 @@ struct RenderingDeltaStreamTests {
         }
     }
 
+    /// Connects to the stream at `query`, applies its first message to `applied` and leaves.
+    static func firstMessage(_ client: some TestClientProtocol, _ query: String, to applied: Applied = Applied()) async throws -> Applied {
+        let result = Mutex(applied)
+        _ = try await withSafetyTimeout("the first message of \(query)") {
+            try await client.ws("/api/renderings?\(query)") { inbound, _, _ in
+                var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                let message = try #require(try await iterator.next())
+                _ = try result.withLock { try $0.apply(message) }
+            }
+        }
+        return result.withLock { $0 }
+    }
+
     /// Returns once the stream's feed has the session's latest rendering (a whole-frame client
     /// sees it): what a client asks for next is answered from there.
     static func caughtUp(_ client: some TestClientProtocol, _ session: WorkflowRootSession<TallyWorkflow>) async throws {
@@ -105,16 +118,11 @@ struct RenderingDeltaStreamTests {
                     #expect(applied.rendering == JSONValue(json: session.latestRendering.json))
                 }
             }
-            // A client that does not ask gets whole frames, as before.
-            _ = try await withSafetyTimeout("a whole frame without deltas") {
-                try await client.ws("/api/renderings") { inbound, _, _ in
-                    var applied = Applied()
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        _ = try applied.apply(message)
-                        break
-                    }
-                    #expect(applied.whole == 1 && !applied.speaksDeltas)
-                }
+            // A client that does not ask (or asks for a version this stream does not speak) gets
+            // whole frames, as before.
+            for query in ["", "deltas=2"] {
+                let applied = try await Self.firstMessage(client, query)
+                #expect(applied.whole == 1 && !applied.speaksDeltas && applied.run.isEmpty, "\(query)")
             }
         }
         await session.stop()
@@ -189,32 +197,15 @@ struct RenderingDeltaStreamTests {
         let add = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json).add
         try await GatewayTesting.application(session: session, options: Self.options(window: 4)).test(.live) { client in
             // A first client sees sequence N and leaves.
-            let first = Mutex(Applied())
-            _ = try await withSafetyTimeout("a first connection") {
-                try await client.ws("/api/renderings?deltas=1") { inbound, _, _ in
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        _ = try first.withLock { try $0.apply(message) }
-                        return
-                    }
-                }
-            }
-            let left = first.withLock { $0 }
+            let left = try await Self.firstMessage(client, "deltas=1")
             _ = try await Self.add(session, token: add)
             _ = try await Self.add(session, token: add)
             try await Self.caughtUp(client, session)
             // The feed keeps 4 frames: N is among them.
-            _ = try await withSafetyTimeout("resumed with changes") {
-                try await client.ws("/api/renderings?deltas=1&since=\(left.sequence)&run=\(left.run)") { inbound, _, _ in
-                    var applied = left
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        _ = try applied.apply(message)
-                        break
-                    }
-                    #expect(applied.deltas == 1 && applied.whole == left.whole, "only the changes")
-                    #expect(applied.rendering == JSONValue(json: session.latestRendering.json))
-                    #expect(applied.sequence == session.latestRendering.sequence)
-                }
-            }
+            let resumed = try await Self.firstMessage(client, "deltas=1&since=\(left.sequence)&run=\(left.run)", to: left)
+            #expect(resumed.deltas == 1 && resumed.whole == left.whole, "only the changes")
+            #expect(resumed.rendering == JSONValue(json: session.latestRendering.json))
+            #expect(resumed.sequence == session.latestRendering.sequence)
             let latest = session.latestRendering.sequence
             _ = try await withSafetyTimeout("resumed at the latest") {
                 try await client.ws("/api/renderings?deltas=1&since=\(latest)&run=\(left.run)") { inbound, _, _ in
@@ -229,16 +220,8 @@ struct RenderingDeltaStreamTests {
             try await Self.caughtUp(client, session)
             let now = session.latestRendering.sequence
             for query in ["since=\(left.sequence)&run=\(left.run)", "since=\(now + 1_000)&run=\(left.run)", "since=\(now)&run=another", "since=\(now)"] {
-                _ = try await withSafetyTimeout("a whole frame for \(query)") {
-                    try await client.ws("/api/renderings?deltas=1&\(query)") { inbound, _, _ in
-                        var applied = Applied()
-                        for try await message in inbound.messages(maxSize: 1 << 20) {
-                            _ = try applied.apply(message)
-                            break
-                        }
-                        #expect(applied.whole == 1 && applied.sequence == session.latestRendering.sequence)
-                    }
-                }
+                let applied = try await Self.firstMessage(client, "deltas=1&\(query)")
+                #expect(applied.whole == 1 && applied.sequence == session.latestRendering.sequence, "\(query)")
             }
         }
         await session.stop()
@@ -263,16 +246,8 @@ struct RenderingDeltaStreamTests {
             }
             // The server keeps serving: a new client gets the stream.
             _ = try await Self.add(session, token: add)
-            _ = try await withSafetyTimeout("still serving") {
-                try await client.ws("/api/renderings?deltas=1") { inbound, _, _ in
-                    var applied = Applied()
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        _ = try applied.apply(message)
-                        break
-                    }
-                    #expect(applied.sequence == session.latestRendering.sequence)
-                }
-            }
+            let serving = try await Self.firstMessage(client, "deltas=1")
+            #expect(serving.sequence == session.latestRendering.sequence)
         }
         try await GatewayTesting.application(session: session).test(.router) { client in
             for query in ["deltas=1&since=abc", "deltas=x", "deltas=1&since=-2"] {

@@ -58,7 +58,7 @@ package indirect enum JSONValue: Sendable, Equatable, Codable {
         return (try? encoder.encode(self)) ?? Data("null".utf8)
     }
 
-    /// The key of an element of a keyed array: an integer or a string (`nil` for anything else).
+    /// Whether the value can key an element of a keyed array: an integer or a string.
     var isKey: Bool {
         switch self {
         case .integer, .string: true
