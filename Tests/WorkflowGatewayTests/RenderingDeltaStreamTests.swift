@@ -69,11 +69,14 @@ struct RenderingDeltaStreamTests {
         }
     }
 
-    /// Connects to the stream at `query`, applies its first message to `applied` and leaves.
-    static func firstMessage(_ client: some TestClientProtocol, _ query: String, to applied: Applied = Applied()) async throws -> Applied {
+    /// Connects to the stream at `path` with `query`, applies its first message to `applied` and
+    /// leaves.
+    static func firstMessage(
+        _ client: some TestClientProtocol, _ query: String, path: String = "/api/renderings", to applied: Applied = Applied()
+    ) async throws -> Applied {
         let result = Mutex(applied)
-        _ = try await withSafetyTimeout("the first message of \(query)") {
-            try await client.ws("/api/renderings?\(query)") { inbound, _, _ in
+        _ = try await withSafetyTimeout("the first message of \(path)?\(query)") {
+            try await client.ws("\(path)?\(query)") { inbound, _, _ in
                 var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
                 let message = try #require(try await iterator.next())
                 _ = try result.withLock { try $0.apply(message) }
