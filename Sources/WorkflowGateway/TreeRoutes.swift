@@ -117,7 +117,7 @@ struct TreeRoutes: Sendable {
     }
 
     /// `{"after": N, "result": "sent", "token": …}`: `after`, the latest rendering's sequence
-    /// when the event was accepted (a later rendering shows it).
+    /// as the event arrived, before it was handed to its sink (a later rendering shows it).
     struct EventAccepted: Codable, Sendable {
         var after: UInt64
         var result: String
