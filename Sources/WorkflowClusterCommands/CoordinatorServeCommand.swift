@@ -137,7 +137,8 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 let gateway = ClusterGateway(
                     options: GatewayOptions(
                         address: address, bearerToken: try configuration.gateway.loadBearerToken(), assets: webAssets,
-                        metricsRegistry: registry, limits: configuration.gateway.limits, allowedOrigins: configuration.gateway.allowedOrigins))
+                        metricsRegistry: registry, limits: configuration.gateway.limits, allowedOrigins: configuration.gateway.allowedOrigins,
+                        stream: configuration.gateway.stream))
                 options.companions.append(gateway)
                 options.standbyCompanions.append(gateway)
             }

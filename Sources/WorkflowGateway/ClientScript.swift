@@ -21,9 +21,17 @@ import WorkflowCluster
 ///   `maximumHops` in a row without reaching the session (coordinators sending it to each
 ///   other), stops it in state `failed`, with `error` saying why;
 /// - never shows an older rendering over a newer one of the same run;
+/// - asks for deltas (docs/WIRE-PROTOCOL.md, "Rendering deltas"; `deltas: false` for whole
+///   frames): after a first whole frame each message is the changes from the one before, applied
+///   to a copy (parts that did not change stay the same objects), so `rendering` is the whole
+///   rendering as before; it acknowledges each, and on reconnecting says the last sequence it
+///   applied, so it is sent only what it missed when the coordinator still has it;
 /// - `send(sink, event)` posts an event and resolves with its outcome. When the sink is given as
 ///   a function of the rendering, a token a newer rendering replaced (410) is read again and the
-///   event sent once more to the same place, as a person clicking again would.
+///   event sent once more to the same place, as a person clicking again would. Until a
+///   rendering shows it, the event is in `pending` (`{ sink, event, state }`, `state` `sending`
+///   or `accepted`), and the outcome's `shown` resolves (`true`) once one does (`false` at once
+///   when it was not accepted), so a page can mark a click as waiting.
 enum ClientScript {
     /// Where it is served: the same path in every application.
     static let path = "/workflow-client.js"
@@ -43,7 +51,7 @@ enum ClientScript {
         "use strict";
 
         export class WorkflowClient {
-          constructor({ base = "", bearerToken = null, session = null, minimumDelay = 250, maximumDelay = 5000, maximumHops = 4 } = {}) {
+          constructor({ base = "", bearerToken = null, session = null, minimumDelay = 250, maximumDelay = 5000, maximumHops = 4, deltas = true } = {}) {
             this.home = base;            // the gateway the page was given: it creates sessions, and says where one is now
             this.base = base;            // the gateway serving the session now (another coordinator's once followed)
             this.bearerToken = bearerToken;
@@ -66,6 +74,10 @@ enum ClientScript {
             this.timer = null;
             this.opening = false;
             this.waiters = new Set();    // resolved at the next "live", "failed" or "closed"
+            this.deltas = deltas;        // ask the stream for changes after a first whole frame
+            this.stream = null;          // what the stream sent, applied: { sequence, rendering, children, root, deltas }
+            this.pending = [];           // events sent and not yet shown: [{ sink, event, state: "sending" | "accepted" }]
+            this.received = { whole: 0, delta: 0, bytes: 0 };   // the stream's messages by kind, and their characters
           }
 
           // Calls `listener(client)` on every new rendering and change of state; returns a
@@ -117,9 +129,30 @@ enum ClientScript {
           // token). An event redirected (307: the session moved) was not applied: it is sent once
           // more to the owner when the client is live there again. Resolves with
           // { ok, status, code, message, retryAfter } and never throws.
-          async send(sink, event, { retried = false, moved = false } = {}) {
+          async send(sink, event, options = {}) {
+            const entry = { sink: typeof sink === "function" ? null : sink, event, state: "sending", after: null, shown: null };
+            let resolveShown;
+            entry.shown = new Promise(resolve => { resolveShown = resolve; });
+            entry.resolve = resolveShown;
+            this.pending.push(entry);
+            this.notify();
+            const outcome = await this.post(sink, event, entry, options);
+            if (outcome.ok && entry.after !== null) {
+              entry.state = "accepted";
+              this.settlePending();
+            } else {
+              this.pending = this.pending.filter(other => other !== entry);
+              resolveShown(false);
+            }
+            this.notify();
+            return { ...outcome, shown: entry.shown };
+          }
+
+          // Posts one event (again after a 410 or a redirect); records the sequence it is to follow.
+          async post(sink, event, entry, { retried = false, moved = false } = {}) {
             const token = typeof sink === "function" ? (this.rendering === null ? null : sink(this.rendering)) : sink;
             if (!token) return { ok: false, status: 0, code: "no-sink", message: "the rendering has no sink there now" };
+            entry.sink = token;
             let response;
             try {
               response = await fetch(this.base + this.path("/events/" + encodeURIComponent(token)), {
@@ -130,7 +163,7 @@ enum ClientScript {
             }
             if (redirected(response)) {
               const where = await this.relocate();
-              if (where === "live" && !moved) return this.send(sink, event, { retried, moved: true });
+              if (where === "live" && !moved) return this.post(sink, event, entry, { retried, moved: true });
               return { ok: false, status: 307, code: "session-elsewhere",
                 message: "the session moved to another coordinator" + (this.error ? ": " + this.error.message : ", which could not be reached yet"),
                 retryAfter: null };
@@ -142,9 +175,19 @@ enum ClientScript {
               message: body.message ?? "", retryAfter: Number(response.headers.get("Retry-After")) || null };
             if (response.status === 410) {
               try { await this.refresh({ restarted: body.error === "restarted" }); } catch { return outcome; }
-              if (typeof sink === "function" && !retried) return this.send(sink, event, { retried: true });
+              if (typeof sink === "function" && !retried) return this.post(sink, event, entry, { retried: true });
             }
+            // The rendering the event follows: a newer one shows it.
+            if (response.ok) entry.after = typeof body.after === "number" ? body.after : this.sequence;
             return outcome;
+          }
+
+          // Resolves the pending events a rendering now shows.
+          settlePending() {
+            const shown = this.pending.filter(entry => entry.state === "accepted" && this.sequence > entry.after);
+            if (shown.length === 0) return;
+            this.pending = this.pending.filter(entry => !shown.includes(entry));
+            for (const entry of shown) entry.resolve(true);
           }
 
           // Private below.
@@ -156,15 +199,37 @@ enum ClientScript {
             const url = new URL(this.base + this.path("/renderings"), location.href);
             url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
             if (this.bearerToken) url.searchParams.set("access_token", this.bearerToken);
+            if (this.deltas) {
+              url.searchParams.set("deltas", "1");
+              // Resume: only what this client missed, when the coordinator still has it.
+              if (this.stream !== null && this.stream.deltas) {
+                url.searchParams.set("since", String(this.stream.sequence));
+                url.searchParams.set("run", this.stream.run);
+              }
+            }
             const socket = new WebSocket(url);
             this.socket = socket;
             let first = true;
             socket.onmessage = event => {
               let message;
               try { message = JSON.parse(event.data); } catch { return; }
+              this.received.bytes += event.data.length;
+              let frame;
+              try {
+                frame = this.applyStream(message);
+              } catch (error) {
+                // Changes that do not fit what this client has: start again from a whole frame.
+                console.warn("workflow-client: " + error.message + "; asking for a whole frame");
+                this.stream = null;
+                socket.close();
+                return;
+              }
+              if (frame === null) return;
+              if (this.stream.deltas) socket.send(JSON.stringify({ ack: frame.sequence }));
               // The first message of a connection is the tree as it is now, even if its number is
-              // lower (a coordinator restarted without a store starts counting again).
-              if (!this.accept(message, first)) return;
+              // lower (a coordinator restarted without a store starts counting again); resumed
+              // with changes, it is live again even when it has nothing newer to show.
+              if (!this.accept(frame, first && !Array.isArray(message.ops)) && !first) return;
               first = false;
               this.attempt = 0;
               this.hops = 0;
@@ -255,6 +320,7 @@ enum ClientScript {
             if (response.status !== 201) throw new Error("POST /api/sessions answered " + response.status);
             this.sessionID = (await response.json()).session;
             this.sequence = 0;
+            this.stream = null;
             try { sessionStorage.setItem(this.storageKey(), this.sessionID); } catch { /* storage off: not remembered */ }
           }
 
@@ -267,6 +333,27 @@ enum ClientScript {
 
           headers() { return this.bearerToken ? { Authorization: "Bearer " + this.bearerToken } : {}; }
 
+          // What a stream message makes of what the stream sent before: a whole frame, or the
+          // changes from the frame it names (which must be the one this client applied last);
+          // null for what is not a rendering message. Throws when the changes do not fit.
+          applyStream(message) {
+            if (!message || typeof message.sequence !== "number") return null;
+            if (Array.isArray(message.ops)) {
+              if (this.stream === null || message.from !== this.stream.sequence) {
+                throw new Error("changes from " + message.from + " to a client at " + (this.stream ? this.stream.sequence : "nothing"));
+              }
+              this.received.delta += 1;
+              this.stream = { ...this.stream, sequence: message.sequence, rendering: applyDelta(this.stream.rendering, message.ops),
+                children: Array.isArray(message.children) ? message.children : this.stream.children };
+            } else {
+              this.received.whole += 1;
+              this.stream = { sequence: message.sequence, rendering: message.rendering, root: message.root,
+                children: Array.isArray(message.children) ? message.children : [], deltas: message.deltas === 1 && typeof message.run === "string",
+                run: message.run };
+            }
+            return this.stream;
+          }
+
           accept(message, regardlessOfSequence) {
             if (!message || typeof message.sequence !== "number") return false;
             if (!regardlessOfSequence && message.sequence <= this.sequence) return false;
@@ -274,6 +361,7 @@ enum ClientScript {
             this.rendering = message.rendering;
             this.sequence = message.sequence;
             this.children = Array.isArray(message.children) ? message.children : [];
+            this.settlePending();
             return true;
           }
 
@@ -293,6 +381,102 @@ enum ClientScript {
               try { listener(this); } catch (error) { console.error(error); }
             }
           }
+        }
+
+        // The changes of a delta message applied to `value` (docs/WIRE-PROTOCOL.md, "Rendering
+        // deltas"): a new value sharing the parts that did not change. Throws when they do not fit.
+        export function applyDelta(value, ops) {
+          if (!Array.isArray(ops)) throw new Error("the operations are not an array");
+          for (const op of ops) value = applyOperation(value, op);
+          return value;
+        }
+
+        function applyOperation(root, op) {
+          const path = op && Array.isArray(op.path) ? op.path : null;
+          if (path === null) throw new Error("an operation without a path");
+          switch (op.op) {
+            case "replace":
+              if (!("value" in op)) throw new Error("replace without a value");
+              return updateAt(root, path, 0, () => op.value);
+            case "add":
+            case "remove": {
+              const field = path[path.length - 1];
+              if (typeof field !== "string") throw new Error("a field change whose path does not end with a field");
+              if (op.op === "add" && !("value" in op)) throw new Error("add without a value");
+              return updateAt(root, path.slice(0, -1), 0, parent => {
+                if (!isObject(parent)) throw new Error("a field change in something not an object");
+                const copy = { ...parent };
+                if (op.op === "add") copy[field] = op.value;
+                else if (!Object.hasOwn(copy, field)) throw new Error("no field \"" + field + "\" to remove");
+                else delete copy[field];
+                return copy;
+              });
+            }
+            case "keyed":
+              return updateAt(root, path, 0, list => applyKeyed(list, op));
+            default:
+              throw new Error("an unknown operation " + JSON.stringify(op.op));
+          }
+        }
+
+        function isObject(value) { return value !== null && typeof value === "object" && !Array.isArray(value); }
+
+        // `fn` applied at `path` inside `value`, copying only the objects and arrays on the path.
+        function updateAt(value, path, index, fn) {
+          if (index === path.length) return fn(value);
+          const step = path[index];
+          if (typeof step === "string") {
+            if (!isObject(value) || !Object.hasOwn(value, step)) throw new Error("no field \"" + step + "\" on the path");
+            return { ...value, [step]: updateAt(value[step], path, index + 1, fn) };
+          }
+          if (Number.isInteger(step) && Array.isArray(value) && step >= 0 && step < value.length) {
+            const copy = value.slice();
+            copy[step] = updateAt(value[step], path, index + 1, fn);
+            return copy;
+          }
+          throw new Error("no element " + JSON.stringify(step) + " on the path");
+        }
+
+        function keyOf(element, by) {
+          if (by === null) return typeof element === "string" ? element : undefined;
+          return isObject(element) && (typeof element[by] === "string" || Number.isInteger(element[by])) ? element[by] : undefined;
+        }
+
+        // A keyed array's changes: removals, then placements in order (each right after the element
+        // keyed `after`, or first), then changes inside elements, all by key.
+        function applyKeyed(list, op) {
+          if (!Array.isArray(list)) throw new Error("a keyed change to something not an array");
+          const by = typeof op.by === "string" ? op.by : null;
+          const byKey = new Map();
+          for (const element of list) {
+            const key = keyOf(element, by);
+            if (key === undefined) throw new Error("an element without a key");
+            byKey.set(key, element);
+          }
+          const leaving = new Set(op.remove || []);
+          for (const key of op.remove || []) if (!byKey.has(key)) throw new Error("no element keyed " + JSON.stringify(key) + " to remove");
+          for (const place of op.place || []) if (!("value" in place)) leaving.add(place.key);
+          const result = list.filter(element => !leaving.has(keyOf(element, by)));
+          const find = key => result.findIndex(element => keyOf(element, by) === key);
+          for (const place of op.place || []) {
+            let element;
+            if ("value" in place) element = place.value;
+            else if (byKey.has(place.key)) element = byKey.get(place.key);
+            else throw new Error("no element keyed " + JSON.stringify(place.key) + " to move");
+            let at = 0;
+            if (place.after !== null && place.after !== undefined) {
+              const index = find(place.after);
+              if (index < 0) throw new Error("no element keyed " + JSON.stringify(place.after) + " to place after");
+              at = index + 1;
+            }
+            result.splice(at, 0, element);
+          }
+          for (const change of op.change || []) {
+            const index = find(change.key);
+            if (index < 0) throw new Error("no element keyed " + JSON.stringify(change.key) + " to change");
+            result[index] = applyDelta(result[index], change.ops);
+          }
+          return result;
         }
 
         // Whether an answer is a redirect (a session another coordinator owns): opaque in a

@@ -27,6 +27,9 @@ public struct GatewayOptions: Sendable {
     /// The pages' origins that may call the API across origins (CORS, `gateway.allowed_origins`):
     /// pages served by another coordinator of spread sessions following their session here.
     public var allowedOrigins: [GatewayOrigin]
+    /// How the rendering stream paces each client (`gateway.stream_window`,
+    /// `gateway.stream_tick_ms`).
+    public var stream: GatewayStreamPacing
 
     /// Creates options. `metricsFactory` defaults to the process's bootstrapped factory (a no-op
     /// one unless the daemon bootstrapped Prometheus); tests pass a factory over their own
@@ -34,8 +37,9 @@ public struct GatewayOptions: Sendable {
     public init(
         address: GatewayAddress, bearerToken: String? = nil, assets: [WebAsset] = [],
         metricsRegistry: PrometheusCollectorRegistry? = nil, metricsFactory: (any MetricsFactory)? = nil, maxEventBytes: Int = 1 << 20,
-        limits: GatewayLimits = GatewayLimits(), allowedOrigins: [GatewayOrigin] = []
+        limits: GatewayLimits = GatewayLimits(), allowedOrigins: [GatewayOrigin] = [], stream: GatewayStreamPacing = GatewayStreamPacing()
     ) {
+        self.stream = stream
         self.limits = limits
         self.allowedOrigins = allowedOrigins
         self.address = address

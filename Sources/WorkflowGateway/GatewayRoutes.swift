@@ -12,8 +12,8 @@ import WorkflowRemote
 ///
 /// | route | answers |
 /// |---|---|
-/// | `GET /api/rendering` | the latest settled rendering: `{"children": […], "rendering": …, "root": …, "sequence": N}` (`children`: each remote child's status) |
-/// | `GET /api/renderings` (WebSocket) | that message for every settled rendering; newest wins for a slow client (426 without an upgrade; a text frame that is not UTF-8 closes it with 1007) |
+/// | `GET /api/rendering` | the latest settled rendering: `{"children": […], "rendering": …, "root": …, "sequence": N}` (`children`: each remote child's status), `ETag` its sequence; 304 to `If-None-Match` naming it |
+/// | `GET /api/renderings` (WebSocket) | that message for every settled rendering; newest wins for a slow client (426 without an upgrade; a text frame that is not UTF-8 closes it with 1007); with `?deltas=1` (and `since=N` to resume), the changes after a first whole frame (`RenderingStreamClient`) |
 /// | `POST /api/events/{token}` | the JSON body (`Content-Type: application/json`) sent to the sink the token names: 202, or 400/404/410/413/415/429 |
 /// | `GET /api/tree` | the distributed tree and the workers (`ClusterTreeInspection`) |
 /// | `GET /health/live`, `GET /health/ready` | probes: 200 or 503 with a JSON report |
@@ -58,15 +58,15 @@ package enum GatewayRoutes {
         router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
         let treeRoutes = TreeRoutes(runtime: runtime, configuration: configuration, options: options, metrics: metrics, logger: logger)
 
-        router.get("/api/rendering") { _, _ in
-            await treeRoutes.rendering(of: session, scope: .shared)
+        router.get("/api/rendering") { request, _ in
+            await treeRoutes.rendering(of: session, scope: .shared, request: request)
         }
 
-        let feed = RenderingFeed(session: session, runtime: runtime, scope: .shared)
+        let feed = RenderingFeed(session: session, runtime: runtime, scope: .shared, kept: options.stream.window)
         router.ws(RouterPath(renderingsPath)) { request, _ in
             try TreeRoutes.upgrade(request)
-        } onUpgrade: { inbound, outbound, _ in
-            try await treeRoutes.stream(feed.subscribe(), inbound: inbound, outbound: outbound)
+        } onUpgrade: { inbound, outbound, context in
+            try await treeRoutes.stream(feed, request: TreeRoutes.streamRequest(context.request), inbound: inbound, outbound: outbound)
         }
 
         router.post("/api/events/{token}") { request, context -> Response in
@@ -78,7 +78,9 @@ package enum GatewayRoutes {
         }
 
         if let sessions {
-            SessionRoutes(directory: sessions, sharedRoot: session.name, tree: treeRoutes).add(to: router)
+            SessionRoutes(
+                directory: sessions, sharedRoot: session.name, tree: treeRoutes, feeds: SessionFeeds(runtime: runtime, kept: options.stream.window)
+            ).add(to: router)
         }
 
         router.get("/health/live") { _, _ in

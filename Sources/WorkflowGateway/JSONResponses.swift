@@ -7,11 +7,12 @@ import NIOCore
 enum JSONResponses {
     static let contentType = "application/json; charset=utf-8"
 
-    /// A response whose body is `bytes`, as JSON.
+    /// A response whose body is `bytes`, as JSON (not stored by caches unless `headers` says
+    /// otherwise).
     static func bytes(_ bytes: some Sequence<UInt8>, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = contentType
-        fields[.cacheControl] = "no-store"
+        if fields[.cacheControl] == nil { fields[.cacheControl] = "no-store" }
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: Array(bytes))))
     }
 
@@ -43,19 +44,31 @@ enum JSONResponses {
 /// Built by splicing the session's bytes (already JSON, tokens included) into a small envelope,
 /// so a rendering is encoded once however many clients read it.
 enum RenderingMessage {
-    static func bytes(root: String, sequence: UInt64, json: Data, children: [ChildStatusJSON]) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    /// The message; with `deltas`, it also says the delta version the stream speaks to this
+    /// client (`"deltas": 1`: the messages after it may be changes) and the stream's run (what
+    /// it resumes from).
+    static func bytes(root: String, sequence: UInt64, json: Data, children: [ChildStatusJSON], deltas: (version: Int, run: String)? = nil)
+        -> [UInt8]
+    {
         var out: [UInt8] = []
         out.reserveCapacity(json.count + root.utf8.count + 64 + children.count * 128)
         out += Array(#"{"children":"#.utf8)
-        out += Array((try? encoder.encode(children)) ?? Data("[]".utf8))
+        out += childrenBytes(children)
+        if let deltas { out += Array(#","deltas":\#(deltas.version)"#.utf8) }
         out += Array(#","rendering":"#.utf8)
         out += json.isEmpty ? Array("null".utf8) : Array(json)
         out += Array(#","root":"#.utf8)
         out += Array((try? JSONEncoder().encode(root)) ?? Data("\"\"".utf8))
+        if let deltas { out += Array(#","run":"#.utf8) + Array((try? JSONEncoder().encode(deltas.run)) ?? Data("\"\"".utf8)) }
         out += Array(#","sequence":\#(sequence)}"#.utf8)
         return out
+    }
+
+    /// The children's statuses as a JSON array (keys sorted).
+    static func childrenBytes(_ children: [ChildStatusJSON]) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array((try? encoder.encode(children)) ?? Data("[]".utf8))
     }
 }
 

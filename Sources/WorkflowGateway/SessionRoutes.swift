@@ -29,11 +29,14 @@ struct SessionRoutes: Sendable {
     /// The root a session is of when its creator names none.
     let sharedRoot: String
     let tree: TreeRoutes
+    /// The rendering feeds of the sessions clients stream.
+    let feeds: SessionFeeds
 
     func add<Context: WebSocketRequestContext>(to router: MethodRecordingRouter<Context>) {
         let directory = directory
         let tree = tree
         let sharedRoot = sharedRoot
+        let feeds = feeds
 
         router.post("/api/sessions") { request, _ -> Response in
             let body: Data
@@ -59,7 +62,7 @@ struct SessionRoutes: Sendable {
         }
 
         router.get("/api/sessions/{id}/rendering") { request, context -> Response in
-            await Self.using(directory, request, context) { session, id in await tree.rendering(of: session, scope: .session(id)) }
+            await Self.using(directory, request, context) { session, id in await tree.rendering(of: session, scope: .session(id), request: request) }
         }
 
         router.ws("/api/sessions/{id}/renderings") { request, _ in
@@ -72,7 +75,8 @@ struct SessionRoutes: Sendable {
             do throws(SessionError) {
                 // The open stream holds the session: it stays active while its client watches.
                 try await directory.use(id) { session in
-                    try? await tree.stream(tree.messages(of: session, scope: .session(id)), inbound: inbound, outbound: outbound)
+                    try? await tree.stream(
+                        feeds.feed(of: session, id: id), request: TreeRoutes.streamRequest(context.request), inbound: inbound, outbound: outbound)
                 }
             } catch {
                 try await outbound.close(.unexpectedServerError, reason: Self.closeReason(for: error))

@@ -16,56 +16,40 @@ struct TreeRoutes: Sendable {
     let metrics: GatewayMetrics
     let logger: Logger
 
-    /// The latest settled rendering with its children's statuses.
-    func rendering(of session: any ClusterRootSession, scope: TreeScope) async -> Response {
-        JSONResponses.bytes(await RenderingFeed.message(session: session, rendering: session.latestRendering, runtime: runtime, scope: scope))
+    /// The latest settled rendering with its children's statuses, its sequence as its `ETag`:
+    /// a request whose `If-None-Match` names that sequence (the client has it) is answered 304.
+    func rendering(of session: any ClusterRootSession, scope: TreeScope, request: Request) async -> Response {
+        let latest = session.latestRendering
+        let tag = RenderingETag(sequence: latest.sequence)
+        if tag.isMatched(by: request.headers[.ifNoneMatch]) {
+            return Response(status: .notModified, headers: [.eTag: tag.text, .cacheControl: "no-cache"])
+        }
+        let message = await RenderingFeed.message(session: session, rendering: latest, runtime: runtime, scope: scope)
+        // Kept, but asked again each time: a browser's own reads are conditional too.
+        return JSONResponses.bytes(message, headers: [.eTag: tag.text, .cacheControl: "no-cache"])
     }
 
     /// Whether a request to a stream path may become a WebSocket: a plain GET (no upgrade) is
     /// told what the path needs (426, RFC 9110 §15.5.22).
+    /// A stream request whose query is not as docs/WIRE-PROTOCOL.md says is answered 400.
     static func upgrade(_ request: Request) throws -> RouterShouldUpgrade {
         guard request.headers[.upgrade]?.lowercased().contains("websocket") == true else { throw UpgradeRequired() }
+        _ = try StreamRequest(request)
         return .upgrade([:])
     }
 
-    /// Writes each message of `messages` to a WebSocket client until either side ends.
-    func stream(_ messages: AsyncStream<[UInt8]>, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    /// Serves one WebSocket client of `feed` as its request asks (`RenderingStreamClient`) until
+    /// either side ends.
+    func stream(_ feed: RenderingFeed, request: StreamRequest, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         metrics.streamClients.increment()
         defer { metrics.streamClients.decrement() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // The client's side: read (and ignore) until it closes. A text message that is
-                // not UTF-8 throws, and the stream closes with 1007.
-                for try await _ in inbound.messages(maxSize: 1 << 16) {}
-            }
-            group.addTask {
-                // One buffer of one per client: a slow client skips renderings.
-                for await bytes in messages {
-                    do {
-                        try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
-                    } catch {
-                        return
-                    }
-                }
-            }
-            defer { group.cancelAll() }
-            try await group.next()
-        }
+        let client = RenderingStreamClient(feed: feed, request: request, window: options.stream.window, tick: options.stream.tick)
+        try await client.serve(inbound: inbound, outbound: outbound)
     }
 
-    /// The messages of one stream client of `session`, each built when the rendering arrives
-    /// (a session has a client or two; the shared root shares one `RenderingFeed`).
-    func messages(of session: any ClusterRootSession, scope: TreeScope) -> AsyncStream<[UInt8]> {
-        let runtime = runtime
-        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let task = Task {
-            for await rendering in session.renderings() {
-                continuation.yield(await RenderingFeed.message(session: session, rendering: rendering, runtime: runtime, scope: scope))
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+    /// What a stream request asks (read again once upgraded: it was checked before).
+    static func streamRequest(_ request: Request) -> StreamRequest {
+        (try? StreamRequest(request)) ?? StreamRequest()
     }
 
     /// Sends the request's JSON body as an event to the sink its `{token}` names in `session`.
@@ -81,6 +65,9 @@ struct TreeRoutes: Sendable {
             metrics.event(result: refusal.code)
             return refusal.response
         }
+        // The rendering the event follows: one after it shows it (a page marks the click as
+        // waiting until then).
+        let after = session.latestRendering.sequence
         do throws(RootEventError) {
             try await session.send(event: json, to: token)
         } catch {
@@ -91,7 +78,7 @@ struct TreeRoutes: Sendable {
             return GatewayRoutes.response(for: error)
         }
         metrics.event(result: "sent")
-        return JSONResponses.encoded(EventAccepted(result: "sent", token: token), status: .accepted)
+        return JSONResponses.encoded(EventAccepted(after: after, result: "sent", token: token), status: .accepted)
     }
 
     /// The tree's inspection (`ClusterTreeInspection`); the shared root's lists the sessions too.
@@ -129,7 +116,10 @@ struct TreeRoutes: Sendable {
         }
     }
 
+    /// `{"after": N, "result": "sent", "token": …}`: `after`, the latest rendering's sequence
+    /// as the event arrived, before it was handed to its sink (a later rendering shows it).
     struct EventAccepted: Codable, Sendable {
+        var after: UInt64
         var result: String
         var token: String
     }

@@ -53,4 +53,26 @@ struct GatewayLimitsConfigurationTests {
         bad[.gatewayIdleTimeout] = "soon"
         await #expect(throws: ClusterConfigurationError.self) { _ = try await ClusterSettings.load(file: file, overrides: bad, environment: [:]) }
     }
+
+    @Test("the stream's pacing: stream_window and stream_tick_ms from the file, WORKFLOW_GATEWAY_STREAM_* and the flags; defaults 16 and 16 ms; bad values name their key")
+    func streamPacing() async throws {
+        #expect(try GatewayConfigurationTests.parse("{}").gateway.stream == GatewayStreamPacing(window: 16, tick: .milliseconds(16)))
+        let pacing = try GatewayConfigurationTests.parse(#"{"stream_window": 4, "stream_tick_ms": 0}"#).gateway.stream
+        #expect(pacing == GatewayStreamPacing(window: 4, tick: .zero))
+        for (key, bad) in [("stream_window", "0"), ("stream_tick_ms", "-1"), ("stream_window", #""8""#)] {
+            let error = GatewayConfigurationTests.error { _ = try GatewayConfigurationTests.parse("{\"\(key)\": \(bad)}") }
+            #expect(error?.key == "gateway.\(key)", "\(key): \(bad)")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wf-gateway-pacing-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("cluster.json").path
+        try Data(#"{"coordinator": {"endpoint": "ipc:///tmp/x"}, "gateway": {"listen": "127.0.0.1:0", "stream_window": 8}}"#.utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let environment = ["WORKFLOW_GATEWAY_STREAM_TICK_MS": "33"]
+        var flags = ClusterOverrides()
+        flags[.gatewayStreamWindow] = "2"
+        let loaded = try await ClusterSettings.load(file: file, overrides: flags, environment: environment).configuration.gateway.stream
+        #expect(loaded == GatewayStreamPacing(window: 2, tick: .milliseconds(33)))
+    }
 }

@@ -111,6 +111,44 @@ struct SessionRouteTests {
         }
     }
 
+    @Test("a session's rendering answers If-None-Match with 304; its stream sends changes after a first whole frame, and a reconnection resumes with changes")
+    func sessionDeltasAndConditionalReads() async throws {
+        let fixture = try await Fixture("gw-sess-delta")
+        try await fixture.application().test(.live) { client in
+            let id = try await Self.create(client)
+            let first = try await Self.rendering(client, fixture, id, count: 0)
+            let token = try #require(first.rendering.c.onIncrement)
+            let tag = "\"\(first.sequence)\""
+            try await client.execute(uri: "/api/sessions/\(id)/rendering", method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .notModified && response.headers[.eTag] == tag)
+            }
+            let applied = Mutex(RenderingDeltaStreamTests.Applied())
+            _ = try await withSafetyTimeout("a whole frame, then changes") {
+                try await client.ws("/api/sessions/\(id)/renderings?deltas=1") { inbound, outbound, _ in
+                    var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    var stream = RenderingDeltaStreamTests.Applied()
+                    let sequence = try stream.apply(try #require(try await iterator.next()))
+                    try await outbound.write(.text(#"{"ack":\#(sequence)}"#))
+                    let (status, _) = try await Self.post(client, "/api/sessions/\(id)/events/\(Self.escaped(token))", "2")
+                    #expect(status == .accepted)
+                    while !stream.rendering.bytesText.contains(#""count":2"#) {
+                        _ = try stream.apply(try #require(try await iterator.next()))
+                    }
+                    applied.withLock { $0 = stream }
+                }
+            }
+            let seen = applied.withLock { $0 }
+            #expect(seen.whole == 1 && seen.deltas >= 1, "one whole frame, then changes")
+            try await client.execute(uri: "/api/sessions/\(id)/rendering", method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .ok, "the client's sequence is no longer the latest")
+            }
+            let resumed = try await RenderingDeltaStreamTests.firstMessage(
+                client, "deltas=1&since=\(seen.sequence)&run=\(seen.run)", path: "/api/sessions/\(id)/renderings", to: seen)
+            #expect(resumed.whole == 1 && resumed.deltas == seen.deltas + 1, "resumed with changes (none missed)")
+        }
+        await fixture.stop()
+    }
+
     @Test("two sessions are two trees: an event in one changes only it, each has its own remote child, tokens never cross")
     func sessionsAreIsolated() async throws {
         let fixture = try await Fixture("gw-sess-iso")

@@ -284,6 +284,18 @@ extension ClusterSetting {
         if case .origins(let origins) = $1 { $0.configuration.gateway.allowedOrigins = origins }
     }
 
+    package static let gatewayStreamWindow = ClusterSetting(
+        "gateway.stream_window", flag: "--gateway-stream-window", environment: "WORKFLOW_GATEWAY_STREAM_WINDOW", kind: .count(atLeast: 1),
+        default: "16", reader: .coordinator,
+        help: "The most rendering-stream messages a client asking for deltas may leave unacknowledged (then it gets nothing until it acknowledges, and then one message to the latest); also how many recent frames each stream keeps for a client resuming with a delta."
+    ) { $0.configuration.gateway.stream.window = $1.integer }
+
+    package static let gatewayStreamTick = ClusterSetting(
+        "gateway.stream_tick_ms", flag: "--gateway-stream-tick-ms", environment: "WORKFLOW_GATEWAY_STREAM_TICK_MS",
+        kind: .milliseconds(atLeast: 0), default: "16", reader: .coordinator,
+        help: "The shortest time between two rendering-stream messages to one client: faster renderings reach it as one message to the latest (0: no pause)."
+    ) { $0.configuration.gateway.stream.tick = $1.milliseconds }
+
     package static let placement = ClusterSetting(
         "placement", kind: .structured("an array of placement rules"), default: "none", reader: .coordinator,
         help: "Rules in order, first match wins: match (a module-qualified type name or a glob over type names and node paths), then worker: NAME, or pool: NAME with strategy least-loaded (default) or hashed, or strategy any / local. No matching rule: the child runs in the coordinator."
@@ -297,7 +309,7 @@ extension ClusterSetting {
         allowPlaintextOnNetwork, storeKind, storePath, storeURL, storeSync, storeMaxCommitBatch, storeLease, sessionsIdleTimeout, sessionsMax,
         sessionsMaxCreationsPerSecond, sessionsSpreadLease, sessionsAdvertisedURL, sessionsEnabled, snapshotFile, snapshotInterval, logLevel,
         logFormat, gatewayListen, gatewayBearerTokenFile, gatewayHeaderTimeout, gatewayBodyTimeout, gatewayIdleTimeout, gatewayMaxConnections,
-        gatewayAllowedOrigins, placement,
+        gatewayAllowedOrigins, gatewayStreamWindow, gatewayStreamTick, placement,
     ]
 
     /// The setting whose key is `key`.

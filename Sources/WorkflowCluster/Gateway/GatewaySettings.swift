@@ -18,12 +18,15 @@ package struct GatewaySettings: Sendable, Equatable {
     /// The pages' origins allowed to call the API across origins (`allowed_origins`): a page
     /// served by one coordinator following its session to another's address. Empty: none.
     package var allowedOrigins: [GatewayOrigin]
+    /// How the rendering stream paces each client (`stream_window`, `stream_tick_ms`).
+    package var stream: GatewayStreamPacing
 
     /// Creates settings; by default there is no gateway.
     package init(
         listen: GatewayAddress? = nil, bearerTokenFile: String? = nil, limits: GatewayLimits = GatewayLimits(),
-        allowedOrigins: [GatewayOrigin] = []
+        allowedOrigins: [GatewayOrigin] = [], stream: GatewayStreamPacing = GatewayStreamPacing()
     ) {
+        self.stream = stream
         self.listen = listen
         self.bearerTokenFile = bearerTokenFile
         self.limits = limits

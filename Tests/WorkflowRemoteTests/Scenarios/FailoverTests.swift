@@ -106,18 +106,6 @@ final class Progress: Sendable {
     }
 }
 
-/// A small seeded generator, so the kill moments of a failing run can be reproduced.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Heartbeats both ways: a worker rejoins a parent that restarted (told by RECONNECT), and a
 /// worker whose parent goes silent reconnects on a fresh socket.

@@ -1,3 +1,5 @@
+import RemoteTestSupport
+
 /// The simulator's only source of randomness: the tests' seeded `SplitMix64`, so a seed replays
 /// exactly.
 struct SimulationRandom {

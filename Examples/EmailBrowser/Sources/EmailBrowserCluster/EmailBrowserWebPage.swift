@@ -8,7 +8,8 @@ import WorkflowCluster
 /// root instead. It draws the inbox and the message pane from each rendering, labels
 /// each pane with the process that rendered it, sends a click as an event to the inbox's
 /// `onMessageSelected` sink, and shows a pane whose worker is gone as unavailable (from the
-/// children's statuses each rendering message carries) until it comes back. It belongs to the
+/// children's statuses each rendering message carries) until it comes back. A click not yet
+/// shown by a rendering (`client.pending`) is marked as waiting. It belongs to the
 /// email browser, not to the gateway, which serves any application's assets.
 public enum EmailBrowserWebPage {
     /// The page, served at `/`.
@@ -35,13 +36,14 @@ public enum EmailBrowserWebPage {
           li button { width: 100%; text-align: left; border: 0; border-bottom: 1px solid #edf0f4; background: none; padding: 10px 14px;
                       font: inherit; cursor: pointer; } li button:hover { background: #f2f6ff; }
           li button.selected { background: #dbe7ff; font-weight: 600; }
+          li button.pending { color: #6b7280; } li button.pending::after { content: " · waiting…"; font-size: 12px; }
           #message-body { padding: 14px 18px; white-space: pre-wrap; } #message-subject { font-size: 20px; margin: 0 0 8px; }
           .note { color: #6b7280; } .banner { padding: 8px 14px; background: #fee2e2; color: #991b1b; display: none; }
           section.down .banner { display: block; } section.down { border-color: #f87171; }
         </style>
         </head>
         <body>
-        <header><h1>Email browser</h1><span><span id="session"></span> · <span id="connection">connecting…</span><span id="click-outcome"></span></span><a href="/inspector" id="inspector-link">inspector</a></header>
+        <header><h1>Email browser</h1><span><span id="session"></span> · <span id="connection">connecting…</span><span id="pending"></span><span id="click-outcome"></span></span><a href="/inspector" id="inspector-link">inspector</a></header>
         <main>
           <section id="inbox-pane">
             <h2>Inbox <span class="by" id="inbox-by">–</span></h2>
@@ -76,6 +78,10 @@ public enum EmailBrowserWebPage {
           $("connection").textContent = client.state === "failed" ? "failed: " + client.error.message : connectionWords[client.state];
           $("session").textContent = client.sessionID ? "session " + client.sessionID.slice(0, 8) : "shared";
           document.body.dataset.session = client.sessionID || "";
+          // Clicks sent and not yet shown by a rendering (waiting for the coordinator, or for a
+          // worker to run the inbox): marked, so a click never looks ignored.
+          const waiting = new Set(client.pending.map(entry => entry.event));
+          $("pending").textContent = waiting.size ? " · " + waiting.size + (waiting.size === 1 ? " click" : " clicks") + " waiting" : "";
           if (client.rendering === null) return;
           const screen = client.rendering;
           document.body.dataset.sequence = client.sequence;
@@ -94,7 +100,8 @@ public enum EmailBrowserWebPage {
             const button = document.createElement("button");
             button.textContent = row.subject;
             button.dataset.id = row.id;
-            button.className = row.id === screen.message.messageID ? "selected" : "";
+            button.classList.toggle("selected", row.id === screen.message.messageID);
+            button.classList.toggle("pending", waiting.has(row.id));
             button.addEventListener("click", () => select(row.id));
             const item = document.createElement("li");
             item.append(button);
