@@ -19,7 +19,9 @@ struct SpreadSessionRaceTests {
     func takeoverCountsCreations() async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
         try await PrivatePostgres.with { server in
-            let plainA = try await Spread.spread(server.url, holder: "a")
+            // A runs no keeper: its lease term must outlast the test on a loaded machine, or
+            // A would rightly drop its sessions when it lapsed, and the limit would not be met.
+            let plainA = try await Spread.spread(server.url, holder: "a", lease: .seconds(600))
             let held = HeldLeaseStore(plainA.store)
             let spreadA = SessionSpread(store: held, holder: plainA.holder, settings: plainA.settings)
             let spreadB = try await Spread.spread(server.url, holder: "b")
@@ -60,7 +62,7 @@ struct SpreadSessionRaceTests {
     func takeoverDuringStop() async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
         try await PrivatePostgres.with { server in
-            let plainA = try await Spread.spread(server.url, holder: "a")
+            let plainA = try await Spread.spread(server.url, holder: "a", lease: .seconds(600))
             let held = HeldLeaseStore(plainA.store)
             let spreadA = SessionSpread(store: held, holder: plainA.holder, settings: plainA.settings)
             let spreadB = try await Spread.spread(server.url, holder: "b")
