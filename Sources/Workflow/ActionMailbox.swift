@@ -112,14 +112,7 @@ final class ActionMailbox: Sendable {
     /// Ends an inline drain: idle again if nothing arrived meanwhile, otherwise the loop's
     /// thread drains the rest (the sender's thread is not kept busy with other threads' values).
     func endInlineDrain() {
-        let jobs: DrainJobs? = state.withLock { state in
-            if state.deliveries.isEmpty {
-                state.drainScheduled = false
-                return nil
-            }
-            return state.drainJobs
-        }
-        if let jobs { loop.execute(jobs.drain) }
+        continueDraining(leftover: false)
     }
 
     /// Takes everything queued into `taken` (which must be empty; its storage becomes the
@@ -135,21 +128,6 @@ final class ActionMailbox: Sendable {
             swap(&state.deliveries, &taken)
             return true
         }
-    }
-
-    /// Ends a drain job's batch: idle if nothing arrived meanwhile, otherwise another drain job
-    /// is queued for the rest (the mailbox stays scheduled), so the loop runs the jobs queued
-    /// before it first. Held drains (`holdDrains`) are left to `releaseDrains`.
-    func continueDraining() {
-        let jobs: DrainJobs? = state.withLock { state in
-            guard !state.held else { return nil }
-            if state.deliveries.isEmpty {
-                state.drainScheduled = false
-                return nil
-            }
-            return state.drainJobs
-        }
-        if let jobs { loop.execute(jobs.drain) }
     }
 
     /// Ends a drain job's slice: idle if nothing is left or arrived meanwhile, otherwise another

@@ -19,11 +19,7 @@ struct SpreadSessionRaceTests {
     func takeoverCountsCreations() async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
         try await PrivatePostgres.with { server in
-            // A runs no keeper: its lease term must outlast the test on a loaded machine, or
-            // A would rightly drop its sessions when it lapsed, and the limit would not be met.
-            let plainA = try await Spread.spread(server.url, holder: "a", lease: .seconds(600))
-            let held = HeldLeaseStore(plainA.store)
-            let spreadA = SessionSpread(store: held, holder: plainA.holder, settings: plainA.settings)
+            let (held, spreadA) = try await Self.heldSpread(server.url)
             let spreadB = try await Spread.spread(server.url, holder: "b")
             let a = try await SessionRouteTests.Fixture("gw-race-la", settings: SessionSettings(maxSessions: 2), spread: spreadA)
             let b = try await SessionRouteTests.Fixture("gw-race-lb", spread: spreadB)
@@ -50,7 +46,7 @@ struct SpreadSessionRaceTests {
             }
             await a.stop()
             await b.stop()
-            await plainA.store.close()
+            await held.base.close()
             await spreadB.store.close()
             try outcome.get()
         }
@@ -62,9 +58,7 @@ struct SpreadSessionRaceTests {
     func takeoverDuringStop() async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("spread sessions test skipped: \(reason)") }
         try await PrivatePostgres.with { server in
-            let plainA = try await Spread.spread(server.url, holder: "a", lease: .seconds(600))
-            let held = HeldLeaseStore(plainA.store)
-            let spreadA = SessionSpread(store: held, holder: plainA.holder, settings: plainA.settings)
+            let (held, spreadA) = try await Self.heldSpread(server.url)
             let spreadB = try await Spread.spread(server.url, holder: "b")
             let spreadC = try await Spread.spread(server.url, holder: "c")
             let a = try await SessionRouteTests.Fixture("gw-race-sa", spread: spreadA)
@@ -95,9 +89,18 @@ struct SpreadSessionRaceTests {
             await a.stop()
             await b.stop()
             await c.stop()
-            for store in [plainA.store, spreadB.store, spreadC.store] { await store.close() }
+            for store in [held.base, spreadB.store, spreadC.store] { await store.close() }
             try outcome.get()
         }
+    }
+
+    /// Coordinator A's part in the spread sessions of the database at `url`, through a store
+    /// the test can hold. A runs no keeper: its lease term outlasts the test on a loaded machine
+    /// (once it lapsed, A would rightly drop its sessions, and the race would not be played).
+    static func heldSpread(_ url: String) async throws -> (HeldLeaseStore, SessionSpread) {
+        let plain = try await Spread.spread(url, holder: "a", lease: .seconds(600))
+        let held = HeldLeaseStore(plain.store)
+        return (held, SessionSpread(store: held, holder: plain.holder, settings: plain.settings))
     }
 
     /// The outcome of `body`, so a test's cleanup runs whatever happened.
@@ -123,7 +126,8 @@ final class HeldLeaseStore: SessionLeaseStore {
         case checkpointRead
     }
 
-    private let base: any SessionLeaseStore
+    /// The wrapped store (the test closes it).
+    let base: any SessionLeaseStore
     private let gate = Gate()
 
     init(_ base: any SessionLeaseStore) {
