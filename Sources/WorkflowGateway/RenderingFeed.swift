@@ -108,7 +108,10 @@ final class RenderingFeed: Sendable {
         }
         let changes = JSONDelta.between(old, new)
         let message = frame.deltaMessage(from: base, changes: changes, childrenChanged: childrenChanged)
-        let useful = message.count < frame.rendering.count + 64 ? message : nil
+        // Against the whole message (the children's statuses included, which a delta carries
+        // when they changed, as after a restart).
+        let whole = frame.rendering.count + (childrenChanged ? RenderingMessage.childrenBytes(frame.children).count : 0) + 64
+        let useful = message.count < whole ? message : nil
         history.withLock { history in
             if history.deltasTo != frame.sequence {
                 history.deltas = [:]
