@@ -141,7 +141,7 @@ let package = Package(
         .executableTarget(
             name: "session-bench",
             dependencies: [
-                "RemoteTestSupport", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowClusterTesting", "WorkflowRemote",
+                "RemoteTestSupport", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowClusterTesting", "WorkflowGateway", "WorkflowRemote",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),

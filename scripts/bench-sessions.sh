@@ -28,6 +28,13 @@
 #   Then the coordinator is stopped and started again on the same store, which resumes every
 #   session passivated (memory per passivated session).
 #
+# Deltas against whole frames (COMPARE=deltas, one coordinator on STORE): EVENT_SESSIONS sessions
+# created, then RATE events/s over them for SECONDS_EACH s with their WebSocket clients taking
+# whole frames, then the same with deltas (`?deltas=1`, applied and acknowledged), twice in turn;
+# each run's coordinator CPU per accepted event (utime+stime over the run, streams' connections
+# included) and POST → rendering p50/p99, the deltas' beside the whole frames' of the same round.
+#   COMPARE=deltas scripts/bench-sessions.sh
+#
 # Several coordinators (COORDINATORS=N > 1, spread mode: OPERATIONS, "Sessions spread over several
 # coordinators"): a private PostgreSQL (initdb as user postgres, its data and unix socket in a
 # temporary directory of its own), N coordinators on it, each with its own gateway (PORT, PORT+1,
@@ -216,12 +223,17 @@ start_postgres() {
   pg_url="postgres://postgres@/postgres?host=$pg_dir&port=$PORT"
 }
 
+# The "store" section of one coordinator's configuration (STORE, SYNC, BATCH).
+store_json() {
+  echo "{ \"kind\": \"$STORE\", \"path\": \"store.sqlite\"${SYNC:+, \"sync\": \"$SYNC\"}${BATCH:+, \"max_commit_batch\": $BATCH} }"
+}
+
 # One coordinator on SQLite (or no store): the sessions created in two steps around the baseline
 # events, the events with all held and to the shared root, then a restart on the store.
 one_coordinator() {
   local url first
   url=$(gateway_url 0)
-  write_config "$dir/cluster.json" 0 "{ \"kind\": \"$STORE\", \"path\": \"store.sqlite\"${SYNC:+, \"sync\": \"$SYNC\"}${BATCH:+, \"max_commit_batch\": $BATCH} }"
+  write_config "$dir/cluster.json" 0 "$(store_json)"
   start_coordinator "$dir/cluster.json" coordinator
   workers=()
   start_workers "$dir/cluster.json" 0
@@ -263,6 +275,36 @@ one_coordinator() {
   measure listed listed_sessions "$url"
 }
 
+# events_cpu whole|deltas: one events run over the first EVENT_SESSIONS sessions, their streams
+# taking whole frames or deltas; its summary with the coordinator's CPU seconds over it.
+events_cpu() {
+  local before after result
+  before=$(cpu_ticks "$coordinator")
+  result=$(SESSION_BENCH_DELTAS=$([[ $1 == deltas ]] && echo 1 || echo 0) load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH")
+  after=$(cpu_ticks "$coordinator")
+  python3 -c 'import json, os, sys
+result = json.loads(sys.argv[1])
+result["cpu_seconds"] = (int(sys.argv[3]) - int(sys.argv[2])) / os.sysconf("SC_CLK_TCK")
+print(json.dumps(result))' "$result" "$before" "$after"
+}
+
+# COMPARE=deltas: the same events with whole frames and with deltas, twice in turn.
+compare_deltas() {
+  local url round
+  url=$(gateway_url 0)
+  write_config "$dir/cluster.json" 0 "$(store_json)"
+  start_coordinator "$dir/cluster.json" coordinator
+  workers=()
+  start_workers "$dir/cluster.json" 0
+  wait_ready "$url" workers
+  load create "$url" "$EVENT_SESSIONS" "$dir/ids" "$EVENT_SESSIONS" >/dev/null
+  settle
+  for round in 1 2; do
+    measure "whole_$round" events_cpu whole
+    measure "deltas_$round" events_cpu deltas
+  done
+}
+
 # COORDINATORS coordinators spreading sessions on a private PostgreSQL: sessions created on each,
 # events over all of them, coordinator 1 SIGKILLed and its sessions taken over by the others.
 spread_coordinators() {
@@ -299,12 +341,13 @@ spread_coordinators() {
   wait "${coordinators[0]}" 2>/dev/null || true
 }
 
-if ((COORDINATORS > 1)); then spread_coordinators; else one_coordinator; fi
+if [[ ${COMPARE:-} == deltas ]]; then compare_deltas; elif ((COORDINATORS > 1)); then spread_coordinators; else one_coordinator; fi
 
-python3 - "$dir/figures" "$COORDINATORS" "$RATE" "$EVENT_SESSIONS" "$LEASE_MS" <<'PY'
+python3 - "$dir/figures" "$COORDINATORS" "$RATE" "$EVENT_SESSIONS" "$LEASE_MS" "${COMPARE:-}" <<'PY'
 import json, os, sys
 figures = {name: json.loads(value) for name, value in (line.rstrip("\n").split(" ", 1) for line in open(sys.argv[1]))}
 coordinators, rate, event_sessions, lease_ms = map(int, sys.argv[2:6])
+compare = sys.argv[6]
 kib = lambda b: f"{b / 1024:.1f} KiB"
 mib = lambda b: f"{b / 1048576:.1f} MiB"
 ms = lambda v: f"{v:.1f} ms"
@@ -344,7 +387,20 @@ def creation_rows(steps, total):
     row(f"creation rate, all {created:,} (slowest tenth {per_s(slowest)})", per_s(created / seconds if seconds else 0),
         f"first 10 % {per_s(first)}", "≥ 2,000/s from start to end", slowest >= 2000 and created == total)
 
-if coordinators == 1:
+if compare == "deltas":
+    f = figures
+    per_event = lambda run: run["cpu_seconds"] / max(1, run["accepted"]) * 1e6
+    runs = []
+    for r in (1, 2):
+        whole, deltas = f[f"whole_{r}"], f[f"deltas_{r}"]
+        row(f"round {r}: events accepted/s over {event_sessions:,} sessions ({rate:,}/s offered)", per_s(deltas["accepted_per_second"]),
+            f"whole frames {per_s(whole['accepted_per_second'])}", f"{rate:,}/s", deltas["accepted_per_second"] >= 0.98 * rate and deltas["refused"] == 0)
+        row(f"round {r}: coordinator CPU per event, deltas", f"{per_event(deltas):.0f} µs", f"whole frames {per_event(whole):.0f} µs", "(report)", None)
+        row(f"round {r}: POST → WebSocket rendering p50, deltas", ms(deltas["p50_ms"]), f"whole frames {ms(whole['p50_ms'])}", "(report)", None)
+        row(f"round {r}: POST → WebSocket rendering p99, deltas", ms(deltas["p99_ms"]), f"whole frames {ms(whole['p99_ms'])}",
+            "≤ whole frames'", deltas["p99_ms"] <= whole["p99_ms"] and deltas["not_shown"] == 0)
+        runs += [(f"whole {r}", whole), (f"deltas {r}", deltas)]
+elif coordinators == 1:
     f = figures
     sessions = f["created_first"]["created"] + f["created_rest"]["created"]
     held = f["baseline_held"]

@@ -40,10 +40,12 @@ extension SessionLoad {
             await withTaskGroup(of: Void.self) { group in
                 for session in watched {
                     group.addTask {
-                        _ = try? await WebSocketClient.connect(url: session.gateway.webSocketURL(session.streamPath), logger: logger) { inbound, _, _ in
+                        _ = try? await WebSocketClient.connect(url: session.gateway.webSocketURL(session.streamPath), logger: logger) { inbound, outbound, _ in
                             for try await message in inbound.messages(maxSize: 1 << 20) {
                                 guard case .text(let text) = message else { continue }
-                                tally.shown(session.received(text, at: now()))
+                                let (shown, ack) = session.received(text, at: now())
+                                tally.shown(shown)
+                                if let ack { try await outbound.write(.text(#"{"ack":\#(ack)}"#)) }
                             }
                         }
                     }

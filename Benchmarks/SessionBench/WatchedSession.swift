@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import WorkflowGateway
 
 /// One tree the load sends events to (a session, or the shared root), as its WebSocket client
 /// sees it: the latest count and token, the events sent whose effect it has not shown yet, and
@@ -11,6 +12,10 @@ final class WatchedSession: Sendable {
     let gateway: GatewayConnections
     /// The session (`nil`: the shared root).
     let session: BenchSession?
+    /// Whether its stream sends changes after a first whole frame (`?deltas=1`, each applied
+    /// and acknowledged as the client library does) rather than whole frames: the environment's
+    /// `SESSION_BENCH_DELTAS=1`.
+    let deltas: Bool
 
     private struct State {
         var token: String?
@@ -23,26 +28,52 @@ final class WatchedSession: Sendable {
         var pending: [(expected: Int, postedAt: UInt64)] = []
         /// Events answered 202, and those answered otherwise or not at all.
         var answers = (accepted: 0, refused: 0)
+        /// The rendering the stream brought so far (a delta client's).
+        var rendering: JSONValue = .null
     }
     private let state = Mutex(State())
 
     /// `session` (`nil`: the shared root) on `gateway`.
-    init(_ session: BenchSession?, on gateway: GatewayConnections) {
+    init(_ session: BenchSession?, on gateway: GatewayConnections, deltas: Bool = ProcessInfo.processInfo.environment["SESSION_BENCH_DELTAS"] == "1") {
         self.session = session
         self.gateway = gateway
+        self.deltas = deltas
         api = session?.api ?? "/api"
     }
 
-    /// The path of its WebSocket rendering stream.
-    var streamPath: String { session == nil ? "/api/renderings" : api + "/renderings" }
+    /// The path of its WebSocket rendering stream (with its query).
+    var streamPath: String { (session == nil ? "/api/renderings" : api + "/renderings") + (deltas ? "?deltas=1" : "") }
     var isReady: Bool { state.withLock { $0.base != nil && $0.token != nil } }
     var outstanding: Int { state.withLock { $0.pending.count } }
     /// How its events were answered so far.
     var answers: (accepted: Int, refused: Int) { state.withLock { $0.answers } }
 
-    /// A rendering message arrived at `now`: the latencies of the events it shows.
-    func received(_ text: String, at now: UInt64) -> [UInt64] {
-        guard let counter = BoardFrame.decode(text)?.rendering.c, counter.count >= 0 else { return [] }
+    /// A rendering message arrived at `now`: the latencies of the events it shows, and the
+    /// sequence a delta client acknowledges.
+    func received(_ text: String, at now: UInt64) -> (shown: [UInt64], ack: UInt64?) {
+        guard deltas else {
+            guard let counter = BoardFrame.decode(text)?.rendering.c else { return ([], nil) }
+            return (shown(counter, at: now), nil)
+        }
+        guard let message = JSONValue(json: Data(text.utf8)), case .object(let object) = message,
+            case .integer(let sequence)? = object["sequence"]
+        else { return ([], nil) }
+        let rendering: JSONValue? = state.withLock { state in
+            if let ops = object["ops"] {
+                guard let changed = try? JSONDelta(wire: ops).applied(to: state.rendering) else { return nil }
+                state.rendering = changed
+            } else if let whole = object["rendering"] {
+                state.rendering = whole
+            }
+            return state.rendering
+        }
+        guard let rendering, let counter = BoardFrame.counter(in: rendering) else { return ([], UInt64(sequence)) }
+        return (shown(counter, at: now), UInt64(sequence))
+    }
+
+    /// The latencies of the events `counter` shows.
+    private func shown(_ counter: BoardFrame.Board.Counter, at now: UInt64) -> [UInt64] {
+        guard counter.count >= 0 else { return [] }
         return state.withLock { state in
             state.count = counter.count
             if let token = counter.onIncrement { state.token = token }

@@ -23,14 +23,19 @@ final class RenderingFeed: Sendable {
         /// The delta messages to the latest frame, by the sequence they start from.
         var deltas: [UInt64: [UInt8]] = [:]
         var deltasTo: UInt64 = 0
+        /// The frame kept with the restored checkpoint, whose children's statuses are not known
+        /// (a delta from it says them).
+        var restored: UInt64?
     }
 
     private let frames = LatestValueBroadcast<StreamFrame>()
     private let history = Mutex(History())
     private let kept: Int
-    /// This feed's name, random: a client resumes with a delta only from a frame of this feed
-    /// (`StreamRequest.run`).
-    let run = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    /// This feed's name: a client resumes with a delta only from a frame of this run
+    /// (`StreamRequest.run`). A durable tree's run is kept in its checkpoints
+    /// (`ResumableStream`), so it is the same after a restart, on a standby and after a
+    /// reactivation; another tree's is random.
+    let run: String
 
     /// Starts reading `session`'s renderings, keeping the `kept` latest frames; the feed ends
     /// when the session stops (then `ended` runs).
@@ -39,6 +44,17 @@ final class RenderingFeed: Sendable {
         ended: @escaping @Sendable () -> Void = {}
     ) {
         self.kept = max(1, kept)
+        let resumable = (session as? any ResumableRenderings)?.resumableStream
+        self.run = resumable?.run ?? String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        if let restored = resumable?.restored {
+            // The frame a client had when the coordinator stopped (the last committed one):
+            // a client resuming from it gets the changes after it.
+            let frame = StreamFrame(root: session.name, run: run, sequence: restored.sequence, rendering: restored.json, children: [])
+            history.withLock { history in
+                history.frames = [frame]
+                history.restored = restored.sequence
+            }
+        }
         Task { [self] in
             await self.follow(session: session, runtime: runtime, scope: scope)
             ended()
@@ -87,10 +103,15 @@ final class RenderingFeed: Sendable {
         case .unknown: break
         }
         guard let old = parsed(base), let new = parsed(frame.sequence, else: frame) else { return nil }
-        let baseChildren = history.withLock { history in history.frames.first { $0.sequence == base }?.children }
+        let childrenChanged = history.withLock { history in
+            history.restored == base || history.frames.first { $0.sequence == base }?.children != frame.children
+        }
         let changes = JSONDelta.between(old, new)
-        let message = frame.deltaMessage(from: base, changes: changes, childrenChanged: baseChildren != frame.children)
-        let useful = message.count < frame.rendering.count + 64 ? message : nil
+        let message = frame.deltaMessage(from: base, changes: changes, childrenChanged: childrenChanged)
+        // Against the whole message (the children's statuses included, which a delta carries
+        // when they changed, as after a restart).
+        let whole = frame.rendering.count + (childrenChanged ? RenderingMessage.childrenBytes(frame.children).count : 0) + 64
+        let useful = message.count < whole ? message : nil
         history.withLock { history in
             if history.deltasTo != frame.sequence {
                 history.deltas = [:]

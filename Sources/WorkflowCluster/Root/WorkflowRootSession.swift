@@ -10,7 +10,7 @@ import Synchronization
 /// records where the token delivers. So the JSON a client reads and the tokens it may send to
 /// always belong to the same rendering, and the coordinator needs no knowledge of the root's
 /// types. Typed code in the same process can still use `host` directly.
-public final class WorkflowRootSession<Root: Workflow & Sendable>: ClusterRootSession
+public final class WorkflowRootSession<Root: Workflow & Sendable>: ClusterRootSession, ResumableRenderings
 where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
     /// A settled rendering with its JSON form.
     struct Encoded: Sendable {
@@ -114,8 +114,12 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
                         let snapshot = host.snapshotOnLoop()
                         let rendering = unpublished.take()
                         durability.renderingTaken()
+                        let sequence = encoder.latestSequence
+                        // The JSON of the rendering of `sequence`, kept with the checkpoint.
+                        let kept = [rendering?.json, publishedJSON.latest, durability.restoredRendering].lazy.compactMap { $0 }
+                            .first { $0.sequence == sequence }
                         continuation.resume(
-                            returning: CheckpointCommitter.Capture(snapshot: snapshot, renderingSequence: encoder.latestSequence) {
+                            returning: CheckpointCommitter.Capture(snapshot: snapshot, renderingSequence: sequence, rendering: kept?.json) {
                                 guard let rendering else { return }
                                 published.publish(rendering)
                                 publishedJSON.publish(rendering.json)
@@ -124,6 +128,11 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
                 }
             }
         }
+    }
+
+    /// The stream's run and restored rendering, with a store.
+    package var resumableStream: ResumableStream? {
+        durability.map { ResumableStream(run: $0.streamRun, restored: $0.restoredRendering) }
     }
 
     /// The latest settled rendering as JSON (sequence 0 and `null` if none could be encoded yet).

@@ -34,12 +34,16 @@ package final class CheckpointCommitter: Sendable {
         package var snapshot: TreeSnapshot
         /// The sequence number of the latest rendering the snapshot reflects.
         package var renderingSequence: UInt64
+        /// That rendering's JSON, kept with the checkpoint (`CheckpointRendering`); `nil` when
+        /// it is not known.
+        package var rendering: Data?
         /// Hands that rendering to clients (called once the checkpoint is committed).
         package var publish: @Sendable () -> Void
 
-        package init(snapshot: TreeSnapshot, renderingSequence: UInt64, publish: @escaping @Sendable () -> Void) {
+        package init(snapshot: TreeSnapshot, renderingSequence: UInt64, rendering: Data? = nil, publish: @escaping @Sendable () -> Void) {
             self.snapshot = snapshot
             self.renderingSequence = renderingSequence
+            self.rendering = rendering
             self.publish = publish
         }
     }
@@ -74,6 +78,12 @@ package final class CheckpointCommitter: Sendable {
     package let origin: SessionOrigin?
     /// The checkpoint this tree started from (`nil`: it started fresh).
     package let restored: CoordinatorCheckpoint?
+    /// The tree's stream run, the same in every checkpoint of the tree (`CheckpointRendering.run`):
+    /// the restored checkpoint's, or a new one.
+    package let streamRun: String
+    /// The rendering kept with the restored checkpoint (of its `renderingSequence`), from which
+    /// a resuming client gets a delta; `nil` when it kept none.
+    package let restoredRendering: RootRenderingJSON?
     private let logger: Logger
     private let state: Mutex<State>
 
@@ -88,6 +98,18 @@ package final class CheckpointCommitter: Sendable {
         self.scope = scope
         self.origin = origin
         self.restored = restored
+        // The run goes on only with the frame of the restored sequence: without it, no client
+        // can resume from there, and a new run keeps a client's frame of this tree's earlier
+        // renderings from ever being taken for one of this run.
+        if let restored, let kept = CheckpointRendering.kept(in: restored.snapshot), kept.sequence == restored.renderingSequence,
+            let json = kept.rendering
+        {
+            self.streamRun = kept.run
+            self.restoredRendering = RootRenderingJSON(sequence: kept.sequence, json: json)
+        } else {
+            self.streamRun = CheckpointRendering.newRun()
+            self.restoredRendering = nil
+        }
         self.logger = logger
         self.state = Mutex(State(number: restored?.number ?? 0, acceptedEvents: restored?.acceptedEvents ?? 0))
     }
@@ -186,7 +208,8 @@ package final class CheckpointCommitter: Sendable {
     private func commit(_ capture: Capture, events: Int64) async -> Result<Void, CheckpointFailure> {
         let snapshot: Data
         do {
-            snapshot = try capture.snapshot.encoded()
+            snapshot = try CheckpointRendering.payload(
+                capture.snapshot, with: CheckpointRendering(run: streamRun, sequence: capture.renderingSequence, rendering: capture.rendering))
         } catch {
             return fail("the tree snapshot cannot be encoded: \(error)")
         }

@@ -68,6 +68,9 @@ struct RenderingStreamClient: Sendable {
             } else {
                 message = frame.wholeMessage(deltas: deltas)
             }
+            // Counted as sent before the write: the client may acknowledge it before the write
+            // returns here, and an acknowledgement of a sequence not (yet) sent closes the stream.
+            window.state.withLock { $0.sent(frame.sequence) }
             do {
                 try await outbound.write(.text(String(decoding: message, as: UTF8.self)))
             } catch {
@@ -75,7 +78,6 @@ struct RenderingStreamClient: Sendable {
             }
             sentAny = true
             base = frame.sequence
-            window.state.withLock { $0.sent(frame.sequence) }
             if tick > .zero { try await Task.sleep(for: tick) }
         }
     }

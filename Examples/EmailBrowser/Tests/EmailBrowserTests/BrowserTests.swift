@@ -94,7 +94,9 @@ struct BrowserTests {
                     try await browser.waitUntil("\(live) && document.querySelector('button[data-id=\"3\"]')")
                     try await browser.evaluate("document.querySelector('button[data-id=\"3\"]').click(); true")
                     try await browser.waitUntil(Self.selected(3))
-                    try await browser.evaluate("window.before = { token: workflowClient.rendering.inbox.onMessageSelected, sequence: workflowClient.sequence }; true")
+                    try await browser.evaluate(
+                        "window.before = { token: workflowClient.rendering.inbox.onMessageSelected, sequence: workflowClient.sequence,"
+                            + " whole: workflowClient.received.whole, delta: workflowClient.received.delta }; true")
                 }
             }
 
@@ -111,6 +113,10 @@ struct BrowserTests {
                 try await Chromium.drive(browserEndpoint) { browser in
                     try await browser.waitUntil("\(live) && workflowClient.connections >= 2 && \(Self.selected(3))")
                     #expect(try await browser.evaluate("workflowClient.sequence >= window.before.sequence") as? Bool == true, "the sequence never goes back")
+                    // The frame the page had is kept with the checkpoint: it resumes with a delta.
+                    #expect(
+                        try await browser.evaluate("workflowClient.received.whole === window.before.whole && workflowClient.received.delta > window.before.delta")
+                            as? Bool == true, "resumed with a delta, no whole frame")
                     // An earlier run's token: still delivered, or a distinct 410 after which the client holds the new rendering.
                     let outcome = try await browser.evaluate(
                         "workflowClient.send(window.before.token, 4).then(o => JSON.stringify({ status: o.status, code: o.code }))") as? String
@@ -143,7 +149,8 @@ struct BrowserTests {
             try await browser.evaluate("document.querySelector('button[data-id=\"\(selected)\"]').click(); true")
             try await browser.waitUntil(Self.selected(selected))
             try await browser.evaluate(
-                "window.before = { session: workflowClient.sessionID, sequence: workflowClient.sequence, connections: workflowClient.connections }; true")
+                "window.before = { session: workflowClient.sessionID, sequence: workflowClient.sequence, connections: workflowClient.connections,"
+                    + " whole: workflowClient.received.whole, delta: workflowClient.received.delta }; true")
             tabs.append((page, selected))
         }
         return tabs
@@ -158,14 +165,18 @@ struct BrowserTests {
     }
 
     /// Waits until every tab of `tabs` is live again on a new connection, by itself, in the same
-    /// session with its own selection and a sequence that did not go back; then a click in the
-    /// first moves only the first.
+    /// session with its own selection and a sequence that did not go back, resumed with a delta
+    /// (the frame it had is kept with its session's checkpoint, no whole frame); then a click in
+    /// the first moves only the first.
     static func expectResumed(_ browser: inout DevToolsSession, _ tabs: [Tab]) async throws {
         for tab in tabs {
             browser.sessionID = tab.page
             try await browser.waitUntil("\(sessionLive) && workflowClient.connections > window.before.connections && \(selected(tab.selected))")
             #expect(try await browser.evaluate("workflowClient.sessionID === window.before.session") as? Bool == true, "the same session")
             #expect(try await browser.evaluate("workflowClient.sequence >= window.before.sequence") as? Bool == true, "the sequence never goes back")
+            #expect(
+                try await browser.evaluate("workflowClient.received.whole === window.before.whole && workflowClient.received.delta > window.before.delta")
+                    as? Bool == true, "resumed with a delta, no whole frame")
         }
         browser.sessionID = tabs[0].page
         try await browser.evaluate("document.querySelector('button[data-id=\"4\"]').click(); true")
