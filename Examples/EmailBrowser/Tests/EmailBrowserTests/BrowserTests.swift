@@ -186,7 +186,7 @@ struct BrowserTests {
     }
 
     @Test(
-        "two tabs' sessions through a coordinator SIGKILL (SQLite store): both pages say reconnecting, then each is live again by itself with its own selection and session; clicks in one never move the other",
+        "two tabs' sessions through a coordinator SIGKILL (SQLite store): both pages say reconnecting, then each is live again by itself with its own selection and session; clicks in one never move the other; each resumes with a delta, no whole frame",
         .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"))
     func sessionsSurviveCoordinatorKill() async throws {
         try await BrowserCluster.with("browser-session-kill") { cluster in
@@ -215,7 +215,7 @@ struct BrowserTests {
     }
 
     @Test(
-        "two tabs' sessions through a standby's takeover (PostgreSQL store, haproxy in front): the leader is SIGKILLed, both pages reconnect by themselves to the new leader with their own sessions and selections",
+        "two tabs' sessions through a standby's takeover (PostgreSQL store, haproxy in front): the leader is SIGKILLed, both pages reconnect by themselves to the new leader with their own sessions and selections, each resuming with a delta, no whole frame",
         .enabled(if: Chromium.path != nil, "chromium is not installed here (scripts/test.sh installs it with apt-get)"),
         .enabled(if: LoadBalancer.path != nil, "haproxy is not installed here (scripts/test.sh installs it with apt-get)"),
         .enabled(if: PrivatePostgres.unavailableReason == nil, "\(PrivatePostgres.unavailableReason ?? "")"))
