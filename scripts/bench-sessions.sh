@@ -228,16 +228,21 @@ store_json() {
   echo "{ \"kind\": \"$STORE\", \"path\": \"store.sqlite\"${SYNC:+, \"sync\": \"$SYNC\"}${BATCH:+, \"max_commit_batch\": $BATCH} }"
 }
 
+# One coordinator (its store as STORE says) and its workers, ready at the gateway URL $1.
+start_one_coordinator() {
+  write_config "$dir/cluster.json" 0 "$(store_json)"
+  start_coordinator "$dir/cluster.json" coordinator
+  workers=()
+  start_workers "$dir/cluster.json" 0
+  wait_ready "$1" workers
+}
+
 # One coordinator on SQLite (or no store): the sessions created in two steps around the baseline
 # events, the events with all held and to the shared root, then a restart on the store.
 one_coordinator() {
   local url first
   url=$(gateway_url 0)
-  write_config "$dir/cluster.json" 0 "$(store_json)"
-  start_coordinator "$dir/cluster.json" coordinator
-  workers=()
-  start_workers "$dir/cluster.json" 0
-  wait_ready "$url" workers
+  start_one_coordinator "$url"
   settle
   measure idle rss "$coordinator"
   measure idle_anonymous anonymous "$coordinator"
@@ -292,11 +297,7 @@ print(json.dumps(result))' "$result" "$before" "$after"
 compare_deltas() {
   local url round
   url=$(gateway_url 0)
-  write_config "$dir/cluster.json" 0 "$(store_json)"
-  start_coordinator "$dir/cluster.json" coordinator
-  workers=()
-  start_workers "$dir/cluster.json" 0
-  wait_ready "$url" workers
+  start_one_coordinator "$url"
   load create "$url" "$EVENT_SESSIONS" "$dir/ids" "$EVENT_SESSIONS" >/dev/null
   settle
   for round in 1 2; do
