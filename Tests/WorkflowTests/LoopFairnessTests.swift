@@ -1,38 +1,42 @@
+import Synchronization
 import Testing
 import Workflow
 
-// A worker that emits without end must not take its host's loop for itself: the drain applies
-// what was queued when it began and leaves what arrives meanwhile to a job of its own, behind the
+// A tree whose deliveries never run out must not take its host's loop for itself: the drain
+// applies a slice of what is queued and leaves the rest to a drain job of its own, behind the
 // loop's other jobs (the host's stop, another host's update on a shared loop). Before, the drain
-// took new deliveries as long as any arrived, and `stop()` never ran.
+// took new deliveries for as long as any arrived, and `stop()` never ran.
+//
+// The endless deliveries come from the tree itself, on the loop's thread: each tick's action sends
+// the next tick (as a worker emitting without pause would, but without loading the test
+// process's concurrency pool or growing the mailbox).
 
-/// An `AsyncSequenceWorker` whose sequence yields until its task is cancelled, pausing only for
-/// `Task.yield()`: its outputs arrive about as fast as the host applies them.
-struct EndlessWorker: AsyncSequenceWorker {
-    typealias Output = Int
-    func run() -> AsyncStream<Int> {
-        let counter = Counter()
-        return AsyncStream(unfolding: {
-            guard !Task.isCancelled else { return nil }
-            await Task.yield()
-            return counter.increment()
-        })
-    }
-    func isEquivalent(to otherWorker: EndlessWorker) -> Bool { true }
+/// Where the chain's action finds the sink to send the next tick to (set after the first render).
+final class TickRelay: Sendable {
+    private let sink = Mutex<Sink<Void>?>(nil)
+    func set(_ newSink: Sink<Void>) { sink.withLock { $0 = newSink } }
+    func next() { _ = sink.withLock { $0 }?.send(()) }
 }
 
-/// Counts its endless worker's outputs.
-struct EndlessCountingWorkflow: Workflow, Sendable {
+/// Counts ticks; each tick's action sends the next, so its mailbox is never empty.
+struct EndlessTicksWorkflow: Workflow, Sendable {
+    struct Rendering: Sendable {
+        var ticks: Int
+        var onTick: Sink<Void>
+    }
+    let relay: TickRelay
     func makeInitialState() -> Int { 0 }
 
-    func render(state: Int, context: RenderContext<EndlessCountingWorkflow>) -> Int {
-        EndlessWorker().running(in: context, key: "endless") { _ in
-            AnyWorkflowAction { state in
+    func render(state: Int, context: RenderContext<EndlessTicksWorkflow>) -> Rendering {
+        let relay = self.relay
+        let onTick = context.makeSink(of: Void.self) { _ in
+            AnyWorkflowAction<EndlessTicksWorkflow> { state in
                 state += 1
+                relay.next()
                 return nil
             }
         }
-        return state
+        return Rendering(ticks: state, onTick: onTick)
     }
 }
 
@@ -43,25 +47,32 @@ struct PropsEcho: Workflow, Sendable {
     func render(state: Void, context: RenderContext<PropsEcho>) -> Int { value }
 }
 
-@Suite("A worker emitting without end does not take the loop for itself")
+@Suite("Deliveries that never run out do not take the loop for themselves")
 struct LoopFairnessTests {
-    @Test("its host stops while it emits")
-    func hostStopsWhileItsWorkerEmits() async throws {
-        let host = WorkflowHost(workflow: EndlessCountingWorkflow())
-        try await rendering(of: host) { $0 >= 100 }
-        try await withSafetyTimeout("stopping a host whose worker emits without end") { await host.stop() }
-        let stopped = host.rendering
-        #expect(stopped >= 100)
+    /// A host whose ticks have started and never stop.
+    static func endless(loop: (any RuntimeLoop)? = nil) async throws -> WorkflowHost<EndlessTicksWorkflow> {
+        let relay = TickRelay()
+        let host = WorkflowHost(workflow: EndlessTicksWorkflow(relay: relay), loop: loop)
+        relay.set(host.rendering.onTick)
+        relay.next()
+        try await rendering(of: host) { $0.ticks >= 100 }
+        return host
     }
 
-    @Test("another host on the same loop is served while it emits")
+    @Test("the host stops while its ticks go on")
+    func hostStopsWhileItsTicksGoOn() async throws {
+        let host = try await Self.endless()
+        try await withSafetyTimeout("stopping a host whose ticks never run out") { await host.stop() }
+        #expect(host.rendering.ticks >= 100)
+    }
+
+    @Test("another host on the same loop is served while they go on")
     func anotherHostOnTheLoopIsServed() async throws {
         let loop = ThreadLoop(name: "fairness")
-        let busy = WorkflowHost(workflow: EndlessCountingWorkflow(), loop: loop)
+        let busy = try await Self.endless(loop: loop)
         let quiet = WorkflowHost(workflow: PropsEcho(value: 0), loop: loop)
-        try await rendering(of: busy) { $0 >= 100 }
         for value in 1...20 {
-            let shown = try await withSafetyTimeout("updating a host beside one whose worker emits without end") {
+            let shown = try await withSafetyTimeout("updating a host beside one whose ticks never run out") {
                 await quiet.updateAndAwaitRendering(workflow: PropsEcho(value: value))
             }
             #expect(shown == value)

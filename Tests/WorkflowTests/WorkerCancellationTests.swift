@@ -29,7 +29,7 @@ enum WorkerKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
 
 /// How many elements a busy sequence yields without pause before it waits: enough that a
 /// cancellation usually lands while they flow, bounded so that the host's mailbox does not grow
-/// faster than the host applies it (`LoopFairnessTests` has a worker emitting without end).
+/// faster than the host applies it.
 let busyElements = 200
 
 /// A sequence that reports `.cancelled` from its `onCancel`; it yields `busyElements` elements
