@@ -65,6 +65,12 @@ swift build --build-tests "$@"
 #     user's app does: its workflows, and its coordinator and workers as real processes (the
 #     email browser's page in a real browser, scripts/cluster.sh and the systemd units included).
 # With arguments (e.g. --filter X) only those tests of this package run.
+#
+# At most 32 tests run at once (Swift Testing's own limit, overridable): unbounded, every test of
+# the package starts together, ~150 runtimes with their threads, dozens of worker processes and
+# PostgreSQL servers on 2 cores, and the concurrency pool (one thread per core) then took up to
+# 35 s to resume a waiting test, longer than the deadlines the protocol tests play against.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-32}
 if [[ $# -eq 0 ]]; then
   ALONE="ClusterFloodTests|LeaseKeeperTests/renewsWhileThePoolIsBlocked|PeriodicWorkTests"
   swift test --skip-build --skip "$ALONE"

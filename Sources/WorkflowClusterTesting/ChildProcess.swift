@@ -114,9 +114,19 @@ public final class ChildProcess: Sendable {
         if isRunning { kill(processIdentifier, SIGTERM) }
     }
 
-    /// Blocks until the child has ended and been reaped.
+    /// Blocks until the child has ended and been reaped. For synchronous code and a child that
+    /// ends at once (SIGKILLed); an async test awaits `waitForExit()`, which holds no thread.
     public func waitUntilExit() {
         exited.wait()
+    }
+
+    /// Waits until the child has ended and been reaped, without holding a thread of the
+    /// concurrency pool (one per core: a test blocked in `waitUntilExit` for a draining worker
+    /// stalls the others of a parallel run).
+    public func waitForExit() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            exited.notify(queue: .global()) { continuation.resume() }
+        }
     }
 
     /// Runs `executable` with `arguments` to its end (standard input `/dev/null`) and returns its

@@ -23,7 +23,7 @@ struct BareWorker {
 
     /// Starts the parent (its request deadline `requestTimeout`) and its tree, joins it as worker
     /// `name` of pool `p` and reads the START.
-    init(_ name: String, requestTimeout: Duration = .seconds(60)) throws {
+    init(_ name: String, requestTimeout: Duration = .seconds(60)) async throws {
         var configuration = RemoteRuntimeConfiguration(name: "\(name)-parent")
         configuration.listenEndpoint = uniqueEndpoint(name)
         configuration.heartbeatInterval = .milliseconds(100)
@@ -40,7 +40,7 @@ struct BareWorker {
             name: name, pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
             protocolVersions: [4], instance: "fake", processID: nil, hostName: nil)
         try Self.send(.hello, [try BinaryWireCodec().encode(hello)], on: socket)
-        start = try Self.receive(.start, on: socket)
+        start = try await Self.receive(.start, on: socket)
     }
 
     /// A real worker of pool `p` joining the same parent, for the child to move to.
@@ -54,8 +54,8 @@ struct BareWorker {
     }
 
     /// Reads messages until one of `kind` arrives (bounded by the safety timeout).
-    func receive(_ kind: MessageKind) throws -> Envelope {
-        try Self.receive(kind, on: socket)
+    func receive(_ kind: MessageKind) async throws -> Envelope {
+        try await Self.receive(kind, on: socket)
     }
 
     /// Closes the socket, stops the tree and the parent.
@@ -65,10 +65,9 @@ struct BareWorker {
         await parent.shutdown()
     }
 
-    static func receive(_ kind: MessageKind, on socket: ZMQSocket) throws -> Envelope {
+    static func receive(_ kind: MessageKind, on socket: ZMQSocket) async throws -> Envelope {
         let deadline = ContinuousClock.now + safetyTimeout
-        while ContinuousClock.now < deadline {
-            guard let frames = try socket.receiveMultipart(.timeout(.milliseconds(100))) else { continue }
+        while let frames = try await socket.nextMultipart(before: deadline) {
             let envelope = try Envelope(frames: frames)
             if envelope.kind == kind { return envelope }
             if envelope.kind == .batch, let messages = Outbox.split(envelope) {

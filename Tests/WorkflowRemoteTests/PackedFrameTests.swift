@@ -33,13 +33,13 @@ import WireProtocol
 
     @Test func workerDropsAMalformedEventsFrameWholeAndKeepsServing() async throws {
         let parent = try BadInputTests.RawParent("packed-parent")
-        let worker = try makeWorker("packed-worker", parent: parent.endpoint, registry: remoteTestRegistry)
+        let worker = try makeWorker("packed-worker", parent: parent.endpoint, registry: remoteTestRegistry, liveness: 600)
         let codec = BinaryWireCodec()
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         try parent.send(Envelope(
             kind: .start, correlationID: 1, sequence: 1, epoch: 1, nodePath: "/packed",
             payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
-        let rendering = try parent.receive()
+        let rendering = try await parent.receive()
         #expect(rendering.kind == .rendering && rendering.correlationID == 1)
         let token = try codec.decode(ScreenMirror.self, from: rendering.payloads[0]).onIncrement
 
@@ -64,7 +64,7 @@ import WireProtocol
         var causes: [UInt64] = []
         var acknowledged: UInt64 = 0
         while acknowledged < 2 {
-            let message = try parent.receive()
+            let message = try await parent.receive()
             guard message.kind == .outputs else { continue }
             let info = try codec.decode(OutputsMirror.self, from: message.payloads[0])
             #expect(info.lengths.count == info.causes.count)

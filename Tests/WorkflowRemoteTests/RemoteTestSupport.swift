@@ -4,6 +4,7 @@ import Testing
 import Workflow
 import WorkflowRemote
 import WorkflowClusterTesting
+import ZeroMQ
 
 /// Polls `condition` (a counter kept by another process's runtime, which has no event stream)
 /// until it holds. The condition is read once more after the deadline has passed before the wait
@@ -13,6 +14,26 @@ func eventually(_ what: String, _ condition: @escaping @Sendable () -> Bool) asy
     while !condition() {
         guard ContinuousClock.now < deadline else { throw WaitFailure(description: "\(what): timed out after \(safetyTimeout)") }
         try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+extension ZMQSocket {
+    /// The next message, or `nil` if none arrives within `limit`, waited for without holding a
+    /// thread: the concurrency pool has one thread per core (two on the CI machine), and a test
+    /// blocked in `zmq_recv` holds one for as long as it waits, so two such tests stall every
+    /// other test of the parallel run, and with them whatever the waits themselves depend on.
+    /// Read once more after the deadline, like `eventually`.
+    func nextMultipart(within limit: Duration = safetyTimeout) async throws -> [[UInt8]]? {
+        try await nextMultipart(before: ContinuousClock.now + limit)
+    }
+
+    /// The next message, or `nil` if none arrives before `deadline` (see `nextMultipart(within:)`).
+    func nextMultipart(before deadline: ContinuousClock.Instant) async throws -> [[UInt8]]? {
+        while true {
+            if let frames = try receiveMultipart(.dontWait) { return frames }
+            guard ContinuousClock.now < deadline else { return nil }
+            try await Task.sleep(for: .milliseconds(2))
+        }
     }
 }
 
@@ -89,10 +110,17 @@ final class WorkerProcess: Sendable {
         process = try ChildProcess(Self.executableURL.path, arguments: arguments, standardInput: .null, standardOutput: .null)
     }
 
-    /// Asks the worker to leave in order (SIGTERM) and waits for it to exit.
+    /// Asks the worker to leave in order (SIGTERM): it drains (at most 5 s) and exits, and the
+    /// process's reaping thread collects it. A test's cleanup does not wait for that, which would
+    /// hold a thread of the concurrency pool meanwhile; `stopped()` waits.
     func stop() {
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+    }
+
+    /// Asks the worker to leave in order (SIGTERM) and waits until it has exited.
+    func stopped() async {
+        stop()
+        await process.waitForExit()
     }
 
     /// SIGSTOPs the worker: it stays connected but runs nothing (a stall, a paused VM).

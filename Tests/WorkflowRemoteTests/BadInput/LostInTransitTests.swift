@@ -21,13 +21,15 @@ import ZeroMQ
     }
 
     /// A real worker joined to a raw parent, hosting child 1 (epoch 1) from a START whose header
-    /// names `snapshotThrough`; returns the worker and its first connection's routing id.
+    /// names `snapshotThrough`; returns the worker and its first connection's routing id. The raw
+    /// parent sends no heartbeats: the default liveness window (100 ms × 600) outlasts the test,
+    /// so only what a test does makes the worker join again, never its own silence rule.
     func workerHostingACounter(
-        _ name: String, parent: BadInputTests.RawParent, snapshotThrough: UInt64 = 0, liveness: Int = 20, welcome: Bool = false,
+        _ name: String, parent: BadInputTests.RawParent, snapshotThrough: UInt64 = 0, liveness: Int = 600, welcome: Bool = false,
         startsCarryBase: Bool? = nil
-    ) throws -> (RemoteRuntime, [UInt8]) {
+    ) async throws -> (RemoteRuntime, [UInt8]) {
         let worker = try makeWorker("\(name)-worker", parent: parent.endpoint, registry: remoteTestRegistry, liveness: liveness)
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         let firstWorkerID = parent.workerID
         if welcome {
             let payload = WelcomePayload(parentName: "raw", heartbeatIntervalMilliseconds: 100, drains: true, protocolVersion: 4, startsCarryBase: startsCarryBase)
@@ -36,21 +38,21 @@ import ZeroMQ
         try parent.send(Envelope(
             kind: .start, correlationID: 1, sequence: 1, acknowledged: snapshotThrough, epoch: 1, nodePath: "/counter",
             payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
-        #expect(try parent.receive().kind == .rendering)
+        #expect(try await parent.receive().kind == .rendering)
         return (worker, firstWorkerID)
     }
 
     @Test("a worker sent events after a gap applies none of them: it stops the child and joins again; its OUTPUTS are numbered")
     func eventsAfterAGapMakeTheWorkerJoinAgain() async throws {
         let parent = try BadInputTests.RawParent("lost-events")
-        let (worker, firstWorkerID) = try workerHostingACounter("lost-events", parent: parent)
+        let (worker, firstWorkerID) = try await workerHostingACounter("lost-events", parent: parent)
         // Events 1 and 2 arrive (their sink is unknown: applied as nothing, acknowledged).
         try parent.send(events(1, count: 2))
-        let flush = try parent.receive()
+        let flush = try await parent.receive()
         #expect(flush.kind == .outputs && flush.acknowledged == 2 && flush.sequence == 1)
         // Events 3 and 4 were lost; 5 arrives.
         try parent.send(events(5, count: 1))
-        let hello = try parent.receive()
+        let hello = try await parent.receive()
         #expect(hello.kind == .hello)
         #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
         #expect(worker.workerCounters.stopped == 1)
@@ -62,9 +64,9 @@ import ZeroMQ
         let parent = try BadInputTests.RawParent("lost-connection")
         // A liveness window (100 ms × 100,000) far beyond the test: only the connection's return
         // can make this worker join again.
-        let (worker, firstWorkerID) = try workerHostingACounter("lost-connection", parent: parent, liveness: 100_000, welcome: true)
+        let (worker, firstWorkerID) = try await workerHostingACounter("lost-connection", parent: parent, liveness: 100_000, welcome: true)
         try parent.breakConnection()
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
         #expect(worker.workerCounters.stopped == 1)
         await worker.shutdown()
@@ -74,10 +76,10 @@ import ZeroMQ
     func firstEventsOfAPlacementLost() async throws {
         let parent = try BadInputTests.RawParent("lost-first-events")
         // Placed again after a failover: its snapshot includes events up to 40.
-        let (worker, firstWorkerID) = try workerHostingACounter("lost-first-events", parent: parent, snapshotThrough: 40)
+        let (worker, firstWorkerID) = try await workerHostingACounter("lost-first-events", parent: parent, snapshotThrough: 40)
         // Events 41 and 42 were lost; 43 arrives.
         try parent.send(events(43, count: 1))
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
         #expect(worker.workerCounters.events == 0)
         await worker.shutdown()
@@ -90,11 +92,11 @@ import ZeroMQ
     @Test("a new child's first events lost: a parent whose WELCOME says its STARTs carry their base makes a START of 0 expect event 1")
     func firstEventsOfANewChildLost() async throws {
         let parent = try BadInputTests.RawParent("lost-new-child-events")
-        let (worker, firstWorkerID) = try workerHostingACounter(
+        let (worker, firstWorkerID) = try await workerHostingACounter(
             "lost-new-child-events", parent: parent, liveness: 100_000, welcome: true, startsCarryBase: true)
         // Events 1 to 16 were lost; 17 arrives.
         try parent.send(events(17, count: 2))
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         #expect(parent.workerID != firstWorkerID, "the worker joins again on a fresh socket")
         #expect(worker.workerCounters.stopped == 1)
         await worker.shutdown()
@@ -111,7 +113,7 @@ import ZeroMQ
 
     @Test("events a live worker leaves unacknowledged past the request deadline count as lost in transit: the child moves with them, the worker is told to join again")
     func unacknowledgedEventsMoveTheChild() async throws {
-        let bare = try BareWorker("unacknowledged-events", requestTimeout: .seconds(3))
+        let bare = try await BareWorker("unacknowledged-events", requestTimeout: .seconds(3))
         let (parent, start) = (bare.parent, bare.start)
         // The worker renders the counter, then never acknowledges the event sent to it: the last
         // EVENT was lost in transit, and no later one shows the gap.
@@ -120,7 +122,7 @@ import ZeroMQ
             payloads: [try codec.encode(CounterScreenMirror(onIncrement: "t1"))]).encodeFrames())
         let screen = try await rendering(of: bare.host, "the bare worker's rendering") { $0["c"]?.count == 0 }
         #expect(try #require(screen["c"]).onIncrement.send(1))
-        let event = try bare.receive(.event)
+        let event = try await bare.receive(.event)
         #expect(event.correlationID == start.correlationID && event.sequence == 1)
         // The worker stays alive (it keeps talking) until the parent gives up on the event: it is
         // then a peer that has not joined, told to join again.
@@ -128,7 +130,7 @@ import ZeroMQ
         var reconnected = false
         while !reconnected, ContinuousClock.now < deadline {
             try bare.send(.heartbeat)
-            if let frames = try bare.socket.receiveMultipart(.timeout(.milliseconds(50))) {
+            if let frames = try await bare.socket.nextMultipart(within: .milliseconds(50)) {
                 reconnected = try Envelope(frames: frames).kind == .reconnect
             }
         }
@@ -150,7 +152,7 @@ import ZeroMQ
 
     @Test("a parent that sees an OUTPUTS message number skipped takes the worker for gone: its child moves, the worker is told to join again")
     func skippedOutputsNumberMovesTheChild() async throws {
-        let bare = try BareWorker("lost-outputs")
+        let bare = try await BareWorker("lost-outputs")
         let (parent, start) = (bare.parent, bare.start)
         let empty = try codec.encode(
             OutputsPayload(causes: [], ordinals: [], lengths: [], snapshot: nil, continues: false, renderingSequence: nil, released: nil))
@@ -163,7 +165,7 @@ import ZeroMQ
         // Message 2 was lost in transit.
         try outputs(3)
         try bare.send(.heartbeat)
-        _ = try bare.receive(.reconnect)
+        _ = try await bare.receive(.reconnect)
         // A worker of the pool joins: the child runs there.
         let sound = try bare.poolWorker("sound")
         _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: "sound") })

@@ -52,7 +52,7 @@ import ZeroMQ
         let deadline = ContinuousClock.now + .seconds(30)
         while errorReplies == 0 && ContinuousClock.now < deadline {
             for socket in attackers {
-                while let reply = try socket.receiveMultipart(.timeout(.milliseconds(200))) {
+                while let reply = try await socket.nextMultipart(within: .milliseconds(200)) {
                     if let envelope = try? Envelope(frames: reply), envelope.kind == .error { errorReplies += 1 }
                 }
             }

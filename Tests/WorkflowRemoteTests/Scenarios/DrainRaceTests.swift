@@ -17,7 +17,7 @@ import ZeroMQ
     func vanishingDrainingWorker() async throws {
         // The bare worker sends no heartbeats: the parent must not take its silence for death
         // (a minute of it), but notices its close at its next heartbeat (every 100 ms).
-        let bare = try BareWorker("drain-race")
+        let bare = try await BareWorker("drain-race")
         let parent = bare.parent
 
         // From here on the child is placed: it must never be shown unavailable.
@@ -32,7 +32,7 @@ import ZeroMQ
         let staying = try bare.poolWorker("staying")
         try await withSafetyTimeout("both workers joined") { await parent.waitForWorkers(count: 2) }
         try bare.send(.drain)
-        _ = try bare.receive(.release)
+        _ = try await bare.receive(.release)
         bare.socket.close()
 
         _ = try await status(of: parent, pathSuffix: "[c]", where: { $0 == .running(worker: "staying") })

@@ -58,7 +58,7 @@ import WorkflowClusterTesting
         #expect(seen == Array(1...total), "every output exactly once, in order, across the move to \(second)")
         let final = try await rendering(of: host, "the final count") { $0.counter.count == total }
         #expect(final.outputsSeen == total, "the parent applied each output once")
-        draining.process.waitUntilExit()
+        await draining.process.waitForExit()
         #expect(draining.process.terminationReason == .exit && draining.process.terminationStatus == 0)
         try await eventually("the status log to show \(second)") { statuses.contains(.running(worker: second)) }
         let seenStatuses = statuses.all
@@ -119,7 +119,7 @@ import WorkflowClusterTesting
         let total = sent
         let final = try await rendering(of: host, "every event applied at every level") { $0.rootSeen >= total }
         #expect(final.middle.counter.count == total && final.middle.outputsSeen == total && final.rootSeen == total)
-        draining.process.waitUntilExit()
+        await draining.process.waitForExit()
         #expect(draining.process.terminationReason == .exit && draining.process.terminationStatus == 0)
         let seenStatuses = statuses.all
         #expect(!seenStatuses.contains { if case .unavailable = $0 { true } else { false } }, "reported unavailable: \(seenStatuses)")
@@ -155,7 +155,7 @@ import WorkflowClusterTesting
         let waiting = try await status(of: parent, pathSuffix: "[c]") { if case .unavailable = $0 { true } else { false } }
         #expect(waiting == .unavailable(.workerDrained(worker: "drain-solo", waitingFor: "a worker of pool q")))
         #expect(waiting.description == "unavailable: waiting for a worker of pool q after drain-solo drained; its state is kept")
-        solo.process.waitUntilExit()
+        await solo.process.waitForExit()
         #expect(solo.process.terminationReason == .exit && solo.process.terminationStatus == 0)
         #expect(host.rendering["c"]?.count == 100, "the last rendering stays shown while the child waits")
 
@@ -179,21 +179,21 @@ import WorkflowClusterTesting
         // A long liveness window: the parent's silence must not end the drain (by fencing) first.
         let worker = try makeWorker("drain-stuck", parent: parent.endpoint, liveness: 600)
         let codec = BinaryWireCodec()
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         try parent.send(Envelope(
             kind: .welcome, payloads: [try codec.encode(WelcomeWithDrain(parentName: "raw", heartbeatIntervalMilliseconds: 100, drains: true))]))
         try await eventually("welcomed") { worker.isWelcomed }
         try parent.send(Envelope(
             kind: .start, correlationID: 1, sequence: 1, epoch: 1, nodePath: "/counter",
             payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
-        #expect(try parent.receive().kind == .rendering)
+        #expect(try await parent.receive().kind == .rendering)
 
         let outcome = await worker.drain(deadline: .milliseconds(200))
         #expect(outcome == DrainOutcome(ending: .deadlinePassed, children: 1, handedOver: 0))
         #expect(outcome.notHandedOver == 1)
-        #expect(try parent.receive().kind == .drain)
+        #expect(try await parent.receive().kind == .drain)
         await worker.shutdown()
-        #expect(try parent.receive().kind == .goodbye)
+        #expect(try await parent.receive().kind == .goodbye)
     }
 
     /// Backward safety: a parent whose WELCOME does not offer draining never gets a DRAIN (it
@@ -202,7 +202,7 @@ import WorkflowClusterTesting
         let parent = try BadInputTests.RawParent("drain-old-parent")
         let worker = try makeWorker("drain-modern", parent: parent.endpoint, liveness: 600)
         let codec = BinaryWireCodec()
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         try parent.send(Envelope(
             kind: .welcome, payloads: [try codec.encode(WelcomeWithDrain(parentName: "old", heartbeatIntervalMilliseconds: 100, drains: nil))]))
         try await eventually("welcomed") { worker.isWelcomed }
@@ -210,7 +210,7 @@ import WorkflowClusterTesting
         let outcome = await worker.drain(deadline: .seconds(60))
         #expect(outcome.ending == .unsupportedByParent)
         await worker.shutdown()
-        #expect(try parent.receive().kind == .goodbye, "the first message after the HELLO is the GOODBYE: no DRAIN")
+        #expect(try await parent.receive().kind == .goodbye, "the first message after the HELLO is the GOODBYE: no DRAIN")
     }
 
     /// RELEASE answered by hand: the final flush says `released` and carries a snapshot with every
@@ -219,17 +219,17 @@ import WorkflowClusterTesting
         let parent = try BadInputTests.RawParent("drain-release")
         let worker = try makeWorker("drain-released", parent: parent.endpoint, liveness: 600)
         let codec = BinaryWireCodec()
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         try parent.send(Envelope(
             kind: .welcome, payloads: [try codec.encode(WelcomeWithDrain(parentName: "raw", heartbeatIntervalMilliseconds: 100, drains: true))]))
         try await eventually("welcomed") { worker.isWelcomed }
         try parent.send(Envelope(
             kind: .start, correlationID: 7, sequence: 1, epoch: 3, nodePath: "/counter",
             payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
-        #expect(try parent.receive().kind == .rendering)
+        #expect(try await parent.receive().kind == .rendering)
 
         try parent.send(Envelope(kind: .release, correlationID: 7, epoch: 3, nodePath: "/counter"))
-        let final = try parent.receive()
+        let final = try await parent.receive()
         #expect(final.kind == .outputs && final.correlationID == 7 && final.epoch == 3)
         let info = try codec.decode(ReleasedOutputsMirror.self, from: final.payloads[0])
         #expect(info.released == true)
@@ -238,7 +238,7 @@ import WorkflowClusterTesting
 
         // A RELEASE for a child the worker does not host is answered too, without a snapshot.
         try parent.send(Envelope(kind: .release, correlationID: 8, epoch: 1, nodePath: "/gone"))
-        let unknown = try parent.receive()
+        let unknown = try await parent.receive()
         #expect(unknown.kind == .outputs && unknown.correlationID == 8)
         let unknownInfo = try codec.decode(ReleasedOutputsMirror.self, from: unknown.payloads[0])
         #expect(unknownInfo.released == true && unknownInfo.snapshot == nil)
@@ -264,9 +264,10 @@ import WorkflowClusterTesting
         try worker.set(.linger, 0)
         try worker.connect(parent.listenEndpoint!)
         defer { worker.close() }
-        func receive() throws -> Envelope {
+        func receive() async throws -> Envelope {
+            let deadline = ContinuousClock.now + safetyTimeout
             while true {
-                guard let frames = try worker.receiveMultipart(.timeout(safetyTimeout)) else {
+                guard let frames = try await worker.nextMultipart(before: deadline) else {
                     throw WaitFailure(description: "nothing from the parent")
                 }
                 let envelope = try Envelope(frames: frames)
@@ -279,7 +280,7 @@ import WorkflowClusterTesting
         try worker.send(try Envelope(kind: .hello, payloads: [try codec.encode(Hello(
             name: "by-hand", pool: "solo", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
             instance: "by-hand-1"))]).encodeFrames())
-        let welcome = try receive()
+        let welcome = try await receive()
         #expect(welcome.kind == .welcome)
         #expect(try codec.decode(WelcomeWithDrain.self, from: welcome.payloads[0]).drains == true, "the parent offers draining")
 
@@ -288,7 +289,7 @@ import WorkflowClusterTesting
         let starting = Task.detached {
             WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("solo")), loop: parent)
         }
-        let start = try receive()
+        let start = try await receive()
         #expect(start.kind == .start && start.epoch == 1)
         // A counter's screen as the worker encodes it (the empty token is an inert sink).
         struct Screen: Codable { var label: String; var count: Int; var step: Int; var onIncrement: String }
@@ -300,9 +301,9 @@ import WorkflowClusterTesting
         try await rendering(of: host, "the hand-made rendering") { $0["c"]?.count == 7 }
 
         try worker.send(try Envelope(kind: .drain).encodeFrames())
-        let release = try receive()
+        let release = try await receive()
         #expect(release.kind == .release && release.correlationID == start.correlationID && release.epoch == start.epoch)
-        #expect(try receive().kind == .drain, "the answer comes after every RELEASE")
+        #expect(try await receive().kind == .drain, "the answer comes after every RELEASE")
         let inspection = await parent.inspect()
         #expect(inspection.workers.map(\.isDraining) == [true])
         #expect(inspection.children.first?.status == .running(worker: "by-hand"), "running until its final flush arrives")

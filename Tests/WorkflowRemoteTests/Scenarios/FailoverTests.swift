@@ -142,9 +142,9 @@ final class Progress: Sendable {
         // A parent that takes the HELLO and then says nothing at all.
         let parent = try BadInputTests.RawParent("silent-parent")
         let worker = try makeWorker("abandoned", parent: parent.endpoint, heartbeat: .milliseconds(50), liveness: 4)
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         let firstConnection = parent.workerID
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         #expect(parent.workerID != firstConnection, "the second HELLO came on the same socket")
         await worker.shutdown()
     }
@@ -162,7 +162,7 @@ final class Progress: Sendable {
         try peer.connect(parent.listenEndpoint!)
         defer { peer.close() }
         try peer.send(try Envelope(kind: .heartbeat).encodeFrames())
-        let reply = try #require(try peer.receiveMultipart(.timeout(safetyTimeout)), "no answer to the heartbeat")
+        let reply = try #require(try await peer.nextMultipart(), "no answer to the heartbeat")
         #expect(try Envelope(frames: reply).kind == .reconnect)
         #expect(parent.workerNames.isEmpty)
         await parent.shutdown()
@@ -174,18 +174,18 @@ final class Progress: Sendable {
         // socket it joined on, so RECONNECT is the only reason for it to say HELLO again.
         let worker = try makeWorker("told", parent: parent.endpoint, liveness: 600)
         let codec = BinaryWireCodec()
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         struct WelcomeMirror: Codable { var parentName: String; var heartbeatIntervalMilliseconds: Int }
         try parent.send(Envelope(kind: .welcome, payloads: [try codec.encode(WelcomeMirror(parentName: "raw", heartbeatIntervalMilliseconds: 100))]))
         try await eventually("welcomed") { worker.isWelcomed }
         try parent.send(Envelope(
             kind: .start, correlationID: 1, sequence: 1, nodePath: "/counter",
             payloads: [try codec.encode(StartPayloadMirror(typeName: CounterWorkflow.workflowTypeName)), try codec.encode(CounterWorkflow())]))
-        #expect(try parent.receive().kind == .rendering)
+        #expect(try await parent.receive().kind == .rendering)
         #expect(worker.workerCounters.started == 1)
 
         try parent.send(Envelope(kind: .reconnect))
-        #expect(try parent.receive().kind == .hello)
+        #expect(try await parent.receive().kind == .hello)
         #expect(worker.workerCounters.stopped == 1, "the child the parent forgot keeps running on the worker")
         await worker.shutdown()
     }

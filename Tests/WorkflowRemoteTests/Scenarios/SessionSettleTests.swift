@@ -36,7 +36,7 @@ struct SessionSettleTests {
         let waiting = WorkflowHost(
             workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .pool("p")),
             loop: SessionLoop(runtime: parent, scope: "a"))
-        let start = try BareWorker.receive(.start, on: socket)
+        let start = try await BareWorker.receive(.start, on: socket)
         #expect(start.nodePath.hasPrefix(SessionLoop.pathPrefix(scope: "a")))
         let firstOfWaiting = Task { () -> [String: CounterScreen]? in
             for await rendering in waiting.renderings { return rendering }
