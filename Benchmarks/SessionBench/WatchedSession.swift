@@ -12,9 +12,9 @@ final class WatchedSession: Sendable {
     let gateway: GatewayConnections
     /// The session (`nil`: the shared root).
     let session: BenchSession?
-    /// Whether its stream sends changes after a first whole frame (`?deltas=1`, each applied
-    /// and acknowledged as the client library does) rather than whole frames: the environment's
-    /// `SESSION_BENCH_DELTAS=1`.
+    /// Whether its stream sends changes after a first whole frame (`?deltas=1`, each applied,
+    /// and acknowledged once half the stream's window is, as the client library does) rather
+    /// than whole frames: the environment's `SESSION_BENCH_DELTAS=1`.
     let deltas: Bool
 
     private struct State {
@@ -30,6 +30,10 @@ final class WatchedSession: Sendable {
         var answers = (accepted: 0, refused: 0)
         /// The rendering the stream brought so far (a delta client's).
         var rendering: JSONValue = .null
+        /// The stream's window (its whole frame says it) and the messages applied since the last
+        /// acknowledgement.
+        var window = 1
+        var unacknowledged = 0
     }
     private let state = Mutex(State())
 
@@ -49,7 +53,7 @@ final class WatchedSession: Sendable {
     var answers: (accepted: Int, refused: Int) { state.withLock { $0.answers } }
 
     /// A rendering message arrived at `now`: the latencies of the events it shows, and the
-    /// sequence a delta client acknowledges.
+    /// sequence a delta client acknowledges now (once half the window is unacknowledged).
     func received(_ text: String, at now: UInt64) -> (shown: [UInt64], ack: UInt64?) {
         guard deltas else {
             guard let counter = BoardFrame.decode(text)?.rendering.c else { return ([], nil) }
@@ -58,17 +62,22 @@ final class WatchedSession: Sendable {
         guard let message = JSONValue(json: Data(text.utf8)), case .object(let object) = message,
             case .integer(let sequence)? = object["sequence"]
         else { return ([], nil) }
-        let rendering: JSONValue? = state.withLock { state in
+        let (rendering, acknowledge): (JSONValue?, Bool) = state.withLock { state in
             if let ops = object["ops"] {
-                guard let changed = try? JSONDelta(wire: ops).applied(to: state.rendering) else { return nil }
+                guard let changed = try? JSONDelta(wire: ops).applied(to: state.rendering) else { return (nil, false) }
                 state.rendering = changed
             } else if let whole = object["rendering"] {
                 state.rendering = whole
+                if case .integer(let window)? = object["window"], window > 0 { state.window = Int(window) }
             }
-            return state.rendering
+            state.unacknowledged += 1
+            guard state.unacknowledged >= max(1, state.window / 2) else { return (state.rendering, false) }
+            state.unacknowledged = 0
+            return (state.rendering, true)
         }
-        guard let rendering, let counter = BoardFrame.counter(in: rendering) else { return ([], UInt64(sequence)) }
-        return (shown(counter, at: now), UInt64(sequence))
+        let ack = acknowledge ? UInt64(sequence) : nil
+        guard let rendering, let counter = BoardFrame.counter(in: rendering) else { return ([], ack) }
+        return (shown(counter, at: now), ack)
     }
 
     /// The latencies of the events `counter` shows.

@@ -24,8 +24,9 @@ import WorkflowCluster
 /// - asks for deltas (docs/WIRE-PROTOCOL.md, "Rendering deltas"; `deltas: false` for whole
 ///   frames): after a first whole frame each message is the changes from the one before, applied
 ///   to a copy (parts that did not change stay the same objects), so `rendering` is the whole
-///   rendering as before; it acknowledges each, and on reconnecting says the last sequence it
-///   applied, so it is sent only what it missed when the coordinator still has it;
+///   rendering as before; it acknowledges what it applied once half the stream's window is
+///   unacknowledged (one message in two, at most, not each), and on reconnecting says the last
+///   sequence it applied, so it is sent only what it missed when the coordinator still has it;
 /// - `send(sink, event)` posts an event and resolves with its outcome. When the sink is given as
 ///   a function of the rendering, a token a newer rendering replaced (410) is read again and the
 ///   event sent once more to the same place, as a person clicking again would. Until a
@@ -75,7 +76,7 @@ enum ClientScript {
             this.opening = false;
             this.waiters = new Set();    // resolved at the next "live", "failed" or "closed"
             this.deltas = deltas;        // ask the stream for changes after a first whole frame
-            this.stream = null;          // what the stream sent, applied: { sequence, rendering, children, root, deltas }
+            this.stream = null;          // what the stream sent, applied: { sequence, rendering, children, root, deltas, run, window }
             this.pending = [];           // events sent and not yet shown: [{ sink, event, state: "sending" | "accepted" }]
             this.received = { whole: 0, delta: 0, bytes: 0 };   // the stream's messages by kind, and their characters
           }
@@ -210,6 +211,7 @@ enum ClientScript {
             const socket = new WebSocket(url);
             this.socket = socket;
             let first = true;
+            let unacknowledged = 0;
             socket.onmessage = event => {
               let message;
               try { message = JSON.parse(event.data); } catch { return; }
@@ -225,7 +227,12 @@ enum ClientScript {
                 return;
               }
               if (frame === null) return;
-              if (this.stream.deltas) socket.send(JSON.stringify({ ack: frame.sequence }));
+              // Acknowledged once half the stream's window is unacknowledged: the server never
+              // waits for this client, which sends one message for several it applied.
+              if (this.stream.deltas && ++unacknowledged >= Math.max(1, Math.floor((this.stream.window || 1) / 2))) {
+                socket.send(JSON.stringify({ ack: frame.sequence }));
+                unacknowledged = 0;
+              }
               // The first message of a connection is the tree as it is now, even if its number is
               // lower (a coordinator restarted without a store starts counting again); resumed
               // with changes, it is live again even when it has nothing newer to show.
@@ -349,7 +356,7 @@ enum ClientScript {
               this.received.whole += 1;
               this.stream = { sequence: message.sequence, rendering: message.rendering, root: message.root,
                 children: Array.isArray(message.children) ? message.children : [], deltas: message.deltas === 1 && typeof message.run === "string",
-                run: message.run };
+                run: message.run, window: Number.isInteger(message.window) && message.window > 0 ? message.window : 1 };
             }
             return this.stream;
           }

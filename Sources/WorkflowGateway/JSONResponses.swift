@@ -45,9 +45,11 @@ enum JSONResponses {
 /// so a rendering is encoded once however many clients read it.
 enum RenderingMessage {
     /// The message; with `deltas`, it also says the delta version the stream speaks to this
-    /// client (`"deltas": 1`: the messages after it may be changes) and the stream's run (what
-    /// it resumes from).
-    static func bytes(root: String, sequence: UInt64, json: Data, children: [ChildStatusJSON], deltas: (version: Int, run: String)? = nil)
+    /// client (`"deltas": 1`: the messages after it may be changes), the stream's run (what it
+    /// resumes from) and its window (how many messages the client may leave unacknowledged).
+    static func bytes(
+        root: String, sequence: UInt64, json: Data, children: [ChildStatusJSON], deltas: (version: Int, run: String, window: Int)? = nil
+    )
         -> [UInt8]
     {
         var out: [UInt8] = []
@@ -60,7 +62,9 @@ enum RenderingMessage {
         out += Array(#","root":"#.utf8)
         out += Array((try? JSONEncoder().encode(root)) ?? Data("\"\"".utf8))
         if let deltas { out += Array(#","run":"#.utf8) + Array((try? JSONEncoder().encode(deltas.run)) ?? Data("\"\"".utf8)) }
-        out += Array(#","sequence":\#(sequence)}"#.utf8)
+        out += Array(#","sequence":\#(sequence)"#.utf8)
+        if let deltas { out += Array(#","window":\#(deltas.window)"#.utf8) }
+        out += Array("}".utf8)
         return out
     }
 

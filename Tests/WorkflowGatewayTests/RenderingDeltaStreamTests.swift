@@ -25,6 +25,8 @@ struct RenderingDeltaStreamTests {
         var deltas = 0
         var speaksDeltas = false
         var run = ""
+        /// The window the whole frame said (0: none).
+        var window = 0
 
         /// Applies one message; returns its sequence.
         mutating func apply(_ message: WebSocketMessage) throws -> UInt64 {
@@ -42,6 +44,7 @@ struct RenderingDeltaStreamTests {
                 rendering = try #require(object["rendering"])
                 speaksDeltas = object["deltas"] == .integer(1)
                 if case .string(let name)? = object["run"] { run = name }
+                if case .integer(let size)? = object["window"] { window = Int(size) }
                 whole += 1
             }
             self.sequence = UInt64(sequence)
@@ -129,6 +132,40 @@ struct RenderingDeltaStreamTests {
             }
         }
         await session.stop()
+    }
+
+    @Test("the whole frame says the window; a client that acknowledges only once half of it is unacknowledged (as the client library does) is never held back: every rendering reaches it")
+    func acknowledgingAtHalfTheWindowKeepsUp() async throws {
+        let window = 6
+        let session = WorkflowRootSession(name: "tally", workflow: TallyWorkflow())
+        let add = try JSONDecoder().decode(TallyJSON.self, from: session.latestRendering.json).add
+        try await GatewayTesting.application(session: session, options: Self.options(window: window)).test(.live) { client in
+            _ = try await withSafetyTimeout("every rendering with acknowledgements at half the window") {
+                try await client.ws("/api/renderings?deltas=1") { inbound, outbound, _ in
+                    var applied = Applied()
+                    var unacknowledged = 0
+                    var acknowledgements = 0
+                    var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    // One event per message received: each rendering is a message of its own, so
+                    // without its acknowledgements at half the window the stream would stop at
+                    // the window.
+                    for count in 1...40 {
+                        let message = try #require(try await iterator.next(), "the stream ended at \(applied.sequence)")
+                        let sequence = try applied.apply(message)
+                        unacknowledged += 1
+                        if unacknowledged >= window / 2 {
+                            try await Self.ack(sequence, outbound)
+                            unacknowledged = 0
+                            acknowledgements += 1
+                        }
+                        if count < 40 { _ = try await Self.add(session, token: add) }
+                    }
+                    #expect(applied.window == window, "the whole frame says the window")
+                    #expect(applied.rendering == JSONValue(json: session.latestRendering.json))
+                    #expect(acknowledgements < 40 / 2, "one acknowledgement for several messages: \(acknowledgements)")
+                }
+            }
+        }
     }
 
     @Test("a delta client that reads and acknowledges nothing is sent at most the window's messages while another keeps up with every rendering; one acknowledgement brings it to the latest in one whole frame")

@@ -66,7 +66,7 @@ struct RenderingStreamClient: Sendable {
             if deltas != nil, let base, base <= frame.sequence, let changes = feed.delta(from: base, to: frame) {
                 message = changes
             } else {
-                message = frame.wholeMessage(deltas: deltas)
+                message = frame.wholeMessage(deltas: deltas, window: self.window)
             }
             // Counted as sent before the write: the client may acknowledge it before the write
             // returns here, and an acknowledgement of a sequence not (yet) sent closes the stream.

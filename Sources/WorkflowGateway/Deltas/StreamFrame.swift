@@ -13,10 +13,10 @@ struct StreamFrame: Sendable {
     var rendering: Data
     var children: [ChildStatusJSON]
 
-    /// The whole frame; to a delta client it says the delta version the stream speaks and the
-    /// run to resume from.
-    func wholeMessage(deltas: Int? = nil) -> [UInt8] {
-        RenderingMessage.bytes(root: root, sequence: sequence, json: rendering, children: children, deltas: deltas.map { ($0, run) })
+    /// The whole frame; to a delta client it says the delta version the stream speaks, the run
+    /// to resume from and the stream's `window`.
+    func wholeMessage(deltas: Int? = nil, window: Int = 0) -> [UInt8] {
+        RenderingMessage.bytes(root: root, sequence: sequence, json: rendering, children: children, deltas: deltas.map { ($0, run, window) })
     }
 
     /// `{"children": […], "from": BASE, "ops": […], "sequence": N}`: the changes from the frame
