@@ -2,7 +2,8 @@ import Foundation
 
 /// A JSON value as the rendering stream's diff sees it: renderings arrive as bytes (the
 /// session's encoder wrote them), and a delta is computed between two of them, so both sides are
-/// read into this one shape, compared structurally and written back with sorted keys.
+/// read into this one shape (`init?(json:)`), compared structurally and written back with sorted
+/// keys (`bytes`).
 package indirect enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
@@ -12,12 +13,6 @@ package indirect enum JSONValue: Sendable, Equatable, Codable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
-
-    /// Reads `data` as one JSON value; `nil` when it is not JSON.
-    package init?(json data: Data) {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: data) else { return nil }
-        self = value
-    }
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -49,13 +44,6 @@ package indirect enum JSONValue: Sendable, Equatable, Codable {
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
-    }
-
-    /// The value as compact JSON with sorted keys (as the session's encoder writes renderings).
-    package var bytes: Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
     }
 
     /// Whether the value can key an element of a keyed array: an integer or a string.

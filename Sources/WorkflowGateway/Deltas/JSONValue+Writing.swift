@@ -1,0 +1,67 @@
+import Foundation
+
+extension JSONValue {
+    /// The value as compact JSON with sorted keys (as the session's encoder writes renderings),
+    /// slashes unescaped; written byte by byte, not through `JSONEncoder`, for the reason
+    /// `init?(json:)` is read that way.
+    package var bytes: Data {
+        var out: [UInt8] = []
+        write(to: &out)
+        return Data(out)
+    }
+
+    func write(to out: inout [UInt8]) {
+        switch self {
+        case .null: out += Array("null".utf8)
+        case .bool(let value): out += Array((value ? "true" : "false").utf8)
+        case .integer(let value): out += Array(String(value).utf8)
+        case .number(let value):
+            guard value.isFinite else {
+                out += Array("null".utf8)
+                return
+            }
+            // Integral doubles without the ".0" Swift's description adds, as `JSONEncoder` writes them.
+            let text = value.description
+            out += Array((text.hasSuffix(".0") ? String(text.dropLast(2)) : text).utf8)
+        case .string(let value): Self.write(string: value, to: &out)
+        case .array(let elements):
+            out.append(UInt8(ascii: "["))
+            for (offset, element) in elements.enumerated() {
+                if offset > 0 { out.append(UInt8(ascii: ",")) }
+                element.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (offset, key) in members.keys.sorted().enumerated() {
+                if offset > 0 { out.append(UInt8(ascii: ",")) }
+                Self.write(string: key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                members[key]!.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// `value` quoted: `"` and `\` escaped, control characters as `\n`-style or `\u00XX`
+    /// escapes, everything else as its UTF-8.
+    private static func write(string value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0x08: out += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+            case 0x0C: out += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+            case 0x00..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
