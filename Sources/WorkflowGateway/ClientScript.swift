@@ -229,7 +229,7 @@ enum ClientScript {
               if (frame === null) return;
               // Acknowledged once half the stream's window is unacknowledged: the server never
               // waits for this client, which sends one message for several it applied.
-              if (this.stream.deltas && ++unacknowledged >= Math.max(1, Math.floor((this.stream.window || 1) / 2))) {
+              if (this.stream.deltas && ++unacknowledged >= Math.max(1, Math.floor(this.stream.window / 2))) {
                 socket.send(JSON.stringify({ ack: frame.sequence }));
                 unacknowledged = 0;
               }

@@ -166,6 +166,7 @@ struct RenderingDeltaStreamTests {
                 }
             }
         }
+        await session.stop()
     }
 
     @Test("a delta client that reads and acknowledges nothing is sent at most the window's messages while another keeps up with every rendering; one acknowledgement brings it to the latest in one whole frame")

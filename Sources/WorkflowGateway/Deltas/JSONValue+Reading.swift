@@ -79,15 +79,8 @@ private struct JSONValueReader {
             index += 1
             guard let member = value(depth: depth) else { return nil }
             members[key] = member
-            skipWhitespace()
-            guard index < bytes.count else { return nil }
-            switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                return .object(members)
-            default: return nil
-            }
+            guard let closed = separator(closing: UInt8(ascii: "}")) else { return nil }
+            if closed { return .object(members) }
         }
     }
 
@@ -102,15 +95,24 @@ private struct JSONValueReader {
         while true {
             guard let element = value(depth: depth) else { return nil }
             elements.append(element)
-            skipWhitespace()
-            guard index < bytes.count else { return nil }
-            switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"):
-                index += 1
-                return .array(elements)
-            default: return nil
-            }
+            guard let closed = separator(closing: UInt8(ascii: "]")) else { return nil }
+            if closed { return .array(elements) }
+        }
+    }
+
+    /// After a member or an element: `true` past the `closing` bracket, `false` past a comma,
+    /// `nil` at anything else.
+    private mutating func separator(closing: UInt8) -> Bool? {
+        skipWhitespace()
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
+            index += 1
+            return false
+        case closing:
+            index += 1
+            return true
+        default: return nil
         }
     }
 

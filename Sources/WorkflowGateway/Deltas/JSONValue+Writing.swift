@@ -12,17 +12,17 @@ extension JSONValue {
 
     func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += Array("null".utf8)
-        case .bool(let value): out += Array((value ? "true" : "false").utf8)
-        case .integer(let value): out += Array(String(value).utf8)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
+        case .integer(let value): out.append(contentsOf: String(value).utf8)
         case .number(let value):
             guard value.isFinite else {
-                out += Array("null".utf8)
+                out.append(contentsOf: "null".utf8)
                 return
             }
             // Integral doubles without the ".0" Swift's description adds, as `JSONEncoder` writes them.
             let text = value.description
-            out += Array((text.hasSuffix(".0") ? String(text.dropLast(2)) : text).utf8)
+            out.append(contentsOf: (text.hasSuffix(".0") ? text.dropLast(2) : Substring(text)).utf8)
         case .string(let value): Self.write(string: value, to: &out)
         case .array(let elements):
             out.append(UInt8(ascii: "["))
@@ -33,11 +33,11 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (offset, key) in members.keys.sorted().enumerated() {
+            for (offset, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if offset > 0 { out.append(UInt8(ascii: ",")) }
-                Self.write(string: key, to: &out)
+                Self.write(string: member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                members[key]!.write(to: &out)
+                member.value.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -57,11 +57,16 @@ extension JSONValue {
             case 0x08: out += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
             case 0x0C: out += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
             case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(contentsOf: [hexDigit(byte >> 4), hexDigit(byte & 0xF)])
             default: out.append(byte)
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// The lowercase hexadecimal digit of `nibble` (0–15).
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

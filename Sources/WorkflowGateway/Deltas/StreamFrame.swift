@@ -15,7 +15,7 @@ struct StreamFrame: Sendable {
 
     /// The whole frame; to a delta client it says the delta version the stream speaks, the run
     /// to resume from and the stream's `window`.
-    func wholeMessage(deltas: Int? = nil, window: Int = 0) -> [UInt8] {
+    func wholeMessage(deltas: Int?, window: Int) -> [UInt8] {
         RenderingMessage.bytes(root: root, sequence: sequence, json: rendering, children: children, deltas: deltas.map { ($0, run, window) })
     }
 
