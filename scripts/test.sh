@@ -55,12 +55,14 @@ trap sweep_orphaned_postgres EXIT
 swift build --build-tests "$@"
 # The passes, and what each is for:
 #  1. every test of this package but those that must run alone, in parallel;
-#  2. those alone (`ALONE`): the flood tests (Scenarios/Flood: a hostile peer at full speed keeps
+#  2. those alone (`ALONE`), one after the other: the flood tests (Scenarios/Flood: a hostile peer at full speed keeps
 #     both cores busy by design, which beside other tests would starve their processes of CPU),
 #     the lease keeper's test that blocks every thread of the test process's concurrency pool for
-#     seconds (beside it, in-process tests would take their own slow threads for dead peers), and
+#     seconds (beside it, in-process tests would take their own slow threads for dead peers),
 #     the periodic-work test, which places 50,000 remote children in-process (both cores busy for a
-#     minute, and its workers' hosted children crowd the concurrency pool);
+#     minute, and its workers' hosted children crowd the concurrency pool), and the network lab
+#     (its faults are judged against heartbeat windows of 0.5–2 s: beside the SIGKILL and
+#     simulation tests a starved daemon misses heartbeats no fault dropped; a CI run failed so);
 #  3. each example application, a package of its own that depends on this one by path as a
 #     user's app does: its workflows, and its coordinator and workers as real processes (the
 #     email browser's page in a real browser, scripts/cluster.sh and the systemd units included).
@@ -72,9 +74,9 @@ swift build --build-tests "$@"
 # 35 s to resume a waiting test, longer than the deadlines the protocol tests play against.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-32}
 if [[ $# -eq 0 ]]; then
-  ALONE="ClusterFloodTests|LeaseKeeperTests/renewsWhileThePoolIsBlocked|PeriodicWorkTests"
+  ALONE="ClusterFloodTests|LeaseKeeperTests/renewsWhileThePoolIsBlocked|PeriodicWorkTests|NetworkLabTests"
   swift test --skip-build --skip "$ALONE"
-  swift test --skip-build --filter "$ALONE"
+  swift test --skip-build --no-parallel --filter "$ALONE"
 else
   swift test --skip-build "$@"
   exit 0
