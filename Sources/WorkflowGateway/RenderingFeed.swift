@@ -71,8 +71,9 @@ final class RenderingFeed: Sendable {
                 history.frames.removeAll { $0.sequence >= frame.sequence }
                 history.frames.append(frame)
                 if history.frames.count > kept { history.frames.removeFirst(history.frames.count - kept) }
-                let keptSequences = Set(history.frames.map(\.sequence))
-                history.parsed = history.parsed.filter { keptSequences.contains($0.key) }
+                // A few entries at most: no set of the kept sequences made per frame.
+                let frames = history.frames
+                history.parsed = history.parsed.filter { parsed in frames.contains { $0.sequence == parsed.key } }
             }
             frames.publish(frame)
         }
@@ -82,6 +83,13 @@ final class RenderingFeed: Sendable {
     /// The frames, the latest first; ends when the session stops.
     func subscribe() -> AsyncStream<StreamFrame> {
         frames.subscribe()
+    }
+
+    /// The frames, as `subscribe()`, and a function that hands this reader the latest frame
+    /// again (`LatestValueBroadcast.subscription()`).
+    func subscription() -> (frames: AsyncStream<StreamFrame>, again: @Sendable () -> Void) {
+        let (values, again) = frames.subscription()
+        return (values, again)
     }
 
     /// The latest frame, once there is one.

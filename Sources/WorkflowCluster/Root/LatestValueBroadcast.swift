@@ -30,7 +30,17 @@ package final class LatestValueBroadcast<Value: Sendable>: Sendable {
 
     /// A stream of the values, starting with the latest; ends at once after `finish()`.
     package func subscribe() -> AsyncStream<Value> {
+        subscription().values
+    }
+
+    /// A stream of the values, as `subscribe()`, and a function that hands this reader the
+    /// latest value again: a reader that passed over a value it could not act on yet (a client
+    /// whose window was full) asks for it once it can, without a task of its own waiting for it.
+    package func subscription() -> (values: AsyncStream<Value>, again: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let again: @Sendable () -> Void = { [weak self] in
+            if let latest = self?.latest { continuation.yield(latest) }
+        }
         let id: UInt64? = state.withLock { state in
             if let latest = state.latest { continuation.yield(latest) }
             guard !state.finished else { return nil }
@@ -40,12 +50,12 @@ package final class LatestValueBroadcast<Value: Sendable>: Sendable {
         }
         guard let id else {
             continuation.finish()
-            return stream
+            return (stream, again)
         }
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
-        return stream
+        return (stream, again)
     }
 
     /// Ends every stream, present and future.

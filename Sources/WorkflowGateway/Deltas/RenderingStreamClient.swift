@@ -19,15 +19,16 @@ struct RenderingStreamClient: Sendable {
 
     /// Serves the client until either side ends the stream, or the client sends what is not
     /// an acknowledgement (then its stream closes, with the words, and only its).
+    ///
+    /// Two tasks: the writer wakes once per frame the feed publishes (and not at all while
+    /// nothing changes), the reader once per message the client sends; an acknowledgement wakes
+    /// the writer only when it opens a full window (handing it the latest frame again, the one
+    /// it passed over).
     func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let window = SharedWindow(StreamWindow(limit: self.window))
-        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (frames, again) = feed.subscription()
         let deltas = request.deltas != nil
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await _ in feed.subscribe() { wake.yield() }
-                wake.finish()
-            }
             group.addTask {
                 // The client's side: acknowledgements (a client of whole frames sends none: what
                 // it sends is ignored). A text message that is not UTF-8 throws, and the stream
@@ -36,8 +37,12 @@ struct RenderingStreamClient: Sendable {
                     guard deltas else { continue }
                     do throws(StreamRequestError) {
                         let sequence = try Self.acknowledgement(message)
-                        try window.state.withLock { window throws(StreamRequestError) in try window.acknowledge(sequence) }
-                        wake.yield()
+                        let opened = try window.state.withLock { window throws(StreamRequestError) in
+                            let wasFull = window.isFull
+                            try window.acknowledge(sequence)
+                            return wasFull && !window.isFull
+                        }
+                        if opened { again() }
                     } catch {
                         try? await outbound.close(.policyViolation, reason: error.closeReason)
                         return
@@ -45,23 +50,30 @@ struct RenderingStreamClient: Sendable {
                 }
             }
             group.addTask {
-                try await write(wakes: wakes, window: window, outbound: outbound)
+                try await write(frames: frames, window: window, outbound: outbound)
             }
             defer { group.cancelAll() }
             try await group.next()
         }
     }
 
-    /// Writes the message each wake-up calls for, until the frames end or a write fails.
-    private func write(wakes: AsyncStream<Void>, window: SharedWindow, outbound: WebSocketOutboundWriter) async throws {
+    /// Writes the message each new frame calls for, until the frames end or a write fails: at
+    /// most one per `tick` (a frame sooner than that waits out the rest of the tick, then the
+    /// latest goes), none while a delta client's window is full (the acknowledgement that opens
+    /// it hands the writer the latest frame again).
+    private func write(frames: AsyncStream<StreamFrame>, window: SharedWindow, outbound: WebSocketOutboundWriter) async throws {
         let deltas = request.deltas
         // The frame the client has (or will have applied when the next message arrives).
         var base: UInt64? = request.run == feed.run ? request.since : nil
         var sentAny = false
-        for await _ in wakes {
+        var lastWrite: ContinuousClock.Instant?
+        for await _ in frames {
+            if deltas != nil, window.state.withLock({ $0.isFull }) { continue }
+            if tick > .zero, let lastWrite, lastWrite + tick > .now {
+                try await Task.sleep(until: lastWrite + tick)
+            }
             guard let frame = feed.latest else { continue }
             if sentAny, frame.sequence == base { continue }
-            if deltas != nil, window.state.withLock({ $0.isFull }) { continue }
             let message: [UInt8]
             if deltas != nil, let base, base <= frame.sequence, let changes = feed.delta(from: base, to: frame) {
                 message = changes
@@ -78,7 +90,7 @@ struct RenderingStreamClient: Sendable {
             }
             sentAny = true
             base = frame.sequence
-            if tick > .zero { try await Task.sleep(for: tick) }
+            lastWrite = .now
         }
     }
 
