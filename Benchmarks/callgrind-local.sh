@@ -33,4 +33,4 @@ row "first render, chain 1,000 (per node)" first-chain 1 4 1000
 row "re-render, wide 1,000 (per node)" rerender-wide 2 12 1000
 row "re-render, chain 1,000 (per node)" rerender-chain 2 12 1000
 row "one awaited tap, 3 levels (per tap)" tap 100 1100 1
-if [ -z "${BEFORE_INLINE:-}" ]; then row "one awaited tap, applySendsInline (per tap)" tap-inline 100 1100 1; fi
+row "one awaited tap, queued (per tap)" tap-queued 100 1100 1

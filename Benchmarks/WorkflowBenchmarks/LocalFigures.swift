@@ -273,7 +273,9 @@ func allocationFigures() async -> [Figure] {
 }
 
 /// The host options figure 2b and the allocation rows measure a tap with.
-let tapModes: [(RuntimeOptions, String)] = [(.default, ""), (RuntimeOptions(applySendsInline: true), " (inline)")]
+/// The default applies a send on the sender's thread when the loop is idle; "(queued)" is the
+/// path of a busy loop, a `RemoteRuntime` and conflating hosts.
+let tapModes: [(RuntimeOptions, String)] = [(.default, ""), (RuntimeOptions(applySendsInline: false), " (queued)")]
 
 /// `wf-profile NAME COUNT` (Benchmarks/Profile): runs one local operation COUNT times, for
 /// `valgrind --tool=callgrind` (the difference between two counts is the cost of the extra
@@ -300,8 +302,8 @@ func runProfile(_ name: String, count: Int) async {
         let host = WorkflowHost(workflow: Chain(depth: nodes, salt: 0))
         for salt in 0..<count { host.update(workflow: Chain(depth: nodes, salt: salt + 1)) }
         await awaitRendering(host) { $0 == nodes + count }
-    case "tap", "tap-inline":
-        let options = RuntimeOptions(applySendsInline: name == "tap-inline")
+    case "tap", "tap-queued":
+        let options = RuntimeOptions(applySendsInline: name == "tap")
         let host = WorkflowHost(workflow: CascadeRoot(), options: options)
         var outputs = host.outputs.makeAsyncIterator()
         let sink = host.rendering

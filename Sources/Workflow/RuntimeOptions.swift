@@ -12,25 +12,31 @@ public struct RuntimeOptions: Sendable, Equatable {
     /// and render right away on the sending thread, instead of queueing a job for the loop's thread
     /// and waking it. One awaited tap then costs no thread hop at all (each hop is a thread
     /// wake-up, most of a queued tap's latency); `send` returns once the action is applied and the
-    /// rendering and outputs are published. Only loops that can lend themselves do it
-    /// (`ThreadLoop`; see `RuntimeLoop.runIfIdle`); elsewhere, and whenever the loop is busy, the
-    /// value is queued as usual. Off by default: the sender's thread then does the render's work
-    /// (keep renders cheap or leave this off when senders are latency-sensitive themselves), a
-    /// burst from one thread renders once per value rather than being conflated, and a sender must
-    /// not hold a lock that the tree's actions, observers or side effects take. Ordering is
-    /// unchanged: values sent from one thread are applied in order, each once, and renders never
-    /// overlap.
+    /// rendering and outputs are published, as workflow-swift's `send` does on its main thread.
+    /// Only loops that can lend themselves do it (`ThreadLoop`; see `RuntimeLoop.runIfIdle`);
+    /// elsewhere (a `RemoteRuntime`, whose thread owns its sockets), and whenever the loop is busy
+    /// or the sender is the loop itself, the value is queued as usual.
+    ///
+    /// On by default unless `conflateStaleRenderings` is (a burst from one thread would otherwise
+    /// render once per value rather than be conflated). What it asks of a sender is what
+    /// workflow-swift's synchronous `send` asks: the sender's thread does the render's work (keep
+    /// renders cheap, or turn this off when senders are latency-sensitive themselves), and a
+    /// sender must not hold a lock that the tree's actions, observers or side effects take.
+    /// Ordering is unchanged: values sent from one thread are applied in order, each once, and
+    /// renders never overlap.
     public var applySendsInline: Bool
 
-    /// Both switches off: one render pass per action, like workflow-swift.
+    /// The optimisations off: one render pass per action, like workflow-swift, and a send applied
+    /// on the sender's thread when the loop is idle (`applySendsInline`).
     public static let `default` = RuntimeOptions()
 
-    /// Both switches on (`applySendsInline` stays off).
+    /// Both optimisations on, so sends are queued and conflated (`applySendsInline` off).
     public static let optimized = RuntimeOptions(renderOnlyIfStateChanged: true, conflateStaleRenderings: true)
 
-    public init(renderOnlyIfStateChanged: Bool = false, conflateStaleRenderings: Bool = false, applySendsInline: Bool = false) {
+    /// `applySendsInline` defaults to the opposite of `conflateStaleRenderings` (`nil`).
+    public init(renderOnlyIfStateChanged: Bool = false, conflateStaleRenderings: Bool = false, applySendsInline: Bool? = nil) {
         self.renderOnlyIfStateChanged = renderOnlyIfStateChanged
         self.conflateStaleRenderings = conflateStaleRenderings
-        self.applySendsInline = applySendsInline
+        self.applySendsInline = applySendsInline ?? !conflateStaleRenderings
     }
 }

@@ -43,7 +43,7 @@ struct HammerWorkflow: Workflow, Sendable {
     static let senders = 8
     static let perSender = 1_000
 
-    @Test(arguments: [RuntimeOptions.default, .optimized, RuntimeOptions(applySendsInline: true)])
+    @Test(arguments: [RuntimeOptions.default, .optimized, RuntimeOptions(applySendsInline: false)])
     func sinksHammeredFromManyTasksApplyEveryActionOnceInPerTaskOrder(options: RuntimeOptions) async throws {
         let host = WorkflowHost(workflow: HammerWorkflow(senders: Self.senders), options: options)
         let sink = host.rendering.record

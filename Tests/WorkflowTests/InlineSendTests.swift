@@ -69,4 +69,17 @@ import Workflow
         #expect(host.rendering.reports.count == 1, "leaf action, middle and root outputs, render: all inline")
         await host.stop()
     }
+
+    @Test func sendsAreAppliedInlineByDefaultAndQueuedWhenConflating() async throws {
+        #expect(RuntimeOptions.default.applySendsInline, "as workflow-swift's send: applied before it returns")
+        #expect(!RuntimeOptions.optimized.applySendsInline, "conflation needs the burst queued")
+        #expect(!RuntimeOptions(conflateStaleRenderings: true).applySendsInline)
+        #expect(RuntimeOptions(conflateStaleRenderings: true, applySendsInline: true).applySendsInline)
+
+        let inline = WorkflowHost(workflow: CounterWorkflow(reportEvery: 1))
+        await waitUntilIdle(inline.loop)
+        inline.rendering.onIncrement.send(())
+        #expect(inline.rendering.count == 1, "the default host applied the send on the sender's thread")
+        await inline.stop()
+    }
 }

@@ -6,7 +6,7 @@ import Workflow
 @Suite struct UpdateAndAwaitTests {
     /// The runtime switches that change how a drain renders: one pass per delivery, one pass per
     /// drain (conflating), and a drain run on the sender's own thread.
-    static let allOptions: [RuntimeOptions] = [.default, .optimized, RuntimeOptions(applySendsInline: true)]
+    static let allOptions: [RuntimeOptions] = [.default, .optimized, RuntimeOptions(applySendsInline: false)]
 
     @Test func returnsTheRenderingThatShowsTheUpdateAndWhatWasQueuedBeforeIt() async throws {
         let host = WorkflowHost(workflow: CounterWorkflow(label: "a"))
