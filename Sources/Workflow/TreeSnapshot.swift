@@ -44,9 +44,7 @@ public struct TreeSnapshot: Codable, Sendable, Equatable {
 
     /// Encodes the snapshot for storage.
     public func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(self)
+        Data(jsonBytes())
     }
 
     /// Decodes a stored snapshot; throws `SnapshotError.corrupt` on bad bytes.

@@ -112,4 +112,20 @@ struct DurableStreamResumeTests {
         #expect(CheckpointRendering.kept(in: older) == nil)
         #expect(try TreeSnapshot.decode(from: older) == snapshot)
     }
+
+    @Test("a checkpoint payload is written byte for byte as JSONEncoder with sorted keys writes it, with and without a rendering")
+    func payloadBytesAreJSONEncoders() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let snapshot = TreeSnapshot(
+            workflowType: "Board/v\\2", state: Data((0...255).map(UInt8.init)),
+            children: [.init(key: "c\n\"", snapshot: TreeSnapshot(workflowType: "Counter", state: nil))])
+        for rendering in [
+            CheckpointRendering(run: "r/1", sequence: 7, rendering: Data(#"{"a":"/"}"#.utf8)),
+            CheckpointRendering(run: "r1", sequence: 0, rendering: nil), nil,
+        ] {
+            let expected = try encoder.encode(CheckpointRendering.Payload(snapshot: snapshot, stream: rendering))
+            #expect(try CheckpointRendering.payload(snapshot, with: rendering) == expected)
+        }
+    }
 }

@@ -35,9 +35,25 @@ package struct CheckpointRendering: Codable, Sendable, Equatable {
     /// `snapshot` encoded as `TreeSnapshot.encoded()` does, with `rendering` as its `"stream"`
     /// field.
     package static func payload(_ snapshot: TreeSnapshot, with rendering: CheckpointRendering?) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(Payload(snapshot: snapshot, stream: rendering))
+        // Written directly (one per checkpoint, so one per durable event): the same bytes as
+        // `JSONEncoder` with sorted keys would write for `Payload`.
+        Data(snapshot.jsonBytes(with: rendering.map { rendering in .init(key: "stream", write: rendering.appendJSON) }))
+    }
+
+    /// `{"rendering":…,"run":…,"sequence":…}` as `JSONEncoder` with sorted keys writes it.
+    private func appendJSON(to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        if let rendering {
+            JSONText.appendKey("rendering", to: &out)
+            JSONText.appendBase64(rendering, to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        JSONText.appendKey("run", to: &out)
+        JSONText.appendQuoted(run, escapingSlashes: true, to: &out)
+        out.append(UInt8(ascii: ","))
+        JSONText.appendKey("sequence", to: &out)
+        JSONText.appendInteger(sequence, to: &out)
+        out.append(UInt8(ascii: "}"))
     }
 
     /// The rendering kept in a checkpoint's payload; `nil` when it has none (written before the
@@ -46,12 +62,18 @@ package struct CheckpointRendering: Codable, Sendable, Equatable {
         (try? JSONDecoder().decode(Field.self, from: payload))?.stream
     }
 
-    /// The snapshot's own fields, then `"stream"` in the same JSON object.
-    private struct Payload: Encodable {
-        var snapshot: TreeSnapshot
-        var stream: CheckpointRendering?
+    /// The snapshot's own fields, then `"stream"` in the same JSON object: what `payload`
+    /// writes, through `JSONEncoder` (the tests' oracle for it).
+    package struct Payload: Encodable {
+        package var snapshot: TreeSnapshot
+        package var stream: CheckpointRendering?
 
-        func encode(to encoder: any Encoder) throws {
+        package init(snapshot: TreeSnapshot, stream: CheckpointRendering?) {
+            self.snapshot = snapshot
+            self.stream = stream
+        }
+
+        package func encode(to encoder: any Encoder) throws {
             try snapshot.encode(to: encoder)
             var container = encoder.container(keyedBy: Field.CodingKeys.self)
             try container.encodeIfPresent(stream, forKey: .stream)

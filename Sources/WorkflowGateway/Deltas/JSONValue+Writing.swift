@@ -1,4 +1,5 @@
 import Foundation
+import Workflow
 
 extension JSONValue {
     /// The value as compact JSON with sorted keys (as the session's encoder writes renderings),
@@ -43,30 +44,8 @@ extension JSONValue {
         }
     }
 
-    /// `value` quoted: `"` and `\` escaped, control characters as `\n`-style or `\u00XX`
-    /// escapes, everything else as its UTF-8.
+    /// `value` quoted, slashes unescaped (`JSONText`).
     private static func write(string value: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0x08: out += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-            case 0x0C: out += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-            case 0x00..<0x20:
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(contentsOf: [hexDigit(byte >> 4), hexDigit(byte & 0xF)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
-
-    /// The lowercase hexadecimal digit of `nibble` (0–15).
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+        JSONText.appendQuoted(value, escapingSlashes: false, to: &out)
     }
 }
