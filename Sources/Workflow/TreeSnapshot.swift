@@ -79,10 +79,19 @@ public enum SnapshotError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+/// A state that writes its snapshot JSON itself, as its `Codable` conformance would encode it
+/// (what `Decodable` reads back is the same value): the runtime's own states that every durable
+/// checkpoint encodes (a remote child's stand-in), where an encoder's containers cost more than
+/// the bytes.
+package protocol SnapshotJSONWriting {
+    func snapshotJSON() -> [UInt8]
+}
+
 /// Encoding and decoding of a node's state, for whatever `State` turns out to be `Codable`.
 /// `package`: a worker checks a snapshot before it starts a child from it (`WorkflowRemote`).
 package enum StateCoding {
     static func encode<State>(_ state: State) -> Data? {
+        if let writing = state as? any SnapshotJSONWriting { return Data(writing.snapshotJSON()) }
         guard let encodable = state as? any Encodable else { return nil }
         return try? JSONEncoder().encode(encodable)
     }

@@ -69,15 +69,15 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            if let proxy {
-                try container.encodeIfPresent(proxy.snapshot, forKey: .snapshot)
-                try container.encode(proxy.pendingEvents, forKey: .pendingEvents)
-                try container.encodeIfPresent(proxy.renderingBytes.map { Data($0) }, forKey: .rendering)
-            } else {
-                try container.encodeIfPresent(restoredSnapshot, forKey: .snapshot)
-                try container.encode(restoredEvents, forKey: .pendingEvents)
-                try container.encodeIfPresent(restoredRendering.map { Data($0) }, forKey: .rendering)
-            }
+            try container.encodeIfPresent(saved.snapshot, forKey: .snapshot)
+            try container.encode(saved.events, forKey: .pendingEvents)
+            try container.encodeIfPresent(saved.rendering.map { Data($0) }, forKey: .rendering)
+        }
+
+        /// What a snapshot of this state saves: the proxy's, or what it was restored with.
+        var saved: (snapshot: TreeSnapshot?, events: [PendingRemoteEvent], rendering: [UInt8]?) {
+            if let proxy { return (proxy.snapshot, proxy.pendingEvents, proxy.renderingBytes) }
+            return (restoredSnapshot, restoredEvents, restoredRendering)
         }
     }
 
