@@ -97,6 +97,39 @@ struct StoreSchemaUpgradeTests {
         }
     }
 
+    @Test("PostgreSQL: a coordinator two releases ahead refuses, in words, a version 1 store a coordinator of this release is running on; once that one is gone it runs both steps at open")
+    func twoReleasesAhead() async throws {
+        let twoAhead = StoreSchema(
+            steps: NextReleaseSchema.schema.steps + [
+                StoreSchemaStep(
+                    version: 3, summary: "a table of the release after next", postgres: ["CREATE TABLE test_step_three (x INT)"],
+                    sqlite: ["CREATE TABLE test_step_three (x INTEGER)"])
+            ])
+        try await StoreBackend.postgres.withEmptyStore("schema-two-ahead") { section in
+            let old = try await Self.open(section, .thisRelease, holder: "coordinator of this release")
+            do {
+                await #expect {
+                    _ = try await Self.open(section, twoAhead)
+                } throws: { error in
+                    guard case .cannotOpen(_, let reason) = error as? CoordinatorStoreError else { return false }
+                    return reason.contains("the store's schema is version 1, which this coordinator no longer writes (it writes versions 2 to 3)")
+                        && reason.contains("coordinator of this release (newest version 1)")
+                        && reason.contains("upgrade it to the release before this one first")
+                }
+                #expect(try await Self.recordedVersion(section) == 1)
+            } catch {
+                await old.close()
+                throw error
+            }
+            await old.close()
+            let ahead = try await Self.open(section, twoAhead)
+            #expect((ahead as? PostgresCoordinatorStore)?.writingVersion == 3)
+            await ahead.close()
+            #expect(try await Self.recordedVersion(section) == 3)
+            #expect(try await Self.stepRuns(section) == 1)
+        }
+    }
+
     @Test("a coordinator of this release still running when the store is migrated has its next commit refused in words, and nothing is written", arguments: StoreBackend.allCases)
     func olderWriterRefusedAfterTheStep(backend: StoreBackend) async throws {
         try await backend.withEmptyStore("schema-refused") { section in
