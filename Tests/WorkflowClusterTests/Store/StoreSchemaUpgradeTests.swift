@@ -65,6 +65,7 @@ struct StoreSchemaUpgradeTests {
                 // The coordinator of this release stops: the next one to open runs the step, once.
                 await old.close()
                 open.removeFirst()
+                try await StoreSection.waitUntilGone(section, holder: "coordinator of this release")
                 let second = try await Self.open(section, NextReleaseSchema.schema, holder: "second of the next release")
                 open.append(second)
                 #expect((second as? PostgresCoordinatorStore)?.writingVersion == 2)
@@ -122,6 +123,7 @@ struct StoreSchemaUpgradeTests {
                 throw error
             }
             await old.close()
+            try await StoreSection.waitUntilGone(section, holder: "coordinator of this release")
             let ahead = try await Self.open(section, twoAhead)
             #expect((ahead as? PostgresCoordinatorStore)?.writingVersion == 3)
             await ahead.close()
@@ -165,25 +167,38 @@ struct StoreSchemaUpgradeTests {
         }
     }
 
-    @Test("coordinators of the next release opening a version 1 store at once: the last step runs exactly once and each writes version 2", arguments: StoreBackend.allCases)
+    @Test("coordinators of the next release opening a version 1 store at once (PostgreSQL; SQLite, one after the other): the last step runs exactly once and each writes version 2", arguments: StoreBackend.allCases)
     func stepRunsOnceUnderConcurrency(backend: StoreBackend) async throws {
         try await backend.withEmptyStore("schema-once") { section in
             // A store of this release, with a checkpoint, left by its coordinator.
-            let old = try await Self.open(section, .thisRelease)
+            let old = try await Self.open(section, .thisRelease, holder: "coordinator of this release")
             let token = try await old.acquireWriter(holder: "coordinator of this release")
             try await old.commit(CoordinatorStoreContractTests.checkpoint(1, "kept"), fencedBy: token)
             await old.close()
+            if section["kind"] == "postgres" { try await StoreSection.waitUntilGone(section, holder: "coordinator of this release") }
 
-            // SQLite's calls wait for its lock on NIO's blocking-I/O threads (as many as cores):
-            // in one process, two openers at once (processes, as coordinators are, have no bound).
-            let openers = section["kind"] == "sqlite" ? 2 : 6
-            let stores = try await withThrowingTaskGroup(of: (any CoordinatorStore).self) { group in
-                for index in 0..<openers {
-                    group.addTask { try await Self.open(section, NextReleaseSchema.schema, holder: "opener \(index)") }
+            // PostgreSQL: six at once. SQLite: one after the other, in one process (its calls wait
+            // for the file's lock on NIO's few blocking-I/O threads, which the other tests of the
+            // process share; coordinators are processes of their own), each finding the step done.
+            let stores: [any CoordinatorStore]
+            if section["kind"] == "sqlite" {
+                var opened: [any CoordinatorStore] = []
+                do {
+                    for index in 0..<3 { opened.append(try await Self.open(section, NextReleaseSchema.schema, holder: "opener \(index)")) }
+                } catch {
+                    await Self.close(opened)
+                    throw error
                 }
-                var stores: [any CoordinatorStore] = []
-                for try await store in group { stores.append(store) }
-                return stores
+                stores = opened
+            } else {
+                stores = try await withThrowingTaskGroup(of: (any CoordinatorStore).self) { group in
+                    for index in 0..<6 {
+                        group.addTask { try await Self.open(section, NextReleaseSchema.schema, holder: "opener \(index)") }
+                    }
+                    var stores: [any CoordinatorStore] = []
+                    for try await store in group { stores.append(store) }
+                    return stores
+                }
             }
             do {
                 #expect(try await Self.stepRuns(section) == 1)

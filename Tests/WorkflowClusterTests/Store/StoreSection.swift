@@ -100,3 +100,17 @@ extension StoreSection {
         }
     }
 }
+
+extension StoreSection {
+    /// Returns once the coordinator that announced itself as `holder` on the PostgreSQL store
+    /// `section` names is gone (its database session ended, freeing its announcement's lock;
+    /// `PostgresSchemaUpgrade`): a closed store's backend ends a moment after the close, later
+    /// on a loaded machine. Waits on the lock itself, not on a clock.
+    static func waitUntilGone(_ section: [String: String], holder: String) async throws {
+        let key = "(('coordinator_release'::regclass::oid::bigint << 32) | (r.number % 4294967296))"
+        try await execute(section, [
+            "SELECT pg_advisory_lock(\(key)) FROM coordinator_release r WHERE r.holder = '\(holder)'",
+            "SELECT pg_advisory_unlock_all()",
+        ])
+    }
+}
