@@ -84,31 +84,35 @@ struct PostgresSchemaUpgrade {
     }
 
     /// Announces the opener (a row and the lock on it, which its connection holds until it
-    /// ends), forgets the rows of coordinators that are gone and returns the other live ones.
+    /// ends), forgets the rows of coordinators that are gone and returns the other live ones:
+    /// two round trips, since coordinators opening at once wait for each other's.
     private func announce() async throws -> [Announcement] {
-        try await run("CREATE SEQUENCE IF NOT EXISTS coordinator_release_number")
         try await run(
             """
-            CREATE TABLE IF NOT EXISTS coordinator_release (
-                number BIGINT PRIMARY KEY, holder TEXT NOT NULL, oldest_version INT NOT NULL, newest_version INT NOT NULL,
-                since TIMESTAMPTZ NOT NULL DEFAULT now())
+            DO $announce$ BEGIN
+                CREATE SEQUENCE IF NOT EXISTS coordinator_release_number;
+                CREATE TABLE IF NOT EXISTS coordinator_release (
+                    number BIGINT PRIMARY KEY, holder TEXT NOT NULL, oldest_version INT NOT NULL, newest_version INT NOT NULL,
+                    since TIMESTAMPTZ NOT NULL DEFAULT now());
+            END $announce$
             """)
-        var number: Int64 = 0
-        for try await value in try await connection.query("SELECT nextval('coordinator_release_number')", logger: logger).decode(Int64.self) {
-            number = value
-        }
-        // Session-level and shared: kept after this transaction, by this connection only, and
-        // never in another announcement's way.
-        try await run("SELECT pg_advisory_lock_shared(\(unescaped: Self.lockKey("\(number)")))")
-        try await run("DELETE FROM coordinator_release r WHERE NOT \(unescaped: Self.isLive)")
-        try await run(
-            """
-            INSERT INTO coordinator_release (number, holder, oldest_version, newest_version)
-            VALUES (\(number), \(holder), \(schema.oldestWritable), \(schema.version))
-            """)
+        // One statement (its data-modifying parts run whatever the query reads): the lock is
+        // session-level and shared (kept after this transaction, by this connection only, never
+        // in another announcement's way); the others are read from the statement's snapshot,
+        // which holds the rows it forgets and not this one, so they are filtered by their locks.
         var others: [Announcement] = []
         let rows = try await connection.query(
-            "SELECT number, holder, newest_version FROM coordinator_release WHERE number <> \(number) ORDER BY number", logger: logger)
+            """
+            WITH me AS (SELECT nextval('coordinator_release_number') AS number),
+            locked AS (SELECT me.number, pg_advisory_lock_shared(\(unescaped: Self.lockKey("me.number"))) FROM me),
+            forgotten AS (DELETE FROM coordinator_release r WHERE NOT \(unescaped: Self.isLive)),
+            added AS (
+                INSERT INTO coordinator_release (number, holder, oldest_version, newest_version)
+                SELECT number, \(holder), \(schema.oldestWritable), \(schema.version) FROM locked)
+            SELECT r.number, r.holder, r.newest_version FROM coordinator_release r
+            WHERE \(unescaped: Self.isLive)
+            ORDER BY r.number
+            """, logger: logger)
         for try await (number, holder, newest) in rows.decode((Int64, String, Int32).self) {
             others.append(Announcement(number: number, holder: holder, newest: Int(newest)))
         }

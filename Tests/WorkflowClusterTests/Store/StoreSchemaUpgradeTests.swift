@@ -191,14 +191,23 @@ struct StoreSchemaUpgradeTests {
                 }
                 stores = opened
             } else {
-                stores = try await withThrowingTaskGroup(of: (any CoordinatorStore).self) { group in
+                // Each outcome kept, so the stores that opened are closed if one did not.
+                let outcomes = await withTaskGroup(of: Result<any CoordinatorStore, any Error>.self) { group in
                     for index in 0..<6 {
-                        group.addTask { try await Self.open(section, NextReleaseSchema.schema, holder: "opener \(index)") }
+                        group.addTask {
+                            do { return .success(try await Self.open(section, NextReleaseSchema.schema, holder: "opener \(index)")) } catch { return .failure(error) }
+                        }
                     }
-                    var stores: [any CoordinatorStore] = []
-                    for try await store in group { stores.append(store) }
-                    return stores
+                    var outcomes: [Result<any CoordinatorStore, any Error>] = []
+                    for await outcome in group { outcomes.append(outcome) }
+                    return outcomes
                 }
+                let opened = outcomes.compactMap { try? $0.get() }
+                if let failure = outcomes.first(where: { (try? $0.get()) == nil }) {
+                    await Self.close(opened)
+                    _ = try failure.get()
+                }
+                stores = opened
             }
             do {
                 #expect(try await Self.stepRuns(section) == 1)
