@@ -232,7 +232,7 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// Runs `query` to its end: a statement's error (a timeout, a conflict) surfaces when its
     /// results are read, so reading them reports it as it happened rather than as the next
     /// statement's "current transaction is aborted".
-    static func run(_ connection: PostgresConnection, _ query: PostgresQuery, logger: Logger) async throws {
+    private static func run(_ connection: PostgresConnection, _ query: PostgresQuery, logger: Logger) async throws {
         for try await _ in try await connection.query(query, logger: logger) {}
     }
 
