@@ -134,13 +134,13 @@ struct CoordinatorUpgradeProcessTests {
 
         // 3. The old leader's replacement, started as the next release while the new leader
         // serves: every coordinator of the store writes version 2, so its start runs the last
-        // step (once), and the leader writes version 2 from its next commit on. The old
-        // leader's database session ends a moment after its process (later on a loaded
-        // machine): waited for on its announcement's lock, so the replacement finds only
-        // coordinators of the next release.
+        // step (once), and the leader writes version 2 from its next commit on. The stopped
+        // coordinators' database sessions end a moment after their processes (later on a
+        // loaded machine): waited for on their announcements' locks, so the replacement finds
+        // only coordinators of the next release.
         _ = try await StoreSchemaProcessTests.psql(
             pair.database,
-            "SELECT pg_advisory_lock((('coordinator_release'::regclass::oid::bigint << 32) | (number % 4294967296))) FROM coordinator_release WHERE holder LIKE '% at \(pair.endpoints[0])'")
+            "SELECT pg_advisory_lock((('coordinator_release'::regclass::oid::bigint << 32) | (number % 4294967296))) FROM coordinator_release WHERE newest_version = 1")
         async let duringMigration: Void = Self.send(trees, on: taken.gateway, from: ready, more: 150)
         let replacement = try pair.startNextRelease(0)
         try await Standby.expectStandby(pair.gateway(0, of: replacement, role: "standby"))
