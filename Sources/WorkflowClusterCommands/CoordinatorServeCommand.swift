@@ -152,7 +152,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 // Every coordinator serves at once: no writer to become, each session's lease is
                 // taken when it is created or asked for.
                 let store = try await PostgresCoordinatorStore.open(
-                    url: url, fencesSessionsByLease: true, maxCommitBatch: configuration.store.maxCommitBatch, logger: logger)
+                    url: url, fencesSessionsByLease: true, maxCommitBatch: configuration.store.maxCommitBatch, holder: holder, logger: logger)
                 // Unique across hosts and restarts: a restarted coordinator owns none of its
                 // predecessor's sessions until it takes them over like any other.
                 let incarnation = String(UInt64.random(in: 0...UInt64.max), radix: 16)
@@ -161,7 +161,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 // A standby first: the store is reached now (a wrong URL or an unreachable
                 // database stops the coordinator at start), the lease taken when it runs out.
                 let store = try await PostgresCoordinatorStore.open(
-                    url: url, leaseConnection: true, maxCommitBatch: configuration.store.maxCommitBatch, logger: logger)
+                    url: url, leaseConnection: true, maxCommitBatch: configuration.store.maxCommitBatch, holder: holder, logger: logger)
                 options.leadership = CoordinatorLeadership(
                     store: store, storeName: store.name, holder: holder, schedule: LeaseSchedule(lease: lease), logger: logger
                 ) { _ in

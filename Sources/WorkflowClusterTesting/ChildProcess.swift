@@ -8,9 +8,19 @@ import Synchronization
 /// open descriptor and copies each entry's whole name buffer, reading past the end of the
 /// directory buffer when an entry ends at a page's edge; a test process holding hundreds of
 /// descriptors (sockets, daemons' pipes) crashed there once in a few full runs. Here nothing
-/// lists descriptors: the child inherits only those without close-on-exec, and the test support
-/// sets it on every pipe end it makes (libzmq's and NIO's descriptors have it already).
+/// lists descriptors: the child gets its three standard streams and nothing else (glibc's
+/// `posix_spawn_file_actions_addclosefrom_np`), whatever another library left open without
+/// close-on-exec; the test support also sets it on every pipe end it makes.
 public final class ChildProcess: Sendable {
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Swift's Glibc module
+    /// leaves GNU extensions out, so it is looked up): closes every descriptor from the one given
+    /// on in the child. `nil` on an older C library: then the child inherits what is left
+    /// without close-on-exec, as before.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32)? =
+        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+            unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32).self)
+        }
+
     /// Where one of the child's standard streams goes.
     public enum Stream: Sendable {
         /// The test process's own stream.
@@ -60,6 +70,10 @@ public final class ChildProcess: Sendable {
             case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, target)
             }
         }
+        // Nothing else: a descriptor another library left without close-on-exec (a database
+        // client's socket) would keep the other end from seeing it closed for as long as the
+        // child lives (a PostgreSQL session the test closed staying alive in a daemon).
+        _ = Self.closeFrom?(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

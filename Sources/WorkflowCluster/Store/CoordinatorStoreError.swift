@@ -9,6 +9,10 @@ package enum CoordinatorStoreError: Error, Equatable, Sendable, CustomStringConv
     case failed(store: String, operation: String, reason: String)
     /// The stored data cannot be read back as a checkpoint.
     case corrupt(store: String, reason: String)
+    /// A coordinator of a later release migrated the store's tables to schema version `found`
+    /// while this one was running, and this one writes at most version `writes`: its write was
+    /// refused (nothing was written), since it would leave out what the later layout holds.
+    case schemaMigrated(store: String, found: Int, writes: Int)
 
     /// A one-line message naming the store.
     package var description: String {
@@ -18,6 +22,8 @@ package enum CoordinatorStoreError: Error, Equatable, Sendable, CustomStringConv
             "store \(store): a newer coordinator holds it (fencing token \(current)); this one's writes (token \(offered)) are refused"
         case .failed(let store, let operation, let reason): "store \(store): \(operation) failed: \(reason)"
         case .corrupt(let store, let reason): "store \(store): unreadable checkpoint: \(reason)"
+        case .schemaMigrated(let store, let found, let writes):
+            "store \(store): a coordinator of a later release has migrated its schema to version \(found), and this coordinator writes version \(writes) at most: its write was refused, nothing was written; run that release (a store is never migrated back)"
         }
     }
 }

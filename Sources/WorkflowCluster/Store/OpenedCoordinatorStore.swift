@@ -32,7 +32,8 @@ package struct OpenedCoordinatorStore: Sendable {
             store = try await SQLiteCoordinatorStore.open(
                 path: settings.path ?? "", sync: settings.sync, maxCommitBatch: settings.maxCommitBatch, logger: logger)
         case .postgres:
-            store = try await PostgresCoordinatorStore.open(url: settings.url ?? "", maxCommitBatch: settings.maxCommitBatch, logger: logger)
+            store = try await PostgresCoordinatorStore.open(
+                url: settings.url ?? "", maxCommitBatch: settings.maxCommitBatch, holder: holder, logger: logger)
         }
         do throws(CoordinatorStoreError) {
             let token = try await store.acquireWriter(holder: holder)

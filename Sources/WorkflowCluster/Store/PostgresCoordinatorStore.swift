@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// The same rows as the SQLite store: the writer (its fencing token and name) and the latest
 /// checkpoint of each tree, by scope (a database of an earlier schema is migrated when a
-/// coordinator opens it; one a later release migrated is refused: `StoreSchema`). A commit is one statement that reads the writer row `FOR SHARE` and writes the
+/// coordinator opens it, its last step once every live coordinator of the store can write it;
+/// one a later release migrated is refused: `StoreSchema`, `PostgresSchemaUpgrade`). A commit is one statement that reads the writer row `FOR SHARE` and writes the
 /// checkpoint only if the token it carries is the writer's, so a new writer's token increment
 /// waits for a commit in progress and every later commit with the old token is refused.
 /// PostgreSQL makes a transaction durable (WAL flushed) before it reports the commit. The writer
@@ -41,11 +42,17 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// Concurrent commits (of the shared root and of sessions) share one transaction.
     private let group: GroupCommit
     let logger: Logger
+    /// The layouts this coordinator reads and writes.
+    package let schema: StoreSchema
+    /// The schema version it writes now: the store's as found at open, raised when a commit finds
+    /// the store migrated to a later version this release writes too.
+    private let writing = Atomic<Int>(0)
 
     private init(
         name: String, operationTimeout: Duration, fencesSessionsByLease: Bool, maxCommitBatch: Int, connection: PostgresConnection,
-        lease: (PostgresConnection, MultiThreadedEventLoopGroup)?, logger: Logger
+        lease: (PostgresConnection, MultiThreadedEventLoopGroup)?, schema: StoreSchema, logger: Logger
     ) {
+        self.schema = schema
         self.name = name
         self.operationTimeout = operationTimeout
         self.fencesSessionsByLease = fencesSessionsByLease
@@ -71,10 +78,14 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     ///
     /// With `leaseConnection`, for a coordinator that shares the store with standbys, the lease
     /// gets a second connection on an event loop thread of its own (`leaseConnection`).
+    ///
+    /// `schema`: the layouts this coordinator reads and writes (by default the process's,
+    /// `StoreSchema.running`); `holder`: its name among the coordinators of the store, which
+    /// another one's log names while it waits for this one to be upgraded (`PostgresSchemaUpgrade`).
     package static func open(
         url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30), leaseConnection: Bool = false,
-        fencesSessionsByLease: Bool = false, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
-        logger: Logger = Logger(label: "workflow.cluster.store")
+        fencesSessionsByLease: Bool = false, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch, schema: StoreSchema = .running,
+        holder: String = "coordinator pid \(getpid())", logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
         let plan = try Self.plan(url: url, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
         let (name, configuration, timeout, target) = (plan.name, plan.configuration, plan.connectTimeout, plan.target)
@@ -97,7 +108,7 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         }
         let store = PostgresCoordinatorStore(
             name: name, operationTimeout: plan.operationTimeout, fencesSessionsByLease: fencesSessionsByLease, maxCommitBatch: maxCommitBatch, connection: connection,
-            lease: lease, logger: logger)
+            lease: lease, schema: schema, logger: logger)
         do {
             // Preparing is bounded too (a table another session holds locked would wait forever),
             // by the operation timeout: coordinators opening at once wait for each other here.
@@ -116,7 +127,7 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             for try await version in try await connection.query("SELECT version FROM coordinator_schema WHERE id = 1", logger: logger).decode(Int32.self) {
                 found = Int(version)
             }
-            if found > StoreSchema.version { throw CoordinatorStoreError.cannotOpen(store: name, reason: StoreSchema.newerStore(found: found)) }
+            if found > schema.version { throw CoordinatorStoreError.cannotOpen(store: name, reason: schema.newerStore(found: found)) }
             try await Self.run(connection,
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
@@ -185,12 +196,13 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                     END IF;
                 END $migrate$
                 """, logger: logger)
-            // Migrated (above, in this transaction): the store is of this build's version now.
-            try await Self.run(connection,
-                """
-                INSERT INTO coordinator_schema (id, version) VALUES (1, \(StoreSchema.version))
-                ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, since = now() WHERE coordinator_schema.version < EXCLUDED.version
-                """, logger: logger)
+            // Version 1's tables are there (above): this coordinator announces itself and the
+            // steps after version 1 run as far as every live coordinator of the store can
+            // write, in this transaction, and the version reached is recorded.
+            let writing = try await PostgresSchemaUpgrade(
+                connection: connection, schema: schema, holder: holder, storeName: name, logger: logger
+            ).advance(from: found)
+            store.writing.store(writing, ordering: .releasing)
             try await Self.run(connection, "COMMIT", logger: logger)
             try await Self.run(connection, "RESET statement_timeout", logger: logger)
         } catch let error as CoordinatorStoreError {
@@ -201,6 +213,20 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             throw .cannotOpen(store: name, reason: Self.words(error, target: target, timeout: timeout, security: plan.security))
         }
         return store
+    }
+
+    /// The schema version this coordinator writes now (`writing`).
+    package var writingVersion: Int { writing.load(ordering: .acquiring) }
+
+    /// Moves the version written from `old` to `new` (a commit found the store migrated); `false`
+    /// if another commit has moved it already.
+    private func switchWriting(from old: Int, to new: Int) -> Bool {
+        writing.compareExchange(expected: old, desired: new, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// The store's schema version as recorded now.
+    package func schemaVersion() async throws(CoordinatorStoreError) -> Int {
+        Int(try await values("reading the store's schema version", Int32.self, "SELECT version FROM coordinator_schema WHERE id = 1").first ?? 0)
     }
 
     /// Runs `query` to its end: a statement's error (a timeout, a conflict) surfaces when its
@@ -279,6 +305,19 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         let operation =
             checkpoints.count == 1
             ? "committing checkpoint \(rows[0].number) of \(rows[0].scope)" : "committing \(checkpoints.count) checkpoints in one transaction"
+        // The layout written: the store's schema version as this coordinator last found it,
+        // checked in the statement against the `coordinator_schema` row, read FOR SHARE (a
+        // migration's update of it waits for this commit, and a commit after it sees the new
+        // version and writes nothing). Columns a schema step added are filled in from the
+        // checkpoint: numbers, spliced as literals (they cannot carry SQL).
+        let writing = writingVersion
+        let extra = schema.checkpointColumns(writing: writing)
+        let extraNames = extra.map { ", " + $0.name }.joined()
+        let extraArrays = extra.map { column in
+            ", ARRAY[" + rows.map { String(column.value($0)) }.joined(separator: ",") + "]::int8[]"
+        }.joined()
+        let extraSelected = extra.map { ", b." + $0.name }.joined()
+        let extraUpdates = extra.map { ", \($0.name) = EXCLUDED.\($0.name)" }.joined()
         let committed: Set<String>
         do throws(CoordinatorStoreError) {
             committed = Set(
@@ -288,29 +327,54 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
                     WITH batch AS (
                         SELECT * FROM unnest(\(scopes)::text[], \(roots)::text[], \(hasRoots)::bool[], \(props)::bytea[],
                             \(hasProps)::bool[], \(numbers)::int8[], \(tokens)::int8[], \(sequences)::int8[], \(accepted)::int8[],
-                            \(snapshots)::bytea[])
-                        AS b(scope, root, has_root, props, has_props, number, token, rendering_sequence, accepted_events, snapshot)),
+                            \(snapshots)::bytea[]\(unescaped: extraArrays))
+                        AS b(scope, root, has_root, props, has_props, number, token, rendering_sequence, accepted_events, snapshot\(unescaped: extraNames))),
                     writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE),
+                    layout AS (SELECT version FROM coordinator_schema WHERE id = 1 FOR SHARE),
                     leases AS (
                         SELECT scope, fencing_token FROM coordinator_session_lease
                         WHERE \(leased) AND scope IN (SELECT scope FROM batch) FOR SHARE)
-                    INSERT INTO coordinator_tree_checkpoint (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot)
+                    INSERT INTO coordinator_tree_checkpoint
+                        (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot\(unescaped: extraNames))
                     SELECT b.scope, CASE WHEN b.has_root THEN b.root END, CASE WHEN b.has_props THEN b.props END, b.number, b.token,
-                        b.rendering_sequence, b.accepted_events, b.snapshot
+                        b.rendering_sequence, b.accepted_events, b.snapshot\(unescaped: extraSelected)
                     FROM batch b
-                    WHERE b.token = CASE
+                    WHERE (SELECT version FROM layout) = \(writing) AND b.token = CASE
                         WHEN \(leased) AND b.scope <> \(CheckpointScope.sharedKey) THEN (SELECT fencing_token FROM leases WHERE leases.scope = b.scope)
                         ELSE (SELECT fencing_token FROM writer) END
                     ON CONFLICT (scope) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
                         rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,
-                        snapshot = EXCLUDED.snapshot, committed_at = now()
+                        snapshot = EXCLUDED.snapshot, committed_at = now()\(unescaped: extraUpdates)
                     RETURNING scope
                     """))
         } catch {
             return Array(repeating: .failure(error), count: checkpoints.count)
         }
         guard committed.count < checkpoints.count else { return Array(repeating: .success(()), count: checkpoints.count) }
-        // Some were refused: each names the token that fences it now.
+        // Some were refused. The schema may have been migrated since this coordinator last
+        // looked (by a coordinator that found every live one able to write the new version):
+        // then the refused are written again in the new layout, if this release writes it, and
+        // refused in words if not.
+        let layout: Int
+        do throws(CoordinatorStoreError) {
+            layout = try await schemaVersion()
+        } catch {
+            return checkpoints.map { committed.contains($0.checkpoint.scope.key) ? .success(()) : .failure(error) }
+        }
+        if layout != writing {
+            let refused = checkpoints.filter { !committed.contains($0.checkpoint.scope.key) }
+            var again: [Result<Void, CoordinatorStoreError>]
+            if (schema.oldestWritable...schema.version).contains(layout) {
+                if switchWriting(from: writing, to: layout) {
+                    logger.notice("the store's schema was migrated to version \(layout) by another coordinator: writing it from now on", metadata: ["store": "\(name)"])
+                }
+                again = await commit(refused)
+            } else {
+                again = Array(repeating: .failure(.schemaMigrated(store: name, found: layout, writes: schema.version)), count: refused.count)
+            }
+            return checkpoints.map { committed.contains($0.checkpoint.scope.key) ? .success(()) : again.removeFirst() }
+        }
+        // Fenced: each names the token that fences it now.
         var outcomes: [Result<Void, CoordinatorStoreError>] = []
         for fenced in checkpoints {
             guard !committed.contains(fenced.checkpoint.scope.key) else {

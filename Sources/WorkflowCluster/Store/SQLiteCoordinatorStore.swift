@@ -12,8 +12,11 @@ import SQLiteNIO
 /// tree, one row per `CheckpointScope` (the shared root's, each session's). A commit is one
 /// statement that writes the checkpoint only if the token it carries is the writer row's, so
 /// checking the token and writing are one atomic transaction. A file of the earlier schema (one
-/// checkpoint row, the shared root's) is migrated when it is opened; one a later release
-/// migrated is refused (`StoreSchema`: the file's `user_version`). Opening the file
+/// checkpoint row, the shared root's) is migrated when it is opened, and so is one of an earlier
+/// schema version, to the newest this build writes (`StoreSchema`: the file's `user_version`): the
+/// file has one writer, the last process to open it (below), so no coordinator of the earlier
+/// release can be left writing it: one still running is fenced, and each commit checks the
+/// file's version too. One a later release migrated is refused. Opening the file
 /// as writer raises the token: the embedded store has no lease expiry (one machine, one file);
 /// whoever opens the file last is its writer, and an earlier process still running is fenced.
 ///
@@ -27,12 +30,15 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     private let group: GroupCommit
     /// Checkpoints the write-ahead log off the commit path (`SQLiteLogCheckpointer`).
     private let logCheckpointer: SQLiteLogCheckpointer
+    /// The tables' layout this store writes: its schema's newest version.
+    package let schema: StoreSchema
 
-    private init(path: String, connection: SQLiteConnection, maxCommitBatch: Int, logCheckpointer: SQLiteLogCheckpointer) {
+    private init(path: String, connection: SQLiteConnection, maxCommitBatch: Int, logCheckpointer: SQLiteLogCheckpointer, schema: StoreSchema) {
         self.path = path
         self.connection = connection
         self.group = GroupCommit(storeName: path, maximumBatch: maxCommitBatch)
         self.logCheckpointer = logCheckpointer
+        self.schema = schema
     }
 
     /// Opens (creating if missing) the database at `path` and prepares its tables; `sync` says
@@ -40,20 +46,23 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// transaction takes at most. A path in a directory that does not exist, a file that is
     /// not an SQLite database or one this user cannot write is `CoordinatorStoreError.cannotOpen`
     /// with the reason in words.
+    /// `schema`: the layout it reads and writes (by default the process's, `StoreSchema.running`).
     package static func open(
         path: String, sync: StoreSettings.Sync = .full, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
-        logger: Logger = Logger(label: "workflow.cluster.store")
+        schema: StoreSchema = .running, logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError)
         -> SQLiteCoordinatorStore
     {
-        try await open(path: path, sync: sync, maxCommitBatch: maxCommitBatch, logRestartFrames: SQLiteLogCheckpointer.defaultRestartFrames, logger: logger)
+        try await open(
+            path: path, sync: sync, maxCommitBatch: maxCommitBatch, logRestartFrames: SQLiteLogCheckpointer.defaultRestartFrames, schema: schema,
+            logger: logger)
     }
 
     /// `open(path:sync:maxCommitBatch:logger:)` with the write-ahead log restarted once it holds
     /// `logRestartFrames` frames (`SQLiteLogCheckpointer`; small in tests).
     package static func open(
         path: String, sync: StoreSettings.Sync = .full, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
-        logRestartFrames: Int, logger: Logger = Logger(label: "workflow.cluster.store")
+        logRestartFrames: Int, schema: StoreSchema = .running, logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError)
         -> SQLiteCoordinatorStore
     {
@@ -73,6 +82,8 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
         }
         let logCheckpointer: SQLiteLogCheckpointer
         do {
+            // Coordinators opening the file at once wait for each other (its migration above all).
+            _ = try await connection.query("PRAGMA busy_timeout = \(SQLiteLogCheckpointer.busyTimeoutMilliseconds)")
             let mode = try await connection.query("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
             guard mode?.lowercased() == "wal" else {
                 try? await connection.close()
@@ -82,21 +93,18 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
             // The file's schema version first: one a later release has migrated is left as it is
             // (`StoreSchema`).
             let found = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
-            if found > StoreSchema.version {
+            if found > schema.version {
                 try? await connection.close()
-                throw CoordinatorStoreError.cannotOpen(store: path, reason: StoreSchema.newerStore(found: found))
+                throw CoordinatorStoreError.cannotOpen(store: path, reason: schema.newerStore(found: found))
             }
-            _ = try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS coordinator_writer (
-                    id INTEGER PRIMARY KEY CHECK (id = 1), fencing_token INTEGER NOT NULL, holder TEXT NOT NULL, since TEXT NOT NULL)
-                """)
-            try await prepareCheckpoints(connection)
+            if let refusal = try await prepareCheckpoints(connection, schema: schema, logger: logger) {
+                try? await connection.close()
+                throw CoordinatorStoreError.cannotOpen(store: path, reason: refusal)
+            }
             // The log is checkpointed by a connection of its own, never inside a commit; a commit
             // waits for that connection's occasional RESTART, and the log's file is shrunk back
             // after one (SQLiteLogCheckpointer).
             _ = try await connection.query("PRAGMA wal_autocheckpoint = 0")
-            _ = try await connection.query("PRAGMA busy_timeout = \(SQLiteLogCheckpointer.busyTimeoutMilliseconds)")
             _ = try await connection.query("PRAGMA journal_size_limit = \(logRestartFrames * 4_096)")
             logCheckpointer = try await SQLiteLogCheckpointer.start(
                 path: path, sync: sync, interval: .milliseconds(200), restartFrames: logRestartFrames, logger: logger)
@@ -106,15 +114,31 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
             try? await connection.close()
             throw .cannotOpen(store: path, reason: Self.words(error))
         }
-        return SQLiteCoordinatorStore(path: path, connection: connection, maxCommitBatch: maxCommitBatch, logCheckpointer: logCheckpointer)
+        return SQLiteCoordinatorStore(
+            path: path, connection: connection, maxCommitBatch: maxCommitBatch, logCheckpointer: logCheckpointer, schema: schema)
     }
 
-    /// Creates the checkpoint table, keyed by scope, and moves the shared root's checkpoint of a
-    /// file of the earlier schema (`coordinator_checkpoint`, one row) into it, in one transaction:
-    /// a crash leaves either schema whole.
-    private static func prepareCheckpoints(_ connection: SQLiteConnection) async throws {
+    /// Creates the writer and checkpoint tables, the latter keyed by scope, moves the shared root's checkpoint of a
+    /// file of the earlier schema (`coordinator_checkpoint`, one row) into it, and runs the steps
+    /// of `schema` the file has not had, in one transaction: a crash leaves either schema whole,
+    /// and of processes opening the file at once, one runs each step (the version is read again
+    /// inside the transaction). Returns why the file is refused (a later release migrated it
+    /// meanwhile), else `nil`.
+    private static func prepareCheckpoints(_ connection: SQLiteConnection, schema: StoreSchema, logger: Logger) async throws -> String? {
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {
+            let found = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
+            if found > schema.version {
+                _ = try await connection.query("ROLLBACK")
+                return schema.newerStore(found: found)
+            }
+            // In the transaction: a statement that writes outside one, after another process's
+            // migration committed, would be refused at once (SQLite's busy snapshot), not waited.
+            _ = try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS coordinator_writer (
+                    id INTEGER PRIMARY KEY CHECK (id = 1), fencing_token INTEGER NOT NULL, holder TEXT NOT NULL, since TEXT NOT NULL)
+                """)
             _ = try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_tree_checkpoint (
@@ -135,13 +159,21 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
                     """, [.text(CheckpointScope.sharedKey)])
                 _ = try await connection.query("DROP TABLE coordinator_checkpoint")
             }
+            var version = max(found, 1)
+            while version < schema.version {
+                version += 1
+                guard let step = schema.step(to: version) else { continue }
+                for statement in step.sqlite { _ = try await connection.query(statement) }
+                logger.notice("store schema migrated to version \(version): \(step.summary)", metadata: ["store": "sqlite"])
+            }
             // Migrated (in this transaction): the file is of this build's version now.
-            _ = try await connection.query("PRAGMA user_version = \(StoreSchema.version)")
+            _ = try await connection.query("PRAGMA user_version = \(schema.version)")
             _ = try await connection.query("COMMIT")
         } catch {
             _ = try? await connection.query("ROLLBACK")
             throw error
         }
+        return nil
     }
 
     package func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
@@ -187,10 +219,17 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     package func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
         guard !checkpoints.isEmpty else { return [] }
         // One statement, so one transaction: the token checks and the writes cannot be separated,
-        // and a stale token filters out its own row only.
-        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: checkpoints.count).joined(separator: ", ")
+        // and a stale token filters out its own row only. The file's schema version is checked in
+        // it too: a process of a later release may have migrated the file since this one opened it.
+        let extra = schema.checkpointColumns(writing: schema.version)
+        let width = 8 + extra.count
+        let rows = Array(repeating: "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")", count: checkpoints.count)
+            .joined(separator: ", ")
+        let extraNames = extra.map { ", " + $0.name }.joined()
+        let extraValues = extra.indices.map { ", column\(9 + $0)" }.joined()
+        let extraUpdates = extra.map { ", \($0.name) = excluded.\($0.name)" }.joined()
         var binds: [SQLiteData] = []
-        binds.reserveCapacity(checkpoints.count * 8)
+        binds.reserveCapacity(checkpoints.count * width)
         for fenced in checkpoints {
             let checkpoint = fenced.checkpoint
             binds += [
@@ -200,6 +239,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
                 .integer(SQLiteInt64(clamping: checkpoint.renderingSequence)), .integer(SQLiteInt64(checkpoint.acceptedEvents)),
                 .blob(ByteBuffer(bytes: checkpoint.snapshot)),
             ]
+            binds += extra.map { .integer(SQLiteInt64($0.value(checkpoint))) }
         }
         let operation =
             checkpoints.count == 1
@@ -211,13 +251,14 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
                 operation,
                 """
                 INSERT INTO coordinator_tree_checkpoint
-                    (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at)
-                SELECT column1, column2, column3, column4, column5, column6, column7, column8, datetime('now')
+                    (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at\(extraNames))
+                SELECT column1, column2, column3, column4, column5, column6, column7, column8, datetime('now')\(extraValues)
                 FROM (VALUES \(rows))
                 WHERE column5 = (SELECT fencing_token FROM coordinator_writer WHERE id = 1)
+                    AND (SELECT user_version FROM pragma_user_version) = \(schema.version)
                 ON CONFLICT (scope) DO UPDATE SET number = excluded.number, fencing_token = excluded.fencing_token,
                     rendering_sequence = excluded.rendering_sequence, accepted_events = excluded.accepted_events,
-                    snapshot = excluded.snapshot, committed_at = excluded.committed_at
+                    snapshot = excluded.snapshot, committed_at = excluded.committed_at\(extraUpdates)
                 RETURNING scope
                 """, binds)
             committed = Set(returned.compactMap { $0.column("scope")?.string })
@@ -226,9 +267,16 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
             return Array(repeating: .failure(error), count: checkpoints.count)
         }
         guard committed.count < checkpoints.count else { return Array(repeating: .success(()), count: checkpoints.count) }
-        // Some were refused: their token is not the writer's (read once, for their errors).
+        // Some were refused: the file was migrated by a later release, or their token is not the
+        // writer's (read once, for their errors).
         let current: Result<FencingToken, CoordinatorStoreError>
-        do throws(CoordinatorStoreError) { current = .success(try await currentToken()) } catch { current = .failure(error) }
+        do throws(CoordinatorStoreError) {
+            let found = try await query("reading the schema version", "PRAGMA user_version", []).first?.column("user_version")?.integer ?? 0
+            if found != schema.version { throw CoordinatorStoreError.schemaMigrated(store: path, found: found, writes: schema.version) }
+            current = .success(try await currentToken())
+        } catch {
+            current = .failure(error)
+        }
         return checkpoints.map { fenced in
             if committed.contains(fenced.checkpoint.scope.key) { return .success(()) }
             switch current {

@@ -10,7 +10,9 @@ import WorkflowRemote
 // "event-ledger", or, with DURABILITY_TEST_ROLE=worker, `workflow-worker`'s hosting its remote
 // child. Both record the id of every event they apply, in order, so a test can tell exactly
 // which accepted events took effect, and how often, across coordinator SIGKILLs. The root
-// "tally" (a count, no remote child) is for measuring accepted events per second.
+// "tally" (a count, no remote child) is for measuring accepted events per second. With
+// DURABILITY_TEST_STORE_SCHEMA=next the coordinator plays the next release of the store's
+// schema (`NextReleaseSchema`).
 
 /// A remote child recording each event's id.
 struct EventLedgerWorkflow: RemotableWorkflow, Equatable {
@@ -71,6 +73,8 @@ struct RootLedgerWorkflow: Workflow, Sendable {
 
 // Dies with the test process, even one that crashed before its cleanup.
 ParentWatch.exitWhenOrphaned()
+// The next release's store schema, for the coordinators' rolling-upgrade test.
+if ProcessInfo.processInfo.environment["DURABILITY_TEST_STORE_SCHEMA"] == "next" { StoreSchema.running = NextReleaseSchema.schema }
 if ProcessInfo.processInfo.environment["DURABILITY_TEST_ROLE"] == "worker" {
     await WorkflowWorkerCommand.main(hosting: RemotableRegistry().registering(EventLedgerWorkflow.self))
 } else {

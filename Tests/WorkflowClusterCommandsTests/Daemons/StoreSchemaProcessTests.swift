@@ -16,13 +16,13 @@ struct StoreSchemaProcessTests {
                 let store = ["--store-kind", "postgres", "--store-url", server.url]
                 let first = try await cluster.startCoordinator(store)
                 #expect(try await first.terminate() == 0)
-                let later = StoreSchema.version + 1
+                let later = StoreSchema.thisRelease.version + 1
                 #expect(try await Self.psql(server, "UPDATE coordinator_schema SET version = \(later)") == "UPDATE 1")
 
                 let refused = try await OperatorErrorTests.run(cluster, "test-coordinator", ["--config", cluster.configPath] + store)
                 #expect(refused.status == 78, "\(refused.log)")
                 #expect(
-                    refused.log.contains("the store's schema is version \(later), newer than this coordinator's (version \(StoreSchema.version))"),
+                    refused.log.contains("the store's schema is version \(later), newer than this coordinator's (version \(StoreSchema.thisRelease.version))"),
                     "\(refused.log)")
                 #expect(try await Self.psql(server, "SELECT version FROM coordinator_schema") == "\(later)")
             }

@@ -44,19 +44,19 @@ struct StoreSchemaTests {
         try await backend.withEmptyStore("newer-schema") { section in
             try await Self.commitCheckpoint(section)
 
-            try await StoreSection.execute(section, [Self.settingVersion(StoreSchema.version + 1, section)])
+            try await StoreSection.execute(section, [Self.settingVersion(StoreSchema.thisRelease.version + 1, section)])
             await #expect {
                 _ = try await StoreSection.open(section)
             } throws: { error in
                 guard case .cannotOpen(_, let reason) = error as? CoordinatorStoreError else { return false }
-                return reason.contains("the store's schema is version \(StoreSchema.version + 1), newer than this coordinator's (version \(StoreSchema.version))")
+                return reason.contains("the store's schema is version \(StoreSchema.thisRelease.version + 1), newer than this coordinator's (version \(StoreSchema.thisRelease.version))")
             }
             // Refused twice: the first refusal did not lower the version it found.
             await #expect(throws: CoordinatorStoreError.self) { _ = try await StoreSection.open(section) }
 
             // Back to this build's version (what the later release had not in fact changed):
             // the store opens with its checkpoint, as it was.
-            try await StoreSection.execute(section, [Self.settingVersion(StoreSchema.version, section)])
+            try await StoreSection.execute(section, [Self.settingVersion(StoreSchema.thisRelease.version, section)])
             #expect(try await Self.reopenedCheckpointNumber(section) == 1)
         }
     }
@@ -70,7 +70,7 @@ struct StoreSchemaTests {
             try await StoreSection.execute(section, [unversioned])
             #expect(try await Self.reopenedCheckpointNumber(section) == 1)
             // Recorded again: a later version now is refused (it would not be, without a record).
-            try await StoreSection.execute(section, [Self.settingVersion(StoreSchema.version + 1, section)])
+            try await StoreSection.execute(section, [Self.settingVersion(StoreSchema.thisRelease.version + 1, section)])
             await #expect(throws: CoordinatorStoreError.self) { _ = try await StoreSection.open(section) }
         }
     }

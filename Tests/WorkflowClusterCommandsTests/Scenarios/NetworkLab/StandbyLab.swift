@@ -19,6 +19,8 @@ final class StandbyLab: StandbyPair {
     let fixture: ClusterFixture
     /// Each coordinator's gateway as this process reaches it, by coordinator index.
     let gateways: [GatewayClient]
+    /// The server on `db` the coordinators share.
+    let database: PrivatePostgres
 
     /// The hosts of coordinator 0 and 1.
     static let coordinatorHosts = ["coordinator", "standby"]
@@ -29,10 +31,11 @@ final class StandbyLab: StandbyPair {
     static let gatewayPort = 48080
     static let heartbeat = LabCluster.Heartbeat.tolerant
 
-    private init(lab: NetLab, fixture: ClusterFixture, gateways: [GatewayClient]) {
+    private init(lab: NetLab, fixture: ClusterFixture, gateways: [GatewayClient], database: PrivatePostgres) {
         self.lab = lab
         self.fixture = fixture
         self.gateways = gateways
+        self.database = database
     }
 
     /// Both coordinators' endpoints, in the order of `coordinatorHosts`.
@@ -52,8 +55,8 @@ final class StandbyLab: StandbyPair {
 
     /// Runs `body` with a lab, the server on `db`, both gateways published and the worker
     /// started (the coordinators are the body's to start); skipped, saying why, where no
-    /// server can be had.
-    static func with(_ name: String, _ body: (StandbyLab) async throws -> Void) async throws {
+    /// server can be had. `sessions`: the configuration's `sessions` section (none: off).
+    static func with(_ name: String, sessions: [String: Any]? = nil, _ body: (StandbyLab) async throws -> Void) async throws {
         if let reason = PrivatePostgres.unavailableReason { try Test.cancel("standby lab test skipped: \(reason)") }
         try await NetLab.with(hosts: hosts) { lab in
             let (launcher, launcherArguments) = lab.onHost("db", [])
@@ -66,11 +69,11 @@ final class StandbyLab: StandbyPair {
                         let line = try await publisher.stdout.first("\(host)'s gateway to be published") { $0.hasPrefix("listening ") }
                         gateways.append(GatewayClient(baseURL: "http://127.0.0.1:\(line.dropFirst("listening ".count))"))
                     }
-                    let standbyLab = StandbyLab(lab: lab, fixture: fixture, gateways: gateways)
+                    let standbyLab = StandbyLab(lab: lab, fixture: fixture, gateways: gateways, database: database)
                     let url = try #require(database.tcpURL)
                     try DurableAcceptanceProcessTests.writeConfig(
                         fixture, store: ["kind": "postgres", "url": url, "lease_ms": Standby.leaseMilliseconds], port: gatewayPort,
-                        endpoints: standbyLab.endpoints,
+                        endpoints: standbyLab.endpoints, sessions: sessions,
                         heartbeat: ["interval_ms": heartbeat.intervalMilliseconds, "liveness": heartbeat.liveness],
                         security: ["mode": "plaintext", "allow_plaintext_on_network": true])
                     let worker = DaemonProcess.executableURL("durability-test-daemon").path
@@ -80,5 +83,16 @@ final class StandbyLab: StandbyPair {
                 }
             }
         }
+    }
+}
+
+extension StandbyLab: UpgradablePair {
+    /// Coordinator `index` started on its host as the next release (`NextReleaseSchema`).
+    func startNextRelease(_ index: Int) throws -> DaemonProcess {
+        let host = Self.coordinatorHosts[index]
+        let daemon = DaemonProcess.executableURL("durability-test-daemon").path
+        let (command, arguments) = lab.onHost(
+            host, ["/usr/bin/env", "DURABILITY_TEST_STORE_SCHEMA=next", daemon] + Standby.coordinatorArguments(fixture, endpoints, index))
+        return try fixture.start(command, arguments, label: "coordinator-\(index) on \(host), next release")
     }
 }
