@@ -122,7 +122,7 @@ let package = Package(
         .target(
             name: "ClusterTestSupport",
             dependencies: [
-                "WorkflowClusterTesting", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                "WorkflowCluster", "WorkflowClusterTesting", .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Helpers/ClusterTestSupport"),
@@ -130,7 +130,9 @@ let package = Package(
         // the tests see how often each accepted event took effect across coordinator SIGKILLs.
         .executableTarget(
             name: "durability-test-daemon",
-            dependencies: ["RemoteTestSupport", "Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowClusterTesting", "WorkflowRemote"],
+            dependencies: [
+                "ClusterTestSupport", "RemoteTestSupport", "Workflow", "WorkflowCluster", "WorkflowClusterCommands", "WorkflowClusterTesting", "WorkflowRemote",
+            ],
             path: "Tests/Helpers/durability-test-daemon"),
         // The benchmark suite (scripts/bench.sh): every figure beside its baseline, one table.
         .executableTarget(

@@ -24,51 +24,25 @@ enum StoreSection {
     /// Runs `statements` on the store `section` names, through a connection of its own (not the
     /// store's): what an earlier version of the store, or an operator, left in it.
     static func execute(_ section: [String: String], _ statements: [String]) async throws {
-        let logger = Logger(label: "test.raw-store")
-        switch settings(section).kind {
-        case .sqlite:
-            let connection = try await SQLiteConnection.open(storage: .file(path: section["path"] ?? ""), logger: logger)
-            do {
-                for statement in statements { _ = try await connection.query(statement) }
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-            try await connection.close()
-        case .postgres:
-            guard let url = URLComponents(string: section["url"] ?? "") else {
-                throw CoordinatorStoreError.cannotOpen(store: section["url"] ?? "", reason: "not a URL")
-            }
-            let parameters = Dictionary(uniqueKeysWithValues: (url.queryItems ?? []).map { ($0.name, $0.value ?? "") })
-            let socket = "\(parameters["host"] ?? "")/.s.PGSQL.\(parameters["port"] ?? "5432")"
-            let connection = try await PostgresConnection.connect(
-                configuration: .init(unixSocketPath: socket, username: url.user ?? "postgres", password: nil, database: String(url.path.dropFirst())),
-                id: 3, logger: logger)
-            do {
-                for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-            try await connection.close()
-        case .none:
-            throw CoordinatorStoreError.cannotOpen(store: "none", reason: "the test named no store")
-        }
+        for statement in statements { _ = try await rows(section, statement) }
     }
-}
 
-
-extension StoreSection {
     /// The first column of each row `query` returns from the store `section` names, as
     /// integers, read through a connection of its own (what is in the tables, not what the store
     /// reads of them).
     static func integers(_ section: [String: String], _ query: String) async throws -> [Int64] {
+        try await rows(section, query)
+    }
+
+    /// Runs `sql` through a connection of its own to the store `section` names, closed after,
+    /// and returns the first column of each row it returns that reads as an integer.
+    private static func rows(_ section: [String: String], _ sql: String) async throws -> [Int64] {
         let logger = Logger(label: "test.raw-store")
         switch settings(section).kind {
         case .sqlite:
             let connection = try await SQLiteConnection.open(storage: .file(path: section["path"] ?? ""), logger: logger)
             do {
-                let rows = try await connection.query(query)
+                let rows = try await connection.query(sql)
                 try await connection.close()
                 return rows.compactMap { $0.columns.first?.data.integer.map(Int64.init) }
             } catch {
@@ -83,11 +57,11 @@ extension StoreSection {
             let socket = "\(parameters["host"] ?? "")/.s.PGSQL.\(parameters["port"] ?? "5432")"
             let connection = try await PostgresConnection.connect(
                 configuration: .init(unixSocketPath: socket, username: url.user ?? "postgres", password: nil, database: String(url.path.dropFirst())),
-                id: 4, logger: logger)
+                id: 3, logger: logger)
             do {
                 var values: [Int64] = []
-                for try await value in try await connection.query(PostgresQuery(unsafeSQL: query), logger: logger).decode(Int64.self) {
-                    values.append(value)
+                for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
+                    if let value = try? row.decode(Int64.self) { values.append(value) }
                 }
                 try await connection.close()
                 return values

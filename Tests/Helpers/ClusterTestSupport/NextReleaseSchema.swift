@@ -5,10 +5,10 @@ import WorkflowCluster
 /// as the test worker plays the next build: this release's, plus a step to version 2 that adds a
 /// column every commit fills in (the size of the checkpoint's snapshot), which this release does
 /// not know. The step also records each time it runs in a table of its own, created without
-/// `IF NOT EXISTS`, so a second run would fail and the runs can be counted. (The store tests
-/// have the same step in `WorkflowClusterTests`.)
-enum NextReleaseSchema {
-    static let schema = StoreSchema(steps: [
+/// `IF NOT EXISTS`, so a second run would fail and the runs can be counted. The store tests open
+/// stores with it too.
+package enum NextReleaseSchema {
+    package static let schema = StoreSchema(steps: [
         StoreSchemaStep(
             version: 2, summary: "checkpoints record the size of their snapshot (snapshot_bytes)",
             postgres: [
