@@ -95,7 +95,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
         }
     }
 
-    func run(roots: RootWorkflowRegistry, webAssets: [WebAsset]) async throws {
+    func run(roots: RootWorkflowRegistry, webAssets: [WebAsset], storeSchema: StoreSchema = .thisRelease) async throws {
         let program = ExecutableName.current(or: "workflow-coordinator")
         var settings: ClusterSettings
         do {
@@ -152,7 +152,8 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 // Every coordinator serves at once: no writer to become, each session's lease is
                 // taken when it is created or asked for.
                 let store = try await PostgresCoordinatorStore.open(
-                    url: url, fencesSessionsByLease: true, maxCommitBatch: configuration.store.maxCommitBatch, holder: holder, logger: logger)
+                    url: url, fencesSessionsByLease: true, maxCommitBatch: configuration.store.maxCommitBatch, schema: storeSchema, holder: holder,
+                    logger: logger)
                 // Unique across hosts and restarts: a restarted coordinator owns none of its
                 // predecessor's sessions until it takes them over like any other.
                 let incarnation = String(UInt64.random(in: 0...UInt64.max), radix: 16)
@@ -161,7 +162,8 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 // A standby first: the store is reached now (a wrong URL or an unreachable
                 // database stops the coordinator at start), the lease taken when it runs out.
                 let store = try await PostgresCoordinatorStore.open(
-                    url: url, leaseConnection: true, maxCommitBatch: configuration.store.maxCommitBatch, holder: holder, logger: logger)
+                    url: url, leaseConnection: true, maxCommitBatch: configuration.store.maxCommitBatch, schema: storeSchema, holder: holder,
+                    logger: logger)
                 options.leadership = CoordinatorLeadership(
                     store: store, storeName: store.name, holder: holder, schedule: LeaseSchedule(lease: lease), logger: logger
                 ) { _ in
@@ -172,7 +174,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
                 }
                 if restore != nil { logger.warning("--restore ignored: a coordinator with a lease resumes from the store's checkpoint") }
             } else {
-                options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: holder, logger: logger)
+                options.store = try await OpenedCoordinatorStore.open(configuration.store, holder: holder, schema: storeSchema, logger: logger)
             }
             if let restore, let checkpoint = options.store?.checkpoint {
                 // The store's checkpoint is newer than any snapshot file (it is committed with

@@ -35,10 +35,23 @@ public enum WorkflowCoordinatorCommand {
     public static func main<Extension: CoordinatorCommandExtension>(
         roots: RootWorkflowRegistry, extension: Extension.Type, webAssets: [WebAsset] = []
     ) async {
+        await main(roots: roots, extension: Extension.self, webAssets: webAssets, storeSchema: .thisRelease)
+    }
+
+    /// `main(roots:)` reading and writing the store in `storeSchema`'s layout instead of this
+    /// release's: the test coordinator that plays the next release in the coordinators'
+    /// rolling-upgrade tests (as the test worker plays the next build with its protocol versions).
+    package static func main(roots: RootWorkflowRegistry, storeSchema: StoreSchema) async {
+        await main(roots: roots, extension: NoCoordinatorExtension.self, storeSchema: storeSchema)
+    }
+
+    private static func main<Extension: CoordinatorCommandExtension>(
+        roots: RootWorkflowRegistry, extension: Extension.Type, webAssets: [WebAsset] = [], storeSchema: StoreSchema
+    ) async {
         do {
             var command = try CoordinatorCommand<Extension>.parseAsRoot()
             if let serve = command as? ServeCommand<Extension> {
-                try await serve.run(roots: roots, webAssets: webAssets)
+                try await serve.run(roots: roots, webAssets: webAssets, storeSchema: storeSchema)
             } else {
                 try command.run()
             }

@@ -21,19 +21,20 @@ package struct OpenedCoordinatorStore: Sendable {
     /// sessions.
     package var sessions: [StoredSession] = []
 
-    /// Opens the store `settings` name as its writer `holder` (`nil` for `.none`).
-    package static func open(_ settings: StoreSettings, holder: String, logger: Logger) async throws(CoordinatorStoreError)
-        -> OpenedCoordinatorStore?
-    {
+    /// Opens the store `settings` name as its writer `holder` (`nil` for `.none`), reading and
+    /// writing `schema`'s layout.
+    package static func open(
+        _ settings: StoreSettings, holder: String, schema: StoreSchema = .thisRelease, logger: Logger
+    ) async throws(CoordinatorStoreError) -> OpenedCoordinatorStore? {
         let store: any CoordinatorStore
         switch settings.kind {
         case .none: return nil
         case .sqlite:
             store = try await SQLiteCoordinatorStore.open(
-                path: settings.path ?? "", sync: settings.sync, maxCommitBatch: settings.maxCommitBatch, logger: logger)
+                path: settings.path ?? "", sync: settings.sync, maxCommitBatch: settings.maxCommitBatch, schema: schema, logger: logger)
         case .postgres:
             store = try await PostgresCoordinatorStore.open(
-                url: settings.url ?? "", maxCommitBatch: settings.maxCommitBatch, holder: holder, logger: logger)
+                url: settings.url ?? "", maxCommitBatch: settings.maxCommitBatch, schema: schema, holder: holder, logger: logger)
         }
         do throws(CoordinatorStoreError) {
             let token = try await store.acquireWriter(holder: holder)

@@ -79,12 +79,12 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
     /// With `leaseConnection`, for a coordinator that shares the store with standbys, the lease
     /// gets a second connection on an event loop thread of its own (`leaseConnection`).
     ///
-    /// `schema`: the layouts this coordinator reads and writes (by default the process's,
-    /// `StoreSchema.running`); `holder`: its name among the coordinators of the store, which
+    /// `schema`: the layouts this coordinator reads and writes (this release's unless a test
+    /// plays another); `holder`: its name among the coordinators of the store, which
     /// another one's log names while it waits for this one to be upgraded (`PostgresSchemaUpgrade`).
     package static func open(
         url: String, connectTimeout: Duration = .seconds(5), operationTimeout: Duration = .seconds(30), leaseConnection: Bool = false,
-        fencesSessionsByLease: Bool = false, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch, schema: StoreSchema = .running,
+        fencesSessionsByLease: Bool = false, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch, schema: StoreSchema = .thisRelease,
         holder: String = "coordinator pid \(getpid())", logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError) -> PostgresCoordinatorStore {
         let plan = try Self.plan(url: url, connectTimeout: connectTimeout, operationTimeout: operationTimeout)

@@ -46,10 +46,10 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// transaction takes at most. A path in a directory that does not exist, a file that is
     /// not an SQLite database or one this user cannot write is `CoordinatorStoreError.cannotOpen`
     /// with the reason in words.
-    /// `schema`: the layout it reads and writes (by default the process's, `StoreSchema.running`).
+    /// `schema`: the layout it reads and writes (this release's unless a test plays another).
     package static func open(
         path: String, sync: StoreSettings.Sync = .full, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
-        schema: StoreSchema = .running, logger: Logger = Logger(label: "workflow.cluster.store")
+        schema: StoreSchema = .thisRelease, logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError)
         -> SQLiteCoordinatorStore
     {
@@ -62,7 +62,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// `logRestartFrames` frames (`SQLiteLogCheckpointer`; small in tests).
     package static func open(
         path: String, sync: StoreSettings.Sync = .full, maxCommitBatch: Int = StoreSettings.defaultMaxCommitBatch,
-        logRestartFrames: Int, schema: StoreSchema = .running, logger: Logger = Logger(label: "workflow.cluster.store")
+        logRestartFrames: Int, schema: StoreSchema = .thisRelease, logger: Logger = Logger(label: "workflow.cluster.store")
     ) async throws(CoordinatorStoreError)
         -> SQLiteCoordinatorStore
     {

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The layout of the coordinator store's tables as one release reads and writes them: version 1
 /// (the tables every store is prepared to) and the steps after it, each raising the version by
 /// one. The store carries its version (PostgreSQL: the `coordinator_schema` row; SQLite: the
@@ -52,15 +50,4 @@ package struct StoreSchema: Sendable {
     func newerStore(found: Int) -> String {
         "the store's schema is version \(found), newer than this coordinator's (version \(version)): a coordinator of a later release has migrated it; run that release (a store is never migrated back)"
     }
-
-    /// The schema the stores of this process read and write, unless their `open` is given one:
-    /// this release's. The one injection point for a test coordinator that plays the next
-    /// release (as the test worker plays the next build): it sets it once at start, before any
-    /// store is opened.
-    package static var running: StoreSchema {
-        get { installed.withLock { $0 } }
-        set { installed.withLock { $0 = newValue } }
-    }
-
-    private static let installed = Mutex(StoreSchema.thisRelease)
 }

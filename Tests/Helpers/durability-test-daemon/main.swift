@@ -74,11 +74,12 @@ struct RootLedgerWorkflow: Workflow, Sendable {
 
 // Dies with the test process, even one that crashed before its cleanup.
 ParentWatch.exitWhenOrphaned()
-// The next release's store schema, for the coordinators' rolling-upgrade test.
-if ProcessInfo.processInfo.environment["DURABILITY_TEST_STORE_SCHEMA"] == "next" { StoreSchema.running = NextReleaseSchema.schema }
 if ProcessInfo.processInfo.environment["DURABILITY_TEST_ROLE"] == "worker" {
     await WorkflowWorkerCommand.main(hosting: RemotableRegistry().registering(EventLedgerWorkflow.self))
 } else {
+    // The next release's store schema, for the coordinators' rolling-upgrade test.
+    let next = ProcessInfo.processInfo.environment["DURABILITY_TEST_STORE_SCHEMA"] == "next"
     await WorkflowCoordinatorCommand.main(
-        roots: RootWorkflowRegistry().registering("event-ledger") { RootLedgerWorkflow() }.registering("tally") { TallyWorkflow() })
+        roots: RootWorkflowRegistry().registering("event-ledger") { RootLedgerWorkflow() }.registering("tally") { TallyWorkflow() },
+        storeSchema: next ? NextReleaseSchema.schema : .thisRelease)
 }
