@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Tracing
 import ZeroMQ
 
 /// The jobs other threads hand the remote runtime's loop, and the signal that wakes it.
@@ -173,4 +174,7 @@ struct QueuedEvent: Sendable {
     let path: String
     let token: String
     let bytes: [UInt8]
+    /// The sender's trace context, when the runtime traces (`RemoteRuntimeConfiguration.tracer`)
+    /// and the sender was inside a span; `nil` otherwise, and always with tracing off.
+    var context: ServiceContext? = nil
 }

@@ -202,8 +202,8 @@ extension ParentDriver {
         let bound = LoopBound(self, owner: jobs)
         let forwarder = SinkForwarder(
             prefix: forwardingPrefix,
-            send: { token, bytes in
-                let event = QueuedEvent(childID: childID, path: path, token: token, bytes: bytes)
+            send: { token, bytes, context in
+                let event = QueuedEvent(childID: childID, path: path, token: token, bytes: bytes, context: context)
                 // On the loop already (a middle process passing on its parent's event, or an
                 // action sending to a remote child): recorded now, so the snapshot that goes with
                 // this iteration's acknowledgement includes it. Otherwise queued for the loop as
@@ -215,7 +215,7 @@ extension ParentDriver {
                 }
             },
             codec: codec,
-            outstanding: outstanding)
+            outstanding: outstanding, tracer: configuration.tracer)
         return [.workflowSinkImporter: SinkTransport<any SinkImporter>(forwarder)]
     }
 

@@ -55,6 +55,8 @@ final class ParentDriver: LoopRoleDriver {
     var settleChanged = false
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
     var childrenWithEventsDue: [UInt64] = []
+    /// The trace contexts of recorded events not sent yet (empty unless the runtime traces).
+    var eventTraceContexts = EventTraceContexts()
     /// Workers whose outbox (`WorkerPeer.outbox`) holds messages, sent at the end of the pass or
     /// loop iteration (`sendHeld`).
     var workersWithHeld: [WorkerPeer] = []

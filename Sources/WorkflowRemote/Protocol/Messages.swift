@@ -78,6 +78,10 @@ struct OutputsPayload: Codable, Sendable {
     /// stopped this copy of the child, and `snapshot` (when present) is its final state, after
     /// every event it was sent (docs/ARCHITECTURE.md, "Draining a worker").
     var released: Bool?
+    /// Protocol 5: the W3C `traceparent` of the worker's flush span, when the flush
+    /// acknowledges a traced event (the last one), so the parent's span continues that trace.
+    /// Absent otherwise, and never sent to a parent of protocol 4.
+    var traceparent: String? = nil
 }
 
 /// First payload of EVENT (parent → worker): one or more events for one child, the encoded
@@ -95,6 +99,10 @@ struct EventsPayload: Codable, Sendable {
     var tokenIndexes: [UInt32]
     /// For each event, in order, its size in the packed events frame.
     var lengths: [UInt32]
+    /// Protocol 5: for each event, in order, the W3C `traceparent` of the parent's send span
+    /// ("" for an event nobody traced). Absent when no event of the message is traced, so an
+    /// untraced EVENT is byte for byte the protocol-4 one; never sent to a worker of protocol 4.
+    var traceparents: [String]? = nil
 }
 
 /// Payload of ERROR (either direction).
@@ -119,10 +127,15 @@ struct ErrorPayload: Codable, Sendable {
 /// The remote protocol versions, and how a parent and a worker agree on one.
 /// 3: EVENT carries a batch of events (`EventsPayload`), and `batch` messages.
 /// 4: EVENT and OUTPUTS carry their events and outputs packed in one frame (`PackedValues`).
+/// 5: EVENT and OUTPUTS may carry W3C trace context (`traceparents`, `traceparent`).
 package enum RemoteProtocol {
     /// The versions this build speaks. A release that introduces a version keeps the one before
     /// it for at least one release, so a cluster can be upgraded one daemon at a time.
-    package static let supported: ClosedRange<Int> = 4...4
+    package static let supported: ClosedRange<Int> = 4...5
+
+    /// The first version whose EVENT and OUTPUTS carry trace context: nothing is traced across
+    /// a link negotiated below it, and its peer sees the messages it always did.
+    package static let traceContext = 5
 
     /// The highest version both sides speak: `offered` (a worker's HELLO) and `supported` (this
     /// parent's); `nil` when they share none and the worker is refused.
