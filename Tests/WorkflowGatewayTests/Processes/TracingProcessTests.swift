@@ -73,24 +73,26 @@ struct TracingProcessTests {
             let spans = receiver.stdout.lines.compactMap { line in
                 try? JSONDecoder().decode(ReceivedSpan.self, from: Data(line.utf8))
             }.filter { $0.event == "span" }
-            let request = try #require(spans.first { $0.name == "gateway.event" }, "the gateway's span of the click")
-            let trace = spans.filter { $0.traceId == request.traceId }
+            let traceID = try #require(spans.first { $0.name == "gateway.event" }?.traceId, "the gateway's span of the click")
+            let trace = spans.filter { $0.traceId == traceID }
             func span(_ name: String) throws -> ReceivedSpan {
                 try #require(trace.first { $0.name == name }, "\(name) in the click's trace: \(trace.map(\.name))")
             }
             let chain = try Self.chain.map(span)
+            let request = chain[0]
             let commit = try span("workflow.commit")
             #expect(Set(trace.map(\.service)) == ["workflow-coordinator", "workflow-worker"], "spans of both processes")
             #expect(try span("workflow.event.apply").instance == "worker-1", "applied by the worker hosting the list")
-            #expect(request.parentSpanId.isEmpty, "the request starts the trace")
-            #expect(commit.parentSpanId == request.spanId, "the commit inside the request")
+            let links = trace.map { "\($0.name) \($0.spanId) ← \($0.parentSpanId) (\($0.service))" }
+            #expect(request.parentSpanId.isEmpty, "the request starts the trace: \(links)")
+            #expect(commit.parentSpanId == request.spanId, "the commit inside the request: \(links)")
             // Each span of the chain is the child of the one before it (the render and the flush
             // both continue the apply), and begins after it.
             let parents = ["gateway.event", "workflow.event.send", "workflow.event.apply", "workflow.event.apply", "workflow.flush",
                            "workflow.flush.apply"]
             for (child, parentName) in zip(chain.dropFirst(), parents) {
                 let parent = try span(parentName)
-                #expect(child.parentSpanId == parent.spanId, "\(child.name) is a child of \(parentName)")
+                #expect(child.parentSpanId == parent.spanId, "\(child.name) is a child of \(parentName): \(links)")
             }
             for (earlier, later) in zip(chain, chain.dropFirst()) {
                 #expect(earlier.start <= later.start, "\(earlier.name) begins before \(later.name)")
