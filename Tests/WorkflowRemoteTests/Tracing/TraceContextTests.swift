@@ -45,10 +45,12 @@ import WorkflowClusterTesting
         workerConfiguration.heartbeatLiveness = 20
         workerConfiguration.tracer = workerTracer
         let worker = try RemoteRuntime(configuration: workerConfiguration)
+        // Placed once the worker is there: a sink of a child not placed yet refuses events.
+        await parent.waitForWorkers(count: 1)
         let host = WorkflowHost(
             workflow: CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .worker("traced-worker")), loop: parent)
 
-        let screen = try await rendering(of: host, "the counter rendered by the worker") { $0["c"] != nil }
+        let screen = try await rendering(of: host, "the counter rendered by the worker") { $0["c"]?.count == 0 }
         let click = parentTracer.startSpan("click")
         let accepted = ServiceContext.$current.withValue(click.context) { screen["c"]!.onIncrement.send(1) }
         click.end()
