@@ -92,6 +92,65 @@ import WorkflowClusterTesting
         await parent.shutdown()
     }
 
+    /// A runtime of the tests' workflows named `name`, tracing with `tracer`, connected to
+    /// `parent` and (with `listen`) a parent itself.
+    func tracedRuntime(_ name: String, tracer: W3CTestTracer, parent: String? = nil, listen: String? = nil) throws -> RemoteRuntime {
+        var configuration = RemoteRuntimeConfiguration(name: name)
+        configuration.parentEndpoint = parent
+        configuration.listenEndpoint = listen
+        configuration.registry = remoteTestRegistry
+        configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 20
+        configuration.tracer = tracer
+        return try RemoteRuntime(configuration: configuration)
+    }
+
+    @Test("through a nested worker: the middle applies the event and passes it on in the same trace, the leaf continues it")
+    func oneTraceThroughANestedWorker() async throws {
+        let (rootTracer, middleTracer, leafTracer) = (W3CTestTracer(), W3CTestTracer(), W3CTestTracer())
+        let root = try tracedRuntime("traced-root", tracer: rootTracer, listen: uniqueEndpoint("traced-root"))
+        let middleEndpoint = uniqueEndpoint("traced-middle")
+        let middle = try tracedRuntime("traced-middle", tracer: middleTracer, parent: root.listenEndpoint, listen: middleEndpoint)
+        let leaf = try tracedRuntime("traced-leaf", tracer: leafTracer, parent: middleEndpoint)
+        await root.waitForWorkers(count: 1)
+        await middle.waitForWorkers(count: 1)
+        let host = WorkflowHost(workflow: NestedCountingRoot(middlePlacement: .worker("traced-middle")), loop: root)
+
+        let screen = try await rendering(of: host, "the leaf's counter") { $0.middle.counter.count == 0 }
+        let click = rootTracer.startSpan("click")
+        let accepted = ServiceContext.$current.withValue(click.context) { screen.middle.counter.onIncrement.send(1) }
+        click.end()
+        #expect(accepted)
+        try await rendering(of: host, "the event at every level") { $0.middle.counter.count == 1 && $0.rootSeen == 1 }
+        try await eventually("the middle's span of the leaf's flush") {
+            middleTracer.finishedSpans.contains { $0.operationName == SpanNames.applyFlush }
+        }
+
+        func span(_ name: String, of tracer: W3CTestTracer) throws -> FinishedInMemorySpan {
+            try #require(tracer.finishedSpans.first { $0.operationName == name }, "a \(name) span")
+        }
+        let clickSpan = try span("click", of: rootTracer)
+        let rootSend = try span(SpanNames.sendEvent, of: rootTracer)
+        let middleApply = try span(SpanNames.applyEvent, of: middleTracer)
+        let middleSend = try span(SpanNames.sendEvent, of: middleTracer)
+        let leafApply = try span(SpanNames.applyEvent, of: leafTracer)
+        let leafFlush = try span(SpanNames.flush, of: leafTracer)
+        let middleApplyFlush = try span(SpanNames.applyFlush, of: middleTracer)
+        for span in [rootSend, middleApply, middleSend, leafApply, leafFlush, middleApplyFlush] {
+            #expect(span.traceID == clickSpan.traceID, "\(span.operationName) in the click's trace")
+        }
+        #expect(middleApply.parentSpanID == rootSend.spanID)
+        #expect(middleSend.parentSpanID == middleApply.spanID, "passed on inside the middle's apply")
+        #expect(leafApply.parentSpanID == middleSend.spanID)
+        #expect(leafFlush.parentSpanID == leafApply.spanID)
+        #expect(middleApplyFlush.parentSpanID == leafFlush.spanID)
+
+        await host.stop()
+        await leaf.shutdown()
+        await middle.shutdown()
+        await root.shutdown()
+    }
+
     @Test(
         "the EVENT says its events' traceparent only with a tracer and to a worker of protocol 5",
         arguments: [(traced: false, version: 5), (traced: true, version: 4), (traced: true, version: 5)])
