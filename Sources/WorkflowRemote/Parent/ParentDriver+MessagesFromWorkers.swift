@@ -200,7 +200,7 @@ extension ParentDriver {
                 outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
                 ordinals: info.ordinals, continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
                 renderingSequence: info.renderingSequence ?? 0, acknowledged: envelope.acknowledged, snapshot: info.snapshot)
-            if let traceparent = info.traceparent, let tracer = configuration.tracer {
+            if let tracer, let traceparent = traceContextFields(of: first)?.traceparent {
                 // A flush after a traced event: applied inside a span continuing the worker's.
                 let span = tracer.startSpan(SpanNames.applyFlush, context: TraceParent.extract(traceparent, with: tracer), ofKind: .consumer)
                 span.attributes[SpanNames.pathAttribute] = proxy.path
@@ -230,6 +230,12 @@ extension ParentDriver {
         default:
             break
         }
+    }
+
+    /// The trace context fields of an EVENT's or OUTPUTS' first payload (only a runtime that
+    /// traces reads them); `nil` if they do not decode.
+    func traceContextFields(of payload: [UInt8]) -> TraceContextFields? {
+        try? payload.withUnsafeBytes { try codec.decode(TraceContextFields.self, from: $0, userInfo: [:]) }
     }
 
     /// Whether an OUTPUTS message is the next one of its child's placement (its `sequence`

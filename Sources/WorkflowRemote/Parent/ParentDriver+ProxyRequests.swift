@@ -215,7 +215,7 @@ extension ParentDriver {
                 }
             },
             codec: codec,
-            outstanding: outstanding, tracer: configuration.tracer)
+            outstanding: outstanding, tracer: tracer)
         return [.workflowSinkImporter: SinkTransport<any SinkImporter>(forwarder)]
     }
 

@@ -96,7 +96,7 @@ extension ParentDriver {
                 packed.append(event.bytes)
             }
             var payload = EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)
-            if !eventTraceContexts.isEmpty, let tracer = configuration.tracer {
+            if !eventTraceContexts.isEmpty, let tracer {
                 payload.traceparents = traceSends(of: events[start..<end], for: proxy, to: peer, tracer: tracer)
             }
             guard let header = try? codec.encode(payload) else { return }

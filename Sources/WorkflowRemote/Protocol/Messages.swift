@@ -80,8 +80,28 @@ struct OutputsPayload: Codable, Sendable {
     var released: Bool?
     /// Protocol 5: the W3C `traceparent` of the worker's flush span, when the flush
     /// acknowledges a traced event (the last one), so the parent's span continues that trace.
-    /// Absent otherwise, and never sent to a parent of protocol 4.
+    /// Absent otherwise, and never sent to a parent of protocol 4. Encoded here, never decoded
+    /// with the rest (`TraceContextFields` reads it, only where tracing is on).
     var traceparent: String? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case causes, ordinals, lengths, snapshot, continues, renderingSequence, released, traceparent
+    }
+}
+
+extension OutputsPayload {
+    /// Every field but `traceparent` (left `nil`): a parent that does not trace never looks the
+    /// key up, so a flush costs it exactly what it did in protocol 4.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        causes = try container.decode([UInt64].self, forKey: .causes)
+        ordinals = try container.decode([UInt32].self, forKey: .ordinals)
+        lengths = try container.decode([UInt32].self, forKey: .lengths)
+        snapshot = try container.decodeIfPresent(TreeSnapshot.self, forKey: .snapshot)
+        continues = try container.decode(Bool.self, forKey: .continues)
+        renderingSequence = try container.decodeIfPresent(UInt64.self, forKey: .renderingSequence)
+        released = try container.decodeIfPresent(Bool.self, forKey: .released)
+    }
 }
 
 /// First payload of EVENT (parent → worker): one or more events for one child, the encoded
@@ -102,7 +122,34 @@ struct EventsPayload: Codable, Sendable {
     /// Protocol 5: for each event, in order, the W3C `traceparent` of the parent's send span
     /// ("" for an event nobody traced). Absent when no event of the message is traced, so an
     /// untraced EVENT is byte for byte the protocol-4 one; never sent to a worker of protocol 4.
+    /// Encoded here, never decoded with the rest (`TraceContextFields` reads it, only where
+    /// tracing is on).
     var traceparents: [String]? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case tokens, tokenIndexes, lengths, traceparents
+    }
+}
+
+extension EventsPayload {
+    /// Every field but `traceparents` (left `nil`): a worker that does not trace never looks the
+    /// key up, so an EVENT costs it exactly what it did in protocol 4.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        tokens = try container.decode([String].self, forKey: .tokens)
+        tokenIndexes = try container.decode([UInt32].self, forKey: .tokenIndexes)
+        lengths = try container.decode([UInt32].self, forKey: .lengths)
+    }
+}
+
+/// The trace context fields of an EVENT's or an OUTPUTS' first payload (protocol 5), read from
+/// the same bytes as `EventsPayload` or `OutputsPayload` but only by a runtime that traces: one
+/// that does not pays nothing for them.
+struct TraceContextFields: Decodable {
+    /// `EventsPayload.traceparents`.
+    var traceparents: [String]?
+    /// `OutputsPayload.traceparent`.
+    var traceparent: String?
 }
 
 /// Payload of ERROR (either direction).

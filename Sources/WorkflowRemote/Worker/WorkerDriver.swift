@@ -57,10 +57,14 @@ final class WorkerDriver: LoopRoleDriver {
     /// For each child that applied a traced event since its last flush, the context of the last
     /// one's apply span: its render and flush continue that trace (empty unless tracing).
     var flushTraceContexts: [UInt64: ServiceContext] = [:]
+    /// The runtime's tracer (`RemoteRuntimeConfiguration.tracer`), kept at hand: `nil` is
+    /// tracing off, checked before any tracing work.
+    let tracer: (any Tracer)?
 
     init(resources: LoopResources, parentRole: ParentDriver) {
         self.resources = resources
         self.parentRole = parentRole
+        tracer = resources.configuration.tracer
         let configuration = resources.configuration
         worker = WorkerStateMachine(
             configuration: .init(
@@ -267,7 +271,9 @@ extension WorkerDriver {
         let tokenIndexes = info.tokenIndexes
         // The parent's send spans, one per event, when this runtime traces (a list of another
         // length is ignored: the events are applied untraced).
-        let traceparents = configuration.tracer == nil ? nil : info.traceparents.flatMap { $0.count == info.lengths.count ? $0 : nil }
+        let traceparents = tracer == nil ? nil : parentRole.traceContextFields(of: envelope.payloads[0])?.traceparents.flatMap {
+            $0.count == info.lengths.count ? $0 : nil
+        }
         // Each event is applied right after it is delivered: the host need not schedule a drain.
         child.holdingDrains {
             PackedValues.forEach(in: envelope.payloads[1], lengths: info.lengths) { index, event in
@@ -283,7 +289,7 @@ extension WorkerDriver {
                 // Applied now, so the outputs it causes are tagged with its sequence and the next
                 // flush can acknowledge it together with a snapshot that includes it.
                 var delivered = false
-                if let traceparents, !traceparents[index].isEmpty, let tracer = configuration.tracer {
+                if let traceparents, !traceparents[index].isEmpty, let tracer {
                     delivered = applyTraced(
                         event: event, via: routes[Int(tokenIndexes[index])], to: child, childID: childID,
                         sequence: envelope.sequence + UInt64(index), path: envelope.nodePath, traceparent: traceparents[index], tracer: tracer)
@@ -358,7 +364,7 @@ extension WorkerDriver {
         worker.takeChildrenToRender(into: &childrenToRender)
         for childID in childrenToRender {
             guard let child = worker.children[childID]?.child else { continue }
-            if !flushTraceContexts.isEmpty, let tracer = configuration.tracer, let context = flushTraceContexts[childID] {
+            if !flushTraceContexts.isEmpty, let tracer, let context = flushTraceContexts[childID] {
                 let span = tracer.startSpan(SpanNames.render, context: context)
                 span.attributes[SpanNames.workerAttribute] = configuration.name
                 ServiceContext.$current.withValue(span.context) { child.render() }
@@ -485,14 +491,14 @@ extension WorkerDriver {
         }
         // A flush after a traced event: a span of its own, whose context the parent continues.
         var flushSpan: (any Span)?
-        if !flushTraceContexts.isEmpty, let tracer = configuration.tracer, let context = flushTraceContexts.removeValue(forKey: childID) {
+        if !flushTraceContexts.isEmpty, let tracer, let context = flushTraceContexts.removeValue(forKey: childID) {
             let span = tracer.startSpan(SpanNames.flush, context: context, ofKind: .producer)
             span.attributes[SpanNames.pathAttribute] = flush.path
             span.attributes[SpanNames.workerAttribute] = configuration.name
             flushSpan = span
         }
         defer { flushSpan?.end() }
-        let flushTraceparent = parentCarriesTraceContext ? flushSpan.flatMap { span in configuration.tracer.flatMap { TraceParent.inject(span.context, with: $0) } } : nil
+        let flushTraceparent = parentCarriesTraceContext ? flushSpan.flatMap { span in tracer.flatMap { TraceParent.inject(span.context, with: $0) } } : nil
         let outputs = flush.outputs
         let values = outputs?.values ?? PackedValues()
         let lengths = values.lengths

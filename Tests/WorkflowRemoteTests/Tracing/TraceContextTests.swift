@@ -28,6 +28,23 @@ import WorkflowClusterTesting
         #expect(try codec.encode(payload) == codec.encode(old))
     }
 
+    @Test("the trace fields are read apart: EVENT and OUTPUTS headers decode without them, a protocol-4 peer's too")
+    func traceFieldsReadApart() throws {
+        let events = try codec.encode(EventsPayload(tokens: ["t"], tokenIndexes: [0], lengths: [1], traceparents: ["00-a-b-01"]))
+        let decoded = try events.withUnsafeBytes { try codec.decode(EventsPayload.self, from: $0, userInfo: [:]) }
+        #expect(decoded.tokens == ["t"] && decoded.tokenIndexes == [0] && decoded.lengths == [1] && decoded.traceparents == nil)
+        #expect(try events.withUnsafeBytes { try codec.decode(TraceContextFields.self, from: $0, userInfo: [:]) }.traceparents == ["00-a-b-01"])
+        let old = try events.withUnsafeBytes { try codec.decode(EventsPayloadV4.self, from: $0, userInfo: [:]) }
+        #expect(old == EventsPayloadV4(tokens: ["t"], tokenIndexes: [0], lengths: [1]))
+        let outputs = try codec.encode(
+            OutputsPayload(
+                causes: [1], ordinals: [0], lengths: [2], snapshot: nil, continues: false, renderingSequence: 3, released: true,
+                traceparent: "00-a-c-01"))
+        let flush = try outputs.withUnsafeBytes { try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }
+        #expect(flush.causes == [1] && flush.lengths == [2] && flush.renderingSequence == 3 && flush.released == true && flush.traceparent == nil)
+        #expect(try outputs.withUnsafeBytes { try codec.decode(TraceContextFields.self, from: $0, userInfo: [:]) }.traceparent == "00-a-c-01")
+    }
+
     @Test("one event, one trace: the parent's send, the worker's apply, render and flush, the parent applying the flush")
     func oneTraceAcrossParentAndWorker() async throws {
         let parentTracer = W3CTestTracer()
@@ -169,7 +186,7 @@ import WorkflowClusterTesting
         click.end()
         #expect(sent)
         let event = try await bare.receive(.event)
-        let payload = try event.payloads[0].withUnsafeBytes { try codec.decode(EventsPayload.self, from: $0, userInfo: [:]) }
+        let payload = try event.payloads[0].withUnsafeBytes { try codec.decode(TraceContextFields.self, from: $0, userInfo: [:]) }
         let sends = tracer.finishedSpans.filter { $0.operationName == SpanNames.sendEvent }
         switch (traced, version) {
         case (true, 5):
