@@ -53,6 +53,11 @@ final class RemoteJobQueue: Sendable {
         append(.event(event))
     }
 
+    /// Queues a traced event (`RemoteJob.tracedEvent`).
+    func append(event: QueuedEvent, context: ServiceContext) {
+        append(.tracedEvent(event, context))
+    }
+
     /// Queues a job of a task that runs on the runtime as its `TaskExecutor`, unless the loop
     /// has ended; returns whether it did. After the end a task's job must not run on whichever
     /// thread resumes the task (inside that thread's own locks), so the caller hands it to the
@@ -162,6 +167,9 @@ enum RemoteJob: Sendable {
     case run(@Sendable () -> Void)
     /// An event for a remote child (`ParentDriver.sendEvent`).
     case event(QueuedEvent)
+    /// An event sent inside a span of a runtime that traces, with that span's context: a case
+    /// of its own (boxed), so an untraced event's job is as large as it was and copies nothing more.
+    indirect case tracedEvent(QueuedEvent, ServiceContext)
     /// A job of a task running on the runtime as its `TaskExecutor` (`RemoteRuntime.enqueue`),
     /// and that executor, which the job runs on.
     case task(UnownedJob, UnownedTaskExecutor)
@@ -174,7 +182,4 @@ struct QueuedEvent: Sendable {
     let path: String
     let token: String
     let bytes: [UInt8]
-    /// The sender's trace context, when the runtime traces (`RemoteRuntimeConfiguration.tracer`)
-    /// and the sender was inside a span; `nil` otherwise, and always with tracing off.
-    var context: ServiceContext? = nil
 }

@@ -203,7 +203,16 @@ extension ParentDriver {
         let forwarder = SinkForwarder(
             prefix: forwardingPrefix,
             send: { token, bytes, context in
-                let event = QueuedEvent(childID: childID, path: path, token: token, bytes: bytes, context: context)
+                let event = QueuedEvent(childID: childID, path: path, token: token, bytes: bytes)
+                if let context {
+                    // Traced: the context goes along, on a path of its own.
+                    if jobs.isOwnerThread {
+                        bound.value.sendEvent(event, context: context)
+                    } else {
+                        jobs.append(event: event, context: context)
+                    }
+                    return
+                }
                 // On the loop already (a middle process passing on its parent's event, or an
                 // action sending to a remote child): recorded now, so the snapshot that goes with
                 // this iteration's acknowledgement includes it. Otherwise queued for the loop as

@@ -13,8 +13,9 @@ extension ParentDriver {
     // MARK: Events
 
     /// An event a remote child's sink was sent (`SinkForwarder`, queued on the loop): numbered
-    /// and kept until acknowledged, and sent at the end of this loop iteration.
-    func sendEvent(_ event: QueuedEvent) {
+    /// and kept until acknowledged, and sent at the end of this loop iteration. `context`: the
+    /// sender's trace context (a runtime that traces), continued by the send's span.
+    func sendEvent(_ event: QueuedEvent, context: ServiceContext? = nil) {
         let childID = event.childID
         guard let proxy = proxies[childID] else {
             logger.debug("event for a stopped child dropped", metadata: ["path": "\(event.path)"])
@@ -23,7 +24,7 @@ extension ParentDriver {
         // Kept until acknowledged, so a child whose worker is gone gets it after failover. Sent
         // at the end of this loop iteration, with every other event the child got in it.
         let sequence = proxy.record(event: event.token, bytes: event.bytes)
-        if let context = event.context { eventTraceContexts.record(context, childID: childID, sequence: sequence) }
+        if let context { eventTraceContexts.record(context, childID: childID, sequence: sequence) }
         inspection.eventsSent[childID, default: 0] += 1
         metrics.eventsSent.increment()
         // Sent at the end of this loop iteration; a child whose worker is draining gets it on its
@@ -50,7 +51,7 @@ extension ParentDriver {
         guard let proxy = proxies[childID] else { return false }
         // Accepted by this process's parent already: not refused here.
         proxy.outstanding.take(1)
-        sendEvent(QueuedEvent(childID: childID, path: proxy.path, token: token, bytes: bytes, context: context))
+        sendEvent(QueuedEvent(childID: childID, path: proxy.path, token: token, bytes: bytes), context: context)
         return true
     }
 
