@@ -102,6 +102,20 @@ extension OutputsPayload {
         renderingSequence = try container.decodeIfPresent(UInt64.self, forKey: .renderingSequence)
         released = try container.decodeIfPresent(Bool.self, forKey: .released)
     }
+
+    /// What the synthesized encoding writes; `traceparent` only when set, asked without a call
+    /// through the container (an untraced flush is encoded at protocol 4's cost).
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(causes, forKey: .causes)
+        try container.encode(ordinals, forKey: .ordinals)
+        try container.encode(lengths, forKey: .lengths)
+        try container.encodeIfPresent(snapshot, forKey: .snapshot)
+        try container.encode(continues, forKey: .continues)
+        try container.encodeIfPresent(renderingSequence, forKey: .renderingSequence)
+        try container.encodeIfPresent(released, forKey: .released)
+        if let traceparent { try container.encode(traceparent, forKey: .traceparent) }
+    }
 }
 
 /// First payload of EVENT (parent → worker): one or more events for one child, the encoded
@@ -139,6 +153,16 @@ extension EventsPayload {
         tokens = try container.decode([String].self, forKey: .tokens)
         tokenIndexes = try container.decode([UInt32].self, forKey: .tokenIndexes)
         lengths = try container.decode([UInt32].self, forKey: .lengths)
+    }
+
+    /// What the synthesized encoding writes; `traceparents` only when set, asked without a call
+    /// through the container (an untraced EVENT is encoded at protocol 4's cost).
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(tokens, forKey: .tokens)
+        try container.encode(tokenIndexes, forKey: .tokenIndexes)
+        try container.encode(lengths, forKey: .lengths)
+        if let traceparents { try container.encode(traceparents, forKey: .traceparents) }
     }
 }
 
