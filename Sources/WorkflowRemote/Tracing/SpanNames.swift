@@ -15,7 +15,7 @@ package enum SpanNames {
     package static let flush = "workflow.flush"
     /// A parent applying a worker's flush to its proxy.
     package static let applyFlush = "workflow.flush.apply"
-    /// The gateway writing the first rendering frame after a traced event to a WebSocket client.
+    /// The gateway writing the first rendering frame after a traced flush to a WebSocket client.
     package static let push = "gateway.push"
 
     /// The sink token an event was sent to.
