@@ -39,6 +39,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
         // The coordinator's shared store, for coordinators on several machines (PostgreSQL).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        // Spans for one event across processes (issue 39): the API everywhere, the exporter only in
+        // the daemons' commands, over OTLP/HTTP alone (no gRPC built).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.0.0", traits: ["OTLPHTTP"]),
         // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -62,6 +66,7 @@ let package = Package(
             dependencies: [
                 "Workflow", "ZeroMQ", "WireProtocol", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
         // The cluster daemons' logic (configuration, coordinator, worker, logging, the generic
         // JSON root), testable; knows no example.
@@ -74,6 +79,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
         // The coordinator's HTTP side (Hummingbird): the root's renderings and events for clients,
         // the tree inspector, Prometheus metrics and health probes; generic over the root.
@@ -87,6 +93,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
         // The daemons' command lines, as entry points an application's executables call.
         .target(
@@ -97,6 +104,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "OTel", package: "swift-otel"),
             ]),
         // Test support for cluster applications (this package's tests and the examples'): start
         // daemons as processes, wait on the lines they print, stop them all. Foundation only.
@@ -158,6 +167,8 @@ let package = Package(
             dependencies: [
                 "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ZeroMQ", "WireProtocol", "remote-test-worker",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),
         .testTarget(
             name: "WorkflowGatewayTests",

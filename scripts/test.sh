@@ -27,6 +27,8 @@ install_for_tests /usr/sbin/haproxy haproxy "the browser test of a standby's tak
 install_for_tests "/usr/lib/postgresql/*/bin/initdb" postgresql "the PostgreSQL store's tests"
 # The TLS tests of the PostgreSQL store make a CA and a server certificate with `openssl`.
 install_for_tests /usr/bin/openssl openssl "the PostgreSQL store's TLS tests"
+# The tracing test's OTLP receiver is a Python script of the standard library.
+install_for_tests python3 python3 "the tracing test across processes"
 # The network lab's tools; its tests (suite "Network lab") skip themselves, saying why, when a lab
 # cannot be made here (not root, no nftables, NETLAB=off).
 scripts/netlab.sh install || echo "network lab: iproute2/nftables could not be installed" >&2

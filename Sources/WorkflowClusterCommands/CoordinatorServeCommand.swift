@@ -123,12 +123,15 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
         // anything else happens.
         for line in ClusterGuarantees.lines(for: configuration) { logger.info("\(line)") }
         let service: CoordinatorService
+        let tracing: DaemonTracing?
         do {
             // Read before any socket: a bad snapshot stops the coordinator at start.
             let restored = try restore.map(SnapshotFile.load)
             // Key files are read now, before any socket: a bad key stops the coordinator at start.
             var options = CoordinatorOptions(printMode: RenderingPrintMode(rawValue: printRenderings) ?? .none, restoredSnapshot: restored)
             if eventsFromStdin { options.companions.append(StandardInputEvents()) }
+            tracing = try DaemonTracing.make(configuration.tracing, serviceName: "workflow-coordinator", instance: "coordinator", logger: logger)
+            options.tracer = tracing?.tracer
             if let address = configuration.gateway.listen {
                 // The daemon's entry point is the one place that bootstraps the process-global
                 // metrics system; the runtime and the gateway record into it, /metrics reads it.
@@ -191,7 +194,7 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             throw ExitCode(78)
         }
         do {
-            try await ClusterDaemon.run(service, logger: logger)
+            try await ClusterDaemon.run(service, beside: tracing.map { [$0.service] } ?? [], logger: logger)
         } catch {
             logger.critical("coordinator failed: \(error)")
             throw ExitCode(ClusterDaemon.exitStatus(for: error))
@@ -204,6 +207,7 @@ extension ServeCommand {
     private var overrides: ClusterOverrides {
         ClusterOverrides([
             .logLevel: daemon.logLevel, .logFormat: daemon.logFormat, .coordinatorEndpoint: endpoint, .coordinatorRoot: root,
+            .tracingOTLPEndpoint: daemon.tracingOTLPEndpoint, .tracingOTLPProtocol: daemon.tracingOTLPProtocol,
             .snapshotFile: snapshotFile, .snapshotInterval: snapshotIntervalMs, .storeKind: storeKind, .storePath: storePath, .storeURL: storeURL,
             .storeSync: storeSync, .storeLease: storeLeaseMs, .sessionsSpreadLease: sessionsSpreadLeaseMs,
             .sessionsAdvertisedURL: sessionsAdvertisedURL, .gatewayListen: gatewayListen, .gatewayHeaderTimeout: gatewayHeaderTimeoutMs,

@@ -53,6 +53,7 @@ struct WorkerCommand: ParsableCommand {
                 overrides: ClusterOverrides([
                     .logLevel: daemon.logLevel, .logFormat: daemon.logFormat, .coordinatorEndpoint: endpoint, .workerName: name, .workerPool: pool,
                     .drainDeadline: drainDeadlineMs, .workerAdminListen: adminListen,
+                    .tracingOTLPEndpoint: daemon.tracingOTLPEndpoint, .tracingOTLPProtocol: daemon.tracingOTLPProtocol,
                 ]))
         } catch {
             ClusterDaemon.reportFatal(program, error)
@@ -86,6 +87,14 @@ struct WorkerCommand: ParsableCommand {
                 })
         }
         var service: WorkerService
+        let tracing: DaemonTracing?
+        do {
+            tracing = try DaemonTracing.make(settings.configuration.tracing, serviceName: "workflow-worker", instance: workerName, logger: logger)
+        } catch {
+            ClusterDaemon.reportFatal(program, error)
+            throw ExitCode(78)
+        }
+        if let tracing { beside.append(tracing.service) }
         do {
             // Key files are read now, before any socket: a bad key stops the worker at start.
             service = WorkerService(
@@ -97,6 +106,7 @@ struct WorkerCommand: ParsableCommand {
             throw ExitCode(78)
         }
         service.protocolVersions = protocolVersions
+        service.tracer = tracing?.tracer
         do {
             try await ClusterDaemon.run(
                 service, beside: beside, gracefulShutdownBound: WorkerService.gracefulShutdownBound(for: settings.configuration), logger: logger)

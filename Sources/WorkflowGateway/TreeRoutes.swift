@@ -1,8 +1,10 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import Tracing
 import WorkflowCluster
 import WorkflowRemote
 
@@ -43,7 +45,8 @@ struct TreeRoutes: Sendable {
     func stream(_ feed: RenderingFeed, request: StreamRequest, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         metrics.streamClients.increment()
         defer { metrics.streamClients.decrement() }
-        let client = RenderingStreamClient(feed: feed, request: request, window: options.stream.window, tick: options.stream.tick)
+        let client = RenderingStreamClient(
+            feed: feed, request: request, window: options.stream.window, tick: options.stream.tick, runtime: runtime?.tracer == nil ? nil : runtime)
         try await client.serve(inbound: inbound, outbound: outbound)
     }
 
@@ -54,6 +57,25 @@ struct TreeRoutes: Sendable {
 
     /// Sends the request's JSON body as an event to the sink its `{token}` names in `session`.
     func deliver(_ request: Request, context: some RequestContext, to session: any ClusterRootSession) async -> Response {
+        guard let tracer = runtime?.tracer else { return await deliverUntraced(request, context: context, to: session) }
+        // A server span, continuing the client's trace when its request says `traceparent`; the
+        // event's way through the tree (commit, worker, flush, push) is traced inside it.
+        let parent = request.headers[HTTPField.Name(TraceParent.key)!].map { TraceParent.extract($0, with: tracer) } ?? .topLevel
+        let span = tracer.startSpan(SpanNames.gatewayEvent, context: parent, ofKind: .server)
+        span.attributes["http.request.method"] = "POST"
+        span.attributes["url.path"] = request.uri.path
+        if let token = context.parameters.get("token") { span.attributes[SpanNames.tokenAttribute] = token }
+        let response = await ServiceContext.$current.withValue(span.context) {
+            await deliverUntraced(request, context: context, to: session)
+        }
+        span.attributes["http.response.status_code"] = Int64(response.status.code)
+        if response.status.code >= 500 { span.setStatus(SpanStatus(code: .error)) }
+        span.end()
+        return response
+    }
+
+    /// `deliver` without a span (tracing off).
+    private func deliverUntraced(_ request: Request, context: some RequestContext, to session: any ClusterRootSession) async -> Response {
         // Tokens hold characters a path must escape (`:`, `@`, `~`): clients percent-encode.
         guard let raw = context.parameters.get("token"), let token = raw.removingPercentEncoding, !token.isEmpty else {
             return JSONResponses.error(.notFound, code: "unknown-token", message: "no sink token in the path")

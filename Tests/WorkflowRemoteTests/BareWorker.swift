@@ -1,6 +1,7 @@
 import Foundation
 import RemoteTestSupport
 import Testing
+import Tracing
 import WireProtocol
 import Workflow
 import WorkflowClusterTesting
@@ -21,10 +22,11 @@ struct BareWorker {
     let start: Envelope
     private let context: ZMQContext
 
-    /// Starts the parent (its request deadline `requestTimeout`) and its tree, joins it as worker
-    /// `name` of pool `p` and reads the START.
-    init(_ name: String, requestTimeout: Duration = .seconds(60)) async throws {
+    /// Starts the parent (its request deadline `requestTimeout`, its tracer `tracer`) and its
+    /// tree, joins it as worker `name` of pool `p` speaking `protocolVersions` and reads the START.
+    init(_ name: String, requestTimeout: Duration = .seconds(60), protocolVersions: [Int] = [4], tracer: (any Tracer)? = nil) async throws {
         var configuration = RemoteRuntimeConfiguration(name: "\(name)-parent")
+        configuration.tracer = tracer
         configuration.listenEndpoint = uniqueEndpoint(name)
         configuration.heartbeatInterval = .milliseconds(100)
         configuration.heartbeatLiveness = 600
@@ -37,8 +39,8 @@ struct BareWorker {
         try socket.set(.linger, 0)
         try socket.connect(parent.listenEndpoint!)
         let hello = HelloPayload(
-            name: name, pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
-            protocolVersions: [4], instance: "fake", processID: nil, hostName: nil)
+            name: name, pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: protocolVersions.max() ?? 4,
+            protocolVersions: protocolVersions, instance: "fake", processID: nil, hostName: nil)
         try Self.send(.hello, [try BinaryWireCodec().encode(hello)], on: socket)
         start = try await Self.receive(.start, on: socket)
     }

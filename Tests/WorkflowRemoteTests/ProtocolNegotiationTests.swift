@@ -13,6 +13,7 @@ import WorkflowRemote
         #expect(RemoteProtocol.negotiate(offered: [4, 5], supported: 4...5) == 5)
         #expect(RemoteProtocol.negotiate(offered: [5, 6], supported: 4...4) == nil)
         #expect(RemoteProtocol.negotiate(offered: [4], supported: RemoteProtocol.supported) == 4, "a worker that predates negotiation")
+        #expect(RemoteProtocol.negotiate(offered: [4, 5], supported: RemoteProtocol.supported) == 5, "trace context (protocol 5)")
     }
 
     func worker(_ name: String, parent: RemoteRuntime, speaking versions: ClosedRange<Int>) throws -> RemoteRuntime {
@@ -37,7 +38,8 @@ import WorkflowRemote
     @Test("a worker that shares no version is refused, and says why")
     func strangerIsRefused() async throws {
         let parent = try makeParent("negotiate-stranger")
-        let worker = try worker("stranger", parent: parent, speaking: 5...6)
+        let next = RemoteProtocol.supported.upperBound + 1
+        let worker = try worker("stranger", parent: parent, speaking: next...(next + 1))
         let refusal = try await withSafetyTimeout("the refusal") { await worker.refusal() }
         #expect(refusal.map { "\($0)".contains("no common protocol version") } == true, "\(String(describing: refusal))")
         #expect(parent.workerNames.isEmpty)

@@ -32,6 +32,8 @@ public struct ClusterConfiguration: Sendable, Equatable {
     package var security: SecuritySettings
     /// How the daemons log.
     package var log: LogSettings
+    /// Where the daemons export their spans (`tracing.*`; off by default).
+    package var tracing = TracingSettings()
     /// Where `.configured` children run.
     package var placement: PlacementTable
     /// Where the coordinator writes the root's tree snapshot (`nil`: no snapshots), so a

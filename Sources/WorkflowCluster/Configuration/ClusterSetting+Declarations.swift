@@ -296,6 +296,20 @@ extension ClusterSetting {
         help: "The shortest time between two rendering-stream messages to one client: faster renderings reach it as one message to the latest (0: no pause)."
     ) { $0.configuration.gateway.stream.tick = $1.milliseconds }
 
+    package static let tracingOTLPEndpoint = ClusterSetting(
+        "tracing.otlp_endpoint", flag: "--tracing-otlp-endpoint", environment: "WORKFLOW_TRACING_OTLP_ENDPOINT",
+        kind: .url("an http:// or https:// URL of an OTLP/HTTP collector, e.g. http://127.0.0.1:4318"), default: "off", reader: .both,
+        valueName: "url",
+        help: "Export this daemon's spans (one trace per event: the gateway's request, the commit, the worker's apply, render and flush, the push) over OTLP/HTTP to this collector; /v1/traces is appended to a URL without a path. Off: no span is made."
+    ) { $0.configuration.tracing.otlpEndpoint = $1.text }
+
+    package static let tracingOTLPProtocol = ClusterSetting(
+        "tracing.otlp_protocol", flag: "--tracing-otlp-protocol", environment: "WORKFLOW_TRACING_OTLP_PROTOCOL",
+        kind: .choice(TracingSettings.OTLPProtocol.allCases.map(\.rawValue)), default: "http/protobuf", reader: .both,
+        rules: [.needsGiven("tracing.otlp_endpoint", because: "tracing is off without a collector")], valueName: "protocol",
+        help: "How spans are encoded for the collector: http/protobuf or http/json."
+    ) { $0.configuration.tracing.otlpProtocol = TracingSettings.OTLPProtocol(rawValue: $1.text) ?? .protobuf }
+
     package static let placement = ClusterSetting(
         "placement", kind: .structured("an array of placement rules"), default: "none", reader: .coordinator,
         help: "Rules in order, first match wins: match (a module-qualified type name or a glob over type names and node paths), then worker: NAME, or pool: NAME with strategy least-loaded (default) or hashed, or strategy any / local. No matching rule: the child runs in the coordinator."
@@ -309,7 +323,7 @@ extension ClusterSetting {
         allowPlaintextOnNetwork, storeKind, storePath, storeURL, storeSync, storeMaxCommitBatch, storeLease, sessionsIdleTimeout, sessionsMax,
         sessionsMaxCreationsPerSecond, sessionsSpreadLease, sessionsAdvertisedURL, sessionsEnabled, snapshotFile, snapshotInterval, logLevel,
         logFormat, gatewayListen, gatewayBearerTokenFile, gatewayHeaderTimeout, gatewayBodyTimeout, gatewayIdleTimeout, gatewayMaxConnections,
-        gatewayAllowedOrigins, gatewayStreamWindow, gatewayStreamTick, placement,
+        gatewayAllowedOrigins, gatewayStreamWindow, gatewayStreamTick, tracingOTLPEndpoint, tracingOTLPProtocol, placement,
     ]
 
     /// The setting whose key is `key`.

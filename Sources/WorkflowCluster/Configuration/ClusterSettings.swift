@@ -50,6 +50,12 @@ package struct ClusterSettings: Sendable {
         configuration.security.clientKeysDirectory = configuration.security.clientKeysDirectory ?? keys + "/" + CurveKeyFiles.Layout.workers
         try values.checkRules(coordinatorOnly: false)
         try configuration.gateway.validate(file: values[.gatewayListen]?.source ?? file)
+        if let endpoint = configuration.tracing.otlpEndpoint, !TracingSettings.isValidEndpoint(endpoint) {
+            let setting = ClusterSetting.tracingOTLPEndpoint
+            let given = values[setting]
+            throw ClusterConfigurationError(
+                file: given?.source ?? file, key: setting.key, expected: setting.kind.expected, found: "\"\(endpoint)\"", via: given?.via)
+        }
     }
 
     /// Loads `file`, validates it and applies `environment` and `overrides`.

@@ -1,4 +1,5 @@
 import Metrics
+import Tracing
 import Workflow
 
 /// How the coordinator runs, beyond the cluster configuration.
@@ -25,6 +26,9 @@ public struct CoordinatorOptions: Sendable {
     /// Where the runtime and the root's host record metrics; `nil`: the process's bootstrapped
     /// `MetricsSystem` (a no-op unless the daemon bootstrapped one). Tests pass their own.
     package var metricsFactory: (any MetricsFactory)?
+    /// Where the coordinator's spans go (`tracing.otlp_endpoint`, docs/OPERATIONS.md "Tracing");
+    /// `nil`: tracing is off, and no span is made anywhere.
+    package var tracer: (any Tracer)?
 
     /// Creates options.
     public init(printMode: RenderingPrintMode = .none, restoredSnapshot: TreeSnapshot? = nil, companions: [any RootCompanion] = []) {

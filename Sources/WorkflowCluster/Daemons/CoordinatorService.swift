@@ -153,6 +153,7 @@ package struct CoordinatorService: Service {
         runtimeConfiguration.listenSecurity = security
         runtimeConfiguration.allowPlaintextOnNetwork = configuration.security.allowPlaintextOnNetwork
         runtimeConfiguration.metricsFactory = options.metricsFactory
+        runtimeConfiguration.tracer = options.tracer
         let runtime = try RemoteRuntime(configuration: runtimeConfiguration)
         let endpoint = runtime.listenEndpoint ?? configuration.coordinatorEndpoint
         logger.info(
@@ -198,7 +199,8 @@ package struct CoordinatorService: Service {
             runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
             observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)])
         if let opened = store {
-            start.durability = CheckpointCommitter(store: opened.store, token: opened.token, restored: opened.checkpoint, logger: logger)
+            start.durability = CheckpointCommitter(
+                store: opened.store, token: opened.token, restored: opened.checkpoint, logger: logger, tracer: runtime.tracer)
             if let checkpoint = opened.checkpoint {
                 start.snapshot = opened.snapshot
                 logger.notice(

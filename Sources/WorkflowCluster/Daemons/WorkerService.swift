@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Tracing
 import Workflow
 import WorkflowRemote
 
@@ -22,6 +23,8 @@ package struct WorkerService: Service {
     package let security: ClientSecurity
     /// Observers of every child it hosts (`RemoteRuntimeConfiguration.hostedChildObservers`).
     package let hostedChildObservers: [any WorkflowObserver]
+    /// Where the worker's spans go (`tracing.otlp_endpoint`); `nil`: tracing is off.
+    package var tracer: (any Tracer)?
     /// The remote protocol versions it offers in HELLO (`RemoteRuntimeConfiguration.protocolVersions`):
     /// this build's, unless a test plays a worker of another build.
     package var protocolVersions: ClosedRange<Int> = RemoteProtocol.supported
@@ -54,6 +57,7 @@ package struct WorkerService: Service {
         runtimeConfiguration.heartbeatLiveness = configuration.heartbeatLiveness
         runtimeConfiguration.parentSecurity = security
         runtimeConfiguration.hostedChildObservers = hostedChildObservers
+        runtimeConfiguration.tracer = tracer
         runtimeConfiguration.allowPlaintextOnNetwork = configuration.security.allowPlaintextOnNetwork
         runtimeConfiguration.protocolVersions = protocolVersions
         let runtime = try RemoteRuntime(configuration: runtimeConfiguration)

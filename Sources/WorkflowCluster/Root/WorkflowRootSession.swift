@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Synchronization
+import Tracing
+import WorkflowRemote
 @_spi(WorkflowRuntime) import Workflow
 
 /// Hosts any root workflow whose rendering is `Encodable` and shows it as JSON.
@@ -159,9 +161,13 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         }
         guard accepted else { throw .refused(token: token) }
         guard let durability else { return }
+        // The wait for the commit, as a span of the caller's trace when tracing.
+        let span = durability.tracer.map { $0.startSpan(SpanNames.commit, context: ServiceContext.current ?? .topLevel) }
+        defer { span?.end() }
         do {
             try await durability.awaitDurable()
         } catch {
+            span?.setStatus(SpanStatus(code: .error, message: error.description))
             throw .notDurable(token: token, reason: error.description)
         }
     }

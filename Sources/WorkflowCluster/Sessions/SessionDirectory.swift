@@ -377,7 +377,8 @@ package actor SessionDirectory {
     ) -> CheckpointCommitter? {
         durability.map {
             CheckpointCommitter(
-                store: $0.store, token: token ?? $0.token, scope: .session(id), origin: origin, restored: restored, logger: logger)
+                store: $0.store, token: token ?? $0.token, scope: .session(id), origin: origin, restored: restored, logger: logger,
+                tracer: runtime.tracer)
         }
     }
 

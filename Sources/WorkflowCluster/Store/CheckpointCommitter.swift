@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import Tracing
 import Workflow
 
 /// Makes accepted events durable in batches: the group commit between one tree's render passes
@@ -86,13 +87,16 @@ package final class CheckpointCommitter: Sendable {
     package let restoredRendering: RootRenderingJSON?
     private let logger: Logger
     private let state: Mutex<State>
+    /// Where the wait for an event's durability is traced (`SpanNames.commit`); `nil`: off.
+    package let tracer: (any Tracer)?
 
     /// A committer writing `scope`'s checkpoints (with `origin`) to `store` with `token`,
     /// numbering after `restored`.
     package init(
         store: any CoordinatorStore, token: FencingToken, scope: CheckpointScope = .shared, origin: SessionOrigin? = nil,
-        restored: CoordinatorCheckpoint?, logger: Logger
+        restored: CoordinatorCheckpoint?, logger: Logger, tracer: (any Tracer)? = nil
     ) {
+        self.tracer = tracer
         self.store = store
         self.token = token
         self.scope = scope

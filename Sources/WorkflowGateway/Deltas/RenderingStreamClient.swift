@@ -1,6 +1,8 @@
 import Foundation
 import HummingbirdWebSocket
 import Synchronization
+import Tracing
+import WorkflowRemote
 
 /// One WebSocket client of a tree's rendering stream: what it is sent, and when.
 ///
@@ -16,6 +18,9 @@ struct RenderingStreamClient: Sendable {
     let request: StreamRequest
     let window: Int
     let tick: Duration
+    /// The runtime whose traced flushes a write continues (`SpanNames.push`); `nil` when
+    /// tracing is off, and then no span is made.
+    var runtime: RemoteRuntime? = nil
 
     /// Serves the client until either side ends the stream, or the client sends what is not
     /// an acknowledgement (then its stream closes, with the words, and only its).
@@ -83,9 +88,18 @@ struct RenderingStreamClient: Sendable {
             // Counted as sent before the write: the client may acknowledge it before the write
             // returns here, and an acknowledgement of a sequence not (yet) sent closes the stream.
             window.state.withLock { $0.sent(frame.sequence) }
+            // The first write after a traced flush continues its trace (tracing only).
+            let span = runtime.flatMap { runtime in
+                runtime.takeTracedFlushContext().flatMap { context in
+                    runtime.tracer?.startSpan(SpanNames.push, context: context, ofKind: .producer)
+                }
+            }
+            span?.attributes["workflow.rendering.sequence"] = Int64(frame.sequence)
             do {
                 try await outbound.write(.text(String(decoding: message, as: UTF8.self)))
+                span?.end()
             } catch {
+                span?.end()
                 return
             }
             sentAny = true

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import Tracing
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
 
@@ -29,11 +30,15 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     public let listenEndpoint: String?
     /// This process's name.
     public let name: String
+    /// Where this process's spans go (`RemoteRuntimeConfiguration.tracer`); `nil`: tracing is off.
+    /// The gateway and the root's sessions on this runtime trace with it too.
+    public let tracer: (any Tracer)?
 
     /// Binds and/or connects as `configuration` says and starts the loop thread.
     /// Throws `RemoteRuntimeError` if an endpoint cannot be bound or connected.
     public init(configuration: RemoteRuntimeConfiguration) throws {
         name = configuration.name
+        tracer = configuration.tracer
         let shared = RuntimeSharedState()
         self.shared = shared
         let sockets = try LoopSockets(configuration: configuration)
@@ -99,6 +104,13 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     /// other trees' children (a gateway reads them for every rendering message it sends).
     package func childStatuses(tree: String) -> [TreeChildStatus] {
         shared.statuses(ofTree: tree).sorted { $0.path < $1.path }
+    }
+
+    /// The trace context of the last traced flush this process applied as a parent and nobody
+    /// took yet (forgotten here): the gateway's push of the next rendering continues that trace.
+    /// Always `nil` without a tracer.
+    package func takeTracedFlushContext() -> ServiceContext? {
+        shared.takeTracedFlush()
     }
 
     /// Each change of a remote child's status, as it happens.

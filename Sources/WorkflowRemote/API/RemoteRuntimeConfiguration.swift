@@ -1,5 +1,6 @@
 import Logging
 import Metrics
+import Tracing
 import Workflow
 
 /// How a `RemoteRuntime` takes part in a distributed tree.
@@ -76,6 +77,11 @@ public struct RemoteRuntimeConfiguration: Sendable {
     /// render and action metrics, e.g. `WorkflowMetricsObserver`). Empty by default: an
     /// observer is called on every render and action of every hosted node.
     public var hostedChildObservers: [any WorkflowObserver] = []
+    /// Where the runtime's spans go (docs/OPERATIONS.md, "Tracing"): sending an event to a
+    /// worker, a worker applying it, rendering and flushing back, the parent applying the flush.
+    /// `nil` (the default): tracing is off and the runtime does no tracing work at all. Passed
+    /// here rather than bootstrapped globally, so two runtimes in one process (tests) never share it.
+    public var tracer: (any Tracer)?
 
     public init(name: String, logger: Logger? = nil) {
         self.name = name

@@ -97,6 +97,7 @@ final class RemoteEngine {
         switch job {
         case .run(let run): run()
         case .event(let event): parentRole.sendEvent(event)
+        case .tracedEvent(let event, let context): parentRole.sendEvent(event, context: context)
         case .task(let job, let executor): job.runSynchronously(on: executor)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Tracing
 import ZeroMQ
 
 /// The jobs other threads hand the remote runtime's loop, and the signal that wakes it.
@@ -50,6 +51,11 @@ final class RemoteJobQueue: Sendable {
     /// queues after it reach the loop in that order.
     func append(event: QueuedEvent) {
         append(.event(event))
+    }
+
+    /// Queues a traced event (`RemoteJob.tracedEvent`).
+    func append(event: QueuedEvent, context: ServiceContext) {
+        append(.tracedEvent(event, context))
     }
 
     /// Queues a job of a task that runs on the runtime as its `TaskExecutor`, unless the loop
@@ -161,6 +167,9 @@ enum RemoteJob: Sendable {
     case run(@Sendable () -> Void)
     /// An event for a remote child (`ParentDriver.sendEvent`).
     case event(QueuedEvent)
+    /// An event sent inside a span of a runtime that traces, with that span's context: a case
+    /// of its own (boxed), so an untraced event's job is as large as it was and copies nothing more.
+    indirect case tracedEvent(QueuedEvent, ServiceContext)
     /// A job of a task running on the runtime as its `TaskExecutor` (`RemoteRuntime.enqueue`),
     /// and that executor, which the job runs on.
     case task(UnownedJob, UnownedTaskExecutor)

@@ -1,4 +1,5 @@
 import Synchronization
+import Tracing
 
 /// What the loop thread publishes for other threads to read: statuses, workers, counters.
 final class RuntimeSharedState: Sendable {
@@ -17,6 +18,8 @@ final class RuntimeSharedState: Sendable {
         var stoppedWaiters: [CheckedContinuation<Void, Never>] = []
         var stopped = false
         var nextID: UInt64 = 0
+        /// The context of the last traced flush the parent applied, not taken yet.
+        var tracedFlush: ServiceContext?
     }
 
     private let state = Mutex(State())
@@ -25,6 +28,20 @@ final class RuntimeSharedState: Sendable {
     var workerNames: [String] { state.withLock { $0.workerNames } }
     var isWelcomed: Bool { state.withLock { $0.isWelcomed } }
     var counters: WorkerCounters { state.withLock { $0.counters } }
+
+    /// The parent applied a traced flush (`SpanNames.applyFlush`): the next rendering pushed to
+    /// a client continues that trace (`takeTracedFlush`). Called only when tracing.
+    func noteTracedFlush(_ context: ServiceContext) {
+        state.withLock { $0.tracedFlush = context }
+    }
+
+    /// The context `noteTracedFlush` kept, forgotten here; `nil` when there is none.
+    func takeTracedFlush() -> ServiceContext? {
+        state.withLock { state in
+            defer { state.tracedFlush = nil }
+            return state.tracedFlush
+        }
+    }
 
     /// The statuses of the children of one tree (`SessionLoop.treePrefix(of:)`), by path.
     func statuses(ofTree tree: String) -> [TreeChildStatus] {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Tracing
 import WireProtocol
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
@@ -132,6 +133,7 @@ extension ParentDriver {
         let peer = WorkerPeer(
             id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
             processID: hello.processID, hostName: hello.hostName)
+        peer.carriesTraceContext = version >= RemoteProtocol.traceContext
         workers[peerID] = peer
         parent.join(
             peerID,
@@ -198,7 +200,17 @@ extension ParentDriver {
                 outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
                 ordinals: info.ordinals, continues: info.continues, rendering: info.renderingSequence == nil ? nil : envelope.payloads.last,
                 renderingSequence: info.renderingSequence ?? 0, acknowledged: envelope.acknowledged, snapshot: info.snapshot)
-            receive(flush, for: proxy, order: child.outputs)
+            if let tracer, let traceparent = traceContextFields(of: first)?.traceparent {
+                // A flush after a traced event: applied inside a span continuing the worker's.
+                let span = tracer.startSpan(SpanNames.applyFlush, context: TraceParent.extract(traceparent, with: tracer), ofKind: .consumer)
+                span.attributes[SpanNames.pathAttribute] = proxy.path
+                span.attributes[SpanNames.workerAttribute] = proxy.worker?.name ?? "?"
+                ServiceContext.$current.withValue(span.context) { receive(flush, for: proxy, order: child.outputs) }
+                shared.noteTracedFlush(span.context)
+                span.end()
+            } else {
+                receive(flush, for: proxy, order: child.outputs)
+            }
             if info.released == true { completeRelease(of: proxy) }
         case .error:
             let error = envelope.payloads.first.flatMap { payload in
@@ -218,6 +230,12 @@ extension ParentDriver {
         default:
             break
         }
+    }
+
+    /// The trace context fields of an EVENT's or OUTPUTS' first payload (only a runtime that
+    /// traces reads them); `nil` if they do not decode.
+    func traceContextFields(of payload: [UInt8]) -> TraceContextFields? {
+        try? payload.withUnsafeBytes { try codec.decode(TraceContextFields.self, from: $0, userInfo: [:]) }
     }
 
     /// Whether an OUTPUTS message is the next one of its child's placement (its `sequence`

@@ -202,8 +202,17 @@ extension ParentDriver {
         let bound = LoopBound(self, owner: jobs)
         let forwarder = SinkForwarder(
             prefix: forwardingPrefix,
-            send: { token, bytes in
+            send: { token, bytes, context in
                 let event = QueuedEvent(childID: childID, path: path, token: token, bytes: bytes)
+                if let context {
+                    // Traced: the context goes along, on a path of its own.
+                    if jobs.isOwnerThread {
+                        bound.value.sendEvent(event, context: context)
+                    } else {
+                        jobs.append(event: event, context: context)
+                    }
+                    return
+                }
                 // On the loop already (a middle process passing on its parent's event, or an
                 // action sending to a remote child): recorded now, so the snapshot that goes with
                 // this iteration's acknowledgement includes it. Otherwise queued for the loop as
@@ -215,7 +224,7 @@ extension ParentDriver {
                 }
             },
             codec: codec,
-            outstanding: outstanding)
+            outstanding: outstanding, tracer: tracer)
         return [.workflowSinkImporter: SinkTransport<any SinkImporter>(forwarder)]
     }
 

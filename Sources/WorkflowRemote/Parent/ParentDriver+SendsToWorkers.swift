@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Tracing
 import WireProtocol
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
@@ -12,8 +13,9 @@ extension ParentDriver {
     // MARK: Events
 
     /// An event a remote child's sink was sent (`SinkForwarder`, queued on the loop): numbered
-    /// and kept until acknowledged, and sent at the end of this loop iteration.
-    func sendEvent(_ event: QueuedEvent) {
+    /// and kept until acknowledged, and sent at the end of this loop iteration. `context`: the
+    /// sender's trace context (a runtime that traces), continued by the send's span.
+    func sendEvent(_ event: QueuedEvent, context: ServiceContext? = nil) {
         let childID = event.childID
         guard let proxy = proxies[childID] else {
             logger.debug("event for a stopped child dropped", metadata: ["path": "\(event.path)"])
@@ -21,7 +23,8 @@ extension ParentDriver {
         }
         // Kept until acknowledged, so a child whose worker is gone gets it after failover. Sent
         // at the end of this loop iteration, with every other event the child got in it.
-        _ = proxy.record(event: event.token, bytes: event.bytes)
+        let sequence = proxy.record(event: event.token, bytes: event.bytes)
+        if let context { eventTraceContexts.record(context, childID: childID, sequence: sequence) }
         inspection.eventsSent[childID, default: 0] += 1
         metrics.eventsSent.increment()
         // Sent at the end of this loop iteration; a child whose worker is draining gets it on its
@@ -43,11 +46,12 @@ extension ParentDriver {
 
     /// Passes an event on to the remote child `childID` as recorded bytes (the same codec at
     /// both hops, so nothing is decoded here). Returns `false` if that child is gone.
-    func forward(event bytes: [UInt8], token: String, toChild childID: UInt64) -> Bool {
+    /// `context`: the trace context the event arrived with (a nested worker passes it on).
+    func forward(event bytes: [UInt8], token: String, toChild childID: UInt64, context: ServiceContext? = nil) -> Bool {
         guard let proxy = proxies[childID] else { return false }
         // Accepted by this process's parent already: not refused here.
         proxy.outstanding.take(1)
-        sendEvent(QueuedEvent(childID: childID, path: proxy.path, token: token, bytes: bytes))
+        sendEvent(QueuedEvent(childID: childID, path: proxy.path, token: token, bytes: bytes), context: context)
         return true
     }
 
@@ -92,7 +96,11 @@ extension ParentDriver {
                 }
                 packed.append(event.bytes)
             }
-            guard let header = try? codec.encode(EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)) else { return }
+            var payload = EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)
+            if !eventTraceContexts.isEmpty, let tracer {
+                payload.traceparents = traceSends(of: events[start..<end], for: proxy, to: peer, tracer: tracer)
+            }
+            guard let header = try? codec.encode(payload) else { return }
             parent.eventsSent(to: proxy.childID, through: events[end - 1].sequence, at: .now)
             sendToWorker(
                 peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: epoch,
@@ -101,6 +109,35 @@ extension ParentDriver {
             guard proxy.worker === peer else { return }
             start = end
         }
+    }
+
+    /// Makes a send span for each traced event of `events` (a message's share) and returns
+    /// their `traceparent`s for the EVENT ("" for an untraced one), or `nil` when none is traced
+    /// or `peer` speaks a protocol without trace context (the spans are still made here).
+    private func traceSends(
+        of events: ArraySlice<ChildEventLedger.Event>, for proxy: any AnyRemoteChildProxy, to peer: WorkerPeer, tracer: any Tracer
+    ) -> [String]? {
+        var traceparents: [String] = []
+        var anyTraced = false
+        for event in events {
+            guard let context = eventTraceContexts.take(childID: proxy.childID, sequence: event.sequence) else {
+                traceparents.append("")
+                continue
+            }
+            let span = tracer.startSpan(SpanNames.sendEvent, context: context, ofKind: .producer)
+            span.attributes[SpanNames.tokenAttribute] = event.token
+            span.attributes[SpanNames.pathAttribute] = proxy.path
+            span.attributes[SpanNames.workerAttribute] = peer.name
+            span.attributes[SpanNames.sequenceAttribute] = Int64(event.sequence)
+            if peer.carriesTraceContext, let traceparent = TraceParent.inject(span.context, with: tracer) {
+                traceparents.append(traceparent)
+                anyTraced = true
+            } else {
+                traceparents.append("")
+            }
+            span.end()
+        }
+        return anyTraced ? traceparents : nil
     }
 
     // MARK: Held messages

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Tracing
 import WireProtocol
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
@@ -55,6 +56,11 @@ final class ParentDriver: LoopRoleDriver {
     var settleChanged = false
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
     var childrenWithEventsDue: [UInt64] = []
+    /// The trace contexts of recorded events not sent yet (empty unless the runtime traces).
+    var eventTraceContexts = EventTraceContexts()
+    /// The runtime's tracer (`RemoteRuntimeConfiguration.tracer`), kept at hand: `nil` is
+    /// tracing off, checked before any tracing work.
+    let tracer: (any Tracer)?
     /// Workers whose outbox (`WorkerPeer.outbox`) holds messages, sent at the end of the pass or
     /// loop iteration (`sendHeld`).
     var workersWithHeld: [WorkerPeer] = []
@@ -80,6 +86,7 @@ final class ParentDriver: LoopRoleDriver {
     init(resources: LoopResources) {
         self.resources = resources
         let configuration = resources.configuration
+        tracer = configuration.tracer
         poolPlacement = PoolPlacement(configuredMembers: configuration.poolMembers)
         placementGraceEnds = .now + configuration.placementGrace
         placementCoverage = PlacementCoverage(

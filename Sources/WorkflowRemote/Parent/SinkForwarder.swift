@@ -1,4 +1,5 @@
 import Synchronization
+import Tracing
 import WireProtocol
 import Workflow
 
@@ -10,16 +11,24 @@ import Workflow
 final class SinkForwarder: SinkImporter {
     /// Names the remote child in the tokens this process passes on (`prefix(scope:path:)`).
     let prefix: String
-    let send: @Sendable (String, [UInt8]) -> Void
+    /// Sends an event's token and bytes, with the sender's trace context when traced.
+    let send: @Sendable (String, [UInt8], ServiceContext?) -> Void
     let codec: any WireCodec
     /// The child's back-pressure account, shared with its proxy.
     let outstanding: OutstandingEvents
+    /// The runtime's tracer: with one, each event takes the sender's current trace context
+    /// along (the sender's task or thread is where that context is bound); `nil`: nothing is read.
+    let tracer: (any Tracer)?
 
-    init(prefix: String, send: @escaping @Sendable (String, [UInt8]) -> Void, codec: any WireCodec, outstanding: OutstandingEvents) {
+    init(
+        prefix: String, send: @escaping @Sendable (String, [UInt8], ServiceContext?) -> Void, codec: any WireCodec,
+        outstanding: OutstandingEvents, tracer: (any Tracer)? = nil
+    ) {
         self.prefix = prefix
         self.send = send
         self.codec = codec
         self.outstanding = outstanding
+        self.tracer = tracer
     }
 
     func localToken(for token: String) -> String {
@@ -47,6 +56,7 @@ final class SinkForwarder: SinkImporter {
         let send = self.send
         let codec = self.codec
         let outstanding = self.outstanding
+        let traced = tracer != nil
         return { event in
             guard outstanding.reserve() else { return false }
             // Encoding happens on the caller's thread; only the bytes hop to the loop. The
@@ -56,7 +66,8 @@ final class SinkForwarder: SinkImporter {
                 outstanding.release(1)
                 return false
             }
-            send(token, bytes)
+            // The caller's context, read only when tracing: an event sent outside any span has none.
+            send(token, bytes, traced ? ServiceContext.current : nil)
             return true
         }
     }

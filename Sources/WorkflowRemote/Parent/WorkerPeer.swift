@@ -30,6 +30,9 @@ final class WorkerPeer {
     var saidAtCapacity = false
     /// When it joined (wall clock, for the inspector).
     let joinedAt = Date()
+    /// Whether the protocol version negotiated with it carries trace context
+    /// (`RemoteProtocol.traceContext`): its EVENTs say their events' `traceparent` only then.
+    var carriesTraceContext = false
 
     init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, processID: Int32? = nil, hostName: String? = nil) {
         self.id = id

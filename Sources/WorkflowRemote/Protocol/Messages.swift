@@ -78,6 +78,44 @@ struct OutputsPayload: Codable, Sendable {
     /// stopped this copy of the child, and `snapshot` (when present) is its final state, after
     /// every event it was sent (docs/ARCHITECTURE.md, "Draining a worker").
     var released: Bool?
+    /// Protocol 5: the W3C `traceparent` of the worker's flush span, when the flush
+    /// acknowledges a traced event (the last one), so the parent's span continues that trace.
+    /// Absent otherwise, and never sent to a parent of protocol 4. Encoded here, never decoded
+    /// with the rest (`TraceContextFields` reads it, only where tracing is on).
+    var traceparent: String? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case causes, ordinals, lengths, snapshot, continues, renderingSequence, released, traceparent
+    }
+}
+
+extension OutputsPayload {
+    /// Every field but `traceparent` (left `nil`): a parent that does not trace never looks the
+    /// key up, so a flush costs it exactly what it did in protocol 4.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        causes = try container.decode([UInt64].self, forKey: .causes)
+        ordinals = try container.decode([UInt32].self, forKey: .ordinals)
+        lengths = try container.decode([UInt32].self, forKey: .lengths)
+        snapshot = try container.decodeIfPresent(TreeSnapshot.self, forKey: .snapshot)
+        continues = try container.decode(Bool.self, forKey: .continues)
+        renderingSequence = try container.decodeIfPresent(UInt64.self, forKey: .renderingSequence)
+        released = try container.decodeIfPresent(Bool.self, forKey: .released)
+    }
+
+    /// What the synthesized encoding writes; `traceparent` only when set, asked without a call
+    /// through the container (an untraced flush is encoded at protocol 4's cost).
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(causes, forKey: .causes)
+        try container.encode(ordinals, forKey: .ordinals)
+        try container.encode(lengths, forKey: .lengths)
+        try container.encodeIfPresent(snapshot, forKey: .snapshot)
+        try container.encode(continues, forKey: .continues)
+        try container.encodeIfPresent(renderingSequence, forKey: .renderingSequence)
+        try container.encodeIfPresent(released, forKey: .released)
+        if let traceparent { try container.encode(traceparent, forKey: .traceparent) }
+    }
 }
 
 /// First payload of EVENT (parent → worker): one or more events for one child, the encoded
@@ -95,6 +133,47 @@ struct EventsPayload: Codable, Sendable {
     var tokenIndexes: [UInt32]
     /// For each event, in order, its size in the packed events frame.
     var lengths: [UInt32]
+    /// Protocol 5: for each event, in order, the W3C `traceparent` of the parent's send span
+    /// ("" for an event nobody traced). Absent when no event of the message is traced, so an
+    /// untraced EVENT is byte for byte the protocol-4 one; never sent to a worker of protocol 4.
+    /// Encoded here, never decoded with the rest (`TraceContextFields` reads it, only where
+    /// tracing is on).
+    var traceparents: [String]? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case tokens, tokenIndexes, lengths, traceparents
+    }
+}
+
+extension EventsPayload {
+    /// Every field but `traceparents` (left `nil`): a worker that does not trace never looks the
+    /// key up, so an EVENT costs it exactly what it did in protocol 4.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        tokens = try container.decode([String].self, forKey: .tokens)
+        tokenIndexes = try container.decode([UInt32].self, forKey: .tokenIndexes)
+        lengths = try container.decode([UInt32].self, forKey: .lengths)
+    }
+
+    /// What the synthesized encoding writes; `traceparents` only when set, asked without a call
+    /// through the container (an untraced EVENT is encoded at protocol 4's cost).
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(tokens, forKey: .tokens)
+        try container.encode(tokenIndexes, forKey: .tokenIndexes)
+        try container.encode(lengths, forKey: .lengths)
+        if let traceparents { try container.encode(traceparents, forKey: .traceparents) }
+    }
+}
+
+/// The trace context fields of an EVENT's or an OUTPUTS' first payload (protocol 5), read from
+/// the same bytes as `EventsPayload` or `OutputsPayload` but only by a runtime that traces: one
+/// that does not pays nothing for them.
+struct TraceContextFields: Decodable {
+    /// `EventsPayload.traceparents`.
+    var traceparents: [String]?
+    /// `OutputsPayload.traceparent`.
+    var traceparent: String?
 }
 
 /// Payload of ERROR (either direction).
@@ -119,10 +198,15 @@ struct ErrorPayload: Codable, Sendable {
 /// The remote protocol versions, and how a parent and a worker agree on one.
 /// 3: EVENT carries a batch of events (`EventsPayload`), and `batch` messages.
 /// 4: EVENT and OUTPUTS carry their events and outputs packed in one frame (`PackedValues`).
+/// 5: EVENT and OUTPUTS may carry W3C trace context (`traceparents`, `traceparent`).
 package enum RemoteProtocol {
     /// The versions this build speaks. A release that introduces a version keeps the one before
     /// it for at least one release, so a cluster can be upgraded one daemon at a time.
-    package static let supported: ClosedRange<Int> = 4...4
+    package static let supported: ClosedRange<Int> = 4...5
+
+    /// The first version whose EVENT and OUTPUTS carry trace context: nothing is traced across
+    /// a link negotiated below it, and its peer sees the messages it always did.
+    package static let traceContext = 5
 
     /// The highest version both sides speak: `offered` (a worker's HELLO) and `supported` (this
     /// parent's); `nil` when they share none and the worker is refused.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Tracing
 import WireProtocol
 import ZeroMQ
 @_spi(WorkflowRuntime) import Workflow
@@ -50,10 +51,20 @@ final class WorkerDriver: LoopRoleDriver {
     var isShuttingDown: Bool { worker.isShuttingDown }
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
+    /// Whether the protocol version the parent chose carries trace context: OUTPUTS says its
+    /// flush's `traceparent` only then.
+    var parentCarriesTraceContext = false
+    /// For each child that applied a traced event since its last flush, the context of the last
+    /// one's apply span: its render and flush continue that trace (empty unless tracing).
+    var flushTraceContexts: [UInt64: ServiceContext] = [:]
+    /// The runtime's tracer (`RemoteRuntimeConfiguration.tracer`), kept at hand: `nil` is
+    /// tracing off, checked before any tracing work.
+    let tracer: (any Tracer)?
 
     init(resources: LoopResources, parentRole: ParentDriver) {
         self.resources = resources
         self.parentRole = parentRole
+        tracer = resources.configuration.tracer
         let configuration = resources.configuration
         worker = WorkerStateMachine(
             configuration: .init(
@@ -151,6 +162,7 @@ extension WorkerDriver {
             }
             worker.welcomed(drains: welcome?.drains == true, startsCarryBase: welcome?.startsCarryBase == true)
             shared.setWelcomed(true)
+            parentCarriesTraceContext = (welcome?.protocolVersion ?? 4) >= RemoteProtocol.traceContext
             logger.info("welcomed by the parent", metadata: ["protocol": .stringConvertible(welcome?.protocolVersion ?? 4)])
         case .start:
             handleStart(envelope)
@@ -257,6 +269,11 @@ extension WorkerDriver {
         let routes = info.tokens.map { eventRoute(for: $0, in: child) }
         var leaseRanOut = false
         let tokenIndexes = info.tokenIndexes
+        // The parent's send spans, one per event, when this runtime traces (a list of another
+        // length is ignored: the events are applied untraced).
+        let traceparents = tracer == nil ? nil : parentRole.traceContextFields(of: envelope.payloads[0])?.traceparents.flatMap {
+            $0.count == info.lengths.count ? $0 : nil
+        }
         // Each event is applied right after it is delivered: the host need not schedule a drain.
         child.holdingDrains {
             PackedValues.forEach(in: envelope.payloads[1], lengths: info.lengths) { index, event in
@@ -272,7 +289,11 @@ extension WorkerDriver {
                 // Applied now, so the outputs it causes are tagged with its sequence and the next
                 // flush can acknowledge it together with a snapshot that includes it.
                 var delivered = false
-                if let route = routes[Int(tokenIndexes[index])], deliver(event: event, via: route, to: child) {
+                if let traceparents, !traceparents[index].isEmpty, let tracer {
+                    delivered = applyTraced(
+                        event: event, via: routes[Int(tokenIndexes[index])], to: child, childID: childID,
+                        sequence: envelope.sequence + UInt64(index), path: envelope.nodePath, traceparent: traceparents[index], tracer: tracer)
+                } else if let route = routes[Int(tokenIndexes[index])], deliver(event: event, via: route, to: child) {
                     child.apply()
                     delivered = true
                 }
@@ -303,17 +324,55 @@ extension WorkerDriver {
     }
 
     /// Hands one event to where `route` leads; `false` if its sink or remote child is gone.
-    func deliver(event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute, to child: any AnyHostedChild) -> Bool {
+    /// `context`: the event's trace context, passed on with an event forwarded to a remote child.
+    func deliver(
+        event bytes: UnsafeRawBufferPointer, via route: HostedEventRoute, to child: any AnyHostedChild, context: ServiceContext? = nil
+    ) -> Bool {
         switch route {
         case .sink(let route): child.deliver(event: bytes, via: route)
-        case .forward(let childID, let token): parentRole.forward(event: Array(bytes), token: token, toChild: childID)
+        case .forward(let childID, let token): parentRole.forward(event: Array(bytes), token: token, toChild: childID, context: context)
         }
     }
 
-    /// Renders each child that applied events since it last rendered (once per slice).
+    /// `deliver` and apply of an event the parent traced, inside an apply span that continues
+    /// the parent's send span. The span's context is the current one while the action runs, so
+    /// an event the action sends on to a remote child of this process's own (a nested worker)
+    /// carries it further; the child's render and flush continue it too (`flushTraceContexts`).
+    private func applyTraced(
+        event: UnsafeRawBufferPointer, via route: HostedEventRoute?, to child: any AnyHostedChild, childID: UInt64, sequence: UInt64,
+        path: String, traceparent: String, tracer: any Tracer
+    ) -> Bool {
+        let span = tracer.startSpan(SpanNames.applyEvent, context: TraceParent.extract(traceparent, with: tracer), ofKind: .consumer)
+        span.attributes[SpanNames.pathAttribute] = path
+        span.attributes[SpanNames.workerAttribute] = configuration.name
+        span.attributes[SpanNames.sequenceAttribute] = Int64(sequence)
+        defer { span.end() }
+        let context = span.context
+        let delivered = ServiceContext.$current.withValue(context) { () -> Bool in
+            guard let route, deliver(event: event, via: route, to: child, context: context) else { return false }
+            child.apply()
+            return true
+        }
+        if flushTraceContexts.count >= EventTraceContexts.limit { flushTraceContexts.removeAll() }
+        flushTraceContexts[childID] = context
+        return delivered
+    }
+
+    /// Renders each child that applied events since it last rendered (once per slice), a child
+    /// that applied a traced event inside a render span of that trace.
     func renderTouchedChildren() {
         worker.takeChildrenToRender(into: &childrenToRender)
-        for childID in childrenToRender { worker.children[childID]?.child.render() }
+        for childID in childrenToRender {
+            guard let child = worker.children[childID]?.child else { continue }
+            if !flushTraceContexts.isEmpty, let tracer, let context = flushTraceContexts[childID] {
+                let span = tracer.startSpan(SpanNames.render, context: context)
+                span.attributes[SpanNames.workerAttribute] = configuration.name
+                ServiceContext.$current.withValue(span.context) { child.render() }
+                span.end()
+            } else {
+                child.render()
+            }
+        }
     }
 
     func handleStart(_ envelope: Envelope) {
@@ -430,6 +489,16 @@ extension WorkerDriver {
             }
             return
         }
+        // A flush after a traced event: a span of its own, whose context the parent continues.
+        var flushSpan: (any Span)?
+        if !flushTraceContexts.isEmpty, let tracer, let context = flushTraceContexts.removeValue(forKey: childID) {
+            let span = tracer.startSpan(SpanNames.flush, context: context, ofKind: .producer)
+            span.attributes[SpanNames.pathAttribute] = flush.path
+            span.attributes[SpanNames.workerAttribute] = configuration.name
+            flushSpan = span
+        }
+        defer { flushSpan?.end() }
+        let flushTraceparent = parentCarriesTraceContext ? flushSpan.flatMap { span in tracer.flatMap { TraceParent.inject(span.context, with: $0) } } : nil
         let outputs = flush.outputs
         let values = outputs?.values ?? PackedValues()
         let lengths = values.lengths
@@ -449,7 +518,8 @@ extension WorkerDriver {
             let info = OutputsPayload(
                 causes: Array(outputs?.causes[start..<end] ?? []), ordinals: Array(outputs?.ordinals[start..<end] ?? []),
                 lengths: Array(lengths[start..<end]), snapshot: snapshot, continues: !isLast,
-                renderingSequence: isLast ? flush.rendering?.sequence : nil, released: isLast && flush.released ? true : nil)
+                renderingSequence: isLast ? flush.rendering?.sequence : nil, released: isLast && flush.released ? true : nil,
+                traceparent: isLast ? flushTraceparent : nil)
             guard let header = try? codec.encode(info) else {
                 logger.error("an outputs header does not encode", metadata: ["path": "\(flush.path)"])
                 return

@@ -70,11 +70,12 @@ package final class ClusterFixture: Sendable {
             .write(to: URL(fileURLWithPath: configPath))
     }
 
-    /// Starts the coordinator printing JSON lines (renderings and statuses) and waits until it
-    /// listens.
+    /// Starts the coordinator printing JSON lines (renderings and statuses), with `environment`
+    /// added to the test's own, and waits until it listens.
     @discardableResult
-    package func startCoordinator(_ extra: [String] = []) async throws -> DaemonProcess {
-        let coordinator = try start("test-coordinator", ["--config", configPath, "--print-renderings", "json"] + extra, label: "coordinator")
+    package func startCoordinator(_ extra: [String] = [], environment: [String: String] = [:]) async throws -> DaemonProcess {
+        let coordinator = try start(
+            "test-coordinator", ["--config", configPath, "--print-renderings", "json"] + extra, label: "coordinator", environment: environment)
         do {
             try await coordinator.stdout.first("the coordinator to listen") { $0.contains(#""event":"listening""#) }
         } catch {
@@ -83,11 +84,11 @@ package final class ClusterFixture: Sendable {
         return coordinator
     }
 
-    /// Starts a worker named `name` (with `extra` arguments) and waits until the coordinator
-    /// welcomed it.
+    /// Starts a worker named `name` (with `extra` arguments and `environment` added to the test's
+    /// own) and waits until the coordinator welcomed it.
     @discardableResult
-    package func startWorker(_ name: String, _ extra: [String] = []) async throws -> DaemonProcess {
-        let worker = try start("test-worker", ["--config", configPath, "--name", name] + extra, label: name)
+    package func startWorker(_ name: String, _ extra: [String] = [], environment: [String: String] = [:]) async throws -> DaemonProcess {
+        let worker = try start("test-worker", ["--config", configPath, "--name", name] + extra, label: name, environment: environment)
         do {
             try await worker.stderr.first("\(name) to be welcomed") { $0.contains("welcomed by the parent") }
         } catch {
