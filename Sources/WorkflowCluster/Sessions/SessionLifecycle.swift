@@ -86,6 +86,9 @@ package struct SessionLifecycle<Host: Sendable, Passivation: Sendable & Equatabl
     private var idle = IdleSessionQueue()
     private var creations: CreationBudget
     private var creating = 0
+    /// Ends under way (removed, not yet answered by the store): their places stay taken, since
+    /// an end the store refuses puts its session back.
+    private var ending = 0
     private var stopped = false
     /// Spread mode's leases (`nil`: not spread).
     private var leases: SessionLeaseBook?
@@ -117,6 +120,9 @@ package struct SessionLifecycle<Host: Sendable, Passivation: Sendable & Equatabl
     package var count: Int { entries.count }
     /// Creations admitted and not yet inserted or abandoned.
     package var creationsUnderWay: Int { creating }
+    /// The places under `maxSessions` taken: the sessions here, the creations and the ends
+    /// under way.
+    package var placesTaken: Int { entries.count + creating + ending }
     /// How many sessions are active and how many passivated (being passivated or reactivated
     /// counts as passivated).
     package var counts: (active: Int, passivated: Int) { (entries.counts.active, entries.counts.passivated) }
@@ -133,7 +139,7 @@ package struct SessionLifecycle<Host: Sendable, Passivation: Sendable & Equatabl
     /// `creationAbandoned`), or throws why not: the directory stops, is full, or creates too fast.
     package mutating func admitCreation(now: ContinuousClock.Instant) throws(SessionError) {
         guard !stopped else { throw .unavailable("the coordinator is stopping") }
-        guard entries.count + creating < settings.maxSessions else { throw .tooManySessions(limit: settings.maxSessions) }
+        guard placesTaken < settings.maxSessions else { throw .tooManySessions(limit: settings.maxSessions) }
         guard creations.take(now: now) else { throw .creationRateExceeded(perSecond: settings.maxCreationsPerSecond) }
         creating += 1
     }
@@ -266,10 +272,11 @@ package struct SessionLifecycle<Host: Sendable, Passivation: Sendable & Equatabl
 
     // MARK: - End and stop
 
-    /// Ends `id`: removed, with the token its removal from the store carries (spread: its
+    /// Ends `id` (its place stays taken until `ended` or `endFailed`): removed, with the token its removal from the store carries (spread: its
     /// lease's; `nil`: the coordinator's); `nil` if there is no such session here.
     package mutating func end(_ id: SessionID) -> (entry: Entry, leaseToken: FencingToken?)? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
+        ending += 1
         return (entry, leases?.token(of: id))
     }
 
@@ -288,6 +295,7 @@ package struct SessionLifecycle<Host: Sendable, Passivation: Sendable & Equatabl
     /// session is, and `true` says to give its lease up (kept here, passivated, it would hold a
     /// place under `maxSessions` and its lease until the term ends, with no client to ask for it).
     package mutating func endFailed(_ id: SessionID, root: String, sequence: UInt64) -> Bool {
+        ending -= 1
         if leases != nil { return true }
         guard entries[id] == nil, !stopped else { return false }
         entries[id] = Entry(root: root, slot: .passivated(PassivatedSession(kept: .store, sequence: sequence)))
@@ -296,6 +304,7 @@ package struct SessionLifecycle<Host: Sendable, Passivation: Sendable & Equatabl
 
     /// An ended session is gone from the store: its lease is forgotten.
     package mutating func ended(_ id: SessionID) {
+        ending -= 1
         leases?.remove(id)
     }
 
@@ -384,8 +393,8 @@ package struct SessionLifecycle<Host: Sendable, Passivation: Sendable & Equatabl
         guard let root else { return .refused(.unknownSession(id.text), givesUpLease: true) }
         // `stopAll()` ran while the store answered: it did not see this session.
         guard !stopped else { return .refused(.unavailable("the coordinator is stopping"), givesUpLease: true) }
-        // Creations under way count: each of them checked the limit before this one took its place.
-        guard entries.count + creating < settings.maxSessions else {
+        // Creations and ends under way count: each of them checked the limit before this one.
+        guard placesTaken < settings.maxSessions else {
             return .refused(.tooManySessions(limit: settings.maxSessions), givesUpLease: true)
         }
         // The term it was taken under ended while the checkpoint was read: another may own it.

@@ -77,14 +77,15 @@ import WorkflowClusterTesting
         return []
     }
 
-    /// Seeds that found bugs in the sessions' lifecycle, each kept green since its fix. Seed 1
-    /// found three: a passivated session's lease given up while a request of the same
-    /// coordinator took it back (the store took it again for the term, with the same token, then
-    /// applied the release: the coordinator served a session whose lease was free); a request in
-    /// progress when `stopAll` ran answered "unknown session" (404: the client drops a session
-    /// that exists); and, spread, a session whose end the store refused kept a place under
-    /// `max_sessions` and its lease for good, passivated, with no client left to ask for it.
-    @Test("regressions: a lease given up during a takeover, unknown sessions while stopping, ends refused by the store (seed 1)", arguments: [UInt64(1)])
+    /// Seeds that found bugs in the sessions' lifecycle, each kept green since its fix (each
+    /// fails again with its fix taken out). Seed 29: a passivated session's lease was given up
+    /// while a request of the same coordinator took it back (the store took it again for the
+    /// term, with the same token, then applied the release: the coordinator served a session
+    /// whose lease any other could take). Seed 1: a request in progress when `stopAll` ran was
+    /// answered "unknown session" (a 404: the client drops a session that exists). Seed 21: an
+    /// end the store refused put its session back past `max_sessions` (a creation had taken
+    /// its place meanwhile), and spread kept it, passivated, with its lease, for good.
+    @Test("regressions: a lease given up during a takeover (29), unknown sessions while stopping (1), ends refused by the store (21)", arguments: [UInt64(1), 21, 29])
     func seedsThatFoundBugs(seed: UInt64) async {
         let failures = await onOwnThread("coordinator simulation") { () -> [String] in
             let simulation = CoordinatorSimulation(seed: seed)

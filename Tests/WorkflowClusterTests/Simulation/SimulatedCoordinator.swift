@@ -213,7 +213,10 @@ final class SimulatedCoordinator: SimulatedNode {
             }
             let (entry, leaseToken) = ended
             let sequence = stop(entry.slot)
-            guard let leaseToken else { return answer(.unavailable("no lease")) }
+            guard let leaseToken else {
+                _ = lifecycle.endFailed(id, root: entry.root, sequence: sequence)
+                return answer(.unavailable("no lease"))
+            }
             simulation.call(self, { [store] in store.remove(id, token: leaseToken) }) { [self] removed in
                 if removed == true {
                     lifecycle.ended(id)
@@ -510,9 +513,10 @@ final class SimulatedCoordinator: SimulatedNode {
     /// The sessions held (and created) within the limit, each under a lease held here, each
     /// active one served by no other coordinator while this one's term is live.
     func brokenInvariant() -> String? {
-        let held = lifecycle.count + lifecycle.creationsUnderWay
-        if held > CoordinatorSimulation.settings.maxSessions {
-            return "\(holder) holds \(lifecycle.count) sessions and creates \(lifecycle.creationsUnderWay), past max_sessions \(CoordinatorSimulation.settings.maxSessions)"
+        // One copy of the value for the whole check (each read of the property copies it).
+        let lifecycle = lifecycle
+        if lifecycle.placesTaken > CoordinatorSimulation.settings.maxSessions {
+            return "\(holder) holds \(lifecycle.count) sessions, creates \(lifecycle.creationsUnderWay), past max_sessions \(CoordinatorSimulation.settings.maxSessions)"
         }
         let live = lifecycle.liveTerm(now: simulation.now) != nil
         let problems = lifecycle.listed { id, entry -> String? in
@@ -528,6 +532,7 @@ final class SimulatedCoordinator: SimulatedNode {
 
     /// Why `tree`, running, is an orphan (nobody will stop it), if it is.
     func orphaned(_ tree: SimulatedTree) -> String? {
+        let lifecycle = lifecycle
         switch tree.owner {
         case .operation(let operation):
             return operations.contains(operation) ? nil : "\(holder): the tree of session \(tree.session.text.prefix(8)) runs, and its operation ended without handing it over"
