@@ -67,20 +67,16 @@ final class CoordinatorSimulation {
         var leaderChanges = 0
         var fenced = 0
 
+        /// Every count, to add runs up.
+        static var all: [WritableKeyPath<Counts, Int>] {
+            [
+                \.steps, \.created, \.accepted, \.served, \.redirected, \.takenOver, \.passivated, \.termsLapsed, \.creationsLeaseLost,
+                \.crashes, \.stops, \.leaderChanges, \.fenced,
+            ]
+        }
+
         mutating func add(_ other: Counts) {
-            steps += other.steps
-            created += other.created
-            accepted += other.accepted
-            served += other.served
-            redirected += other.redirected
-            takenOver += other.takenOver
-            passivated += other.passivated
-            termsLapsed += other.termsLapsed
-            creationsLeaseLost += other.creationsLeaseLost
-            crashes += other.crashes
-            stops += other.stops
-            leaderChanges += other.leaderChanges
-            fenced += other.fenced
+            for count in Self.all { self[keyPath: count] += other[keyPath: count] }
         }
 
         var description: String {

@@ -164,23 +164,23 @@ final class SimulatedCoordinator: SimulatedNode {
 
     /// `GET /api/sessions/ID`: its latest published rendering.
     func get(_ id: SessionID, _ client: @escaping (Result<(events: Int, sequence: UInt64), SessionError>) -> Void) {
-        let answer = request(client)
-        guard serving else { return answer(.failure(.unavailable("down"))) }
-        use(id) { [self] found in
-            switch found {
-            case .failure(let error):
-                answer(.failure(error))
-            case .success(let tree):
-                let rendering = tree.published
-                lifecycle.release(id, now: simulation.now)
-                answer(.success(rendering))
-            }
-        }
+        serve(id, client) { tree, answer in answer(tree.published) }
     }
 
     /// `POST /api/sessions/ID/events`: the rendering after it once it is durable (202), `nil`
     /// if it is not (503).
     func send(_ event: Int, to id: SessionID, _ client: @escaping (Result<(events: Int, sequence: UInt64)?, SessionError>) -> Void) {
+        serve(id, client) { tree, answer in
+            tree.apply(event) { durable in answer(durable ? tree.published : nil) }
+        }
+    }
+
+    /// `SessionDirectory.use`: `body` runs with the session's tree, which counts as used until
+    /// `body` answers.
+    private func serve<T>(
+        _ id: SessionID, _ client: @escaping (Result<T, SessionError>) -> Void,
+        _ body: @escaping (SimulatedTree, @escaping (T) -> Void) -> Void
+    ) {
         let answer = request(client)
         guard serving else { return answer(.failure(.unavailable("down"))) }
         use(id) { [self] found in
@@ -188,9 +188,9 @@ final class SimulatedCoordinator: SimulatedNode {
             case .failure(let error):
                 answer(.failure(error))
             case .success(let tree):
-                tree.apply(event) { [self] durable in
+                body(tree) { [self] value in
                     lifecycle.release(id, now: simulation.now)
-                    answer(.success(durable ? tree.published : nil))
+                    answer(.success(value))
                 }
             }
         }
