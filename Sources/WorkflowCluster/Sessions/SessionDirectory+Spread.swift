@@ -71,7 +71,7 @@ extension SessionDirectory {
     /// store (one request however many ask at once; the sessions of a term that lapsed are
     /// stopped first).
     func liveTerm() async throws(CoordinatorStoreError) -> SessionLeaseTerm {
-        await drop(lifecycle.expire(now: clock.now))
+        await drop(absorbRenewals() + lifecycle.expire(now: clock.now))
         if let term = lifecycle.liveTerm(now: clock.now) { return term }
         let beginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>
         if let inFlight = termBeginning {
@@ -96,6 +96,7 @@ extension SessionDirectory {
         if termBeginning == beginning { termBeginning = nil }
         let (term, asked) = try outcome.get()
         await drop(lifecycle.termBegan(term, askedAt: asked))
+        if lifecycle.leaseTerm == term { renewer?.keep(term) }
         if lifecycle.leaseTerm == term { logger.info("session lease term begun", metadata: ["term": "\(term.number)"]) }
         return term
     }
@@ -123,42 +124,32 @@ extension SessionDirectory {
         while lifecycle.isReleasing(id), let release = releases[id] { await release.value }
     }
 
-    /// Renews this coordinator's lease term, one statement per renewal interval whatever the
-    /// sessions it holds; stops every session when the term ended (another coordinator may take
-    /// them) or lapsed unrenewed.
+    /// Stops every session when the term ended (another coordinator may take them) or lapsed
+    /// unrenewed, checked every renewal interval; the renewals themselves are the renewer's, on
+    /// its event loop (`SessionTermRenewer`), so a busy concurrency pool delays this check, never
+    /// a renewal.
     func keepLeases() async {
-        guard let spread else { return }
+        defer { renewer?.stop() }
         while !Task.isCancelled {
             do {
                 try await Task.sleep(for: renewalInterval)
             } catch {
                 return
             }
-            let asked = clock.now
-            if let term = lifecycle.leaseTerm {
-                // Not waited for past the renewal interval: if the term lapses meanwhile, its
-                // sessions are stopped below all the same.
-                let outcome = await FirstOf<Result<Bool, CoordinatorStoreError>>.race(until: asked + renewalInterval) {
-                    do throws(CoordinatorStoreError) {
-                        return .success(try await spread.store.renewSessionLeaseTerm(term, for: spread.settings.lease))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                switch outcome {
-                case .success(true):
-                    lifecycle.termRenewed(term, askedAt: asked)
-                case .success(false):
-                    logger.warning("this coordinator's session lease term ended in the store", metadata: ["term": "\(term.number)", "sessions": "\(lifecycle.leasesHeld)"])
-                    await drop(lifecycle.termEnded(term))
-                case .failure(let error):
-                    logger.warning("cannot renew the session lease term: \(error)", metadata: ["sessions": "\(lifecycle.leasesHeld)"])
-                case nil:
-                    logger.warning("the session lease term's renewal is not answered in time", metadata: ["sessions": "\(lifecycle.leasesHeld)"])
-                }
-            }
-            await drop(lifecycle.expire(now: clock.now))
+            await drop(absorbRenewals() + lifecycle.expire(now: clock.now))
         }
+    }
+
+    /// Reads what the renewer found into the lifecycle: the latest renewal of the term (it
+    /// counts from when it was asked), or its end; returns the sessions to stop.
+    func absorbRenewals() -> [Lifecycle.Slot] {
+        guard let report = renewer?.latest(), report.term == lifecycle.leaseTerm else { return [] }
+        if report.ended {
+            logger.warning("this coordinator's session lease term ended in the store", metadata: ["term": "\(report.term.number)", "sessions": "\(lifecycle.leasesHeld)"])
+            return lifecycle.termEnded(report.term)
+        }
+        if let renewedAt = report.renewedAt { lifecycle.termRenewed(report.term, askedAt: renewedAt) }
+        return []
     }
 
     /// How often the lease term is renewed: three times per lease.

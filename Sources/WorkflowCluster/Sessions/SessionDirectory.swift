@@ -96,6 +96,9 @@ package actor SessionDirectory {
     /// The releases of session leases under way (spread), which a takeover of the same session
     /// waits for.
     var releases: [SessionID: Task<Void, Never>] = [:]
+    /// Renews the lease term on an event loop (spread mode): what it found is read into the
+    /// lifecycle before each decision that depends on the term (`absorbRenewals()`).
+    let renewer: SessionTermRenewer?
     /// The request beginning a new lease term, while one is under way.
     var termBeginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>?
 
@@ -125,6 +128,7 @@ package actor SessionDirectory {
         self.metrics = metrics
         let resumed = (spread == nil ? store?.sessions ?? [] : []).map { (id: $0.id, root: $0.root, sequence: $0.renderingSequence) }
         self.lifecycle = Lifecycle(settings: settings, now: ContinuousClock().now, leaseDuration: spread?.settings.lease, resumed: resumed)
+        self.renewer = spread.map { SessionTermRenewer(spread: $0, logger: logger) }
         metrics.active.record(0)
         metrics.passivatedNow.record(resumed.count)
         if !resumed.isEmpty {
@@ -265,6 +269,7 @@ package actor SessionDirectory {
     /// Stops every active session (the coordinator is stopping; with a store each commits its
     /// last checkpoint, and every session stays in the store); nothing can be created after.
     package func stopAll() async {
+        renewer?.stop()
         let (slots, term) = lifecycle.stopAll()
         updateGauges()
         for slot in slots { _ = await Self.stop(slot) }
