@@ -36,7 +36,7 @@ import WorkflowRemote
 /// given up or its owner's term ended (the owner died or stopped) and reactivates it from the
 /// store, or else is refused with the owner's gateway (`SessionError.ownedElsewhere`), which the
 /// gateway answers with a redirect. The term is renewed by one statement three times per lease,
-/// whatever the sessions held; when it ends or lapses unrenewed every session is stopped here,
+/// whatever the sessions held, on the store's lease event loop (`SessionTermRenewer`); when it ends or lapses unrenewed every session is stopped here,
 /// and their late commits are refused by their tokens. A passivated session gives its lease up and is forgotten here: any coordinator
 /// reactivates it at its next request. The store's sessions are not listed at start: they are
 /// whoever's asks for them first.
