@@ -9,21 +9,14 @@ extension SessionDirectory {
     /// Passivates every session no client has used for the idle timeout; returns how many.
     @discardableResult
     package func passivateIdle() async -> Int {
-        let now = clock.now
-        var tasks: [(SessionID, Task<Passivated?, Never>)] = []
-        // Only the sessions that became idle long enough ago: an entry whose session was used
-        // since (and queued again) or is gone is stale.
-        for (id, since) in idle.takeDue(now: now, timeout: settings.idleTimeout) {
-            guard case .active(let active) = entries[id]?.slot, active.clients == 0, active.lastUsed == since else { continue }
-            let task = Task { [logger] in await Self.passivate(active, id: id, logger: logger) }
-            entries[id]?.slot = .passivating(active, task)
-            tasks.append((id, task))
+        let tasks = lifecycle.beginIdlePassivations(now: clock.now) { [logger] id, hosted in
+            Task { await Self.passivate(hosted, id: id, logger: logger) }
         }
         var passivatedCount = 0
         for (id, task) in tasks {
             let outcome = await task.value
             settlePassivation(id, task, outcome)
-            if spread != nil, entries[id] == nil { await releaseLease(of: id) }
+            if spread != nil { await releaseLease(of: id) }
             guard let passivated = outcome else {
                 logger.error("session not passivated: its tree's snapshot does not encode; it keeps running", metadata: ["session": "\(id)"])
                 continue
@@ -69,50 +62,26 @@ extension SessionDirectory {
 
     /// Ends a passivation of `id` with its outcome, unless something else settled it first (a
     /// use reactivated it, an end removed it): passivated, or running again.
-    func settlePassivation(_ id: SessionID, _ task: Task<Passivated?, Never>, _ outcome: Passivated?) {
-        guard case .passivating(var active, let current) = entries[id]?.slot, current == task else { return }
-        if let outcome {
-            // Spread: a passivated session is no coordinator's; its lease is given up next.
-            if spread != nil { entries.removeValue(forKey: id) } else { entries[id]?.slot = .passivated(outcome) }
-        } else {
-            active.lastUsed = clock.now
-            entries[id]?.slot = .active(active)
-            if active.clients == 0 { idle.becameIdle(id, since: active.lastUsed) }
-        }
+    func settlePassivation(_ id: SessionID, _ task: Task<PassivatedSession?, Never>, _ outcome: PassivatedSession?) {
+        _ = lifecycle.settlePassivation(id, task, outcome, now: clock.now)
     }
 
     /// Ends a reactivation of `id` with its outcome, unless an end (or the coordinator's stop)
     /// removed it first, and then stops what it started: active, or passivated as before and the
     /// failure thrown (forgotten, if the store no longer holds it).
     func settleReactivation(
-        _ id: SessionID, _ task: Task<Result<Active, SessionError>, Never>, _ outcome: Result<Active, SessionError>
+        _ id: SessionID, _ task: Task<Result<Hosted, SessionError>, Never>, _ outcome: Result<Hosted, SessionError>
     ) throws(SessionError) {
-        guard case .reactivating(let passivated, let current) = entries[id]?.slot, current == task else {
-            if case .failure(let error) = outcome { throw error }
-            return
-        }
-        switch outcome {
-        case .success(let active):
-            entries[id]?.slot = .active(active)
-            if active.clients == 0 { idle.becameIdle(id, since: active.lastUsed) }
-            metrics.reactivated.increment()
-            updateGauges()
-            logger.info("session reactivated", metadata: ["session": "\(id)", "root": "\(entries[id]?.root ?? "")"])
-        case .failure(.unknownSession(let text)):
-            // The store no longer holds it (ended through another coordinator): gone here too.
-            entries.removeValue(forKey: id)
-            updateGauges()
-            throw .unknownSession(text)
-        case .failure(let error):
-            entries[id]?.slot = .passivated(passivated)
-            throw error
-        }
+        defer { updateGauges() }
+        guard let root = try lifecycle.settleReactivation(id, task, outcome, now: clock.now) else { return }
+        metrics.reactivated.increment()
+        logger.info("session reactivated", metadata: ["session": "\(id)", "root": "\(root)"])
     }
 
     /// Stops `active`'s host and keeps its tree: with a store, its stop commits its last
     /// checkpoint (while the tree still runs) and nothing stays in memory; without one, its
     /// snapshot is kept in memory (`nil`: it does not encode, and the session keeps running).
-    static func passivate(_ active: Active, id: SessionID, logger: Logger) async -> Passivated? {
+    static func passivate(_ active: Hosted, id: SessionID, logger: Logger) async -> PassivatedSession? {
         if let committer = active.committer {
             await active.session.stop()
             if let failure = committer.failure {
@@ -120,7 +89,7 @@ extension SessionDirectory {
                     "session passivated after its store failed: it resumes from its last committed checkpoint, which holds every event it answered",
                     metadata: ["session": "\(id)", "failure": "\(failure)"])
             }
-            return Passivated(kept: .store, sequence: active.session.latestRendering.sequence)
+            return PassivatedSession(kept: .store, sequence: active.session.latestRendering.sequence)
         }
         // No client holds it, and none can reach it until the snapshot is taken.
         let snapshot = await active.session.snapshot()
@@ -129,13 +98,13 @@ extension SessionDirectory {
         guard let encoded = try? snapshot.encoded() else { return nil }
         let sequence = active.session.latestRendering.sequence
         await active.session.stop()
-        return Passivated(kept: .memory(snapshot: encoded, props: active.props), sequence: sequence)
+        return PassivatedSession(kept: .memory(snapshot: encoded, props: active.props), sequence: sequence)
     }
 
     /// Reads `id`'s kept tree (from memory or the store) and starts its host from it.
     nonisolated func reactivate(
-        _ id: SessionID, root: String, _ passivated: Passivated, token: FencingToken?
-    ) async -> Result<Active, SessionError> {
+        _ id: SessionID, root: String, _ passivated: PassivatedSession, token: FencingToken?
+    ) async -> Result<Hosted, SessionError> {
         do throws(SessionError) {
             let encoded: Data
             let props: Data?
@@ -175,7 +144,7 @@ extension SessionDirectory {
                 throw .unavailable(
                     "this session's root \"\(name)\" is not registered in this coordinator (known: \(known.joined(separator: ", "))); it is kept")
             }
-            return .success(Active(session: session, committer: committer, props: durability == nil ? props : nil, lastUsed: clock.now))
+            return .success(Hosted(session: session, committer: committer, props: durability == nil ? props : nil))
         } catch {
             return .failure(error)
         }

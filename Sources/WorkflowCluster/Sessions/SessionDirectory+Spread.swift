@@ -10,6 +10,8 @@ extension SessionDirectory {
     /// `.ownedElsewhere` if a live coordinator owns it, `.unknownSession` if the store holds none.
     func claim(_ id: SessionID) async throws(SessionError) {
         guard spread != nil, let durability else { return }
+        lifecycle.claimBegan(id)
+        defer { lifecycle.claimEnded(id) }
         let attempt: SessionLeaseAttempt
         let checkpoint: CoordinatorCheckpoint?
         do {
@@ -23,29 +25,16 @@ extension SessionDirectory {
             throw .unavailable("this session's lease cannot be read or taken (\(error)); try again later")
         }
         guard case .acquired(let token) = attempt else { return }
-        // Claimed meanwhile by another request of this coordinator (with the same token).
-        guard entries[id] == nil else { return }
-        guard let checkpoint, let origin = checkpoint.origin else {
-            // Ended through another coordinator between the lease and the read.
-            await releaseLease(of: id)
-            throw .unknownSession(id.text)
+        switch lifecycle.claimed(id, token: token, root: checkpoint?.origin?.root, sequence: checkpoint?.renderingSequence ?? 0) {
+        case .alreadyHere:
+            return
+        case .refused(let error, let givesUpLease):
+            if givesUpLease { await releaseLease(of: id) }
+            throw error
+        case .taken:
+            updateGauges()
+            logger.notice("session taken over from the store", metadata: ["session": "\(id)", "token": "\(token)"])
         }
-        // `stopAll()` ran while the store answered: it did not see this session.
-        guard !stopped else {
-            await releaseLease(of: id)
-            throw .unavailable("the coordinator is stopping")
-        }
-        // Creations under way count, as `create` counts them: each of them checked the limit
-        // before this one took its place.
-        guard entries.count + creating < settings.maxSessions else {
-            await releaseLease(of: id)
-            throw .tooManySessions(limit: settings.maxSessions)
-        }
-        // The term it was taken under ended while the checkpoint was read: another may own it.
-        guard leases.token(of: id) == token else { throw .unavailable("this session's lease was lost while it was taken; try again") }
-        entries[id] = Entry(root: origin.root, slot: .passivated(Passivated(kept: .store, sequence: checkpoint.renderingSequence)))
-        updateGauges()
-        logger.notice("session taken over from the store", metadata: ["session": "\(id)", "token": "\(token)"])
     }
 
     /// The refusal of a lease attempt that did not acquire.
@@ -68,9 +57,9 @@ extension SessionDirectory {
             let attempt = try await spread.store.acquireSessionLease(id, term: term, creating: creating)
             switch attempt {
             case .termEnded:
-                await drop(leases.ended(term))
+                await drop(lifecycle.termEnded(term))
             case .acquired(let token):
-                if leases.acquired(id, token: token, under: term) { return attempt }
+                if lifecycle.leaseAcquired(id, token: token, under: term) { return attempt }
             case .heldBy, .noSuchSession:
                 return attempt
             }
@@ -82,8 +71,8 @@ extension SessionDirectory {
     /// store (one request however many ask at once; the sessions of a term that lapsed are
     /// stopped first).
     func liveTerm() async throws(CoordinatorStoreError) -> SessionLeaseTerm {
-        await drop(leases.expired(now: clock.now))
-        if let term = leases.liveTerm(now: clock.now) { return term }
+        await drop(absorbRenewals() + lifecycle.expire(now: clock.now))
+        if let term = lifecycle.liveTerm(now: clock.now) { return term }
         let beginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>
         if let inFlight = termBeginning {
             beginning = inFlight
@@ -106,70 +95,72 @@ extension SessionDirectory {
         let outcome = await beginning.value
         if termBeginning == beginning { termBeginning = nil }
         let (term, asked) = try outcome.get()
-        await drop(leases.began(term, askedAt: asked))
-        if leases.term == term { logger.info("session lease term begun", metadata: ["term": "\(term.number)"]) }
+        await drop(lifecycle.termBegan(term, askedAt: asked))
+        if lifecycle.leaseTerm == term { renewer?.keep(term) }
+        if lifecycle.leaseTerm == term { logger.info("session lease term begun", metadata: ["term": "\(term.number)"]) }
         return term
     }
 
     /// Gives the lease of `id` up, if this coordinator holds it (a failure is logged: the lease
-    /// then runs out by itself).
+    /// then runs out by itself). A use of `id` meanwhile waits for it (`awaitRelease(of:)`).
     func releaseLease(of id: SessionID) async {
-        guard let spread, let token = leases.remove(id) else { return }
-        do {
-            try await spread.store.releaseSessionLease(id, token: token)
-        } catch {
-            logger.warning("a session's lease was not given up (it runs out instead): \(error)", metadata: ["session": "\(id)"])
+        guard let spread, let token = lifecycle.giveUpLease(of: id) else { return }
+        let (store, logger) = (spread.store, logger)
+        let release = Task {
+            do {
+                try await store.releaseSessionLease(id, token: token)
+            } catch {
+                logger.warning("a session's lease was not given up (it runs out instead): \(error)", metadata: ["session": "\(id)"])
+            }
         }
+        releases[id] = release
+        await release.value
+        if releases[id] == release { releases[id] = nil }
+        lifecycle.leaseGivenUp(id)
     }
 
-    /// Renews this coordinator's lease term, one statement per renewal interval whatever the
-    /// sessions it holds; stops every session when the term ended (another coordinator may take
-    /// them) or lapsed unrenewed.
+    /// Waits until no release of `id`'s lease is under way.
+    func awaitRelease(of id: SessionID) async {
+        while lifecycle.isReleasing(id), let release = releases[id] { await release.value }
+    }
+
+    /// Stops every session when the term ended (another coordinator may take them) or lapsed
+    /// unrenewed, checked every renewal interval; the renewals themselves are the renewer's, on
+    /// its event loop (`SessionTermRenewer`), so a busy concurrency pool delays this check, never
+    /// a renewal.
     func keepLeases() async {
-        guard let spread else { return }
+        defer { renewer?.stop() }
         while !Task.isCancelled {
             do {
-                try await Task.sleep(for: leases.renewalInterval)
+                try await Task.sleep(for: renewalInterval)
             } catch {
                 return
             }
-            let asked = clock.now
-            if let term = leases.term {
-                // Not waited for past the renewal interval: if the term lapses meanwhile, its
-                // sessions are stopped below all the same.
-                let outcome = await FirstOf<Result<Bool, CoordinatorStoreError>>.race(until: asked + leases.renewalInterval) {
-                    do throws(CoordinatorStoreError) {
-                        return .success(try await spread.store.renewSessionLeaseTerm(term, for: spread.settings.lease))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                switch outcome {
-                case .success(true):
-                    leases.renewed(term, askedAt: asked)
-                case .success(false):
-                    logger.warning("this coordinator's session lease term ended in the store", metadata: ["term": "\(term.number)", "sessions": "\(leases.held.count)"])
-                    await drop(leases.ended(term))
-                case .failure(let error):
-                    logger.warning("cannot renew the session lease term: \(error)", metadata: ["sessions": "\(leases.held.count)"])
-                case nil:
-                    logger.warning("the session lease term's renewal is not answered in time", metadata: ["sessions": "\(leases.held.count)"])
-                }
-            }
-            await drop(leases.expired(now: clock.now))
+            await drop(absorbRenewals() + lifecycle.expire(now: clock.now))
         }
     }
 
+    /// Reads what the renewer found into the lifecycle: the latest renewal of the term (it
+    /// counts from when it was asked), or its end; returns the sessions to stop.
+    func absorbRenewals() -> [Lifecycle.Slot] {
+        guard let report = renewer?.latest(), report.term == lifecycle.leaseTerm else { return [] }
+        if report.ended {
+            logger.warning("this coordinator's session lease term ended in the store", metadata: ["term": "\(report.term.number)", "sessions": "\(lifecycle.leasesHeld)"])
+            return lifecycle.termEnded(report.term)
+        }
+        if let renewedAt = report.renewedAt { lifecycle.termRenewed(report.term, askedAt: renewedAt) }
+        return []
+    }
+
+    /// How often the lease term is renewed: three times per lease.
+    var renewalInterval: Duration { lifecycle.leaseBook?.renewalInterval ?? .seconds(1) }
+
     /// Stops the sessions `lost`, whose leases this coordinator lost: another one may serve them
     /// now (their commits from here are refused by their tokens).
-    func drop(_ lost: [SessionID]) async {
+    func drop(_ lost: [Lifecycle.Slot]) async {
         guard !lost.isEmpty else { return }
+        updateGauges()
         logger.warning("session leases lost: stopped here, other coordinators take them over", metadata: ["sessions": "\(lost.count)"])
-        for id in lost {
-            guard let entry = entries.removeValue(forKey: id) else { continue }
-            updateGauges()
-            logger.info("session lease lost: stopped here", metadata: ["session": "\(id)"])
-            _ = await Self.stop(entry.slot)
-        }
+        for slot in lost { _ = await Self.stop(slot) }
     }
 }

@@ -36,7 +36,7 @@ import WorkflowRemote
 /// given up or its owner's term ended (the owner died or stopped) and reactivates it from the
 /// store, or else is refused with the owner's gateway (`SessionError.ownedElsewhere`), which the
 /// gateway answers with a redirect. The term is renewed by one statement three times per lease,
-/// whatever the sessions held; when it ends or lapses unrenewed every session is stopped here,
+/// whatever the sessions held, on the store's lease event loop (`SessionTermRenewer`); when it ends or lapses unrenewed every session is stopped here,
 /// and their late commits are refused by their tokens. A passivated session gives its lease up and is forgotten here: any coordinator
 /// reactivates it at its next request. The store's sessions are not listed at start: they are
 /// whoever's asks for them first.
@@ -60,54 +60,19 @@ package actor SessionDirectory {
         package var sequence: UInt64
     }
 
-    /// A session in memory.
-    struct Active: Sendable {
+    /// What runs a session in memory: its tree's host and its commits.
+    struct Hosted: Sendable {
         var session: any ClusterRootSession
         /// Its group commit to the store (`nil`: the coordinator has none).
         var committer: CheckpointCommitter?
         /// Its client's props, to rebuild it after a passivation in memory (`nil` with a store,
         /// which keeps them).
         var props: Data?
-        var clients = 0
-        var lastUsed: ContinuousClock.Instant
     }
 
-    /// Where a passivated session's tree is.
-    enum Kept: Sendable {
-        /// In memory (no store): its snapshot and its client's props.
-        case memory(snapshot: Data, props: Data?)
-        /// In the store, under the session's scope: nothing of it in memory.
-        case store
-    }
-
-    /// A session kept out of memory's running trees.
-    struct Passivated: Sendable {
-        var kept: Kept
-        /// The sequence number of its latest rendering.
-        var sequence: UInt64
-    }
-
-    /// The running cases are boxed (`indirect`), so a passivated session's entry holds only
-    /// what `Passivated` needs.
-    enum Slot: Sendable {
-        indirect case active(Active)
-        /// Being passivated: a use waits for it, then reactivates it. The task's `nil` means
-        /// the snapshot could not be encoded: the session was kept running instead.
-        indirect case passivating(Active, Task<Passivated?, Never>)
-        case passivated(Passivated)
-        /// Being reactivated (its tree read and its host started): a use waits for it.
-        indirect case reactivating(Passivated, Task<Result<Active, SessionError>, Never>)
-    }
-
-    struct Entry {
-        let root: String
-        var slot: Slot
-
-        var isActive: Bool {
-            if case .active = slot { return true }
-            return false
-        }
-    }
+    /// The lifecycle's decisions, with this actor's hosts and the tasks that passivate and
+    /// reactivate.
+    typealias Lifecycle = SessionLifecycle<Hosted, Task<PassivatedSession?, Never>, Task<Result<Hosted, SessionError>, Never>>
 
     /// The coordinator's store and its fencing token, which every session's commits carry.
     struct Durability: Sendable {
@@ -123,18 +88,17 @@ package actor SessionDirectory {
     private let observers: @Sendable (String) -> [any WorkflowObserver]
     let clock = ContinuousClock()
     let durability: Durability?
-    var entries = SessionTable()
-    /// The sessions whose last client let go, for the idle passivation (`passivateIdle()`).
-    var idle = IdleSessionQueue()
-    private var creations: CreationBudget
-    /// Sessions whose creation is under way (counted against `maxSessions`).
-    var creating = 0
-    var stopped = false
+    /// Every decision about the sessions: this actor carries them out.
+    var lifecycle: Lifecycle
     let metrics: SessionMetrics
     /// Spread mode: the session leases and this process's name in them (`nil`: not spread).
     let spread: SessionSpread?
-    /// The session leases held and the term they are held under (spread mode).
-    var leases: SessionLeaseBook
+    /// The releases of session leases under way (spread), which a takeover of the same session
+    /// waits for.
+    var releases: [SessionID: Task<Void, Never>] = [:]
+    /// Renews the lease term on an event loop (spread mode): what it found is read into the
+    /// lifecycle before each decision that depends on the term (`absorbRenewals()`).
+    let renewer: SessionTermRenewer?
     /// The request beginning a new lease term, while one is under way.
     var termBeginning: Task<Result<(SessionLeaseTerm, ContinuousClock.Instant), CoordinatorStoreError>, Never>?
 
@@ -153,7 +117,6 @@ package actor SessionDirectory {
         observers: @escaping @Sendable (String) -> [any WorkflowObserver] = { _ in [] }
     ) {
         self.spread = spread
-        self.leases = SessionLeaseBook(lease: spread?.settings.lease ?? .seconds(1))
         self.registry = registry
         self.runtime = runtime
         self.settings = settings
@@ -161,18 +124,15 @@ package actor SessionDirectory {
         self.observers = observers
         // Spread, every session's commits carry its own lease's token, never the writer's.
         self.durability = store.map { Durability(store: $0.store, token: $0.token) } ?? spread.map { Durability(store: $0.store, token: FencingToken(rawValue: 0)) }
-        self.creations = CreationBudget(perSecond: settings.maxCreationsPerSecond, now: ContinuousClock().now)
         let metrics = SessionMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.metrics = metrics
-        var entries = SessionTable()
-        for stored in spread == nil ? store?.sessions ?? [] : [] {
-            entries[stored.id] = Entry(root: stored.root, slot: .passivated(Passivated(kept: .store, sequence: stored.renderingSequence)))
-        }
-        self.entries = entries
+        let resumed = (spread == nil ? store?.sessions ?? [] : []).map { (id: $0.id, root: $0.root, sequence: $0.renderingSequence) }
+        self.lifecycle = Lifecycle(settings: settings, now: ContinuousClock().now, leaseDuration: spread?.settings.lease, resumed: resumed)
+        self.renewer = spread.map { SessionTermRenewer(spread: $0, logger: logger) }
         metrics.active.record(0)
-        metrics.passivatedNow.record(entries.count)
-        if entries.count > 0 {
-            logger.notice("resuming the store's sessions, passivated until a client asks for one", metadata: ["sessions": "\(entries.count)"])
+        metrics.passivatedNow.record(resumed.count)
+        if !resumed.isEmpty {
+            logger.notice("resuming the store's sessions, passivated until a client asks for one", metadata: ["sessions": "\(resumed.count)"])
         }
     }
 
@@ -180,12 +140,8 @@ package actor SessionDirectory {
     /// returns its id; its first rendering is ready when this returns, and with a store the
     /// session is in it.
     package func create(root: String, props: Data?) async throws(SessionError) -> SessionID {
-        guard !stopped else { throw .unavailable("the coordinator is stopping") }
-        // Creations under way count: the actor runs others while this one awaits its start.
-        guard entries.count + creating < settings.maxSessions else { throw .tooManySessions(limit: settings.maxSessions) }
-        guard creations.take(now: clock.now) else { throw .creationRateExceeded(perSecond: settings.maxCreationsPerSecond) }
-        creating += 1
-        defer { creating -= 1 }
+        // Counted against the limit from here to its insertion: the actor runs others meanwhile.
+        try lifecycle.admitCreation(now: clock.now)
         let id = SessionID.random()
         var token = durability?.token
         if spread != nil {
@@ -193,10 +149,14 @@ package actor SessionDirectory {
             do {
                 attempt = try await takeLease(of: id, creating: true)
             } catch {
+                lifecycle.creationAbandoned()
                 logger.error("session not created: its lease could not be taken: \(error)", metadata: ["root": "\(root)"])
                 throw .unavailable("the session could not be recorded in the store (\(error)); try again later")
             }
-            guard case .acquired(let leased) = attempt else { throw .unavailable("a fresh session id was taken; try again") }
+            guard case .acquired(let leased) = attempt else {
+                lifecycle.creationAbandoned()
+                throw .unavailable("a fresh session id was taken; try again")
+            }
             token = leased
         }
         let committer = committer(for: id, token: token, origin: SessionOrigin(root: root, props: props), restored: nil)
@@ -204,25 +164,32 @@ package actor SessionDirectory {
         do {
             session = try await start(id, root: root, props: props, snapshot: nil, sequence: 0, durability: committer)
         } catch {
+            lifecycle.creationAbandoned()
             await releaseLease(of: id)
             throw error
         }
-        // The coordinator began stopping while the session started: `stopAll()` did not see it.
-        guard !stopped else {
+        // Held until it is in the store: never passivated before.
+        let hosted = Hosted(session: session, committer: committer, props: durability == nil ? props : nil)
+        switch lifecycle.creationStarted(id, root: root, host: hosted, leaseToken: spread == nil ? nil : token, now: clock.now) {
+        case .inserted:
+            break
+        case .stopping:
+            // The coordinator began stopping while the session started: `stopAll()` did not see it.
             await session.stop()
             await releaseLease(of: id)
             throw .unavailable("the coordinator is stopping")
+        case .leaseLost:
+            await session.stop()
+            logger.warning("session not created: its lease was lost while it started", metadata: ["root": "\(root)"])
+            throw .unavailable("the session's lease was lost while it started; try again")
         }
-        // Held until it is in the store: never passivated before.
-        let active = Active(session: session, committer: committer, props: durability == nil ? props : nil, clients: 1, lastUsed: clock.now)
-        entries[id] = Entry(root: root, slot: .active(active))
         updateGauges()
         if let committer {
             do {
                 try await committer.awaitDurable(events: 0)
             } catch {
                 logger.error("session not created: it could not be recorded in the store: \(error)", metadata: ["root": "\(root)"])
-                if entries.removeValue(forKey: id) != nil {
+                if lifecycle.creationNotRecorded(id) != nil {
                     updateGauges()
                     await session.stop()
                     await releaseLease(of: id)
@@ -230,7 +197,7 @@ package actor SessionDirectory {
                 throw .unavailable("the session could not be recorded in the store (\(error)); try again later")
             }
         }
-        release(id)
+        lifecycle.release(id, now: clock.now)
         metrics.created.increment()
         logger.info("session created", metadata: ["session": "\(id)", "root": "\(root)"])
         return id
@@ -243,46 +210,48 @@ package actor SessionDirectory {
     ) async throws(SessionError) -> Result {
         let session = try await acquire(id)
         let result = await body(session)
-        release(id)
+        lifecycle.release(id, now: clock.now)
         return result
     }
 
     /// Ends the session `id`: its host stops (its remote children stop on their workers), it is
     /// removed from the store, and its id is unknown from then on. If the store cannot remove
-    /// it, it is kept (passivated) and this throws `.unavailable`: ending it can be tried again.
+    /// it, it is kept (passivated; spread, its lease given up, as a passivated session's) and this throws
+    /// `.unavailable`: ending it can be tried again.
     package func end(_ id: SessionID) async throws(SessionError) {
-        if entries[id] == nil, spread != nil { try await claim(id) }
-        guard let entry = entries.removeValue(forKey: id) else { throw .unknownSession(id.text) }
-        let token = spread == nil ? durability?.token : leases.token(of: id)
+        await awaitRelease(of: id)
+        if lifecycle.endNeedsClaim(id) { try await claim(id) }
+        guard let ended = lifecycle.end(id) else {
+            throw lifecycle.isStopped ? .unavailable("the coordinator is stopping") : .unknownSession(id.text)
+        }
+        let (entry, leaseToken) = ended
         updateGauges()
         let sequence = await Self.stop(entry.slot)
         if let durability {
             do {
                 // After the stop: its last commit is in, and none follows.
-                try await durability.store.remove(.session(id), fencedBy: token ?? durability.token)
+                try await durability.store.remove(.session(id), fencedBy: leaseToken ?? durability.token)
             } catch {
                 logger.error("session not ended: the store did not remove it: \(error)", metadata: ["session": "\(id)"])
-                if entries[id] == nil && !stopped {
-                    entries[id] = Entry(root: entry.root, slot: .passivated(Passivated(kept: .store, sequence: sequence)))
-                    updateGauges()
-                }
+                if lifecycle.endFailed(id, root: entry.root, sequence: sequence) { await releaseLease(of: id) }
+                updateGauges()
                 throw .unavailable("the session could not be removed from the store (\(error)); it is kept: try again later")
             }
         }
-        leases.remove(id)
+        lifecycle.ended(id)
         metrics.ended.increment()
         logger.info("session ended", metadata: ["session": "\(id)", "root": "\(entry.root)"])
     }
 
     /// Every session, for the inspector and `GET /api/sessions`.
     package func summaries() -> [Summary] {
-        entries.map { id, entry in
+        lifecycle.listed { id, entry in
             let label = String(id.text.prefix(8))
             return switch entry.slot {
-            case .active(let active):
-                Summary(label: label, root: entry.root, state: "active", clients: active.clients, sequence: active.session.latestRendering.sequence)
-            case .passivating(let active, _):
-                Summary(label: label, root: entry.root, state: "passivating", clients: 0, sequence: active.session.latestRendering.sequence)
+            case .active(let running):
+                Summary(label: label, root: entry.root, state: "active", clients: running.clients, sequence: running.host.session.latestRendering.sequence)
+            case .passivating(let running, _):
+                Summary(label: label, root: entry.root, state: "passivating", clients: 0, sequence: running.host.session.latestRendering.sequence)
             case .passivated(let passivated):
                 Summary(label: label, root: entry.root, state: "passivated", clients: 0, sequence: passivated.sequence)
             case .reactivating(let passivated, _):
@@ -294,20 +263,19 @@ package actor SessionDirectory {
     /// How many sessions are active and how many passivated (those being passivated or
     /// reactivated count as passivated).
     package var counts: (active: Int, passivated: Int) {
-        (entries.counts.active, entries.counts.passivated)
+        lifecycle.counts
     }
 
     /// Stops every active session (the coordinator is stopping; with a store each commits its
     /// last checkpoint, and every session stays in the store); nothing can be created after.
     package func stopAll() async {
-        stopped = true
-        let slots = entries.removeAll().map(\.slot)
+        renewer?.stop()
+        let (slots, term) = lifecycle.stopAll()
         updateGauges()
         for slot in slots { _ = await Self.stop(slot) }
         // Given up at once, all by one statement: the other coordinators take them at their
         // next request.
-        guard let spread, let term = leases.term else { return }
-        _ = leases.endTerm()
+        guard let spread, let term else { return }
         do {
             try await spread.store.endSessionLeaseTerm(term)
         } catch {
@@ -320,53 +288,55 @@ package actor SessionDirectory {
 
     private func acquire(_ id: SessionID) async throws(SessionError) -> any ClusterRootSession {
         while true {
-            if entries[id] == nil, spread != nil, !stopped { try await claim(id) }
-            guard let entry = entries[id], !stopped else { throw .unknownSession(id.text) }
-            switch entry.slot {
-            case .active(var active):
-                active.clients += 1
-                active.lastUsed = clock.now
-                entries[id]?.slot = .active(active)
-                return active.session
-            case .passivating(_, let task):
+            var step = lifecycle.use(id, now: clock.now, reactivation: reactivation(of: id))
+            if case .claim = step {
+                try await claim(id)
+                step = lifecycle.use(id, now: clock.now, claimed: true, reactivation: reactivation(of: id))
+            }
+            switch step {
+            case .claim, .unknown:
+                throw .unknownSession(id.text)
+            case .stopping:
+                throw .unavailable("the coordinator is stopping")
+            case .awaitRelease:
+                await awaitRelease(of: id)
+            case .use(let hosted):
+                return hosted.session
+            case .awaitPassivation(let task):
                 // Whoever resumes first settles it; the others find it settled.
                 settlePassivation(id, task, await task.value)
-            case .reactivating(_, let task):
-                try settleReactivation(id, task, await task.value)
-            case .passivated(let passivated):
-                let token = spread == nil ? durability?.token : leases.token(of: id)
-                let task = Task { await reactivate(id, root: entry.root, passivated, token: token) }
-                entries[id]?.slot = .reactivating(passivated, task)
+            case .awaitReactivation(let task):
                 try settleReactivation(id, task, await task.value)
             }
         }
     }
 
-    private func release(_ id: SessionID) {
-        guard case .active(var active) = entries[id]?.slot else { return }
-        active.clients -= 1
-        active.lastUsed = clock.now
-        entries[id]?.slot = .active(active)
-        if active.clients == 0 { idle.becameIdle(id, since: active.lastUsed) }
+    /// What begins the reactivation of `id` when the lifecycle says so: a task reading its kept
+    /// tree and starting its host.
+    private func reactivation(of id: SessionID) -> (String, PassivatedSession, FencingToken?) -> Task<Result<Hosted, SessionError>, Never> {
+        { [durability] root, passivated, leaseToken in
+            let token = leaseToken ?? durability?.token
+            return Task { await self.reactivate(id, root: root, passivated, token: token) }
+        }
     }
 
     /// Stops whatever runs of a removed entry's session (a passivation or a reactivation under
     /// way is awaited first); returns the sequence number of its latest rendering.
-    static func stop(_ slot: Slot) async -> UInt64 {
+    static func stop(_ slot: Lifecycle.Slot) async -> UInt64 {
         switch slot {
-        case .active(let active):
-            await active.session.stop()
-            return active.session.latestRendering.sequence
-        case .passivating(let active, let task):
+        case .active(let running):
+            await running.host.session.stop()
+            return running.host.session.latestRendering.sequence
+        case .passivating(let running, let task):
             if let passivated = await task.value { return passivated.sequence }
-            await active.session.stop()
-            return active.session.latestRendering.sequence
+            await running.host.session.stop()
+            return running.host.session.latestRendering.sequence
         case .passivated(let passivated):
             return passivated.sequence
         case .reactivating(let passivated, let task):
-            guard case .success(let active) = await task.value else { return passivated.sequence }
-            await active.session.stop()
-            return active.session.latestRendering.sequence
+            guard case .success(let hosted) = await task.value else { return passivated.sequence }
+            await hosted.session.stop()
+            return hosted.session.latestRendering.sequence
         }
     }
 
@@ -412,42 +382,5 @@ package actor SessionDirectory {
         let (active, passivated) = counts
         metrics.active.record(active)
         metrics.passivatedNow.record(passivated)
-    }
-}
-
-extension SessionDirectory {
-    /// The directory's sessions by id, with how many are active and passivated kept as their
-    /// slots change (`SessionCounts`), so the gauges never count them all.
-    struct SessionTable: Sequence {
-        private var storage: [SessionID: Entry] = [:]
-        private(set) var counts = SessionCounts()
-
-        var count: Int { storage.count }
-
-        subscript(id: SessionID) -> Entry? {
-            get { storage[id] }
-            set {
-                counts.changed(from: storage[id]?.isActive, to: newValue?.isActive)
-                storage[id] = newValue
-            }
-        }
-
-        @discardableResult
-        mutating func removeValue(forKey id: SessionID) -> Entry? {
-            let removed = storage.removeValue(forKey: id)
-            counts.changed(from: removed?.isActive, to: nil)
-            return removed
-        }
-
-        /// Removes every session and returns them.
-        mutating func removeAll() -> [Entry] {
-            defer {
-                storage = [:]
-                counts = SessionCounts()
-            }
-            return Array(storage.values)
-        }
-
-        func makeIterator() -> Dictionary<SessionID, Entry>.Iterator { storage.makeIterator() }
     }
 }

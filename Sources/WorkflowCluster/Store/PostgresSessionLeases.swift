@@ -7,7 +7,7 @@ import PostgresNIO
 /// was given up). Each is taken, renewed and given up by one atomic statement compared with the
 /// database's `now()`; each session's commits are fenced by its row's token in the statement
 /// that writes the checkpoint (`commit(_:fencedBy:)`, with `fencesSessionsByLease`).
-extension PostgresCoordinatorStore: SessionLeaseStore {
+extension PostgresCoordinatorStore: EventLoopSessionLeaseStore {
     package func beginSessionLeaseTerm(holder: String, gateway: String, for duration: Duration) async throws(CoordinatorStoreError) -> SessionLeaseTerm {
         let seconds = Self.intervalSeconds(duration)
         // The holder's earlier terms end now (their sessions are free at once); terms that ended
@@ -30,16 +30,9 @@ extension PostgresCoordinatorStore: SessionLeaseStore {
     }
 
     package func renewSessionLeaseTerm(_ term: SessionLeaseTerm, for duration: Duration) async throws(CoordinatorStoreError) -> Bool {
-        // Only a live term: one that ran out is never revived, since another coordinator may
-        // already serve the sessions it held.
-        let renewed = try await values(
-            "renewing the session lease \(term)", Int64.self,
-            """
-            UPDATE coordinator_session_term SET expires_at = now() + make_interval(secs => \(Self.intervalSeconds(duration)))
-            WHERE term = \(term.number) AND expires_at > now()
-            RETURNING term
-            """)
-        return !renewed.isEmpty
+        try await bounded("renewing the session lease \(term)", on: leaseConnection) { [self] in
+            try await sessionTermRenewal(of: term, for: duration).get()
+        }
     }
 
     package func endSessionLeaseTerm(_ term: SessionLeaseTerm) async throws(CoordinatorStoreError) {
@@ -137,5 +130,25 @@ extension PostgresCoordinatorStore: SessionLeaseStore {
     /// `duration` in seconds, as `make_interval` takes them.
     private static func intervalSeconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    package func sessionTermRenewal(of term: SessionLeaseTerm, for duration: Duration) -> EventLoopFuture<Bool> {
+        let connection = leaseConnection
+        let operation = "renewing the session lease \(term)"
+        guard !connection.isClosed else {
+            return connection.eventLoop.makeFailedFuture(
+                CoordinatorStoreError.failed(store: name, operation: operation, reason: "the connection to the database is closed"))
+        }
+        // Only a live term: one that ran out is never revived, since another coordinator may
+        // already serve the sessions it held.
+        let query: PostgresQuery = """
+            UPDATE coordinator_session_term SET expires_at = now() + make_interval(secs => \(Self.intervalSeconds(duration)))
+            WHERE term = \(term.number) AND expires_at > now()
+            RETURNING term
+            """
+        let name = name
+        return connection.query(query, logger: logger).map { $0.first != nil }.flatMapErrorThrowing { error in
+            throw CoordinatorStoreError.failed(store: name, operation: operation, reason: Self.words(error))
+        }
     }
 }
