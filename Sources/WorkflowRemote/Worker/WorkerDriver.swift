@@ -508,7 +508,7 @@ extension WorkerDriver {
             // As many outputs as one message carries; the last message holds the remaining
             // outputs and the rendering after them.
             let end = start + PackedValues.prefixFitting(
-                lengths[start...].lazy.map { Int($0) }, maxCount: PackedValues.maxOutputsPerMessage)
+                lengths[start...].lazy.map { Int($0) }, maxCount: configuration.maxOutputsPerMessage)
             let isLast = end == lengths.count
             let byteEnd = lengths[start..<end].reduce(byteStart) { $0 + Int($1) }
             // With the acknowledgement, and with any outputs: the parent applies them together

@@ -36,6 +36,8 @@ final class DriverSimulation {
         var stale = 0.0
         /// How often the client sends an event.
         var events = 0.2
+        /// The most outputs per OUTPUTS message: a larger flush is split (`continues`).
+        var outputsPerMessage = PackedValues.maxOutputsPerMessage
 
         init(random: inout SimulationRandom) {
             maxDelayMilliseconds = random.chance(0.2) ? random.int(in: 20...150) : random.int(in: 0...10)
@@ -47,11 +49,12 @@ final class DriverSimulation {
             if random.chance(0.3) { malformed = 1.0 / Double(random.int(in: 200...5_000)) }
             if random.chance(0.3) { stale = 1.0 / Double(random.int(in: 200...5_000)) }
             events = [0.05, 0.2, 0.5][random.int(in: 0...2)]
+            if random.chance(0.5) { outputsPerMessage = random.int(in: 1...3) }
         }
 
         var description: String {
             "delay ≤ \(maxDelayMilliseconds) ms, disconnect \(disconnect), pause \(pause), crash \(crash), partition \(partition), drain \(drain), "
-                + "malformed \(malformed), stale \(stale), events \(events)"
+                + "malformed \(malformed), stale \(stale), events \(events), outputs per message ≤ \(outputsPerMessage)"
         }
     }
 
@@ -142,13 +145,13 @@ final class DriverSimulation {
         let workerCount = random.int(in: 2...4)
         keys = (0..<random.int(in: 1...6)).map { "c\($0)" }
         network = DriverNetwork(clock: clock, random: random, maxDelayMilliseconds: faults.maxDelayMilliseconds)
-        parent = try RemoteRuntime(configuration: Self.configuration(name: "parent", parent: nil), steppedOver: SimulatedTransport(network: network, worker: nil), clock: clock)
+        parent = try RemoteRuntime(configuration: Self.configuration(name: "parent", parent: nil, faults: faults), steppedOver: SimulatedTransport(network: network, worker: nil), clock: clock)
         host = WorkflowHost(workflow: SimulationBoardWorkflow(keys: keys), loop: SessionLoop(runtime: parent, scope: "sim"))
         workers = (0..<workerCount).map { WorkerProcess(index: $0) }
         for worker in workers { try start(worker) }
     }
 
-    static func configuration(name: String, parent: String?) -> RemoteRuntimeConfiguration {
+    static func configuration(name: String, parent: String?, faults: FaultMix) -> RemoteRuntimeConfiguration {
         var configuration = RemoteRuntimeConfiguration(name: name, logger: Logger(label: "simulation", factory: { _ in SwiftLogNoOpLogHandler() }))
         if let parent {
             configuration.parentEndpoint = parent
@@ -159,13 +162,14 @@ final class DriverSimulation {
         configuration.heartbeatInterval = interval
         configuration.heartbeatLiveness = liveness
         configuration.requestTimeout = interval * (liveness * 3)
+        configuration.maxOutputsPerMessage = faults.outputsPerMessage
         return configuration
     }
 
     private func start(_ worker: WorkerProcess) throws {
         let transport = SimulatedTransport(network: network, worker: worker.index)
         worker.runtime = try RemoteRuntime(
-            configuration: Self.configuration(name: "worker-\(worker.index)", parent: DriverNetwork.parentEndpoint), steppedOver: transport, clock: clock)
+            configuration: Self.configuration(name: "worker-\(worker.index)", parent: DriverNetwork.parentEndpoint, faults: faults), steppedOver: transport, clock: clock)
         worker.downUntil = nil
         worker.pausedUntil = nil
         worker.leaving = false
