@@ -4,7 +4,13 @@
 final class DriverNetwork {
     typealias Instant = ContinuousClock.Instant
 
-    static let parentEndpoint = "sim://parent"
+    /// The top parent's id as a link's `parent` (workers are 0, 1, …).
+    static let topParent = -1
+
+    /// The endpoint of `parent`'s listener.
+    static func endpoint(of parent: Int) -> String {
+        parent == topParent ? "sim://parent" : "sim://worker-\(parent)"
+    }
 
     let clock: VirtualClock
     var random: SimulationRandom
@@ -18,6 +24,9 @@ final class DriverNetwork {
     private(set) var oldMessages: [Int: [[[UInt8]]]] = [:]
     private var recentMessages: [ObjectIdentifier: [[[UInt8]]]] = [:]
     var count = Counts()
+    /// Runs the rest of the world one step while `process`'s loop waits for renderings in a
+    /// render pass's settle (set by the simulation).
+    var waitInSettle: ((_ process: Int) -> Void)?
 
     struct Counts {
         var messagesToWorkers = 0
@@ -34,10 +43,12 @@ final class DriverNetwork {
         random.milliseconds(in: 0...maxDelayMilliseconds)
     }
 
-    /// A fresh socket of `worker` connecting to the parent: its handshake completes after a delay.
-    func connect(worker: Int) -> SimulatedLink {
+    /// A fresh socket of `worker` connecting to `parent`'s listener: its handshake completes
+    /// after a delay (or once that listener is up again).
+    func connect(worker: Int, to parent: Int) -> SimulatedLink {
         nextLink += 1
-        let link = SimulatedLink(routingID: Array("worker-\(worker)#\(nextLink)".utf8), worker: worker, handshakeAt: clock.now + delay())
+        let handshakeAt = max(clock.now, listenerDownUntil[parent] ?? clock.now) + delay()
+        let link = SimulatedLink(routingID: Array("worker-\(worker)#\(nextLink)".utf8), worker: worker, parent: parent, handshakeAt: handshakeAt)
         links.append(link)
         linksByRoutingID[link.routingID] = link
         return link
@@ -45,6 +56,19 @@ final class DriverNetwork {
 
     func link(routingID: [UInt8]) -> SimulatedLink? {
         linksByRoutingID[routingID]
+    }
+
+    /// Until when a listener's process is down (its workers' sockets reconnect once it is back).
+    private var listenerDownUntil: [Int: Instant] = [:]
+
+    /// `parent`'s process ended (crashed or left) and binds again at `restartsAt`: the
+    /// connections to it break, and its workers' sockets reconnect to the new process then.
+    func listenerEnded(_ parent: Int, restartsAt: Instant) {
+        listenerDownUntil[parent] = restartsAt
+        for link in links where link.parent == parent {
+            link.arrivedAtParent.removeAll()
+            link.disconnect(reconnectAt: restartsAt + delay())
+        }
     }
 
     /// Moves what is due, completes due handshakes, and forgets closed links (keeping what

@@ -72,6 +72,8 @@ final class DriverSimulation {
         var stale = 0
         var messagesToWorkers = 0
         var messagesToParent = 0
+        /// Events the nested children's counters applied (on a nested worker's own workers).
+        var appliedThroughNestedWorkers = 0
 
         mutating func add(_ other: Counts) {
             steps += other.steps
@@ -86,12 +88,14 @@ final class DriverSimulation {
             stale += other.stale
             messagesToWorkers += other.messagesToWorkers
             messagesToParent += other.messagesToParent
+            appliedThroughNestedWorkers += other.appliedThroughNestedWorkers
         }
 
         var description: String {
             "\(steps) steps, \(eventsAccepted) events accepted (\(eventsRefused) refused), \(messagesToWorkers) messages to workers, "
                 + "\(messagesToParent) to the parent; faults: \(disconnects) disconnects, \(pauses) pauses, \(crashes) crashes, "
-                + "\(partitions) partitions, \(drains) drains, \(malformed) malformed and \(stale) stale messages"
+                + "\(partitions) partitions, \(drains) drains, \(malformed) malformed and \(stale) stale messages; "
+                + "\(appliedThroughNestedWorkers) events applied through nested workers"
         }
     }
 
@@ -107,6 +111,11 @@ final class DriverSimulation {
     /// A worker process: a stepped runtime, or none while it is down.
     final class WorkerProcess {
         let index: Int
+        /// Whose worker it is: the top parent's (`DriverNetwork.topParent`) or a nested worker's.
+        let parent: Int
+        /// Whether it is a nested worker: workers of its own connect to it, and it hosts the
+        /// top parent's `NestedWorkflow`s (pool "middle").
+        let listens: Bool
         var runtime: RemoteRuntime?
         var pausedUntil: Instant?
         var downUntil: Instant?
@@ -114,8 +123,10 @@ final class DriverSimulation {
         var leaving = false
         var draining = false
 
-        init(index: Int) {
+        init(index: Int, parent: Int, listens: Bool) {
             self.index = index
+            self.parent = parent
+            self.listens = listens
         }
     }
 
@@ -129,6 +140,9 @@ final class DriverSimulation {
     private(set) var count = Counts()
     private(set) var trace = SimulationTrace()
     let keys: [String]
+    /// The keys of the children that are `NestedWorkflow`s (their counters run on a nested
+    /// worker's own workers).
+    let nestedKeys: [String]
     let parent: RemoteRuntime
     let host: WorkflowHost<SimulationBoardWorkflow>
     let workers: [WorkerProcess]
@@ -138,26 +152,52 @@ final class DriverSimulation {
     private var faultsOn = true
     private var violations: [String] = []
 
-    init(seed: UInt64) throws {
+    /// Whether the seed's tree nests (`nested`): every other seed, the even ones.
+    static func nests(_ seed: UInt64) -> Bool { seed % 2 == 0 }
+
+    /// - Parameter nested: whether some workers are nested workers, each with one or two workers
+    ///   of its own, and some of the top parent's children `NestedWorkflow`s placed on them.
+    init(seed: UInt64, nested: Bool? = nil) throws {
         self.seed = seed
         var random = SimulationRandom(seed: seed)
         faults = FaultMix(random: &random)
-        let workerCount = random.int(in: 2...4)
-        keys = (0..<random.int(in: 1...6)).map { "c\($0)" }
+        let nests = nested ?? Self.nests(seed)
+        let topWorkers = random.int(in: 2...4)
+        let nestedWorkers = nests ? random.int(in: 1...2) : 0
+        var counters = (0..<random.int(in: 1...5)).map { "c\($0)" }
+        nestedKeys = nests ? (0..<random.int(in: 1...2)).map { "n\($0)" } : []
+        counters += nestedKeys
+        keys = counters
+        var processes = (0..<topWorkers).map { WorkerProcess(index: $0, parent: DriverNetwork.topParent, listens: $0 < nestedWorkers) }
+        for middle in 0..<nestedWorkers {
+            for _ in 0..<random.int(in: 1...2) {
+                processes.append(WorkerProcess(index: processes.count, parent: middle, listens: false))
+            }
+        }
+        workers = processes
         network = DriverNetwork(clock: clock, random: random, maxDelayMilliseconds: faults.maxDelayMilliseconds)
-        parent = try RemoteRuntime(configuration: Self.configuration(name: "parent", parent: nil, faults: faults), steppedOver: SimulatedTransport(network: network, worker: nil), clock: clock)
-        host = WorkflowHost(workflow: SimulationBoardWorkflow(keys: keys), loop: SessionLoop(runtime: parent, scope: "sim"))
-        workers = (0..<workerCount).map { WorkerProcess(index: $0) }
+        parent = try RemoteRuntime(
+            configuration: Self.configuration(process: DriverNetwork.topParent, parent: nil, listens: true, faults: faults),
+            steppedOver: SimulatedTransport(network: network, process: DriverNetwork.topParent, parent: nil, listens: true), clock: clock)
+        host = WorkflowHost(workflow: SimulationBoardWorkflow(keys: keys, nestedKeys: Set(nestedKeys)), loop: SessionLoop(runtime: parent, scope: "sim"))
         for worker in workers { try start(worker) }
+        network.waitInSettle = { [unowned self] process in wait(for: process) }
     }
 
-    static func configuration(name: String, parent: String?, faults: FaultMix) -> RemoteRuntimeConfiguration {
+    /// Whether some workers are nested workers.
+    var nested: Bool { workers.contains { $0.listens } }
+
+    /// The runtime configuration of `process` (`DriverNetwork.topParent` or a worker's index).
+    static func configuration(process: Int, parent: Int?, listens: Bool, faults: FaultMix) -> RemoteRuntimeConfiguration {
+        let name = process == DriverNetwork.topParent ? "parent" : "worker-\(process)"
         var configuration = RemoteRuntimeConfiguration(name: name, logger: Logger(label: "simulation", factory: { _ in SwiftLogNoOpLogHandler() }))
         if let parent {
-            configuration.parentEndpoint = parent
+            configuration.parentEndpoint = DriverNetwork.endpoint(of: parent)
             configuration.registry = remoteTestRegistry
-        } else {
-            configuration.listenEndpoint = DriverNetwork.parentEndpoint
+        }
+        if listens {
+            configuration.listenEndpoint = DriverNetwork.endpoint(of: process)
+            if parent != nil { configuration.pool = "middle" }
         }
         configuration.heartbeatInterval = interval
         configuration.heartbeatLiveness = liveness
@@ -167,9 +207,10 @@ final class DriverSimulation {
     }
 
     private func start(_ worker: WorkerProcess) throws {
-        let transport = SimulatedTransport(network: network, worker: worker.index)
+        let transport = SimulatedTransport(network: network, process: worker.index, parent: worker.parent, listens: worker.listens)
         worker.runtime = try RemoteRuntime(
-            configuration: Self.configuration(name: "worker-\(worker.index)", parent: DriverNetwork.parentEndpoint, faults: faults), steppedOver: transport, clock: clock)
+            configuration: Self.configuration(process: worker.index, parent: worker.parent, listens: worker.listens, faults: faults),
+            steppedOver: transport, clock: clock)
         worker.downUntil = nil
         worker.pausedUntil = nil
         worker.leaving = false
@@ -184,7 +225,11 @@ final class DriverSimulation {
             // A crash: nothing it would still send leaves.
             for link in network.links where link.worker == worker.index { link.close() }
         }
-        worker.downUntil = clock.now + network.random.milliseconds(in: 50...600)
+        let restart = clock.now + network.random.milliseconds(in: 50...600)
+        worker.downUntil = restart
+        // A nested worker's own workers lose their connections to it, and reconnect to the
+        // process that starts again.
+        if worker.listens { network.listenerEnded(worker.index, restartsAt: restart) }
     }
 
     // MARK: Running
@@ -225,20 +270,37 @@ final class DriverSimulation {
     var elapsed: Duration { clock.elapsed }
 
     private func step() {
-        count.steps += 1
-        clock.advance(by: .microseconds(network.random.int(in: 0...3_000)))
+        advance()
         let now = clock.now
-        network.advance()
         healPartitions(at: now)
         if faultsOn { injectFaults(at: now) }
         if faultsOn, network.random.chance(faults.events) { sendEvent() }
-        // Which process runs this step: the parent, or one of the workers that is up.
+        runOne()
+    }
+
+    /// Moves the clock on by 0–3 ms and the network with it.
+    private func advance() {
+        count.steps += 1
+        clock.advance(by: .microseconds(network.random.int(in: 0...3_000)))
+        network.advance()
+    }
+
+    /// Processes whose loop waits in a render pass's settle (`wait(for:upTo:)`): not stepped
+    /// until their wait returns.
+    private var blocked: Set<Int> = []
+
+    /// Runs one loop iteration of one process (the parent, or a worker that is up and neither
+    /// stopped nor blocked), then checks the invariants and extends the trace.
+    private func runOne() {
+        let now = clock.now
         let choice = network.random.int(in: 0...workers.count)
         var stepped = -1
         if choice == workers.count {
-            _ = parent.step()
-            stepped = workers.count
-        } else {
+            if !blocked.contains(DriverNetwork.topParent) {
+                _ = parent.step()
+                stepped = workers.count
+            }
+        } else if !blocked.contains(choice) {
             let worker = workers[choice]
             if let downUntil = worker.downUntil {
                 if now >= downUntil {
@@ -261,6 +323,17 @@ final class DriverSimulation {
         trace.mix(network.messagesHeld)
         trace.mix(network.count.messagesToWorkers)
         trace.mix(network.count.messagesToParent)
+    }
+
+    /// `process`'s loop waits in a render pass's settle (a nested worker's hosted child renders
+    /// its own remote child; `RemoteEngine.settle()` polls only the workers' socket until the
+    /// renderings come): the rest of the world runs one step meanwhile, as the other processes
+    /// run while this one's thread waits.
+    func wait(for process: Int) {
+        blocked.insert(process)
+        advance()
+        runOne()
+        blocked.remove(process)
     }
 
     private func sendEvent() {
@@ -340,6 +413,8 @@ final class DriverSimulation {
         var totals = count
         totals.messagesToWorkers = network.count.messagesToWorkers
         totals.messagesToParent = network.count.messagesToParent
+        let seen = host.rendering.seen
+        totals.appliedThroughNestedWorkers = nestedKeys.reduce(0) { $0 + seen[$1, default: 0] }
         return totals
     }
 }

@@ -43,13 +43,14 @@ import Testing
         if let text = environment["SIM_SEED"], let seed = UInt64(text) {
             let (violation, simulation, error) = run(seed: seed)
             if let error { return [error] }
-            print("driver simulation, seed \(seed): \(simulation!.faults); \(simulation!.totals), trace \(simulation!.trace)")
+            print("driver simulation, seed \(seed)\(simulation!.nested ? " (nested workers)" : ""): \(simulation!.faults); \(simulation!.totals), trace \(simulation!.trace)")
             return violation.map { ["\($0)\n  faults: \(simulation!.faults)"] } ?? []
         }
         let deadline = environment["SIM_SECONDS"].flatMap(Double.init).map { Date() + $0 }
         let totalSteps = environment["SIM_DRIVER_STEPS"].flatMap(Int.init) ?? defaultSteps
         var seed: UInt64 = deadline == nil ? 1 : UInt64(Date().timeIntervalSince1970 * 1000)
         var seeds = 0
+        var nestedSeeds = 0
         var totals = DriverSimulation.Counts()
         var simulated = Duration.zero
         let started = Date()
@@ -75,16 +76,21 @@ import Testing
             totals.add(simulation.totals)
             simulated += simulation.elapsed
             seeds += 1
+            if simulation.nested { nestedSeeds += 1 }
             seed += 1
         }
         let seconds = max(Date().timeIntervalSince(started), 0.001)
         let simulatedSeconds = Double(simulated.components.seconds) + Double(simulated.components.attoseconds) / 1e18
         print(
-            "driver simulation: \(totals.steps) steps over \(seeds) seeds\(deterministicHashing ? ", each run twice with the same trace," : "") in \(Int(seconds)) s "
+            "driver simulation: \(totals.steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers)\(deterministicHashing ? ", each run twice with the same trace," : "") in \(Int(seconds)) s "
                 + "(\(Int(simulatedSeconds)) simulated seconds, \(Int(simulatedSeconds / seconds)) per real second): \(totals)")
         // The fault mix ran: the drivers met each kind of fault somewhere in the sweep.
         if seeds > 10, totals.crashes == 0 || totals.disconnects == 0 || totals.malformed == 0 || totals.stale == 0 || totals.drains == 0 {
             return ["the sweep injected no fault of some kind: \(totals)"]
+        }
+        // The nested seeds ran their tree: events reached counters on nested workers' workers.
+        if nestedSeeds > 2, totals.appliedThroughNestedWorkers == 0 {
+            return ["the nested seeds applied no event through a nested worker: \(totals)"]
         }
         return []
     }

@@ -10,6 +10,9 @@ final class SimulatedLink {
     /// Its routing id at the parent (the worker's socket's identity).
     let routingID: [UInt8]
     let worker: Int
+    /// The process whose listener it connects to (`DriverNetwork.topParent`, or a nested
+    /// worker's index).
+    let parent: Int
     /// When the (next) handshake completes.
     var handshakeAt: Instant
     private(set) var isUp = false
@@ -29,9 +32,10 @@ final class SimulatedLink {
     var toParentBlocked = false
     var toWorkerBlocked = false
 
-    init(routingID: [UInt8], worker: Int, handshakeAt: Instant) {
+    init(routingID: [UInt8], worker: Int, parent: Int, handshakeAt: Instant) {
         self.routingID = routingID
         self.worker = worker
+        self.parent = parent
         self.handshakeAt = handshakeAt
         lastToParent = handshakeAt
         lastToWorker = handshakeAt

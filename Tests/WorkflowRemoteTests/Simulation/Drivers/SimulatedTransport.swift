@@ -2,66 +2,80 @@ import Foundation
 import ZeroMQ
 @testable import WorkflowRemote
 
-/// One simulated process's network (`LoopTransport`): the parent's listener, which reads every
-/// open link of the simulated network, or a worker's connection to the parent (one link, replaced
-/// by a fresh one when the worker reconnects). The real drivers run over it exactly as over
-/// `LoopSockets`; only the wire is the simulation's.
+/// One simulated process's network (`LoopTransport`): its listener, which reads every open link
+/// to it (the top parent's, a nested worker's), and its connection to its parent (a worker's: one
+/// link, replaced by a fresh one when the worker reconnects), or both. The real drivers run over
+/// it exactly as over `LoopSockets`; only the wire is the simulation's.
 final class SimulatedTransport: LoopTransport {
     unowned let network: DriverNetwork
-    /// The worker this transport connects upstream for (nil: the parent's listener).
-    let worker: Int?
+    /// The process this is (`DriverNetwork.topParent` or a worker's index).
+    let process: Int
+    /// The process whose listener this one's upstream link connects to (nil: no parent).
+    let parent: Int?
+    /// Whether workers connect to this process.
+    let listens: Bool
     /// The worker's current link to the parent.
     private(set) var link: SimulatedLink?
     /// Where the listener's fair queueing resumes (libzmq's ROUTER reads its peers in turn).
     private var listenerCursor = 0
     private var isClosed = false
 
-    init(network: DriverNetwork, worker: Int?) {
+    init(network: DriverNetwork, process: Int, parent: Int?, listens: Bool) {
         self.network = network
-        self.worker = worker
-        if let worker { link = network.connect(worker: worker) }
+        self.process = process
+        self.parent = parent
+        self.listens = listens
+        if let parent { link = network.connect(worker: process, to: parent) }
     }
 
-    var hasUpstream: Bool { worker != nil }
+    var hasUpstream: Bool { parent != nil }
     var parentEndpointCount: Int { 1 }
     var hasAlternateParents: Bool { false }
-    var currentParentEndpoint: String? { worker == nil ? nil : DriverNetwork.parentEndpoint }
+    var currentParentEndpoint: String? { parent.map(DriverNetwork.endpoint(of:)) }
 
     func reconnectUpstream(movingOn: Bool) throws {
-        guard let worker, !isClosed else { return }
+        guard let parent, !isClosed else { return }
         link?.close()
-        link = network.connect(worker: worker)
+        link = network.connect(worker: process, to: parent)
     }
 
     func upstreamConnectionEvents() -> [ZMQSocketMonitor.Event] {
-        guard let link, !link.events.isEmpty else { return [] }
+        guard let link, let parent, !link.events.isEmpty else { return [] }
         defer { link.events.removeAll() }
+        let endpoint = DriverNetwork.endpoint(of: parent)
         return link.events.map { event in
             switch event {
-            case .handshakeSucceeded: ZMQSocketMonitor.Event(kind: .handshakeSucceeded, endpoint: DriverNetwork.parentEndpoint)
-            case .disconnected: ZMQSocketMonitor.Event(kind: .disconnected, endpoint: DriverNetwork.parentEndpoint)
+            case .handshakeSucceeded: ZMQSocketMonitor.Event(kind: .handshakeSucceeded, endpoint: endpoint)
+            case .disconnected: ZMQSocketMonitor.Event(kind: .disconnected, endpoint: endpoint)
             }
         }
     }
 
-    /// Never waits: the simulation advances the clock between steps.
+    /// Never waits in the loop: the simulation advances the clock between steps. A render pass
+    /// settling (`listenerOnly`) with nothing to read lets the rest of the world run a step
+    /// (`DriverNetwork.waitInSettle`) and reads again.
     func poll(timeout: Duration, listenerOnly: Bool) -> (listener: Bool, upstream: Bool, security: Bool) {
         guard !isClosed else { return (false, false, false) }
-        let listener = worker == nil && network.links.contains { !$0.arrivedAtParent.isEmpty }
+        if listenerOnly, !listenerHasMessages { network.waitInSettle?(process) }
+        let listener = listenerHasMessages
         let upstream = !listenerOnly && !(link?.arrivedAtWorker.isEmpty ?? true)
         let security = !(link?.events.isEmpty ?? true)
         return (listener, upstream, security)
     }
 
+    private var listenerHasMessages: Bool {
+        listens && network.links.contains { $0.parent == process && !$0.arrivedAtParent.isEmpty }
+    }
+
     func serviceSecurity() -> (refused: [CurveKey], failedHandshakes: Int) { ([], 0) }
 
     func receiveFromListener(into received: inout ZMQFrameBuffer, copyingAtMost maxFrames: Int) -> WorkerID? {
-        guard worker == nil, !isClosed else { return nil }
+        guard listens, !isClosed else { return nil }
         let links = network.links
         guard !links.isEmpty else { return nil }
         for offset in 0..<links.count {
             let link = links[(listenerCursor + offset) % links.count]
-            guard let frames = link.arrivedAtParent.popFirst() else { continue }
+            guard link.parent == process, let frames = link.arrivedAtParent.popFirst() else { continue }
             listenerCursor = (listenerCursor + offset + 1) % links.count
             received.removeAll()
             link.routingID.withUnsafeBytes { received.append($0) }
@@ -80,7 +94,7 @@ final class SimulatedTransport: LoopTransport {
 
     func sendToListenerPeer(_ peer: WorkerID, message: OutgoingMessage) throws(ZMQError) {
         guard !isClosed else { return }
-        guard let link = network.link(routingID: peer.bytes),
+        guard let link = network.link(routingID: peer.bytes), link.parent == process,
             link.send(toWorker: Self.frames(of: message), at: network.clock.now, delay: network.delay())
         else { throw ZMQError(code: EHOSTUNREACH) }
         network.count.messagesToWorkers += 1
