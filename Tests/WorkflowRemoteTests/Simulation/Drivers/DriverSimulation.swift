@@ -74,6 +74,8 @@ final class DriverSimulation {
         var messagesToParent = 0
         /// Events the nested children's counters applied (on a nested worker's own workers).
         var appliedThroughNestedWorkers = 0
+        /// Actions whose lease the watch checked (by the workers' incarnations still running).
+        var leaseChecks = 0
 
         mutating func add(_ other: Counts) {
             steps += other.steps
@@ -89,13 +91,14 @@ final class DriverSimulation {
             messagesToWorkers += other.messagesToWorkers
             messagesToParent += other.messagesToParent
             appliedThroughNestedWorkers += other.appliedThroughNestedWorkers
+            leaseChecks += other.leaseChecks
         }
 
         var description: String {
             "\(steps) steps, \(eventsAccepted) events accepted (\(eventsRefused) refused), \(messagesToWorkers) messages to workers, "
                 + "\(messagesToParent) to the parent; faults: \(disconnects) disconnects, \(pauses) pauses, \(crashes) crashes, "
                 + "\(partitions) partitions, \(drains) drains, \(malformed) malformed and \(stale) stale messages; "
-                + "\(appliedThroughNestedWorkers) events applied through nested workers"
+                + "\(appliedThroughNestedWorkers) events applied through nested workers, \(leaseChecks) actions checked against the lease"
         }
     }
 
@@ -122,6 +125,8 @@ final class DriverSimulation {
         /// Its drain ended: it shuts down at its next step.
         var leaving = false
         var draining = false
+        /// The lease invariant of this incarnation (workers that are not nested workers).
+        var leaseWatch: LeaseWatch?
 
         init(index: Int, parent: Int, listens: Bool) {
             self.index = index
@@ -208,9 +213,15 @@ final class DriverSimulation {
 
     private func start(_ worker: WorkerProcess) throws {
         let transport = SimulatedTransport(network: network, process: worker.index, parent: worker.parent, listens: worker.listens)
-        worker.runtime = try RemoteRuntime(
-            configuration: Self.configuration(process: worker.index, parent: worker.parent, listens: worker.listens, faults: faults),
-            steppedOver: transport, clock: clock)
+        var configuration = Self.configuration(process: worker.index, parent: worker.parent, listens: worker.listens, faults: faults)
+        if !worker.listens {
+            // Its hosted children apply only events from its parent: each within its lease.
+            let watch = LeaseWatch(worker: worker.index, clock: clock, window: Self.interval * Self.liveness)
+            transport.leaseWatch = watch
+            configuration.hostedChildObservers = [watch]
+            worker.leaseWatch = watch
+        }
+        worker.runtime = try RemoteRuntime(configuration: configuration, steppedOver: transport, clock: clock)
         worker.downUntil = nil
         worker.pausedUntil = nil
         worker.leaving = false
@@ -348,6 +359,9 @@ final class DriverSimulation {
     }
 
     private func check() {
+        for worker in workers {
+            if let watch = worker.leaseWatch { violations += watch.takeViolations() }
+        }
         let rendering = host.rendering
         if let first = rendering.violations.first { violations.append(first) }
         for key in keys where rendering.seen[key, default: 0] > sent[key, default: 0] {
@@ -415,6 +429,7 @@ final class DriverSimulation {
         totals.messagesToParent = network.count.messagesToParent
         let seen = host.rendering.seen
         totals.appliedThroughNestedWorkers = nestedKeys.reduce(0) { $0 + seen[$1, default: 0] }
+        totals.leaseChecks = workers.reduce(0) { $0 + ($1.leaseWatch?.actions ?? 0) }
         return totals
     }
 }

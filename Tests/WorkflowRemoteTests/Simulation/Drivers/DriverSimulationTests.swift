@@ -88,6 +88,7 @@ import Testing
         if seeds > 10, totals.crashes == 0 || totals.disconnects == 0 || totals.malformed == 0 || totals.stale == 0 || totals.drains == 0 {
             return ["the sweep injected no fault of some kind: \(totals)"]
         }
+        if seeds > 2, totals.leaseChecks == 0 { return ["no applied action was checked against its worker's lease: \(totals)"] }
         // The nested seeds ran their tree: events reached counters on nested workers' workers.
         if nestedSeeds > 2, totals.appliedThroughNestedWorkers == 0 {
             return ["the nested seeds applied no event through a nested worker: \(totals)"]

@@ -19,6 +19,8 @@ final class SimulatedTransport: LoopTransport {
     /// Where the listener's fair queueing resumes (libzmq's ROUTER reads its peers in turn).
     private var listenerCursor = 0
     private var isClosed = false
+    /// Told whenever this process hears from its parent (the lease invariant), if watched.
+    var leaseWatch: LeaseWatch?
 
     init(network: DriverNetwork, process: Int, parent: Int?, listens: Bool) {
         self.network = network
@@ -42,6 +44,7 @@ final class SimulatedTransport: LoopTransport {
     func upstreamConnectionEvents() -> [ZMQSocketMonitor.Event] {
         guard let link, let parent, !link.events.isEmpty else { return [] }
         defer { link.events.removeAll() }
+        if link.events.contains(.handshakeSucceeded) { leaseWatch?.heard() }
         let endpoint = DriverNetwork.endpoint(of: parent)
         return link.events.map { event in
             switch event {
@@ -87,6 +90,7 @@ final class SimulatedTransport: LoopTransport {
 
     func receiveFromUpstream(into received: inout ZMQFrameBuffer) -> Bool {
         guard !isClosed, let frames = link?.arrivedAtWorker.popFirst() else { return false }
+        leaseWatch?.heard()
         received.removeAll()
         for frame in frames { frame.withUnsafeBytes { received.append($0) } }
         return true
