@@ -85,7 +85,7 @@ final class Simulation {
         let step: Int
         let message: String
         var description: String {
-            "seed \(seed)\(nested ? " (nested workers)" : ""), step \(step): \(message)\n  replay: scripts/simulate.sh --seed \(seed) --nested \(nested ? 1 : 0)"
+            "seed \(seed)\(nested ? " (nested workers)" : ""), step \(step): \(message)\n  replay: scripts/simulate.sh --seed \(seed) --nested \(nested ? 1 : 0) --suite WorkerSimulationTests"
         }
     }
 
