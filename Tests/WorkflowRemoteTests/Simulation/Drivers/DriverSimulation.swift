@@ -24,14 +24,11 @@ import Workflow
 final class DriverSimulation {
     typealias Instant = ContinuousClock.Instant
 
-    /// Which faults a run injects, and how often (per step). Drawn from the seed.
+    /// Which faults a run injects, and how often (per step). Drawn from the seed: the model
+    /// simulator's kinds (`SimulationFaultMix`, twice as frequent: a seed runs fewer steps here),
+    /// and a peer's malformed and stale messages, the client's pace and the flushes' split.
     struct FaultMix: CustomStringConvertible {
-        var maxDelayMilliseconds = 5
-        var disconnect = 0.0
-        var pause = 0.0
-        var crash = 0.0
-        var partition = 0.0
-        var drain = 0.0
+        var common: SimulationFaultMix
         var malformed = 0.0
         var stale = 0.0
         /// How often the client sends an event.
@@ -40,21 +37,15 @@ final class DriverSimulation {
         var outputsPerMessage = PackedValues.maxOutputsPerMessage
 
         init(random: inout SimulationRandom) {
-            maxDelayMilliseconds = random.chance(0.2) ? random.int(in: 20...150) : random.int(in: 0...10)
-            if random.chance(0.5) { disconnect = 1.0 / Double(random.int(in: 500...10_000)) }
-            if random.chance(0.5) { pause = 1.0 / Double(random.int(in: 500...10_000)) }
-            if random.chance(0.5) { crash = 1.0 / Double(random.int(in: 2_000...20_000)) }
-            if random.chance(0.5) { partition = 1.0 / Double(random.int(in: 1_000...10_000)) }
-            if random.chance(0.5) { drain = 1.0 / Double(random.int(in: 2_000...20_000)) }
-            if random.chance(0.3) { malformed = 1.0 / Double(random.int(in: 200...5_000)) }
-            if random.chance(0.3) { stale = 1.0 / Double(random.int(in: 200...5_000)) }
+            common = SimulationFaultMix(random: &random, longDelays: 20...150, rarity: 2)
+            malformed = random.rate(0.3, oneIn: 200...5_000)
+            stale = random.rate(0.3, oneIn: 200...5_000)
             events = [0.05, 0.2, 0.5][random.int(in: 0...2)]
             if random.chance(0.5) { outputsPerMessage = random.int(in: 1...3) }
         }
 
         var description: String {
-            "delay ≤ \(maxDelayMilliseconds) ms, disconnect \(disconnect), pause \(pause), crash \(crash), partition \(partition), drain \(drain), "
-                + "malformed \(malformed), stale \(stale), events \(events), outputs per message ≤ \(outputsPerMessage)"
+            "\(common), malformed \(malformed), stale \(stale), events \(events), outputs per message ≤ \(outputsPerMessage)"
         }
     }
 
@@ -180,7 +171,7 @@ final class DriverSimulation {
             }
         }
         workers = processes
-        network = DriverNetwork(clock: clock, random: random, maxDelayMilliseconds: faults.maxDelayMilliseconds)
+        network = DriverNetwork(clock: clock, random: random, maxDelayMilliseconds: faults.common.maxDelayMilliseconds)
         parent = try RemoteRuntime(
             configuration: Self.configuration(process: DriverNetwork.topParent, parent: nil, listens: true, faults: faults),
             steppedOver: SimulatedTransport(network: network, process: DriverNetwork.topParent, parent: nil, listens: true), clock: clock)
@@ -375,11 +366,11 @@ final class DriverSimulation {
         let links = network.links
         guard !links.isEmpty else { return }
         let link = links[network.random.int(in: 0...(links.count - 1))]
-        if network.random.chance(faults.disconnect) {
+        if network.random.chance(faults.common.disconnect) {
             count.disconnects += 1
             link.disconnect(reconnectAt: now + network.random.milliseconds(in: 10...400))
         }
-        if network.random.chance(faults.partition) {
+        if network.random.chance(faults.common.partition) {
             count.partitions += 1
             let oneWay = network.random.int(in: 0...2)
             if oneWay != 1 { link.toParentBlocked = true }
@@ -399,14 +390,14 @@ final class DriverSimulation {
         }
         let worker = workers[network.random.int(in: 0...(workers.count - 1))]
         guard worker.runtime != nil, worker.downUntil == nil else { return }
-        if network.random.chance(faults.pause) {
+        if network.random.chance(faults.common.pause) {
             count.pauses += 1
             worker.pausedUntil = now + network.random.milliseconds(in: 20...1_500)
         }
-        if network.random.chance(faults.crash) {
+        if network.random.chance(faults.common.crash) {
             count.crashes += 1
             end(worker, orderly: false)
-        } else if network.random.chance(faults.drain), !worker.draining {
+        } else if network.random.chance(faults.common.drain), !worker.draining {
             count.drains += 1
             worker.draining = true
             worker.runtime?.beginDrain(deadline: .seconds(2)) { [weak worker] _ in worker?.leaving = true }

@@ -39,16 +39,14 @@ import Testing
 
     /// The sweep (or the replay of `SIM_SEED`): its failures.
     static func sweep() -> [String] {
-        let environment = ProcessInfo.processInfo.environment
-        if let text = environment["SIM_SEED"], let seed = UInt64(text) {
+        let environment = SimulationEnvironment(stepsVariable: "SIM_DRIVER_STEPS", defaultSteps: defaultSteps)
+        if let seed = environment.replaySeed {
             let (violation, simulation, error) = run(seed: seed)
             if let error { return [error] }
             print("driver simulation, seed \(seed)\(simulation!.nested ? " (nested workers)" : ""): \(simulation!.faults); \(simulation!.totals), trace \(simulation!.trace)")
             return violation.map { ["\($0)\n  faults: \(simulation!.faults)"] } ?? []
         }
-        let deadline = environment["SIM_SECONDS"].flatMap(Double.init).map { Date() + $0 }
-        let totalSteps = environment["SIM_DRIVER_STEPS"].flatMap(Int.init) ?? defaultSteps
-        var seed: UInt64 = deadline == nil ? 1 : UInt64(Date().timeIntervalSince1970 * 1000)
+        var seed = environment.firstSeed
         var seeds = 0
         var nestedSeeds = 0
         var totals = DriverSimulation.Counts()
@@ -57,11 +55,11 @@ import Testing
         // The drivers keep hashed dictionaries, whose order Swift seeds per process and per
         // dictionary unless this is set: without it a run is still checked, but two runs of a
         // seed may visit workers in another order, so their traces are not compared.
-        let deterministicHashing = environment["SWIFT_DETERMINISTIC_HASHING"] == "1"
+        let deterministicHashing = ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] == "1"
         if !deterministicHashing {
             print("driver simulation: the runs' traces are not compared (set SWIFT_DETERMINISTIC_HASHING=1, as scripts/test.sh and scripts/simulate.sh do)")
         }
-        while deadline.map({ Date() < $0 }) ?? (totals.steps < totalSteps) {
+        while environment.continues(after: totals.steps) {
             let (violation, simulation, error) = run(seed: seed)
             if let error { return [error] }
             if let violation { return ["\(violation)\n  faults: \(simulation!.faults)"] }
@@ -79,11 +77,7 @@ import Testing
             if simulation.nested { nestedSeeds += 1 }
             seed += 1
         }
-        let seconds = max(Date().timeIntervalSince(started), 0.001)
-        let simulatedSeconds = Double(simulated.components.seconds) + Double(simulated.components.attoseconds) / 1e18
-        print(
-            "driver simulation: \(totals.steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers)\(deterministicHashing ? ", each run twice with the same trace," : "") in \(Int(seconds)) s "
-                + "(\(Int(simulatedSeconds)) simulated seconds, \(Int(simulatedSeconds / seconds)) per real second): \(totals)")
+        print("driver simulation: \(totals.steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers)\(deterministicHashing ? ", each run twice with the same trace," : "") \(SimulationEnvironment.pace(simulated: simulated, since: started)): \(totals)")
         // The fault mix ran: the drivers met each kind of fault somewhere in the sweep.
         if seeds > 10, totals.crashes == 0 || totals.disconnects == 0 || totals.malformed == 0 || totals.stale == 0 || totals.drains == 0 {
             return ["the sweep injected no fault of some kind: \(totals)"]
