@@ -78,6 +78,10 @@ swift build --build-tests "$@"
 # the package starts together, ~150 runtimes with their threads, dozens of worker processes and
 # PostgreSQL servers on 2 cores, and the concurrency pool (one thread per core) then took up to
 # 35 s to resume a waiting test, longer than the deadlines the protocol tests play against.
+# The simulators' determinism check (each seed runs twice, the traces must hash the same) needs
+# Swift's hashed collections to iterate in one order in every run: the drivers they run keep
+# dictionaries, which Swift otherwise seeds per process and per dictionary.
+export SWIFT_DETERMINISTIC_HASHING=1
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-32}
 if [[ $# -eq 0 ]]; then
   ALONE="ClusterFloodTests|LeaseKeeperTests/renewsWhileThePoolIsBlocked|SessionTermRenewerTests/renewsWhileThePoolIsBlocked|PeriodicWorkTests|NetworkLabTests"

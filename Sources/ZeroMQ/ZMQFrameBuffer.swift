@@ -60,14 +60,15 @@ public struct ZMQFrameBuffer {
         (index == 0 ? 0 : ends[index - 1])..<ends[index]
     }
 
-    /// Forgets the message held, keeping the storage.
-    mutating func removeAll() {
+    /// Forgets the message held, keeping the storage (a transport that is not a socket, such as
+    /// a test's simulated one, fills the buffer with `removeAll()` and `append(_:)`).
+    public mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
     }
 
     /// Appends one frame's bytes.
-    mutating func append(_ frame: UnsafeRawBufferPointer) {
+    public mutating func append(_ frame: UnsafeRawBufferPointer) {
         bytes.append(contentsOf: frame)
         ends.append(bytes.count)
     }

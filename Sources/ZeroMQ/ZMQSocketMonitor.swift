@@ -22,6 +22,14 @@ public final class ZMQSocketMonitor {
         /// The event's numeric detail: a file descriptor, reconnect interval, or `errno`
         /// / protocol-error code, depending on `kind` (see `zmq_socket_monitor(3)`).
         public let value: UInt32
+
+        /// An event as a monitor reports it; also what a transport that is not a socket (a
+        /// test's simulated one) reports of its simulated connections.
+        public init(kind: Kind, endpoint: String, value: UInt32 = 0) {
+            self.kind = kind
+            self.endpoint = endpoint
+            self.value = value
+        }
     }
 
     /// The kinds of events libzmq reports (`ZMQ_EVENT_*`).

@@ -36,18 +36,11 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
 
     /// Binds and/or connects as `configuration` says and starts the loop thread.
     /// Throws `RemoteRuntimeError` if an endpoint cannot be bound or connected.
-    public init(configuration: RemoteRuntimeConfiguration) throws {
-        name = configuration.name
-        tracer = configuration.tracer
-        let shared = RuntimeSharedState()
-        self.shared = shared
+    public convenience init(configuration: RemoteRuntimeConfiguration) throws {
         let sockets = try LoopSockets(configuration: configuration)
-        listenEndpoint = sockets.listenEndpoint
-        let jobs = RemoteJobQueue(wakeup: sockets.wakeup)
-        self.jobs = jobs
-        let engine = RemoteEngine(configuration: configuration, sockets: sockets, jobs: jobs, shared: shared)
-        let bound = LoopBound(engine, owner: jobs)
-        self.bound = bound
+        self.init(configuration: configuration, transport: sockets, listenEndpoint: sockets.listenEndpoint, wakeup: sockets.wakeup)
+        let jobs = self.jobs
+        let bound = self.bound
         let thread = Thread {
             jobs.claimCurrentThread()
             bound.value.run()
@@ -56,8 +49,52 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
             jobs.end { [bound] job in bound.value.perform(job) }
         }
         thread.name = "workflow.remote.\(configuration.name)"
-        engine.workerRole.runtime = self
         thread.start()
+    }
+
+    /// A runtime whose loop the caller runs, one iteration at a time (`step()`), on the calling
+    /// thread, over `transport` and on `clock`: the deterministic simulator runs a process's real
+    /// drivers this way, several runtimes on its one thread. No thread is started; the caller's
+    /// thread is the loop's from here on.
+    convenience init(configuration: RemoteRuntimeConfiguration, steppedOver transport: any LoopTransport, clock: any LoopClock) throws {
+        self.init(configuration: configuration, transport: transport, listenEndpoint: configuration.listenEndpoint, wakeup: try ZMQWakeup(), clock: clock)
+        jobs.claimCurrentThread()
+        bound.value.start()
+    }
+
+    private init(
+        configuration: RemoteRuntimeConfiguration, transport: any LoopTransport, listenEndpoint: String?, wakeup: ZMQWakeup,
+        clock: any LoopClock = MonotonicLoopClock()
+    ) {
+        name = configuration.name
+        tracer = configuration.tracer
+        let shared = RuntimeSharedState()
+        self.shared = shared
+        self.listenEndpoint = listenEndpoint
+        let jobs = RemoteJobQueue(wakeup: wakeup)
+        self.jobs = jobs
+        let engine = RemoteEngine(configuration: configuration, sockets: transport, clock: clock, jobs: jobs, shared: shared)
+        bound = LoopBound(engine, owner: jobs)
+        engine.workerRole.runtime = self
+    }
+
+    /// One iteration of a stepped runtime's loop (`init(configuration:steppedOver:clock:)`);
+    /// returns whether a stop was requested (then call `endSteps()`).
+    func step() -> Bool {
+        bound.value.iterate()
+    }
+
+    /// Ends a stepped runtime's loop: its shutdown begins (GOODBYE, STOPs), then its transport
+    /// closes and it reads as stopped.
+    func endSteps() {
+        bound.value.beginShutdown()
+        bound.value.end()
+    }
+
+    /// Begins a drain on a stepped runtime (from its loop's thread): `completion` runs with the
+    /// outcome once the parent answered, the deadline passed or the drain was cut short.
+    func beginDrain(deadline: Duration, completion: @escaping (DrainOutcome) -> Void) {
+        bound.value.workerRole.beginDrain(deadline: deadline, completion: completion)
     }
 
     deinit {

@@ -65,6 +65,10 @@ public struct RemoteRuntimeConfiguration: Sendable {
     /// The remote protocol versions this runtime speaks (`RemoteProtocol.supported`). A test may
     /// narrow or widen it to play a daemon of another build in a negotiation.
     package var protocolVersions: ClosedRange<Int> = RemoteProtocol.supported
+    /// The most outputs one OUTPUTS message carries: a flush with more is split over several
+    /// messages, all but the last marked `continues` (`PackedValues.maxOutputsPerMessage`). The
+    /// simulator lowers it, so flushes split often and the parent's reassembly meets every fault.
+    var maxOutputsPerMessage: Int = PackedValues.maxOutputsPerMessage
     /// The largest message accepted from a peer, in bytes (`ZMQ_MAXMSGSIZE`).
     public var maxMessageSize: Int = 16 << 20
     /// Where the runtime logs (one line per event, with the node path and peer as metadata).

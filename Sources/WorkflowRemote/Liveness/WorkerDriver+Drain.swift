@@ -13,7 +13,7 @@ extension WorkerDriver {
     /// Asks the parent to move this worker's children, and calls `completion` on the loop once
     /// the parent took them all back, the deadline passed, or there is nothing to drain into.
     func beginDrain(deadline: Duration, completion: @escaping (DrainOutcome) -> Void) {
-        switch worker.beginDrain(deadline: deadline, at: .now) {
+        switch worker.beginDrain(deadline: deadline, at: now) {
         case .alreadyRunning:
             drainCompletions.append(completion)
         case .finished(let outcome):

@@ -17,7 +17,7 @@ extension WorkerDriver {
     func handleUpstreamConnection(_ event: ZMQSocketMonitor.Event) {
         switch event.kind {
         case .handshakeSucceeded:
-            let handshake = worker.handshakeSucceeded(at: .now)
+            let handshake = worker.handshakeSucceeded(at: now)
             if handshake.sendHello { sendHello() }
             if handshake.recovered {
                 logger.notice("connected to the parent", metadata: ["endpoint": "\(event.endpoint)"])
@@ -29,7 +29,7 @@ extension WorkerDriver {
                 perform(fence)
             }
         case .handshakeFailedAuthentication:
-            worker.handshakeFailed(at: .now)
+            worker.handshakeFailed(at: now)
             var metadata: Logger.Metadata = ["endpoint": "\(event.endpoint)", "zapStatus": .stringConvertible(event.value)]
             if case .curve(let keyPair, _) = configuration.parentSecurity { metadata["publicKey"] = "\(keyPair.publicKey.z85)" }
             warnLimited(
@@ -37,14 +37,14 @@ extension WorkerDriver {
                 detail: "its public key is not on the parent's allow-list (add it to allowed-workers and restart the coordinator)",
                 metadata: metadata, level: .error)
         case .handshakeFailedNoDetail, .handshakeFailedProtocol:
-            worker.handshakeFailed(at: .now)
+            worker.handshakeFailed(at: now)
             let reason = event.kind == .handshakeFailedProtocol ? Self.protocolFailure(event.value) : "the parent closed the connection during it"
             warnLimited(
                 "the handshake with the parent failed",
                 detail: "\(reason); check that security.server_public_key is the coordinator's public key and both sides use the same security mode",
                 metadata: ["endpoint": "\(event.endpoint)"], level: .error)
         case .disconnected:
-            if let fence = worker.connectionClosed(at: .now) {
+            if let fence = worker.connectionClosed(at: now) {
                 logger.notice(
                     "the connection to the parent closed; moving to its next endpoint at once (a standby may be taking over)",
                     metadata: ["endpoint": "\(event.endpoint)"])
@@ -88,7 +88,7 @@ extension WorkerDriver {
     /// (`WorkerStateMachine.silenceBeyondLease`); this performs it. Returns whether it fenced.
     @discardableResult
     func fenceIfCutOffFromParent() -> Bool {
-        guard let fence = worker.fenceIfLeaseRanOut(at: .now) else { return false }
+        guard let fence = worker.fenceIfLeaseRanOut(at: now) else { return false }
         if case .reconnect(let silence, _, _, let forgotten) = fence {
             logger.warning(
                 "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",

@@ -2,11 +2,14 @@ import Logging
 import WireProtocol
 
 /// What the loop (`RemoteEngine`) gives each of its role drivers: the same configuration, codec,
-/// sockets, job queue, shared state, metrics and coder storage for both.
+/// transport, clock, job queue, shared state, metrics and coder storage for both.
 struct LoopResources {
     let configuration: RemoteRuntimeConfiguration
     let codec: any WireCodec
-    let sockets: LoopSockets
+    /// The network: `LoopSockets` in a process, a simulated one in the simulator's tests.
+    let sockets: any LoopTransport
+    /// Where every deadline, lease and heartbeat reads the time (`LoopClock`).
+    let clock: any LoopClock
     let jobs: RemoteJobQueue
     let shared: RuntimeSharedState
     let metrics: RemoteRuntimeMetrics
@@ -27,7 +30,9 @@ extension LoopRoleDriver {
     var configuration: RemoteRuntimeConfiguration { resources.configuration }
     var logger: Logger { resources.configuration.logger }
     var codec: any WireCodec { resources.codec }
-    var sockets: LoopSockets { resources.sockets }
+    var sockets: any LoopTransport { resources.sockets }
+    /// The time now, on the loop's clock (`LoopResources.clock`).
+    var now: ContinuousClock.Instant { resources.clock.now }
     var jobs: RemoteJobQueue { resources.jobs }
     var shared: RuntimeSharedState { resources.shared }
     var metrics: RemoteRuntimeMetrics { resources.metrics }
@@ -37,12 +42,12 @@ extension LoopRoleDriver {
     /// heartbeat interval has passed: between slices the loop runs its jobs and timers (the
     /// heartbeats), and what is left is read on the next iteration.
     func handleSlice<Message>(of receive: () -> Message?, _ handle: (Message) -> Void) {
-        let deadline = ContinuousClock.now + configuration.heartbeatInterval / 2
+        let deadline = now + configuration.heartbeatInterval / 2
         var budget = 10_000
         while budget > 0, let message = receive() {
             budget -= 1
             handle(message)
-            if ContinuousClock.now >= deadline { break }
+            if now >= deadline { break }
         }
     }
 
@@ -53,14 +58,14 @@ extension LoopRoleDriver {
     /// fixed text (it keys the limiter); anything the peer sent belongs in `detail`.
     @discardableResult
     func warnLimited(_ kind: String, detail: String? = nil, metadata: Logger.Metadata = [:], level: Logger.Level = .warning) -> Bool {
-        guard peerWarnings.admit(kind) else { return false }
+        guard peerWarnings.admit(kind, at: now) else { return false }
         logger.log(level: level, "\(kind)\(detail.map { ": \($0)" } ?? "")", metadata: metadata)
         return true
     }
 
     /// One line per kind of warning whose window ended with warnings suppressed: how many.
     func reportSuppressedWarnings() {
-        for (kind, count) in peerWarnings.endedWindows() {
+        for (kind, count) in peerWarnings.endedWindows(at: now) {
             logger.warning(
                 "\(count) more warnings suppressed (at most \(peerWarnings.burst) per \(peerWarnings.window)): \(kind)",
                 metadata: ["suppressed": .stringConvertible(count)])

@@ -23,42 +23,64 @@ final class RemoteEngine {
     /// The jobs the loop runs in this iteration (its storage is swapped with the queue's).
     var jobBatch: [RemoteJob] = []
     /// When `runTimers` next looks at the heartbeats and gauges.
-    var nextTimerCheck = ContinuousClock.now
+    var nextTimerCheck: ContinuousClock.Instant
     /// How many times `runTimers` has looked (`RemoteRuntime.periodicWork()`).
     var timerChecks = 0
     /// The most children and workers one timer check looked at since `periodicWork()` last asked.
     var mostVisitsInOneCheck = 0
 
-    init(configuration: RemoteRuntimeConfiguration, sockets: LoopSockets, jobs: RemoteJobQueue, shared: RuntimeSharedState) {
+    /// - Parameters:
+    ///   - sockets: the network (`LoopSockets` in a process; the simulator's own in its tests).
+    ///   - clock: where deadlines, leases and heartbeats read the time.
+    init(
+        configuration: RemoteRuntimeConfiguration, sockets: any LoopTransport, clock: any LoopClock = MonotonicLoopClock(), jobs: RemoteJobQueue,
+        shared: RuntimeSharedState
+    ) {
         resources = LoopResources(
-            configuration: configuration, codec: BinaryWireCodec(), sockets: sockets, jobs: jobs, shared: shared,
+            configuration: configuration, codec: BinaryWireCodec(), sockets: sockets, clock: clock, jobs: jobs, shared: shared,
             metrics: RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory), codingScratch: WireCodingScratch())
+        nextTimerCheck = clock.now
         parentRole = ParentDriver(resources: resources)
         workerRole = WorkerDriver(resources: resources, parentRole: parentRole)
     }
 
     // MARK: The loop
 
+    /// Runs the loop until a stop is requested, then ends it (`end()`).
     func run() {
+        start()
+        while !iterate() {}
+        end()
+    }
+
+    /// What the loop does once, before its first iteration: a worker says HELLO.
+    func start() {
         if resources.sockets.hasUpstream { workerRole.sendHello() }
-        while true {
-            let ready = resources.sockets.poll(timeout: resources.jobs.hasJobs ? .zero : resources.configuration.heartbeatInterval)
-            // First, before any queued input is touched (this thread may just have woken from
-            // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
-            workerRole.fenceIfCutOffFromParent()
-            let stopRequested = runQueuedJobs()
-            if ready.security { serviceSecurity() }
-            if ready.listener { parentRole.drainListener() }
-            if ready.upstream { workerRole.drainUpstream() }
-            workerRole.answerDeferredReleases()
-            workerRole.flushHosted()
-            runTimers()
-            parentRole.sendHeld()
-            if stopRequested {
-                if !workerRole.isShuttingDown { beginShutdown() }
-                break
-            }
-        }
+    }
+
+    /// One iteration of the loop: waits for the transport (or not at all, with jobs queued),
+    /// then serves both roles once. Returns whether a stop was requested (the shutdown has
+    /// begun; `end()` follows). The simulator calls it step by step.
+    func iterate() -> Bool {
+        let ready = resources.sockets.poll(timeout: resources.jobs.hasJobs ? .zero : resources.configuration.heartbeatInterval)
+        // First, before any queued input is touched (this thread may just have woken from
+        // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
+        workerRole.fenceIfCutOffFromParent()
+        let stopRequested = runQueuedJobs()
+        if ready.security { serviceSecurity() }
+        if ready.listener { parentRole.drainListener() }
+        if ready.upstream { workerRole.drainUpstream() }
+        workerRole.answerDeferredReleases()
+        workerRole.flushHosted()
+        runTimers()
+        parentRole.sendHeld()
+        if stopRequested, !workerRole.isShuttingDown { beginShutdown() }
+        return stopRequested
+    }
+
+    /// Ends the loop: the transport closes, the parent role's proxies learn it, and the runtime
+    /// reads as stopped.
+    func end() {
         resources.sockets.close()
         parentRole.loopEnded()
         resources.shared.markStopped()
@@ -108,9 +130,9 @@ final class RemoteEngine {
         parentRole.settleChanged = false
         // What the pass asked of the workers leaves now, one batch per worker.
         parentRole.sendHeld()
-        let deadline = ContinuousClock.now + resources.configuration.requestTimeout
+        let deadline = resources.clock.now + resources.configuration.requestTimeout
         while parentRole.settles.hasUnclaimed {
-            let now = ContinuousClock.now
+            let now = resources.clock.now
             if now >= deadline {
                 parentRole.abandonAwaited()
                 return true
@@ -131,7 +153,7 @@ final class RemoteEngine {
     func settle(tree: String, resuming resume: @escaping @Sendable (Bool) -> Void) -> RenderPassSettling {
         parentRole.sendHeld()
         let jobs = resources.jobs
-        let deadline = ContinuousClock.now + resources.configuration.requestTimeout
+        let deadline = resources.clock.now + resources.configuration.requestTimeout
         let pending = parentRole.settles.claim(tree: tree, deadline: deadline) { changed in jobs.append { resume(changed) } }
         return pending ? .pending : .settled(changed: false)
     }
@@ -157,7 +179,7 @@ final class RemoteEngine {
     /// `interval × liveness` is dead to its parent; a parent silent that long makes the worker
     /// reconnect on a fresh socket and say HELLO again, backing off exponentially.
     func runTimers() {
-        let now = ContinuousClock.now
+        let now = resources.clock.now
         workerRole.checkDrainDeadline(at: now)
         parentRole.checkPlacementGrace(at: now)
         // At most ten times per interval: a busy loop iterates far more often than that. What the

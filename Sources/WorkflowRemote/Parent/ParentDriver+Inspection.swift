@@ -24,7 +24,7 @@ extension ParentDriver {
     /// A START or UPDATE left for `childID`: its round trip ends when the worker's rendering of
     /// that props sequence arrives.
     func noteRequestSent(childID: UInt64, sequence: UInt64) {
-        inspection.requestSent[childID] = (sequence, .now)
+        inspection.requestSent[childID] = (sequence, now)
     }
 
     /// A rendering of `childID` arrived (`bytes` long).
@@ -38,7 +38,7 @@ extension ParentDriver {
         guard let request = inspection.requestSent.removeValue(forKey: proxy.childID) else { return }
         // A child that failed instead of answering has no round trip to report.
         guard case .running = proxy.status, proxy.propsSequence >= request.sequence else { return }
-        let elapsed = ContinuousClock.now - request.at
+        let elapsed = now - request.at
         inspection.lastRoundTrip[proxy.childID] = elapsed
         metrics.roundTrip.recordNanoseconds(elapsed.nanoseconds)
     }
@@ -53,7 +53,7 @@ extension ParentDriver {
     /// The parent role's children (with `tree`, only that tree's: `SessionLoop.treePrefix(of:)`)
     /// and workers as they are now.
     func inspect(tree: String? = nil) -> RemoteRuntimeInspection {
-        let now = ContinuousClock.now
+        let now = self.now
         let chosen = tree.map { (proxiesByTree[$0] ?? []).compactMap { proxies[$0] } } ?? Array(proxies.walkAll())
         let children = chosen.map { proxy -> RemoteRuntimeInspection.Child in
             let sent = inspection.eventsSent[proxy.childID] ?? 0

@@ -39,7 +39,7 @@ extension ParentDriver {
             }
             return
         }
-        parent.heard(from: peerID, at: .now)
+        parent.heard(from: peerID, at: now)
         switch envelope.kind {
         case .batch:
             guard let messages = Outbox.split(envelope) else {
@@ -139,7 +139,7 @@ extension ParentDriver {
             peerID,
             as: .init(
                 name: hello.name, pool: hello.pool, instance: hello.instance, hostedTypes: peer.hostedTypes, stateVersions: hello.stateVersions ?? [:],
-                joinedAt: .now))
+                joinedAt: now))
         metrics.workersJoined.increment()
         logger.info(
             "worker joined",
@@ -194,7 +194,7 @@ extension ParentDriver {
             }
             guard outputsMessageInOrder(envelope, from: peerID) else { return }
             if envelope.acknowledged > 0 {
-                parent.acknowledged(proxy.childID, coversAllSent: envelope.acknowledged >= child.lastSentEvent, at: .now)
+                parent.acknowledged(proxy.childID, coversAllSent: envelope.acknowledged >= child.lastSentEvent, at: now)
             }
             let flush = WorkerFlush(
                 outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,

@@ -64,7 +64,7 @@ extension ParentDriver {
     }
 
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
-        let choice = placementChoice(for: proxy, withinGrace: ContinuousClock.now < placementGraceEnds)
+        let choice = placementChoice(for: proxy, withinGrace: now < placementGraceEnds)
         guard case .worker(let name) = choice, let id = parent.worker(named: name, taking: proxy.typeName), let peer = workers[id] else {
             switch choice {
             case .wait:

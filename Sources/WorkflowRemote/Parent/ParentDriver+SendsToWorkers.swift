@@ -101,7 +101,7 @@ extension ParentDriver {
                 payload.traceparents = traceSends(of: events[start..<end], for: proxy, to: peer, tracer: tracer)
             }
             guard let header = try? codec.encode(payload) else { return }
-            parent.eventsSent(to: proxy.childID, through: events[end - 1].sequence, at: .now)
+            parent.eventsSent(to: proxy.childID, through: events[end - 1].sequence, at: now)
             sendToWorker(
                 peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: epoch,
                 nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)
@@ -182,7 +182,7 @@ extension ParentDriver {
 
     /// `transmit` for an early batch: a worker found gone is marked for `sendHeld`, not removed.
     private func transmitEarly(_ message: OutgoingMessage, to peer: WorkerPeer) -> Bool {
-        parent.sent(to: peer.id, at: .now)
+        parent.sent(to: peer.id, at: now)
         do {
             metrics.bytesOut.increment(by: Int64(message.byteCount))
             try sockets.sendToListenerPeer(peer.id, message: message)
@@ -275,7 +275,7 @@ extension ParentDriver {
 
     private func transmit(_ message: OutgoingMessage, to peerID: WorkerID, nodePath: String) {
         let kind = message.kind
-        parent.sent(to: peerID, at: .now)
+        parent.sent(to: peerID, at: now)
         do {
             metrics.bytesOut.increment(by: Int64(message.byteCount))
             try sockets.sendToListenerPeer(peerID, message: message)

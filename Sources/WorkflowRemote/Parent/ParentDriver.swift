@@ -43,7 +43,7 @@ final class ParentDriver: LoopRoleDriver {
     /// Children whose handover a rebalance began (not a drain): their next START is a move.
     var rebalancing: Set<UInt64> = []
     /// When the next rebalance plan is made (once per heartbeat interval).
-    var nextRebalance = ContinuousClock.now
+    var nextRebalance: ContinuousClock.Instant
     /// The hashed children and the sweep of them after the workers change (`ParentDriver+Rebalance`).
     var rebalanceProgress = RebalanceProgress()
     /// How many children and workers the timers have looked at since the loop began (and the
@@ -88,7 +88,8 @@ final class ParentDriver: LoopRoleDriver {
         let configuration = resources.configuration
         tracer = configuration.tracer
         poolPlacement = PoolPlacement(configuredMembers: configuration.poolMembers)
-        placementGraceEnds = .now + configuration.placementGrace
+        placementGraceEnds = resources.clock.now + configuration.placementGrace
+        nextRebalance = resources.clock.now
         placementCoverage = PlacementCoverage(
             table: configuration.placementTable, listedWorkers: Set(configuration.poolMembers.values.joined()))
         parent = ParentStateMachine(

@@ -71,7 +71,7 @@ final class WorkerDriver: LoopRoleDriver {
                 heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
                 capacity: configuration.capacity, hasParent: resources.sockets.hasUpstream,
                 parentEndpoints: resources.sockets.parentEndpointCount),
-            now: .now)
+            now: resources.clock.now)
     }
 
     /// Stops hosting for good (the runtime is shutting down): the children stop, what they
@@ -110,9 +110,9 @@ extension WorkerDriver {
     /// The state machine ends it after half a heartbeat interval however few events it applied
     /// (`sliceContinues`), so the simulator checks that bound too.
     func drainUpstream() {
-        worker.beginSlice(at: .now)
+        worker.beginSlice(at: now)
         handleSlice(of: { () -> Void? in
-            guard !fenceIfCutOffFromParent(), worker.sliceContinues(limit: Self.eventsPerSlice, at: .now),
+            guard !fenceIfCutOffFromParent(), worker.sliceContinues(limit: Self.eventsPerSlice, at: now),
                 sockets.receiveFromUpstream(into: &receivedFrames)
             else {
                 return nil
@@ -120,7 +120,7 @@ extension WorkerDriver {
             return ()
         }) {
             // A message proves the connection even if its handshake event is still unread.
-            worker.heardFromParent(at: .now)
+            worker.heardFromParent(at: now)
             metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount()))
             // Decoded in place into the reused envelope: only the payloads are copied out.
             let decoded = receivedFrames.withFrames { frames in
@@ -238,7 +238,7 @@ extension WorkerDriver {
             try? first.withUnsafeBytes { try codec.decode(EventsPayload.self, from: $0, userInfo: [:]) }
         }
         var run: WorkerStateMachine<any AnyHostedChild>.EventRun
-        switch worker.eventsArrived(for: childID, epoch: envelope.epoch, firstSequence: envelope.sequence, count: info?.lengths.count ?? 0, at: .now) {
+        switch worker.eventsArrived(for: childID, epoch: envelope.epoch, firstSequence: envelope.sequence, count: info?.lengths.count ?? 0, at: now) {
         case .apply(let events):
             run = events
         case .unknownChild:
@@ -279,7 +279,7 @@ extension WorkerDriver {
             PackedValues.forEach(in: envelope.payloads[1], lengths: info.lengths) { index, event in
                 // The machine checks the lease before each event: this thread may have been
                 // stopped between two.
-                switch worker.nextEvent(of: &run, at: .now) {
+                switch worker.nextEvent(of: &run, at: now) {
                 case .apply: break
                 case .done: return false
                 case .leaseRanOut:
@@ -508,7 +508,7 @@ extension WorkerDriver {
             // As many outputs as one message carries; the last message holds the remaining
             // outputs and the rendering after them.
             let end = start + PackedValues.prefixFitting(
-                lengths[start...].lazy.map { Int($0) }, maxCount: PackedValues.maxOutputsPerMessage)
+                lengths[start...].lazy.map { Int($0) }, maxCount: configuration.maxOutputsPerMessage)
             let isLast = end == lengths.count
             let byteEnd = lengths[start..<end].reduce(byteStart) { $0 + Int($1) }
             // With the acknowledgement, and with any outputs: the parent applies them together
@@ -571,7 +571,7 @@ extension WorkerDriver {
         do {
             metrics.bytesOut.increment(by: Int64(message.byteCount))
             try sockets.sendUpstream(message)
-            worker.sentToParent(at: .now)
+            worker.sentToParent(at: now)
         } catch {
             if worker.sendFailed(hello: kind == .hello) == .notConnectedYet {
                 // No connection yet, or its handshake failed (which the monitor reports in words):

@@ -16,27 +16,7 @@ final class Simulation {
     typealias Instant = ContinuousClock.Instant
 
     /// Which faults a run injects, and how often (per step). Drawn from the seed.
-    struct FaultMix: CustomStringConvertible {
-        var maxDelayMilliseconds = 5
-        var disconnect = 0.0
-        var pause = 0.0
-        var crash = 0.0
-        var partition = 0.0
-        var drain = 0.0
-
-        init(random: inout SimulationRandom) {
-            maxDelayMilliseconds = random.chance(0.2) ? random.int(in: 20...250) : random.int(in: 0...10)
-            if random.chance(0.5) { disconnect = 1.0 / Double(random.int(in: 500...20_000)) }
-            if random.chance(0.5) { pause = 1.0 / Double(random.int(in: 500...20_000)) }
-            if random.chance(0.5) { crash = 1.0 / Double(random.int(in: 2_000...40_000)) }
-            if random.chance(0.5) { partition = 1.0 / Double(random.int(in: 1_000...20_000)) }
-            if random.chance(0.5) { drain = 1.0 / Double(random.int(in: 2_000...40_000)) }
-        }
-
-        var description: String {
-            "delay ≤ \(maxDelayMilliseconds) ms, disconnect \(disconnect), pause \(pause), crash \(crash), partition \(partition), drain \(drain)"
-        }
-    }
+    typealias FaultMix = SimulationFaultMix
 
     /// What a run did, for the test's report.
     struct Counts {
@@ -85,7 +65,7 @@ final class Simulation {
         let step: Int
         let message: String
         var description: String {
-            "seed \(seed)\(nested ? " (nested workers)" : ""), step \(step): \(message)\n  replay: scripts/simulate.sh --seed \(seed) --nested \(nested ? 1 : 0)"
+            "seed \(seed)\(nested ? " (nested workers)" : ""), step \(step): \(message)\n  replay: scripts/simulate.sh --seed \(seed) --nested \(nested ? 1 : 0) --suite WorkerSimulationTests"
         }
     }
 

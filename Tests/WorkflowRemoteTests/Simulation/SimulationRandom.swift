@@ -27,6 +27,12 @@ struct SimulationRandom {
         Double(next() >> 11) / Double(1 << 53) < probability
     }
 
+    /// A fault's rate per step, for a seed's fault mix: with probability `probability` one in a
+    /// number drawn from `range`, else 0 (that fault is off for the seed).
+    mutating func rate(_ probability: Double, oneIn range: ClosedRange<Int>) -> Double {
+        chance(probability) ? 1.0 / Double(int(in: range)) : 0
+    }
+
     mutating func milliseconds(in range: ClosedRange<Int>) -> Duration {
         .milliseconds(int(in: range))
     }

@@ -21,10 +21,11 @@ import WorkflowClusterTesting
     /// Steps per seed, then the fault-free end's limit.
     static let stepsPerSeed = 20_000
     static let settleLimit = 200_000
-    /// The normal run's total: at least a million simulated steps across seeds (a debug build
-    /// ran them in 7 s alone and 13 s beside other builds on the 2-core test machine, about 45
-    /// seeds).
-    static let defaultSteps = 1_000_000
+    /// The normal run's total: with the driver simulator's 150,000 (`DriverSimulationTests`), the
+    /// 700,000 steps of the remote simulations in `scripts/test.sh` (about 25 seeds here). A million
+    /// took 124 s in a debug build on the 2-core machine at a load of 4–7 (other builds), beside
+    /// the driver simulator's sweep.
+    static let defaultSteps = 550_000
 
     static func run(seed: UInt64) -> Simulation.Violation? {
         let simulation = Simulation(seed: seed)
@@ -46,26 +47,23 @@ import WorkflowClusterTesting
 
     /// The sweep of `invariantsHoldAcrossSeeds` (or the replay of `SIM_SEED`): its failures.
     static func sweep() -> [String] {
-        let environment = ProcessInfo.processInfo.environment
-        if let text = environment["SIM_SEED"], let seed = UInt64(text) {
-            let nested = environment["SIM_NESTED"].map { $0 == "1" } ?? Self.nests(seed)
+        let environment = SimulationEnvironment(stepsVariable: "SIM_STEPS", defaultSteps: Self.defaultSteps)
+        if let seed = environment.replaySeed {
+            let nested = ProcessInfo.processInfo.environment["SIM_NESTED"].map { $0 == "1" } ?? Self.nests(seed)
             let simulation = Simulation(seed: seed, nested: nested)
             print("simulating seed \(seed)\(nested ? " with nested workers" : ""): \(simulation.faults)")
             let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit)
             print("seed \(seed): \(simulation.count), trace \(simulation.trace)")
             return violation.map { ["\($0)"] } ?? []
         }
-        let deadline = environment["SIM_SECONDS"].flatMap(Double.init).map { Date() + $0 }
-        let totalSteps = environment["SIM_STEPS"].flatMap(Int.init) ?? Self.defaultSteps
-        // Seeds from the clock in the long mode (new ground every run), fixed in the normal one.
-        var seed: UInt64 = deadline == nil ? 1 : UInt64(Date().timeIntervalSince1970 * 1000)
+        var seed = environment.firstSeed
         var steps = 0
         var seeds = 0
         var nestedSeeds = 0
         var totals = Simulation.Counts()
         let started = Date()
         var simulated = Duration.zero
-        while deadline.map({ Date() < $0 }) ?? (steps < totalSteps) {
+        while environment.continues(after: steps) {
             let simulation = Simulation(seed: seed, nested: Self.nests(seed))
             if let violation = simulation.run(steps: Self.stepsPerSeed) ?? simulation.settle(limit: Self.settleLimit) {
                 return ["\(violation)\n  faults: \(simulation.faults)"]
@@ -86,11 +84,7 @@ import WorkflowClusterTesting
             if simulation.nested { nestedSeeds += 1 }
             seed += 1
         }
-        let seconds = max(Date().timeIntervalSince(started), 0.001)
-        let simulatedSeconds = Double(simulated.components.seconds) + Double(simulated.components.attoseconds) / 1e18
-        print(
-            "simulated \(steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers), each run twice with the same trace, in \(Int(seconds)) s "
-                + "(\(Int(simulatedSeconds)) simulated seconds, \(Int(simulatedSeconds / seconds)) per real second): \(totals)")
+        print("simulated \(steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers), each run twice with the same trace, \(SimulationEnvironment.pace(simulated: simulated, since: started)): \(totals)")
         // The nested seeds ran their tree: leaf workers applied events, nested workers' processes
         // ended and started again (a new parent role each time).
         if nestedSeeds > 2, !(totals.appliedByLeaves > 0 && totals.nestedParents > nestedSeeds) {
