@@ -153,9 +153,10 @@ struct ServeCommand<Extension: CoordinatorCommandExtension>: ParsableCommand {
             let holder = "coordinator pid \(getpid()) at \(configuration.coordinatorEndpoint)"
             if let spread = configuration.sessions?.spread, let url = configuration.store.url {
                 // Every coordinator serves at once: no writer to become, each session's lease is
-                // taken when it is created or asked for.
+                // taken when it is created or asked for. The lease term is renewed on a
+                // connection and event loop thread of its own, never queued behind checkpoints.
                 let store = try await PostgresCoordinatorStore.open(
-                    url: url, fencesSessionsByLease: true, maxCommitBatch: configuration.store.maxCommitBatch, schema: storeSchema, holder: holder,
+                    url: url, leaseConnection: true, fencesSessionsByLease: true, maxCommitBatch: configuration.store.maxCommitBatch, schema: storeSchema, holder: holder,
                     logger: logger)
                 // Unique across hosts and restarts: a restarted coordinator owns none of its
                 // predecessor's sessions until it takes them over like any other.
