@@ -2,7 +2,8 @@
 # The deterministic simulators from the command line: every suite whose name ends in
 # "SimulationTests" (the convention: such a suite reads SIM_SECONDS for its long mode and SIM_SEED
 # for a replay; today WorkerSimulationTests, the protocol's state machines under a model of the
-# drivers, and DriverSimulationTests, the real runtimes' drivers over a simulated network).
+# drivers, DriverSimulationTests, the real runtimes' drivers over a simulated network, and
+# CoordinatorSimulationTests, the coordinator's sessions, lease terms and leader lease).
 #   scripts/simulate.sh                       the long mode for 10 minutes: new seeds from the clock
 #   scripts/simulate.sh --minutes 30          the long mode for 30 minutes (each suite in turn)
 #   scripts/simulate.sh --seed 561            replays one seed in each suite

@@ -47,7 +47,7 @@ final class CoordinatorSimulation {
         var message: String
 
         var description: String {
-            "coordinator simulation, seed \(seed), step \(step): \(message)\n  replay: SIM_COORDINATOR_SEED=\(seed) swift test --filter CoordinatorSimulationTests"
+            "coordinator simulation, seed \(seed), step \(step): \(message)\n  replay: scripts/simulate.sh --seed \(seed) --suite CoordinatorSimulationTests"
         }
     }
 

@@ -8,7 +8,7 @@ import WorkflowClusterTesting
 /// every step, then a fault-free end in which every session a client asks for must be served
 /// in time (liveness) and every event answered 202 must be in the store once.
 ///
-/// - `SIM_COORDINATOR_SEED=<n>` replays one seed (the command a failure prints).
+/// - `SIM_SEED=<n>` replays one seed (`scripts/simulate.sh --seed <n> --suite CoordinatorSimulationTests`, the line a failure prints).
 /// - `SIM_SECONDS=<s>` is the long mode: new seeds for that many seconds.
 /// - `SIM_COORDINATOR_STEPS=<n>` sets the total steps of the normal run.
 ///
@@ -31,10 +31,10 @@ import WorkflowClusterTesting
         for failure in await onOwnThread("coordinator simulation", { Self.sweep() }) { Issue.record(Comment(rawValue: failure)) }
     }
 
-    /// The sweep (or the replay of `SIM_COORDINATOR_SEED`): its failures.
+    /// The sweep (or the replay of `SIM_SEED`): its failures.
     static func sweep() -> [String] {
         let environment = ProcessInfo.processInfo.environment
-        if let text = environment["SIM_COORDINATOR_SEED"], let seed = UInt64(text) {
+        if let text = environment["SIM_SEED"], let seed = UInt64(text) {
             let simulation = CoordinatorSimulation(seed: seed)
             print("simulating coordinator seed \(seed): \(simulation.faults)")
             let violation = run(simulation)
