@@ -73,6 +73,8 @@ final class ParentDriver: LoopRoleDriver {
     var receivedFrames = ZMQFrameBuffer()
     /// That message decoded, its payload array and node path reused for the next one.
     var receivedEnvelope = Envelope(kind: .heartbeat)
+    /// A message of a received `packedBatch`, decoded in place in the same way.
+    var batchedEnvelope = Envelope(kind: .heartbeat)
     /// Set while a failed send reads what the workers sent last (`lost`), so it does not recurse.
     var isDrainingAfterSendFailure = false
     var peerWarnings = LogRateLimiter()
