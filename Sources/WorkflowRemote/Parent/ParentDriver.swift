@@ -32,6 +32,10 @@ final class ParentDriver: LoopRoleDriver {
     /// who is alive, which children each hosts and hands over.
     var parent: ParentStateMachine
     var nextChildID: UInt64 = 1
+    /// Each remote child type's `remoteTypeName` (`remoteTypeName(of:)`).
+    var remoteTypeNames: [ObjectIdentifier: String] = [:]
+    /// Each type's START payload for a child without a snapshot (`startPayload(typeName:)`).
+    var startPayloads: [String: [UInt8]] = [:]
     /// How children placed in pools pick their worker (`placementChoice(for:withinGrace:)`).
     let poolPlacement: PoolPlacement
     /// Until when a child placed in a pool waits for the pool's configured workers to join.
