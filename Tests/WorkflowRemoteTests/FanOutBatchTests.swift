@@ -50,17 +50,23 @@ import WorkflowClusterTesting
         { screens in screens.count == keys.count && keys.allSatisfy { screens["k\($0)"]?.step == step } }
     }
 
+    /// Starts 300 children on `pair`'s worker, then changes all their props in one pass and
+    /// waits until the board shows every new props; returns the worker's counters before and
+    /// after that pass, and the host (for `Pair.finish`).
+    static func changeProps(on pair: Pair) async throws -> (WorkflowHost<CounterBoardWorkflow>, WorkerCounters, WorkerCounters) {
+        let children = 0..<300
+        let host = WorkflowHost(workflow: pair.board(children, step: 1), loop: pair.parent)
+        try await rendering(of: host, "300 children started", where: shows(children, step: 1))
+        let before = pair.worker.workerCounters
+        host.update(workflow: pair.board(children, step: 2))
+        try await rendering(of: host, "300 children with new props", where: shows(children, step: 2))
+        return (host, before, pair.worker.workerCounters)
+    }
+
     @Test("a pass that changes 300 children's props sends their worker one message; it applies each once and answers with one")
     func propsChangeIsOneMessageEachWay() async throws {
         let pair = try await Pair("fanout-update")
-        let children = 0..<300
-        let host = WorkflowHost(workflow: pair.board(children, step: 1), loop: pair.parent)
-        try await rendering(of: host, "300 children started", where: Self.shows(children, step: 1))
-        let before = pair.worker.workerCounters
-
-        host.update(workflow: pair.board(children, step: 2))
-        try await rendering(of: host, "300 children with new props", where: Self.shows(children, step: 2))
-        let after = pair.worker.workerCounters
+        let (host, before, after) = try await Self.changeProps(on: pair)
         #expect(after.updated - before.updated == 300, "each child updated once")
         #expect(after.messagesFromParent - before.messagesFromParent == 1, "one batch for the whole pass")
         #expect(after.messagesToParent - before.messagesToParent == 1, "one flush for the whole batch")
@@ -88,14 +94,7 @@ import WorkflowClusterTesting
     @Test("a worker of protocol 5 gets the pass in framed batches of 63 frames, and every child still shows its props")
     func previousProtocolStillWorks() async throws {
         let pair = try await Pair("fanout-v5", versions: 4...5)
-        let children = 0..<300
-        let host = WorkflowHost(workflow: pair.board(children, step: 1), loop: pair.parent)
-        try await rendering(of: host, "300 children started on a protocol-5 worker", where: Self.shows(children, step: 1))
-        let before = pair.worker.workerCounters
-
-        host.update(workflow: pair.board(children, step: 2))
-        try await rendering(of: host, "300 children with new props", where: Self.shows(children, step: 2))
-        let after = pair.worker.workerCounters
+        let (host, before, after) = try await Self.changeProps(on: pair)
         #expect(after.updated - before.updated == 300)
         // 300 UPDATEs of two frames each, at most 31 to a framed batch.
         #expect(after.messagesFromParent - before.messagesFromParent >= 10, "framed batches, as protocol 5 has them")

@@ -72,7 +72,7 @@ import WireProtocol
         #expect(outbox.isEmpty)
     }
 
-    @Test("a packed batch carries at most 4,096 messages and 63 events' weight; a message alone goes as itself")
+    @Test("a packed batch carries at most 1,024 messages and 63 events' weight; a message alone goes as itself")
     func boundsHold() throws {
         var many = Outbox()
         try hold(Outbox.packedBatchLimit + 10, in: &many)

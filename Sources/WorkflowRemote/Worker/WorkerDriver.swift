@@ -126,7 +126,7 @@ extension WorkerDriver {
         }) {
             // A message proves the connection even if its handshake event is still unread.
             worker.heardFromParent(at: .now)
-            shared.count { $0.messagesFromParent += 1 }
+            shared.countMessageFromParent()
             metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount()))
             // Decoded in place into the reused envelope: only the payloads are copied out.
             let decoded = receivedFrames.withFrames { frames in
@@ -590,13 +590,13 @@ extension WorkerDriver {
         let kind = message.kind
         // Counted before the send, so a parent that has it already finds it counted (and taken
         // back if the send fails).
-        shared.count { $0.messagesToParent += 1 }
+        shared.countMessagesToParent(1)
         do {
             metrics.bytesOut.increment(by: Int64(message.byteCount))
             try sockets.sendUpstream(message)
             worker.sentToParent(at: .now)
         } catch {
-            shared.count { $0.messagesToParent -= 1 }
+            shared.countMessagesToParent(-1)
             if worker.sendFailed(hello: kind == .hello) == .notConnectedYet {
                 // No connection yet, or its handshake failed (which the monitor reports in words):
                 // nothing takes the message. A HELLO goes out again once a handshake succeeds.
