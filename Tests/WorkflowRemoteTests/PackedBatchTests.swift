@@ -44,12 +44,12 @@ import WireProtocol
         }
     }
 
-    @Test("a thousand updates go as one packed batch, in order, byte for byte")
-    func aPassIsOneMessage() throws {
+    @Test("a slice's worth of updates goes as one packed batch, in order, byte for byte; a thousand go in four")
+    func aSliceIsOneMessage() throws {
         var outbox = Outbox()
-        try hold(1_000, in: &outbox)
+        try hold(Outbox.packedBatchLimit, in: &outbox)
         #expect(!outbox.hasClosedBatch(packing: .packed))
-        #expect(outbox.hasClosedBatch(packing: .framed), "framed, the same messages fill 32 batches")
+        #expect(outbox.hasClosedBatch(packing: .framed), "framed, the same messages fill nine batches")
         var sent: [[[UInt8]]] = []
         outbox.send(codec: codec, packing: .packed) { message in
             sent.append(message.frames)
@@ -68,11 +68,17 @@ import WireProtocol
             number += 1
             return true
         }
-        #expect(number == 1_000)
+        #expect(number == Outbox.packedBatchLimit)
         #expect(outbox.isEmpty)
+
+        var thousand = Outbox()
+        try hold(1_000, in: &thousand)
+        let batches = try send(&thousand)
+        #expect(batches.map(\.kind) == Array(repeating: .packedBatch, count: 4))
+        #expect(batches.flatMap(\.ids) == (0..<1_000).map { UInt64($0) })
     }
 
-    @Test("a packed batch carries at most 1,024 messages and 63 events' weight; a message alone goes as itself")
+    @Test("a packed batch carries at most 256 messages and 63 events' weight; a message alone goes as itself")
     func boundsHold() throws {
         var many = Outbox()
         try hold(Outbox.packedBatchLimit + 10, in: &many)

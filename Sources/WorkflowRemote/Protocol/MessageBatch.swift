@@ -23,10 +23,14 @@ struct Outbox {
         case packed
     }
 
-    /// The most messages one packed batch carries: a pass's worth of children. A worker applies
-    /// a batch without reading its socket or checking its slice's time in between, so this
-    /// bounds how long it goes deaf: a thousand STARTs take it about 30 ms.
-    static let packedBatchLimit = 1_024
+    /// The most messages one packed batch carries: as many as a worker's slice applies
+    /// (`WorkerDriver.eventsPerSlice` updates), so a batch is one slice and one flush. A pass of
+    /// more children sends each full batch at once while it renders the rest: the worker renders
+    /// the first children while the parent renders the last, and the parent decodes the first
+    /// flush while the worker renders the next. One batch of a thousand made the two take turns,
+    /// and a pass took up to twice as long for fewer instructions. A worker applies a batch
+    /// without reading its socket in between, so this also bounds how long it goes deaf.
+    static let packedBatchLimit = 256
     /// Every held frame's bytes, back to back (header frame first for each message). The
     /// storage is kept from one flush to the next: holding and sending a message allocates
     /// nothing once it has grown.
