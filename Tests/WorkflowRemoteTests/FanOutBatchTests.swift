@@ -12,14 +12,18 @@ import WorkflowClusterTesting
 /// worker of the previous protocol still gets what it always got. Counted with the worker's own
 /// `WorkerCounters` (ZeroMQ messages each way, children started and updated).
 @Suite struct FanOutBatchTests {
-    /// A parent and a worker `name` speaking `versions` whose heartbeats (a minute apart) never
-    /// fall between two counts: every message counted is one the test caused.
+    /// A parent speaking `parentVersions` and a worker `name` speaking `versions` whose
+    /// heartbeats (a minute apart) never fall between two counts: every message counted is one
+    /// the test caused.
     struct Pair {
         let parent: RemoteRuntime
         let worker: RemoteRuntime
 
-        init(_ name: String, versions: ClosedRange<Int> = RemoteProtocol.supported) async throws {
+        init(
+            _ name: String, versions: ClosedRange<Int> = RemoteProtocol.supported, parentVersions: ClosedRange<Int> = RemoteProtocol.supported
+        ) async throws {
             var parentConfiguration = RemoteRuntimeConfiguration(name: "\(name)-parent")
+            parentConfiguration.protocolVersions = parentVersions
             parentConfiguration.listenEndpoint = uniqueEndpoint(name)
             parentConfiguration.heartbeatInterval = .seconds(60)
             parentConfiguration.logger.logLevel = .warning
@@ -91,9 +95,11 @@ import WorkflowClusterTesting
         await pair.finish(host)
     }
 
-    @Test("a worker of protocol 5 gets the pass in framed batches of 63 frames, and every child still shows its props")
-    func previousProtocolStillWorks() async throws {
-        let pair = try await Pair("fanout-v5", versions: 4...5)
+    @Test(
+        "a worker or a parent of protocol 5 gets the pass in framed batches of 63 frames, and every child still shows its props",
+        arguments: [(worker: 4...5, parent: RemoteProtocol.supported), (worker: RemoteProtocol.supported, parent: 4...5)])
+    func previousProtocolStillWorks(worker: ClosedRange<Int>, parent: ClosedRange<Int>) async throws {
+        let pair = try await Pair("fanout-v5-\(worker.upperBound)-\(parent.upperBound)", versions: worker, parentVersions: parent)
         let (host, before, after) = try await Self.changeProps(on: pair)
         #expect(after.updated - before.updated == 200)
         // 200 UPDATEs of two frames each, at most 31 to a framed batch.
