@@ -8,6 +8,11 @@
 #   fanout                figure 5: props change of CHILDREN (default 1000) remote children
 #                         (`workflow-bench profile-fanout COUNT ENDPOINT CHILDREN`; LOW=5, HIGH=20;
 #                         also printed per child)
+#   fanstart              figure 5's start: CHILDREN new remote children in place of the CHILDREN
+#                         before (`workflow-bench profile-fanstart COUNT ENDPOINT CHILDREN`;
+#                         LOW=2, HIGH=6; also printed per child)
+# Both processes run with a 5 s heartbeat (WF_BENCH_HEARTBEAT_MS): under callgrind a pass of a
+# thousand children takes seconds, and the default heartbeat fenced the worker mid-profile.
 # The profile mode runs COUNT of them against one worker (`workflow-bench worker ENDPOINT
 # bench-1`); both run under callgrind, started here (Foundation's Process cannot spawn under
 # valgrind), and the worker is ended with SIGTERM, after which callgrind still writes its profile.
@@ -29,11 +34,13 @@ case "$figure" in
 round-trip) mode=profile-remote unit="round trip" low="${LOW:-50}" high="${HIGH:-250}" allocs=2000 ;;
 events) mode=profile-events unit=event low="${LOW:-2000}" high="${HIGH:-10000}" allocs=200000 ;;
 fanout) mode=profile-fanout unit="props change" low="${LOW:-5}" high="${HIGH:-20}" allocs=20 ;;
-*) echo "unknown figure $figure (round-trip, events or fanout)" >&2; exit 64 ;;
+fanstart) mode=profile-fanstart unit="start" low="${LOW:-2}" high="${HIGH:-6}" allocs=6 ;;
+*) echo "unknown figure $figure (round-trip, events, fanout or fanstart)" >&2; exit 64 ;;
 esac
 children="${CHILDREN:-1000}"
 extra=() # the profile mode's arguments after COUNT ENDPOINT
-if [ "$figure" = fanout ]; then extra=("$children"); fi
+if [ "$figure" = fanout ] || [ "$figure" = fanstart ]; then extra=("$children"); fi
+export WF_BENCH_HEARTBEAT_MS="${WF_BENCH_HEARTBEAT_MS:-5000}"
 bin="$(cd "$build" && pwd)/workflow-bench"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
@@ -60,7 +67,7 @@ awk -v pl="$pl" -v wl="$wl" -v ph="$ph" -v wh="$wh" -v l="$low" -v h="$high" -v 
     p = (ph - pl) / (h - l); w = (wh - wl) / (h - l)
     printf "instructions per %s: parent %.0f, worker %.0f, both %.0f\n", unit, p, w, p + w
 }'
-if [ "$figure" = fanout ]; then
+if [ "$figure" = fanout ] || [ "$figure" = fanstart ]; then
     awk -v pl="$pl" -v wl="$wl" -v ph="$ph" -v wh="$wh" -v l="$low" -v h="$high" -v n="$children" 'BEGIN {
         p = (ph - pl) / (h - l) / n; w = (wh - wl) / (h - l) / n
         printf "instructions per child (%d children): parent %.0f, worker %.0f, both %.0f\n", n, p, w, p + w
@@ -69,7 +76,7 @@ fi
 if [ -n "${ALLOCS:-}" ]; then
     counter="$out/libwfmalloc.so"
     cc -O2 -shared -fPIC -o "$counter" Benchmarks/MallocCounter/malloc_counter.c
-    if [ "$figure" = fanout ]; then
+    if [ "$figure" = fanout ] || [ "$figure" = fanstart ]; then
         LD_PRELOAD="$counter" "$bin" "$mode" "$allocs" "" "$children"
     else
         LD_PRELOAD="$counter" "$bin" "$mode" "$allocs"

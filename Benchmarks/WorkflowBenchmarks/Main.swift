@@ -15,6 +15,9 @@ import Synchronization
 ///     workflow-bench profile-fanout COUNT [ENDPOINT] [CHILDREN]  COUNT props changes of figure 5
 ///                                                    (CHILDREN remote children, default 1,000)
 ///                                                    (Benchmarks/callgrind-remote.sh … fanout)
+///     workflow-bench profile-fanstart COUNT [ENDPOINT] [CHILDREN]  COUNT boards of CHILDREN new
+///                                                    remote children in place of the last
+///                                                    (Benchmarks/callgrind-remote.sh … fanstart)
 ///
 /// Internal modes (the benchmark spawns itself): `worker ENDPOINT NAME`, `raw-echo ENDPOINT`.
 ///
@@ -43,6 +46,9 @@ struct WorkflowBench {
                 } else if arguments.first == "profile-fanout" {
                     let children = arguments.count > 3 ? Int(arguments[3]) : nil
                     try await remoteFanOutProfile(count: count ?? 20, endpoint: endpoint, children: children ?? 1_000)
+                } else if arguments.first == "profile-fanstart" {
+                    let children = arguments.count > 3 ? Int(arguments[3]) : nil
+                    try await remoteFanStartProfile(count: count ?? 4, endpoint: endpoint, children: children ?? 1_000)
                 } else {
                     try await runFigures(arguments)
                 }

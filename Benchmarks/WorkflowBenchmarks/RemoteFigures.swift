@@ -34,6 +34,7 @@ func runWorker(endpoint: String, name: String) throws -> Never {
     configuration.registry = remoteTestRegistry
     configuration.logger.logLevel = .error
     configuration.capacity = 100_000
+    profileHeartbeat.map { configuration.heartbeatInterval = $0 }
     let runtime = try RemoteRuntime(configuration: configuration)
     // SIGTERM ends it (`Peer.terminate`, so a run under valgrind writes its profile): a process
     // spawned from a dispatch thread starts with that thread's signal mask, which blocks it.
@@ -203,6 +204,12 @@ func driving<T>(on runtime: RemoteRuntime, _ body: () async throws -> T) async r
 
 let globalExecutorDriver = ProcessInfo.processInfo.environment["WF_BENCH_GLOBAL_EXECUTOR"] == "1"
 
+/// The heartbeat interval of a profile's parent and worker (`WF_BENCH_HEARTBEAT_MS`, set by
+/// `Benchmarks/callgrind-remote.sh`): under callgrind a pass of a thousand children takes
+/// seconds, the default heartbeat (250 ms × 4) fenced the worker, and the profile counted every
+/// child stopped and started again (the counts of two runs differed by half).
+let profileHeartbeat = ProcessInfo.processInfo.environment["WF_BENCH_HEARTBEAT_MS"].flatMap(Int.init).map { Duration.milliseconds($0) }
+
 /// A parent runtime for a profile mode (`profile-remote`, `profile-events`) and its one worker,
 /// `bench-1`.
 ///
@@ -219,6 +226,7 @@ struct ProfileParent {
         configuration.listenEndpoint = endpoint ?? uniqueEndpoint("parent")
         configuration.requestTimeout = .seconds(600)
         configuration.logger.logLevel = .error
+        profileHeartbeat.map { configuration.heartbeatInterval = $0 }
         runtime = try RemoteRuntime(configuration: configuration)
         worker = endpoint == nil ? try Peer(["worker", runtime.listenEndpoint!, "bench-1"]) : nil
         await runtime.waitForWorkers(count: 1)
@@ -316,6 +324,33 @@ func remoteFanOutProfile(count: Int, endpoint: String?, children: Int) async thr
         for (step, workflow) in boards {
             host.update(workflow: workflow)
             await awaitRendering(host) { screens in screens.values.allSatisfy { $0.step == step } }
+        }
+    }
+    await host.stop()
+    await parent.stop()
+}
+
+/// `profile-fanstart COUNT [ENDPOINT] [CHILDREN]`: figure 5's start alone, COUNT times a board of
+/// CHILDREN (default 1,000) new remote counters in place of the board before (whose children
+/// stop in the same pass), after one such warm-up, against one worker (`ProfileParent`), for
+/// `Benchmarks/callgrind-remote.sh … fanstart`; with the preloaded malloc counter it prints both
+/// processes' allocations per start.
+func remoteFanStartProfile(count: Int, endpoint: String?, children: Int) async throws {
+    let parent = try await ProfileParent(endpoint: endpoint)
+    func board(_ round: Int) -> CounterBoardWorkflow {
+        CounterBoardWorkflow(counters: (0..<children).map { .init(key: "r\(round)-\($0)", step: 1) }, placement: .anyWorker)
+    }
+    func shown(_ round: Int) -> @Sendable ([String: CounterScreen]) -> Bool {
+        let key = "r\(round)-0"
+        return { screens in screens.count == children && screens[key] != nil && screens.values.allSatisfy { $0.count == 0 } }
+    }
+    let host = WorkflowHost(workflow: board(0), loop: parent.runtime)
+    await awaitRendering(host, where: shown(0))
+    let boards = (1...count).map { ($0, board($0)) }
+    await parent.printAllocations(per: count, of: "starts") {
+        for (round, workflow) in boards {
+            host.update(workflow: workflow)
+            await awaitRendering(host, where: shown(round))
         }
     }
     await host.stop()

@@ -24,6 +24,11 @@ package struct EnvelopeHeader: Sendable, Equatable {
     /// is too short or names no known kind): for code that only routes or packs messages it
     /// already encoded or checked, such as a batch of held messages.
     package static func kind(ofEncoded frame: [UInt8]) -> MessageKind? {
+        frame.withUnsafeBytes { kind(ofEncoded: $0) }
+    }
+
+    /// `kind(ofEncoded:)` of a borrowed frame (a message inside a received `packedBatch`).
+    package static func kind(ofEncoded frame: UnsafeRawBufferPointer) -> MessageKind? {
         // magic (2), version (1), then the kind.
         frame.count > 3 ? MessageKind(rawValue: frame[3]) : nil
     }

@@ -40,6 +40,12 @@ package enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible
     /// frame-count layout, then each message's header and payload frames), so a render pass that
     /// starts or updates many children on a worker costs one send, not one per child.
     case batch = 15
+    /// Either direction, between peers that agreed on remote protocol 6 or later: like `batch`,
+    /// with every message's frames packed back to back in one frame after the layout (which
+    /// gives each frame's length), so a render pass that starts or updates a thousand children
+    /// on a worker is one message, not one per 63 frames, and its receiver reads the messages
+    /// out of one buffer.
+    case packedBatch = 16
 
     package var description: String {
         switch self {
@@ -58,6 +64,7 @@ package enum MessageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible
         case .drain: "drain"
         case .release: "release"
         case .batch: "batch"
+        case .packedBatch: "packed-batch"
         }
     }
 }

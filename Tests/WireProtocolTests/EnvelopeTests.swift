@@ -59,7 +59,7 @@ struct EnvelopeTests {
 
     @Test("Kinds have stable wire values")
     func kindValues() {
-        #expect(MessageKind.allCases.map(\.rawValue) == Array(1...15))
+        #expect(MessageKind.allCases.map(\.rawValue) == Array(1...16))
         #expect(MessageKind(rawValue: 0) == nil)
         #expect(CodecID.binary.rawValue == 0 && CodecID.json.rawValue == 1)
         #expect(CodecID.default == .binary)

@@ -59,7 +59,7 @@ struct MalformedInputTests {
         #expect(decodeEnvelope([bytes]) == .unsupportedVersion(byte))
     }
 
-    @Test("Unknown kind → unknownKind", arguments: [UInt8(0), 16, 200, 255])
+    @Test("Unknown kind → unknownKind", arguments: [UInt8(0), 17, 200, 255])
     func kind(byte: UInt8) throws {
         var bytes = try header()
         bytes[3] = byte

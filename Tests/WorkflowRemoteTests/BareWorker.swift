@@ -75,6 +75,16 @@ struct BareWorker {
             if envelope.kind == .batch, let messages = Outbox.split(envelope) {
                 for message in messages where (try? Envelope(frames: message))?.kind == kind { return try Envelope(frames: message) }
             }
+            // A parent of protocol 6 packs them (`packedBatch`) to a worker that speaks 6.
+            var carried: Envelope?
+            if envelope.kind == .packedBatch, let batch = PackedBatch(envelope) {
+                batch.forEachMessage { frames in
+                    guard let message = try? Envelope(frames: frames), message.kind == kind else { return true }
+                    carried = message
+                    return false
+                }
+            }
+            if let carried { return carried }
         }
         throw WaitFailure(description: "no \(kind) within \(safetyTimeout)")
     }

@@ -261,6 +261,10 @@ public struct WorkerCounters: Sendable, Equatable {
     public var errors = 0
     /// Peers refused at the handshake (unlisted key, wrong server key): counted by a parent.
     public var refusedPeers = 0
+    /// ZeroMQ messages read from the parent (a batch counts once, however many it carries).
+    public var messagesFromParent = 0
+    /// ZeroMQ messages sent to the parent (a batch counts once, however many it carries).
+    public var messagesToParent = 0
 }
 
 /// Why a runtime could not start.

@@ -23,11 +23,31 @@ final class RuntimeSharedState: Sendable {
     }
 
     private let state = Mutex(State())
+    /// `WorkerCounters.messagesFromParent` and `messagesToParent`, counted once per ZeroMQ
+    /// message: atomics, not the state's lock, on a path that costs a round trip a few hundred
+    /// instructions in all.
+    private let messagesFromParent = Atomic<Int>(0)
+    private let messagesToParent = Atomic<Int>(0)
 
     var statuses: [String: RemoteChildStatus] { state.withLock { $0.statuses } }
     var workerNames: [String] { state.withLock { $0.workerNames } }
     var isWelcomed: Bool { state.withLock { $0.isWelcomed } }
-    var counters: WorkerCounters { state.withLock { $0.counters } }
+    var counters: WorkerCounters {
+        var counters = state.withLock { $0.counters }
+        counters.messagesFromParent = messagesFromParent.load(ordering: .relaxed)
+        counters.messagesToParent = messagesToParent.load(ordering: .relaxed)
+        return counters
+    }
+
+    /// A ZeroMQ message was read from the parent.
+    func countMessageFromParent() {
+        messagesFromParent.add(1, ordering: .relaxed)
+    }
+
+    /// `by` ZeroMQ messages were sent to the parent (-1: the one counted did not leave).
+    func countMessagesToParent(_ by: Int) {
+        messagesToParent.add(by, ordering: .relaxed)
+    }
 
     /// The parent applied a traced flush (`SpanNames.applyFlush`): the next rendering pushed to
     /// a client continues that trace (`takeTracedFlush`). Called only when tracing.

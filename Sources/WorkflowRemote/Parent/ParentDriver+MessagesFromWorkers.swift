@@ -49,6 +49,18 @@ extension ParentDriver {
                 return
             }
             for message in messages { handleFromWorker(peerID, frames: message) }
+        case .packedBatch:
+            guard let batch = PackedBatch(envelope) else {
+                if warnLimited("malformed message from a peer dropped", detail: "a packed batch's layout does not match its frames", metadata: ["peer": "\(peerID)"]) {
+                    replyError(to: peerID, code: .malformedMessage, message: "malformed packed batch", correlationID: 0)
+                }
+                return
+            }
+            batch.forEachMessage { frames in
+                let decoded = Result { () throws(WireError) in try batchedEnvelope.decode(frames: frames, limits: .default) }
+                handleFromWorker(peerID, decoded: decoded.map { batchedEnvelope })
+                return true
+            }
         case .hello: handleHello(peerID, envelope)
         case .rendering, .outputs, .error, .heartbeat, .drain:
             // A peer talking as a worker without having joined (this parent restarted, or took
@@ -134,6 +146,7 @@ extension ParentDriver {
             id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
             processID: hello.processID, hostName: hello.hostName)
         peer.carriesTraceContext = version >= RemoteProtocol.traceContext
+        peer.packing = version >= RemoteProtocol.packedBatches ? .packed : .framed
         workers[peerID] = peer
         parent.join(
             peerID,

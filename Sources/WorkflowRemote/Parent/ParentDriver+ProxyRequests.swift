@@ -43,12 +43,31 @@ extension ParentDriver {
             codingScratch: codingScratch, logger: logger, status: RemoteChildStatusReporter(shared: shared, logger: logger),
             unacknowledged: unacknowledgedEvents)
         let proxy = RemoteChildProxy<Child>(
-            childID: childID, path: path, forwardingPrefix: forwardingPrefix, placement: placement, outstanding: outstanding,
+            childID: childID, path: path, typeName: remoteTypeName(of: Child.self), forwardingPrefix: forwardingPrefix, placement: placement,
+            outstanding: outstanding,
             environment: environment, snapshot: snapshot, pendingEvents: pendingEvents, lastRendering: lastRendering)
         register(proxy: proxy)
         parent.childAdded(childID)
         statusChanged(path: path, typeName: proxy.typeName, status: proxy.status)
         return proxy
+    }
+
+    /// `Child.remoteTypeName`, computed once per type: it reflects on the type (14 k instructions
+    /// a time), and a pass that starts a thousand children of one type asked it a thousand times.
+    func remoteTypeName<Child: RemotableWorkflow>(of _: Child.Type) -> String {
+        if let known = remoteTypeNames[ObjectIdentifier(Child.self)] { return known }
+        let name = Child.remoteTypeName
+        remoteTypeNames[ObjectIdentifier(Child.self)] = name
+        return name
+    }
+
+    /// The START payload of a child without a snapshot (a new one): the same for every child of
+    /// `typeName`, so encoded once per type, not once per child.
+    func startPayload(typeName: String) throws -> [UInt8] {
+        if let known = startPayloads[typeName] { return known }
+        let payload = try codec.encode(StartPayload(typeName: typeName, snapshot: nil))
+        startPayloads[typeName] = payload
+        return payload
     }
 
     func allocateChildID() -> UInt64 {
@@ -87,7 +106,8 @@ extension ParentDriver {
             return
         }
         do {
-            let start = try codec.encode(StartPayload(typeName: proxy.typeName, snapshot: proxy.snapshot))
+            let snapshot = proxy.snapshot
+            let start = try snapshot == nil ? startPayload(typeName: proxy.typeName) : codec.encode(StartPayload(typeName: proxy.typeName, snapshot: snapshot))
             // A new placement: a new fencing token, so anything still on the way from or to an
             // earlier placement of this child is recognisably stale. The snapshot includes every
             // event before the first unacknowledged one (with none, every event recorded):

@@ -175,7 +175,7 @@ extension ParentDriver {
     /// send there would.
     private func sendClosedBatches(of peer: WorkerPeer) {
         guard !peer.isUnreachable, workers[peer.id] === peer else { return }
-        peer.outbox.sendClosedBatches(codec: codec) { message in
+        peer.outbox.sendClosedBatches(codec: codec, packing: peer.packing) { message in
             transmitEarly(message, to: peer)
         }
     }
@@ -218,7 +218,7 @@ extension ParentDriver {
         guard workers[peer.id] === peer, !peer.outbox.isEmpty else { return }
         var outbox = Outbox()
         swap(&outbox, &peer.outbox)
-        outbox.send(codec: codec) { message in
+        outbox.send(codec: codec, packing: peer.packing) { message in
             transmit(message, to: peer.id, nodePath: "")
             // A failed send removed the worker: its other messages are moot.
             return workers[peer.id] === peer
@@ -248,7 +248,7 @@ extension ParentDriver {
                 peer.isListedWithHeld = true
                 workersWithHeld.append(peer)
             }
-            if peer.outbox.hasClosedBatch { sendClosedBatches(of: peer) }
+            if peer.outbox.hasClosedBatch(packing: peer.packing) { sendClosedBatches(of: peer) }
             return
         }
         var outbox = Outbox()

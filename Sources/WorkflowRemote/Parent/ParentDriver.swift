@@ -32,6 +32,10 @@ final class ParentDriver: LoopRoleDriver {
     /// who is alive, which children each hosts and hands over.
     var parent: ParentStateMachine
     var nextChildID: UInt64 = 1
+    /// Each remote child type's `remoteTypeName` (`remoteTypeName(of:)`).
+    var remoteTypeNames: [ObjectIdentifier: String] = [:]
+    /// Each type's START payload for a child without a snapshot (`startPayload(typeName:)`).
+    var startPayloads: [String: [UInt8]] = [:]
     /// How children placed in pools pick their worker (`placementChoice(for:withinGrace:)`).
     let poolPlacement: PoolPlacement
     /// Until when a child placed in a pool waits for the pool's configured workers to join.
@@ -73,6 +77,8 @@ final class ParentDriver: LoopRoleDriver {
     var receivedFrames = ZMQFrameBuffer()
     /// That message decoded, its payload array and node path reused for the next one.
     var receivedEnvelope = Envelope(kind: .heartbeat)
+    /// A message of a received `packedBatch`, decoded in place in the same way.
+    var batchedEnvelope = Envelope(kind: .heartbeat)
     /// Set while a failed send reads what the workers sent last (`lost`), so it does not recurse.
     var isDrainingAfterSendFailure = false
     var peerWarnings = LogRateLimiter()

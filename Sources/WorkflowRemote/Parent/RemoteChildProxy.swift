@@ -67,8 +67,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The child's state as of the last acknowledged event: where a new worker starts from.
     var snapshot: TreeSnapshot? { ledger.snapshot }
 
-    /// Computed once: `remoteTypeName` reflects on the type every time.
-    let typeName = Child.remoteTypeName
+    /// `Child.remoteTypeName`, which reflects on the type every time: given by its maker, which
+    /// computes it once per type (`ParentDriver.remoteTypeName(of:)`).
+    let typeName: String
     /// `==` of the props when their type is `Equatable` (`nil`: compare the encoded bytes),
     /// looked up once: the conformance lookup cost more than the comparison, twice a round trip.
     private let propsEquality = equality(of: Child.self)
@@ -87,6 +88,7 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     /// - Parameters:
     ///   - path: the node's path in its host.
+    ///   - typeName: `Child.remoteTypeName` (computed here when not given).
     ///   - forwardingPrefix: see `forwardingPrefix` (`SinkForwarder.prefix(scope:path:)`).
     ///   - outstanding: the child's back-pressure account.
     ///   - snapshot: the child's last acknowledged state, if any.
@@ -97,12 +99,14 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     ///     first rendering replaces it. Its sinks send to this proxy, which keeps their events
     ///     until the child runs again.
     init(
-        childID: UInt64, path: String, forwardingPrefix: String, placement: RemotePlacement, outstanding: OutstandingEvents,
+        childID: UInt64, path: String, typeName: String = Child.remoteTypeName, forwardingPrefix: String, placement: RemotePlacement,
+        outstanding: OutstandingEvents,
         environment: Environment, snapshot: TreeSnapshot?, pendingEvents: [PendingRemoteEvent] = [], lastRendering: [UInt8]? = nil
     ) {
         self.ledger = ChildEventLedger(snapshot: snapshot, pendingEvents: pendingEvents)
         self.outstanding = outstanding
         self.path = path
+        self.typeName = typeName
         self.placement = placement
         self.environment = environment
         self.forwardingPrefix = forwardingPrefix

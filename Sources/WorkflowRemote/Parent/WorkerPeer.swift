@@ -33,6 +33,9 @@ final class WorkerPeer {
     /// Whether the protocol version negotiated with it carries trace context
     /// (`RemoteProtocol.traceContext`): its EVENTs say their events' `traceparent` only then.
     var carriesTraceContext = false
+    /// How its held messages are batched: packed when it speaks protocol 6 or later
+    /// (`RemoteProtocol.packedBatches`), framed otherwise.
+    var packing = Outbox.Packing.framed
 
     init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, processID: Int32? = nil, hostName: String? = nil) {
         self.id = id

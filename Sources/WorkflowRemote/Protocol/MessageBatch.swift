@@ -1,13 +1,36 @@
 import WireProtocol
 
 /// Messages for one peer held until the end of a render pass or loop iteration, then sent in as
-/// few ZeroMQ messages as the frame limit allows (`batch`, docs/WIRE-PROTOCOL.md).
+/// few ZeroMQ messages as the frame limit allows (`batch`, docs/WIRE-PROTOCOL.md), or, to a peer
+/// of protocol 6 or later, in as few `packedBatch` messages as one frame holds.
 ///
 /// Each `zmq_send` wakes libzmq's I/O thread, which on a small machine preempts the loop: a pass
 /// that updates a hundred children on a worker paid a hundred of those. A batch is one atomic
 /// multipart message whose messages the receiver handles in order, exactly as if they had come
-/// one by one, so nothing about ordering or exactly-once changes.
+/// one by one, so nothing about ordering or exactly-once changes. A `batch` holds 63 frames (31
+/// children's updates); a packed batch holds a whole pass's (`Packing`), so the worker applies
+/// them in one slice and answers with one flush.
 struct Outbox {
+    /// How a batch is bounded and framed: `batch` (`framed`, any peer) or `packedBatch`
+    /// (`packed`, a peer that agreed on `RemoteProtocol.packedBatches`).
+    enum Packing: Sendable {
+        /// At most `maxPayloadFrames - 1` frames (and packed values) after the layout frame.
+        case framed
+        /// Every message's frames in one frame, at most `maxPayloadFrames - 1` events (EVENT
+        /// messages' frames and packed values: a worker ends its slice of events between the
+        /// messages it reads, so a batch carries no more events than a framed one) and at most
+        /// `packedBatchLimit` messages and `maxFrameBytes` bytes.
+        case packed
+    }
+
+    /// The most messages one packed batch carries: as many as a worker's slice applies
+    /// (`WorkerDriver.eventsPerSlice` updates), so a batch is one slice and one flush. A pass of
+    /// more children sends each full batch at once while it renders the rest: the worker renders
+    /// the first children while the parent renders the last, and the parent decodes the first
+    /// flush while the worker renders the next. One batch of a thousand made the two take turns,
+    /// and a pass took up to twice as long for fewer instructions. A worker applies a batch
+    /// without reading its socket in between, so this also bounds how long it goes deaf.
+    static let packedBatchLimit = 256
     /// Every held frame's bytes, back to back (header frame first for each message). The
     /// storage is kept from one flush to the next: holding and sending a message allocates
     /// nothing once it has grown.
@@ -15,8 +38,9 @@ struct Outbox {
     /// Where each held frame ends in `bytes`.
     private var frameEnds: [Int] = []
     /// Per held message: its kind, where its frames end in `frameEnds`, and where its weight
-    /// ends in the running total of weights (a message weighs its frames and its packed values).
-    private var messages: [(kind: MessageKind, frameEnd: Int, weightEnd: Int)] = []
+    /// ends in the running total of weights (a message weighs its frames and its packed values),
+    /// and in that of the events' weights (an EVENT message's weight, 0 for any other).
+    private var messages: [(kind: MessageKind, frameEnd: Int, weightEnd: Int, eventWeightEnd: Int)] = []
 
     var isEmpty: Bool { messages.isEmpty }
 
@@ -41,8 +65,14 @@ struct Outbox {
             bytes.append(contentsOf: payload)
             frameEnds.append(bytes.count)
         }
-        let frames = 1 + payloads.count
-        messages.append((header.kind, frameEnds.count, (messages.last?.weightEnd ?? 0) + frames + packedValues))
+        hold(kind: header.kind, weight: 1 + payloads.count + packedValues)
+    }
+
+    /// Records a message whose frames were just appended.
+    private mutating func hold(kind: MessageKind, weight: Int) {
+        let last = messages.last
+        messages.append(
+            (kind, frameEnds.count, (last?.weightEnd ?? 0) + weight, (last?.eventWeightEnd ?? 0) + (kind == .event ? weight : 0)))
     }
 
     /// Holds a message already encoded (header frame first).
@@ -51,7 +81,7 @@ struct Outbox {
             bytes.append(contentsOf: frame)
             frameEnds.append(bytes.count)
         }
-        messages.append((frames.first.flatMap(EnvelopeHeader.kind(ofEncoded:)) ?? .batch, frameEnds.count, (messages.last?.weightEnd ?? 0) + frames.count))
+        hold(kind: frames.first.flatMap(EnvelopeHeader.kind(ofEncoded:)) ?? .batch, weight: frames.count)
     }
 
     /// Forgets every held message, keeping the storage.
@@ -65,26 +95,38 @@ struct Outbox {
     /// consecutive messages packed into `batch` messages of at most `maxPayloadFrames` payload
     /// frames (the layout frame included; a packed value counts as a frame, see `append`); a
     /// message alone, or one too large to share, goes as
-    /// itself. Stops early when `transmit` returns `false` (the peer is gone: the rest is moot).
+    /// itself. With `packing: .packed`, packed batches within `Packing.packed`'s bounds instead.
+    /// Stops early when `transmit` returns `false` (the peer is gone: the rest is moot).
     /// Leaves the outbox empty either way.
-    mutating func send(codec: any WireCodec, _ transmit: (OutgoingMessage) -> Bool) {
+    mutating func send(codec: any WireCodec, packing: Packing = .framed, _ transmit: (OutgoingMessage) -> Bool) {
         defer { removeAll() }
-        _ = sendBatches(codec: codec, keepingOpenBatch: false, transmit)
+        _ = sendBatches(codec: codec, packing: packing, keepingOpenBatch: false, transmit)
     }
 
     /// Whether a batch is full: the held messages weigh more than one batch carries (frames
     /// and packed values, see `append`), so the first batch `send` would make cannot take
     /// another message.
-    var hasClosedBatch: Bool { (messages.last?.weightEnd ?? 0) > WireLimits.default.maxPayloadFrames - 1 }
+    var hasClosedBatch: Bool { hasClosedBatch(packing: .framed) }
+
+    /// Whether the first batch `send(codec:packing:)` would make cannot take another message.
+    func hasClosedBatch(packing: Packing) -> Bool {
+        guard let last = messages.last else { return false }
+        let room = WireLimits.default.maxPayloadFrames - 1
+        switch packing {
+        case .framed: return last.weightEnd > room
+        case .packed:
+            return last.eventWeightEnd > room || messages.count > Self.packedBatchLimit || bytes.count > WireLimits.default.maxFrameBytes
+        }
+    }
 
     /// Hands `transmit` every batch that no further message could join (`hasClosedBatch`) and
     /// keeps the rest, the open batch, for later messages to fill: held messages go out while
     /// the pass that holds them is still running, in batches as full as `send` makes them, and
     /// in the same order. When `transmit` returns `false` the outbox is left empty (the peer is
     /// gone: the rest is moot).
-    mutating func sendClosedBatches(codec: any WireCodec, _ transmit: (OutgoingMessage) -> Bool) {
-        guard hasClosedBatch else { return }
-        guard let sent = sendBatches(codec: codec, keepingOpenBatch: true, transmit) else {
+    mutating func sendClosedBatches(codec: any WireCodec, packing: Packing = .framed, _ transmit: (OutgoingMessage) -> Bool) {
+        guard hasClosedBatch(packing: packing) else { return }
+        guard let sent = sendBatches(codec: codec, packing: packing, keepingOpenBatch: true, transmit) else {
             removeAll()
             return
         }
@@ -92,6 +134,7 @@ struct Outbox {
         // Drop what was sent, keeping the open batch's messages (at the front, rebased).
         let sentFrames = messages[sent - 1].frameEnd
         let sentWeight = messages[sent - 1].weightEnd
+        let sentEventWeight = messages[sent - 1].eventWeightEnd
         let sentBytes = frameEnds[sentFrames - 1]
         bytes.removeFirst(sentBytes)
         frameEnds.removeFirst(sentFrames)
@@ -100,48 +143,93 @@ struct Outbox {
         for index in messages.indices {
             messages[index].frameEnd -= sentFrames
             messages[index].weightEnd -= sentWeight
+            messages[index].eventWeightEnd -= sentEventWeight
         }
     }
 
     /// Hands the held messages to `transmit` as batches, oldest first; with `keepingOpenBatch`
     /// it stops before the last batch (the one later messages could still join). Returns how
     /// many messages went out, `nil` when `transmit` returned `false`.
-    private func sendBatches(codec: any WireCodec, keepingOpenBatch: Bool, _ transmit: (OutgoingMessage) -> Bool) -> Int? {
+    private func sendBatches(
+        codec: any WireCodec, packing: Packing, keepingOpenBatch: Bool, _ transmit: (OutgoingMessage) -> Bool
+    ) -> Int? {
         guard !messages.isEmpty else { return 0 }
-        let room = WireLimits.default.maxPayloadFrames - 1
         return bytes.withUnsafeBytes { all -> Int? in
             var index = 0
             while index < messages.count {
                 let firstFrame = index == 0 ? 0 : messages[index - 1].frameEnd
-                let firstWeight = index == 0 ? 0 : messages[index - 1].weightEnd
-                var end = index
-                while end < messages.count, messages[end].weightEnd - firstWeight <= room { end += 1 }
+                var end = batchEnd(from: index, packing: packing)
                 // The last batch is open: a later message may still fit.
                 if keepingOpenBatch, end == messages.count || (end == index && index + 1 == messages.count) { return index }
                 var kind = messages[index].kind
                 var prefix: [[UInt8]] = []
+                var frames = frameEnds[firstFrame..<messages[max(end, index + 1) - 1].frameEnd]
                 if end - index <= 1 {
                     // Alone (or too large to share a batch): as itself.
                     end = index + 1
+                    frames = frameEnds[firstFrame..<messages[index].frameEnd]
+                } else if let batch = try? batchPrefix(of: index..<end, codec: codec, packing: packing) {
+                    prefix = batch
+                    kind = packing == .packed ? .packedBatch : .batch
+                    // Packed: the messages' frames, contiguous in `bytes`, are the one frame
+                    // that ends where their last one ends.
+                    if packing == .packed { frames = frames.suffix(1) }
                 } else {
-                    let counts = (index..<end).map { UInt32(messages[$0].frameEnd - ($0 == 0 ? 0 : messages[$0 - 1].frameEnd)) }
-                    if let layout = try? codec.encode(BatchLayout(frameCounts: counts)),
-                        let header = try? EnvelopeHeader(kind: .batch, codec: codec.id).encode()
-                    {
-                        prefix = [header, layout]
-                        kind = .batch
-                    } else {
-                        // Cannot happen with a working codec; sent one by one instead.
-                        end = index + 1
-                    }
+                    // Cannot happen with a working codec; sent one by one instead.
+                    end = index + 1
+                    frames = frameEnds[firstFrame..<messages[index].frameEnd]
                 }
                 let message = OutgoingMessage(
-                    kind: kind, prefix: prefix, bytes: all, firstStart: firstFrame == 0 ? 0 : frameEnds[firstFrame - 1],
-                    frameEnds: frameEnds[firstFrame..<messages[end - 1].frameEnd])
+                    kind: kind, prefix: prefix, bytes: all, firstStart: firstFrame == 0 ? 0 : frameEnds[firstFrame - 1], frameEnds: frames)
                 index = end
                 guard transmit(message) else { return nil }
             }
             return index
+        }
+    }
+
+    /// Where the batch that starts with message `index` ends (exclusive): as many messages as
+    /// `packing` lets one batch carry (`index` itself when even it is too heavy to share one).
+    private func batchEnd(from index: Int, packing: Packing) -> Int {
+        let limits = WireLimits.default
+        let room = limits.maxPayloadFrames - 1
+        let firstWeight = index == 0 ? 0 : messages[index - 1].weightEnd
+        var end = index
+        switch packing {
+        case .framed:
+            while end < messages.count, messages[end].weightEnd - firstWeight <= room { end += 1 }
+        case .packed:
+            let firstEventWeight = index == 0 ? 0 : messages[index - 1].eventWeightEnd
+            let firstFrame = index == 0 ? 0 : messages[index - 1].frameEnd
+            let firstByte = firstFrame == 0 ? 0 : frameEnds[firstFrame - 1]
+            while end < messages.count, end - index < Self.packedBatchLimit, messages[end].eventWeightEnd - firstEventWeight <= room,
+                frameEnds[messages[end].frameEnd - 1] - firstByte <= limits.maxFrameBytes
+            {
+                end += 1
+            }
+        }
+        return end
+    }
+
+    /// A batch's header and layout frames for the messages `range`.
+    private func batchPrefix(of range: Range<Int>, codec: any WireCodec, packing: Packing) throws -> [[UInt8]] {
+        let counts = range.map { UInt32(messages[$0].frameEnd - ($0 == 0 ? 0 : messages[$0 - 1].frameEnd)) }
+        switch packing {
+        case .framed:
+            return [try EnvelopeHeader(kind: .batch, codec: codec.id).encode(), try codec.encode(BatchLayout(frameCounts: counts))]
+        case .packed:
+            let firstFrame = range.lowerBound == 0 ? 0 : messages[range.lowerBound - 1].frameEnd
+            var start = firstFrame == 0 ? 0 : frameEnds[firstFrame - 1]
+            var lengths: [UInt32] = []
+            lengths.reserveCapacity(messages[range.upperBound - 1].frameEnd - firstFrame)
+            for end in frameEnds[firstFrame..<messages[range.upperBound - 1].frameEnd] {
+                lengths.append(UInt32(end - start))
+                start = end
+            }
+            return [
+                try EnvelopeHeader(kind: .packedBatch, codec: codec.id).encode(),
+                try codec.encode(PackedBatchLayout(frameCounts: counts, frameLengths: lengths)),
+            ]
         }
     }
 
@@ -160,7 +248,7 @@ struct Outbox {
         for count in layout.frameCounts {
             let message = Array(envelope.payloads[start..<(start + Int(count))])
             // A batch does not nest.
-            if EnvelopeHeader.kind(ofEncoded: message[0]) == .batch { return nil }
+            if EnvelopeHeader.kind(ofEncoded: message[0])?.isBatch == true { return nil }
             messages.append(message)
             start += Int(count)
         }
@@ -220,4 +308,9 @@ struct OutgoingMessage {
 /// First payload of `batch`: how many frames (header included) each message in it has.
 struct BatchLayout: Codable, Sendable {
     var frameCounts: [UInt32]
+}
+
+extension MessageKind {
+    /// `batch` or `packedBatch`: a message that carries messages (and is never carried by one).
+    var isBatch: Bool { self == .batch || self == .packedBatch }
 }

@@ -202,11 +202,15 @@ struct ErrorPayload: Codable, Sendable {
 package enum RemoteProtocol {
     /// The versions this build speaks. A release that introduces a version keeps the one before
     /// it for at least one release, so a cluster can be upgraded one daemon at a time.
-    package static let supported: ClosedRange<Int> = 4...5
+    package static let supported: ClosedRange<Int> = 4...6
 
     /// The first version whose EVENT and OUTPUTS carry trace context: nothing is traced across
     /// a link negotiated below it, and its peer sees the messages it always did.
     package static let traceContext = 5
+
+    /// The first version whose peers send each other `packedBatch` (a pass's messages for one
+    /// peer in one frame): a link negotiated below it carries `batch`es of 63 frames, as before.
+    package static let packedBatches = 6
 
     /// The highest version both sides speak: `offered` (a worker's HELLO) and `supported` (this
     /// parent's); `nil` when they share none and the worker is refused.

@@ -46,6 +46,11 @@ final class WorkerDriver: LoopRoleDriver {
     var receivedFrames = ZMQFrameBuffer()
     /// That message decoded, its payload array and node path reused for the next one.
     var receivedEnvelope = Envelope(kind: .heartbeat)
+    /// A message of a received `packedBatch`, decoded in place in the same way.
+    var batchedEnvelope = Envelope(kind: .heartbeat)
+    /// How messages to the parent are batched: packed once the parent's WELCOME chose protocol
+    /// 6 or later (`RemoteProtocol.packedBatches`), framed before and with an older parent.
+    var parentPacking = Outbox.Packing.framed
     var peerWarnings = LogRateLimiter()
     /// Whether the runtime is stopping (no lease, no heartbeats, no rebalancing any more).
     var isShuttingDown: Bool { worker.isShuttingDown }
@@ -121,6 +126,7 @@ extension WorkerDriver {
         }) {
             // A message proves the connection even if its handshake event is still unread.
             worker.heardFromParent(at: now)
+            shared.countMessageFromParent()
             metrics.bytesIn.increment(by: Int64(receivedFrames.byteCount()))
             // Decoded in place into the reused envelope: only the payloads are copied out.
             let decoded = receivedFrames.withFrames { frames in
@@ -156,6 +162,19 @@ extension WorkerDriver {
                 guard !fenceIfCutOffFromParent() else { return }
                 handleFromParent(message)
             }
+        case .packedBatch:
+            guard let batch = PackedBatch(envelope) else {
+                warnLimited("malformed message from the parent dropped", detail: "a packed batch's layout does not match its frames")
+                return
+            }
+            // Every message in the one slice this message is read in: a pass's updates are
+            // applied and rendered here, and their renderings leave in one flush.
+            batch.forEachMessage { frames in
+                guard !fenceIfCutOffFromParent() else { return false }
+                let decoded = Result { () throws(WireError) in try batchedEnvelope.decode(frames: frames, limits: .default) }
+                handleFromParent(decoded.map { batchedEnvelope })
+                return true
+            }
         case .welcome:
             let welcome = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(WelcomePayload.self, from: $0, userInfo: [:]) }
@@ -163,6 +182,7 @@ extension WorkerDriver {
             worker.welcomed(drains: welcome?.drains == true, startsCarryBase: welcome?.startsCarryBase == true)
             shared.setWelcomed(true)
             parentCarriesTraceContext = (welcome?.protocolVersion ?? 4) >= RemoteProtocol.traceContext
+            parentPacking = (welcome?.protocolVersion ?? 4) >= RemoteProtocol.packedBatches ? .packed : .framed
             logger.info("welcomed by the parent", metadata: ["protocol": .stringConvertible(welcome?.protocolVersion ?? 4)])
         case .start:
             handleStart(envelope)
@@ -559,7 +579,7 @@ extension WorkerDriver {
     private func sendUpstreamOutbox(nodePath: String) {
         var outbox = Outbox()
         swap(&outbox, &upstreamOutbox)
-        outbox.send(codec: codec) { message in
+        outbox.send(codec: codec, packing: parentPacking) { message in
             transmitUpstream(message, nodePath: nodePath)
             return true
         }
@@ -568,11 +588,15 @@ extension WorkerDriver {
 
     private func transmitUpstream(_ message: OutgoingMessage, nodePath: String) {
         let kind = message.kind
+        // Counted before the send, so a parent that has it already finds it counted (and taken
+        // back if the send fails).
+        shared.countMessagesToParent(1)
         do {
             metrics.bytesOut.increment(by: Int64(message.byteCount))
             try sockets.sendUpstream(message)
             worker.sentToParent(at: now)
         } catch {
+            shared.countMessagesToParent(-1)
             if worker.sendFailed(hello: kind == .hello) == .notConnectedYet {
                 // No connection yet, or its handshake failed (which the monitor reports in words):
                 // nothing takes the message. A HELLO goes out again once a handshake succeeds.
