@@ -88,7 +88,8 @@ extension WorkerDriver {
     /// (`WorkerStateMachine.silenceBeyondLease`); this performs it. Returns whether it fenced.
     @discardableResult
     func fenceIfCutOffFromParent() -> Bool {
-        guard let fence = worker.fenceIfLeaseRanOut(at: now) else { return false }
+        let heldFenced = performHeldFences()
+        guard let fence = worker.fenceIfLeaseRanOut(at: now) else { return heldFenced }
         if case .reconnect(let silence, _, _, let forgotten) = fence {
             logger.warning(
                 "cut off from the parent for the liveness window; stopping hosted children before reading anything queued",
@@ -98,9 +99,25 @@ extension WorkerDriver {
         return true
     }
 
+    /// Carries out the fences held while a hosted pass settled (`holdsFences`), in the order they
+    /// were decided. Returns whether there were any.
+    @discardableResult
+    func performHeldFences() -> Bool {
+        guard !holdsFences, !heldFences.isEmpty else { return false }
+        let fences = heldFences
+        heldFences.removeAll()
+        for fence in fences { perform(fence) }
+        return true
+    }
+
     /// Performs a fence the state machine decided: its children stop, and (unless the worker is
-    /// leaving) it rejoins on a fresh socket.
+    /// leaving) it rejoins on a fresh socket. Held while a hosted pass settles (`holdsFences`):
+    /// stopping the child that renders would re-enter its host.
     func perform(_ fence: WorkerStateMachine<any AnyHostedChild>.Fence) {
+        if holdsFences {
+            heldFences.append(fence)
+            return
+        }
         switch fence {
         case .stopWhileLeaving(let silence, let forgotten):
             logger.warning(

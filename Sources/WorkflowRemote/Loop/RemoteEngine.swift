@@ -67,6 +67,8 @@ final class RemoteEngine {
         // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
         workerRole.fenceIfCutOffFromParent()
         let stopRequested = runQueuedJobs()
+        // A fence held while a job's hosted pass settled, before the parent's input is read.
+        workerRole.performHeldFences()
         if ready.security { serviceSecurity() }
         if ready.listener { parentRole.drainListener() }
         if ready.upstream { workerRole.drainUpstream() }
@@ -127,6 +129,11 @@ final class RemoteEngine {
     /// Waits (on this thread) until every START/UPDATE sent by the last render pass has its
     /// rendering, or the request deadline passes. Returns whether any arrived.
     func settle() -> Bool {
+        // The pass settling is a hosted child's, inside its host's lock: the worker role stops
+        // no hosted child until it is over (`WorkerDriver.holdsFences`).
+        let outermost = !workerRole.holdsFences
+        workerRole.holdsFences = true
+        defer { if outermost { workerRole.holdsFences = false } }
         parentRole.settleChanged = false
         // What the pass asked of the workers leaves now, one batch per worker.
         parentRole.sendHeld()

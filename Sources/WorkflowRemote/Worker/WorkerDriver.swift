@@ -42,6 +42,13 @@ final class WorkerDriver: LoopRoleDriver {
     var childrenToFlush: [UInt64] = []
     /// Who waits for the outcome of the drain in progress (each `RemoteRuntime.drain` call).
     var drainCompletions: [(DrainOutcome) -> Void] = []
+    /// Set while a hosted child's render pass settles on this thread (`RemoteEngine.settle()`):
+    /// the child rendering is inside its host's lock, so a fence decided meanwhile (the
+    /// connection to the parent closed, the parent silent too long) is held in `heldFences`
+    /// and carried out once the pass is over, before anything more from the parent is read or
+    /// any queued job runs (`performHeldFences`).
+    var holdsFences = false
+    var heldFences: [WorkerStateMachine<any AnyHostedChild>.Fence] = []
     /// The message read last from the parent's socket, in storage reused for the next one.
     var receivedFrames = ZMQFrameBuffer()
     /// That message decoded, its payload array and node path reused for the next one.

@@ -60,6 +60,9 @@ import Testing
             print("driver simulation: the runs' traces are not compared (set SWIFT_DETERMINISTIC_HASHING=1, as scripts/test.sh and scripts/simulate.sh do)")
         }
         while environment.continues(after: totals.steps) {
+            // The long mode names each seed before it runs: the real drivers can trap (a
+            // precondition, a lock taken twice), which ends the process before any report.
+            if environment.deadline != nil { print("driver simulation: seed \(seed)") }
             let (violation, simulation, error) = run(seed: seed)
             if let error { return [error] }
             if let violation { return ["\(violation)\n  faults: \(simulation!.faults)"] }
