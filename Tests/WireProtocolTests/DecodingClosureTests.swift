@@ -32,7 +32,7 @@ struct DecodingClosureTests {
         }
     }
 
-    @Test("With a scratch: message after message, after a failure, and nested, as without one", arguments: CodecID.allCases)
+    @Test("With a scratch: message after message, after failures, and a keyed value, as without one", arguments: CodecID.allCases)
     func reusingScratch(id: CodecID) throws {
         let codec = WireCodecs.codec(for: id)
         let scratch = WireCodingScratch()
@@ -43,15 +43,11 @@ struct DecodingClosureTests {
         let record: @Sendable (any Decoder) throws -> Void = { seen.append("\(try Int(from: $0))") }
         for value in [1, 300, -7] { try through(try codec.encode(value), record) }
         #expect(throws: WireError.self) { try through(try codec.encode("not a number"), record) }
+        if id == .binary { #expect(throws: WireError.self) { try through(try codec.encode(5) + [0]) { _ = try Int(from: $0) } } }
         try through(try codec.encode(8), record)
-        // The closure decodes another message with the same scratch while its own is decoded.
-        let inner = try codec.encode(9)
-        try through(try codec.encode(10)) { decoder in
-            try inner.withUnsafeBytes { try codec.decode(from: $0, through: record, reusing: scratch) }
-            try record(decoder)
-        }
+        try through(try codec.encode(SeesUserInfo(seen: "x"))) { seen.append(try SeesUserInfo(from: $0).seen) }
         try through(try codec.encode(11), record)
-        #expect(seen.values == ["1", "300", "-7", "8", "9", "10", "11"])
+        #expect(seen.values == ["1", "300", "-7", "8", "none|none", "11"])
     }
 
     @Test("The binary codec refuses bytes after the value")
