@@ -56,7 +56,11 @@ sweep_orphaned_postgres() {
 trap sweep_orphaned_postgres EXIT
 swift build --build-tests "$@"
 # The passes, and what each is for:
-#  1. every test of this package but those that must run alone, in parallel;
+#  1. every test of this package but those that must run alone, in parallel; among them the
+#     deterministic simulations' normal run (suites …SimulationTests: the real drivers' sweep in
+#     three lanes and the coordinator's, DriverSimulationTests.defaultSteps and
+#     CoordinatorSimulationTests.defaultSteps, over 1,000,000 steps together, each seed twice),
+#     each lane on a thread of its own;
 #  2. those alone (`ALONE`), one after the other: the flood tests (Scenarios/Flood: a hostile peer at full speed keeps
 #     both cores busy by design, which beside other tests would starve their processes of CPU),
 #     the lease keeper's and the session term renewer's tests that block every thread of the test

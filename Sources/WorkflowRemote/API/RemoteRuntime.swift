@@ -132,6 +132,10 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     /// placing its child and passing its requests on).
     var parentRole: ParentDriver { bound.value.parentRole }
 
+    /// The worker role's driver, for code already running on the loop (the simulator reads
+    /// what its machine holds, for its bound on memory).
+    var workerRole: WorkerDriver { bound.value.workerRole }
+
     /// The status of every remote child this process is parent of, by node path.
     public var statuses: [String: RemoteChildStatus] { shared.statuses }
 

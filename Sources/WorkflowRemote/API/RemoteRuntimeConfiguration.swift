@@ -65,6 +65,9 @@ public struct RemoteRuntimeConfiguration: Sendable {
     /// The remote protocol versions this runtime speaks (`RemoteProtocol.supported`). A test may
     /// narrow or widen it to play a daemon of another build in a negotiation.
     package var protocolVersions: ClosedRange<Int> = RemoteProtocol.supported
+    /// The protocol's checks for lost messages, all on. Only the simulator's tests switch one off,
+    /// to show that it matters (`ProtocolChecks`).
+    package var protocolChecks = ProtocolChecks()
     /// The most outputs one OUTPUTS message carries: a flush with more is split over several
     /// messages, all but the last marked `continues` (`PackedValues.maxOutputsPerMessage`). The
     /// simulator lowers it, so flushes split often and the parent's reassembly meets every fault.

@@ -101,7 +101,7 @@ final class ParentDriver: LoopRoleDriver {
         parent = ParentStateMachine(
             configuration: .init(
                 heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
-                acknowledgementDeadline: configuration.requestTimeout))
+                acknowledgementDeadline: configuration.requestTimeout, checks: configuration.protocolChecks))
     }
 
     /// The child `childID` no longer runs on `peer` (stopped, refused, no answer in time); a

@@ -33,7 +33,7 @@ extension ParentStateMachine {
     /// An OUTPUTS message numbered `number` (from 1 per placement; 0, from a worker that does not
     /// number them, is not checked) for `childID`'s placement `epoch` arrived.
     mutating func outputsMessage(childID: UInt64, epoch: UInt64, number: UInt64) -> OutputsOrder {
-        guard number > 0 else { return .inOrder }
+        guard number > 0, configuration.checks.parentChecksOutputsNumbers else { return .inOrder }
         let last = outputsMessageNumbers[childID].flatMap { $0.epoch == epoch ? $0.number : nil } ?? 0
         guard number == last + 1 else {
             outputsMessageNumbers[childID] = nil

@@ -39,7 +39,9 @@ extension ParentStateMachine {
         // are walked, not the worker's children. The lowest child id overdue is named.
         var overdue: (child: UInt64, since: Instant)?
         for (child, since) in awaitingAcknowledgement
-        where now - since > configuration.acknowledgementDeadline && child < (overdue?.child ?? .max) && worker.children.contains(child) {
+        where configuration.checks.parentDeadlinesAcknowledgements && now - since > configuration.acknowledgementDeadline
+            && child < (overdue?.child ?? .max) && worker.children.contains(child)
+        {
             overdue = (child, since)
         }
         if let overdue { return .declareLost(id, childID: overdue.child, waited: now - overdue.since) }

@@ -41,6 +41,8 @@ struct ParentStateMachine {
         /// How long events sent to a live worker may wait for their acknowledgement before they
         /// count as lost in transit (the runtime's request deadline).
         var acknowledgementDeadline: Duration
+        /// The protocol's checks (all on, but in the simulator's tests of them).
+        var checks = ProtocolChecks()
 
         /// How long a worker may stay silent before it is declared dead.
         var liveness: Duration { heartbeatInterval * heartbeatLiveness }

@@ -82,7 +82,7 @@ final class WorkerDriver: LoopRoleDriver {
             configuration: .init(
                 heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
                 capacity: configuration.capacity, hasParent: resources.sockets.hasUpstream,
-                parentEndpoints: resources.sockets.parentEndpointCount),
+                parentEndpoints: resources.sockets.parentEndpointCount, checks: configuration.protocolChecks),
             now: resources.clock.now)
     }
 

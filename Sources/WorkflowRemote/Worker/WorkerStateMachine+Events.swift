@@ -51,7 +51,7 @@ extension WorkerStateMachine {
     mutating func eventsArrived(for childID: UInt64, epoch: UInt64, firstSequence: UInt64, count: Int, at now: Instant) -> EventsArrival {
         guard let run = beginEvents(for: childID, epoch: epoch, firstSequence: firstSequence, count: count) else { return .unknownChild }
         // Unknown until the placement applied its first event when the START did not say.
-        guard firstSequence == run.applied + 1 || children[childID]?.knowsNextEvent == false else {
+        guard firstSequence == run.applied + 1 || children[childID]?.knowsNextEvent == false || !configuration.checks.workerChecksEventSequence else {
             let fence: Fence = isLeaving ? .stopWhileLeaving(silence: .zero, forgetChildren()) : reconnect(silence: .zero, at: now)
             return .inputLost(expected: run.applied + 1, received: firstSequence, fence)
         }

@@ -47,8 +47,13 @@ struct WorkerStateMachine<Child> {
         /// slow actions never keep the flush (and with it the parent's sign of life) waiting
         /// until the parent's liveness window runs out. Stored, as `liveness` is.
         let sliceLength: Duration
+        /// The protocol's checks (all on, but in the simulator's tests of them).
+        let checks: ProtocolChecks
 
-        init(heartbeatInterval: Duration, heartbeatLiveness: Int, capacity: Int, hasParent: Bool, parentEndpoints: Int = 1) {
+        init(
+            heartbeatInterval: Duration, heartbeatLiveness: Int, capacity: Int, hasParent: Bool, parentEndpoints: Int = 1,
+            checks: ProtocolChecks = ProtocolChecks()
+        ) {
             self.heartbeatInterval = heartbeatInterval
             self.heartbeatLiveness = heartbeatLiveness
             self.capacity = capacity
@@ -56,6 +61,7 @@ struct WorkerStateMachine<Child> {
             self.parentEndpoints = parentEndpoints
             liveness = heartbeatInterval * heartbeatLiveness
             sliceLength = heartbeatInterval / 2
+            self.checks = checks
         }
     }
 
@@ -171,6 +177,9 @@ struct WorkerStateMachine<Child> {
         pendingRenderings.count + pendingOutputs.count + flushOrder.count + needsRender.count + deferredReleases.count
     }
 
+    /// What the machine holds, for the simulator's bound on memory.
+    var memory: Int { children.count + pendingCount }
+
     // MARK: The connection
 
     /// Any message from the parent arrived: it is alive, and the connection proven.
@@ -229,6 +238,7 @@ struct WorkerStateMachine<Child> {
         if isWelcomed {
             let recovered = connectionTrouble
             connectionTrouble = false
+            guard configuration.checks.workerRejoinsOnReconnect else { return Handshake(sendHello: false, recovered: recovered) }
             return Handshake(sendHello: false, recovered: recovered, fence: fence(silence: .zero, at: now))
         }
         connectedAt = now

@@ -22,9 +22,10 @@ struct SimulationEnvironment {
     /// normal one (the same seeds every run).
     var firstSeed: UInt64 { deadline == nil ? 1 : UInt64(Date().timeIntervalSince1970 * 1000) }
 
-    /// Whether the sweep goes on after `steps` steps.
-    func continues(after steps: Int) -> Bool {
-        deadline.map { Date() < $0 } ?? (steps < totalSteps)
+    /// Whether the sweep, or one of its `lanes` parts running at once, goes on after `steps`
+    /// steps (each part runs its share of the total).
+    func continues(after steps: Int, lanes: Int = 1) -> Bool {
+        deadline.map { Date() < $0 } ?? (steps < totalSteps / lanes)
     }
 
     /// How fast a sweep that began at `started` went, having simulated `simulated`: "in N s

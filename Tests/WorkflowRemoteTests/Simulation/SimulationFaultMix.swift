@@ -1,4 +1,4 @@
-/// The faults both simulators inject and how often (per step), drawn from the seed (swarm
+/// The faults the driver simulator injects and how often (per step), drawn from the seed (swarm
 /// testing: each seed its own mix, each fault off in about half the seeds): the longest message
 /// delay, and the rates of disconnects, pauses (SIGSTOP), crashes, partitions and drains.
 struct SimulationFaultMix: CustomStringConvertible {

@@ -1,3 +1,5 @@
+import WireProtocol
+
 /// The simulated network of a driver simulation (`DriverSimulation`): every link between a
 /// worker's socket and the parent's listener, the delay of each message drawn from the seed, and
 /// the messages each worker sent on links it no longer uses (what a stale peer could send again).
@@ -97,6 +99,30 @@ final class DriverNetwork {
         if recent.count >= 8 { recent.removeFirst() }
         recent.append(frames)
         recentMessages[ObjectIdentifier(link)] = recent
+    }
+
+    /// A child's handover began: its parent (`topParent` or a nested worker's index) sent
+    /// RELEASE for its placement `epoch`.
+    struct Release {
+        let parent: Int
+        let childID: UInt64
+        let epoch: UInt64
+        let path: String
+    }
+
+    /// The RELEASEs sent since the last `takeReleases()`.
+    private var releases: [Release] = []
+
+    /// A parent sent `frames`, a RELEASE (its first frame the envelope's header).
+    func releaseSent(by parent: Int, frames: [[UInt8]]) {
+        guard let header = frames.first, let decoded = try? header.withUnsafeBytes({ try EnvelopeHeader(decoding: $0) }) else { return }
+        releases.append(Release(parent: parent, childID: decoded.correlationID, epoch: decoded.epoch, path: decoded.nodePath))
+    }
+
+    func takeReleases() -> [Release] {
+        guard !releases.isEmpty else { return [] }
+        defer { releases.removeAll() }
+        return releases
     }
 
     /// The next instant something on the network is due (a delivery or a handshake), if any.

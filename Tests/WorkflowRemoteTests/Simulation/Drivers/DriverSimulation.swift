@@ -19,8 +19,19 @@ import Workflow
 /// counters throughout. The invariants, checked after every step:
 /// - each child's outputs count 1, 2, 3, … (an event applied twice or lost breaks the run);
 /// - a child never reports more events than the client's sink accepted;
+/// - each action a worker's hosted child applies is applied within the worker's lease
+///   (`LeaseWatch`);
+/// - a child whose handover began (its parent sent RELEASE: a drain, a rebalance) is never failed
+///   before it is placed again: whatever order its final flush and its worker's departure
+///   arrive in, it moves on, never shown `workerUnavailable`;
+/// - what each runtime's machines hold (the parent role's workers and per-child records, the
+///   worker role's hosted children and pending flushes) stays within a bound set by the tree's
+///   size, however long the run;
 /// - and, once the faults end (`settle`), every accepted event is applied: each count reaches
 ///   what was sent, within a bound of steps (liveness).
+///
+/// A run can switch one of the protocol's checks off (`ProtocolChecks`): the tests that do show
+/// what each check keeps, as a pinned seed that then breaks an invariant.
 final class DriverSimulation {
     typealias Instant = ContinuousClock.Instant
 
@@ -67,6 +78,13 @@ final class DriverSimulation {
         var appliedThroughNestedWorkers = 0
         /// Actions whose lease the watch checked (by the workers' incarnations still running).
         var leaseChecks = 0
+        /// Nested workers' processes that started again (a new parent role knowing nothing), and
+        /// their workers that applied an event again after it (they rejoined the new process).
+        var nestedRestarts = 0
+        var rejoinsAfterNestedRestarts = 0
+        /// Children whose handover began (a RELEASE sent), and the most any runtime's machines held.
+        var handovers = 0
+        var peakMemory = 0
 
         mutating func add(_ other: Counts) {
             steps += other.steps
@@ -83,13 +101,19 @@ final class DriverSimulation {
             messagesToParent += other.messagesToParent
             appliedThroughNestedWorkers += other.appliedThroughNestedWorkers
             leaseChecks += other.leaseChecks
+            nestedRestarts += other.nestedRestarts
+            rejoinsAfterNestedRestarts += other.rejoinsAfterNestedRestarts
+            handovers += other.handovers
+            peakMemory = max(peakMemory, other.peakMemory)
         }
 
         var description: String {
             "\(steps) steps, \(eventsAccepted) events accepted (\(eventsRefused) refused), \(messagesToWorkers) messages to workers, "
                 + "\(messagesToParent) to the parent; faults: \(disconnects) disconnects, \(pauses) pauses, \(crashes) crashes, "
                 + "\(partitions) partitions, \(drains) drains, \(malformed) malformed and \(stale) stale messages; "
-                + "\(appliedThroughNestedWorkers) events applied through nested workers, \(leaseChecks) actions checked against the lease"
+                + "\(appliedThroughNestedWorkers) events applied through nested workers, \(leaseChecks) actions checked against the lease, "
+                + "\(nestedRestarts) nested workers started again and rejoined \(rejoinsAfterNestedRestarts) times, \(handovers) handovers; "
+                + "at most \(peakMemory) entries in a runtime's machines"
         }
     }
 
@@ -118,6 +142,14 @@ final class DriverSimulation {
         var draining = false
         /// The lease invariant of this incarnation (workers that are not nested workers).
         var leaseWatch: LeaseWatch?
+        /// How many times its process started.
+        var incarnations = 0
+        /// Its parent, a nested worker, started again: the actions its lease watch had counted
+        /// then, until it applies one more (it joined the new process).
+        var rejoinBaseline: Int?
+        /// The children of this process's parent role whose handover began (RELEASE sent), by
+        /// child id: the placement's epoch and the node's path, until the child is placed again.
+        var handovers: [UInt64: (epoch: UInt64, path: String)] = [:]
 
         init(index: Int, parent: Int, listens: Bool) {
             self.index = index
@@ -148,13 +180,20 @@ final class DriverSimulation {
     private var faultsOn = true
     private var violations: [String] = []
 
+    /// The protocol's checks the runtimes run with (all on, but in the tests of them).
+    let checks: ProtocolChecks
+    /// The children of the top parent whose handover began (see `WorkerProcess.handovers`).
+    private var handovers: [UInt64: (epoch: UInt64, path: String)] = [:]
+
     /// Whether the seed's tree nests (`nested`): every other seed, the even ones.
     static func nests(_ seed: UInt64) -> Bool { seed % 2 == 0 }
 
     /// - Parameter nested: whether some workers are nested workers, each with one or two workers
     ///   of its own, and some of the top parent's children `NestedWorkflow`s placed on them.
-    init(seed: UInt64, nested: Bool? = nil) throws {
+    /// - Parameter checks: the protocol's checks every runtime runs with.
+    init(seed: UInt64, nested: Bool? = nil, checks: ProtocolChecks = ProtocolChecks()) throws {
         self.seed = seed
+        self.checks = checks
         var random = SimulationRandom(seed: seed)
         faults = FaultMix(random: &random)
         let nests = nested ?? Self.nests(seed)
@@ -173,9 +212,10 @@ final class DriverSimulation {
         workers = processes
         network = DriverNetwork(clock: clock, random: random, maxDelayMilliseconds: faults.common.maxDelayMilliseconds)
         parent = try RemoteRuntime(
-            configuration: Self.configuration(process: DriverNetwork.topParent, parent: nil, listens: true, faults: faults),
+            configuration: Self.configuration(process: DriverNetwork.topParent, parent: nil, listens: true, faults: faults, checks: checks),
             steppedOver: SimulatedTransport(network: network, process: DriverNetwork.topParent, parent: nil, listens: true), clock: clock)
         host = WorkflowHost(workflow: SimulationBoardWorkflow(keys: keys, nestedKeys: Set(nestedKeys)), loop: SessionLoop(runtime: parent, scope: "sim"))
+        memoryBound = 8 * (keys.count + workers.count)
         for worker in workers { try start(worker) }
         network.waitInSettle = { [unowned self] process in wait(for: process) }
     }
@@ -184,7 +224,7 @@ final class DriverSimulation {
     var nested: Bool { workers.contains { $0.listens } }
 
     /// The runtime configuration of `process` (`DriverNetwork.topParent` or a worker's index).
-    static func configuration(process: Int, parent: Int?, listens: Bool, faults: FaultMix) -> RemoteRuntimeConfiguration {
+    static func configuration(process: Int, parent: Int?, listens: Bool, faults: FaultMix, checks: ProtocolChecks) -> RemoteRuntimeConfiguration {
         let name = process == DriverNetwork.topParent ? "parent" : "worker-\(process)"
         var configuration = RemoteRuntimeConfiguration(name: name, logger: Logger(label: "simulation", factory: { _ in SwiftLogNoOpLogHandler() }))
         if let parent {
@@ -199,12 +239,13 @@ final class DriverSimulation {
         configuration.heartbeatLiveness = liveness
         configuration.requestTimeout = interval * (liveness * 3)
         configuration.maxOutputsPerMessage = faults.outputsPerMessage
+        configuration.protocolChecks = checks
         return configuration
     }
 
     private func start(_ worker: WorkerProcess) throws {
         let transport = SimulatedTransport(network: network, process: worker.index, parent: worker.parent, listens: worker.listens)
-        var configuration = Self.configuration(process: worker.index, parent: worker.parent, listens: worker.listens, faults: faults)
+        var configuration = Self.configuration(process: worker.index, parent: worker.parent, listens: worker.listens, faults: faults, checks: checks)
         if !worker.listens {
             // Its hosted children apply only events from its parent: each within its lease.
             let watch = LeaseWatch(worker: worker.index, clock: clock, window: Self.interval * Self.liveness)
@@ -217,12 +258,23 @@ final class DriverSimulation {
         worker.pausedUntil = nil
         worker.leaving = false
         worker.draining = false
+        worker.incarnations += 1
+        if worker.rejoinBaseline != nil { worker.rejoinBaseline = 0 }
+        guard worker.listens, worker.incarnations > 1 else { return }
+        // A nested worker started again, its parent role knowing nothing: its workers are to
+        // join it and apply events again.
+        count.nestedRestarts += 1
+        for leaf in workers where leaf.parent == worker.index {
+            leaf.rejoinBaseline = leaf.runtime == nil ? 0 : leaf.leaseWatch?.actions ?? 0
+        }
     }
 
     /// The process ended (crashed, or left after its drain): its memory and socket are gone.
     private func end(_ worker: WorkerProcess, orderly: Bool) {
         if orderly { worker.runtime?.endSteps() }
         worker.runtime = nil
+        // Its parent role's memory is gone with it.
+        worker.handovers.removeAll()
         if !orderly {
             // A crash: nothing it would still send leaves.
             for link in network.links where link.worker == worker.index { link.close() }
@@ -352,11 +404,76 @@ final class DriverSimulation {
     private func check() {
         for worker in workers {
             if let watch = worker.leaseWatch { violations += watch.takeViolations() }
+            if let baseline = worker.rejoinBaseline, worker.runtime != nil, let watch = worker.leaseWatch, watch.actions > baseline {
+                worker.rejoinBaseline = nil
+                count.rejoinsAfterNestedRestarts += 1
+            }
         }
+        checkHandovers()
+        if count.steps % Self.memoryCheckInterval == 0 { checkMemory() }
         let rendering = host.rendering
         if let first = rendering.violations.first { violations.append(first) }
         for key in keys where rendering.seen[key, default: 0] > sent[key, default: 0] {
             violations.append("child \(key): \(rendering.seen[key, default: 0]) events applied, \(sent[key, default: 0]) accepted")
+        }
+    }
+
+    /// How often (in steps) the machines' memory is measured.
+    static let memoryCheckInterval = 16
+    /// The most entries a runtime's machines may hold: a few per worker and per child of the
+    /// tree, whatever the run's length (set from the tree's size).
+    private let memoryBound: Int
+
+    /// The bound on memory: what each runtime's machines hold (its parent role's workers, their
+    /// peers and per-child records; its worker role's hosted children and pending flushes)
+    /// stays within a few entries per worker and child of the tree. A table that kept what a
+    /// worker's departure, a moved child or a fenced placement left behind would grow with the
+    /// run's faults and break it.
+    private func checkMemory() {
+        func measure(_ runtime: RemoteRuntime, _ name: String) {
+            let parentRole = runtime.parentRole.parent.memory + runtime.parentRole.workers.count
+            let workerRole = runtime.workerRole.worker.memory
+            count.peakMemory = max(count.peakMemory, parentRole, workerRole)
+            if parentRole > memoryBound { violations.append("\(name)'s parent role holds \(parentRole) entries (bound \(memoryBound))") }
+            if workerRole > memoryBound { violations.append("\(name)'s worker role holds \(workerRole) entries (bound \(memoryBound))") }
+        }
+        measure(parent, "the parent")
+        for worker in workers {
+            if let runtime = worker.runtime { measure(runtime, "worker \(worker.index)") }
+        }
+    }
+
+    /// A child whose handover began (RELEASE sent by its parent, `DriverNetwork.releases`) is
+    /// never failed until it is placed again (a new epoch): it moves on from its final flush,
+    /// or, if its worker went first, from its last acknowledged state, never shown unavailable.
+    private func checkHandovers() {
+        for release in network.takeReleases() {
+            count.handovers += 1
+            let record = (epoch: release.epoch, path: release.path)
+            if release.parent == DriverNetwork.topParent {
+                handovers[release.childID] = record
+            } else {
+                workers[release.parent].handovers[release.childID] = record
+            }
+        }
+        if !handovers.isEmpty { checkHandovers(&handovers, of: parent, name: "the parent") }
+        for worker in workers where !worker.handovers.isEmpty {
+            guard let runtime = worker.runtime else { continue }
+            checkHandovers(&worker.handovers, of: runtime, name: "worker \(worker.index)")
+        }
+    }
+
+    private func checkHandovers(_ handovers: inout [UInt64: (epoch: UInt64, path: String)], of runtime: RemoteRuntime, name: String) {
+        let statuses = runtime.statuses
+        for (childID, handover) in handovers {
+            guard runtime.parentRole.parent.epoch(of: childID) == handover.epoch else {
+                handovers[childID] = nil
+                continue
+            }
+            if case .unavailable(let error) = statuses[handover.path], case .workerUnavailable = error {
+                violations.append("\(name): child \(handover.path) failed during its handover (epoch \(handover.epoch)): \(error)")
+                handovers[childID] = nil
+            }
         }
     }
 

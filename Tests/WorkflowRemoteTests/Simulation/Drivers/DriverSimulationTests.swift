@@ -1,12 +1,19 @@
 import Foundation
 import Testing
+import WorkflowClusterTesting
+@testable import WorkflowRemote
 
 /// The real drivers under the deterministic simulator (`DriverSimulation`): a parent and its
 /// workers as `RemoteRuntime`s stepped on one thread over a simulated network and a virtual
 /// clock, many seeds, each with its own fault mix, the invariants checked after every step, then a
 /// fault-free end in which every accepted event must be applied.
 ///
-/// The environment, as for `WorkerSimulationTests` (`scripts/simulate.sh` sets it):
+/// The sweep runs in `lanes` parts at once, each on a thread of its own (`onOwnThread`: a sweep
+/// computes for tens of seconds, which on a thread of the concurrency pool would stall the rest
+/// of the parallel run), each over its own seeds: lane `k` takes every `lanes`-th seed from
+/// `1 + k` (disjoint; with an odd number of lanes each gets nested and flat trees alike).
+///
+/// The environment (`scripts/simulate.sh` sets it):
 /// - `SIM_SEED=<n>` replays one seed (the command a failure prints);
 /// - `SIM_SECONDS=<s>` is the long mode: new seeds for that many seconds;
 /// - `SIM_DRIVER_STEPS=<n>` sets the total steps of the normal run.
@@ -17,14 +24,24 @@ import Testing
     /// Steps per seed, then the fault-free end's limit.
     static let stepsPerSeed = 6_000
     static let settleLimit = 60_000
-    /// The normal run's total steps across seeds (each seed also runs a second time, to compare
-    /// the traces, which is not counted).
-    static let defaultSteps = 150_000
+    /// The normal run's total steps across seeds and lanes (each seed also runs a second time,
+    /// to compare the traces, which is not counted): with the coordinator simulation's 300,000
+    /// (`CoordinatorSimulationTests.defaultSteps`), the 1,000,000 steps of the simulations in
+    /// `scripts/test.sh`'s parallel pass.
+    static let defaultSteps = 700_000
+    /// How many parts of the sweep run at once.
+    static let lanes = 3
+    /// How many seeds a lane runs at least before it asserts that its faults reached the drivers
+    /// (each kind injected, handovers begun, nested workers started again): the normal run's
+    /// lanes run about 36.
+    static let seedsForCoverage = 25
 
     /// One run of `seed`: its violation, if any, and the simulation as it ended.
-    static func run(seed: UInt64) -> (violation: DriverSimulation.Violation?, simulation: DriverSimulation?, error: String?) {
+    static func run(seed: UInt64, checks: ProtocolChecks = ProtocolChecks()) -> (
+        violation: DriverSimulation.Violation?, simulation: DriverSimulation?, error: String?
+    ) {
         do {
-            let simulation = try DriverSimulation(seed: seed)
+            let simulation = try DriverSimulation(seed: seed, checks: checks)
             let violation = simulation.run(steps: stepsPerSeed) ?? simulation.settle(limit: settleLimit)
             return (violation, simulation, nil)
         } catch {
@@ -32,21 +49,31 @@ import Testing
         }
     }
 
-    @Test("the real drivers keep each accepted event applied once, in order, whatever the faults; each seed replays exactly")
-    func invariantsHoldAcrossSeeds() async {
-        await WorkerSimulationTests.simulate { Self.sweep() }
+    /// Runs `body` on a thread of its own and records each failure it returns.
+    static func simulate(_ body: @escaping @Sendable () -> [String]) async {
+        for failure in await onOwnThread("simulation", body) { Issue.record(Comment(rawValue: failure)) }
     }
 
-    /// The sweep (or the replay of `SIM_SEED`): its failures.
-    static func sweep() -> [String] {
+    @Test(
+        "the real drivers keep each accepted event applied once, in order, within the lease, whatever the faults; each seed replays exactly",
+        arguments: 0..<lanes)
+    func invariantsHoldAcrossSeeds(lane: Int) async {
+        await Self.simulate { Self.sweep(lane: lane) }
+    }
+
+    /// Lane `lane`'s part of the sweep (or, in lane 0, the replay of `SIM_SEED`): its failures.
+    static func sweep(lane: Int) -> [String] {
         let environment = SimulationEnvironment(stepsVariable: "SIM_DRIVER_STEPS", defaultSteps: defaultSteps)
         if let seed = environment.replaySeed {
+            guard lane == 0 else { return [] }
             let (violation, simulation, error) = run(seed: seed)
             if let error { return [error] }
             print("driver simulation, seed \(seed)\(simulation!.nested ? " (nested workers)" : ""): \(simulation!.faults); \(simulation!.totals), trace \(simulation!.trace)")
             return violation.map { ["\($0)\n  faults: \(simulation!.faults)"] } ?? []
         }
-        var seed = environment.firstSeed
+        // Lane `lane` takes the seeds ≡ 1 + lane (mod lanes): disjoint from the other lanes'
+        // whatever seed each begins at (the long mode's come from the clock).
+        var seed = (environment.firstSeed - 1) * UInt64(Self.lanes) + 1 + UInt64(lane)
         var seeds = 0
         var nestedSeeds = 0
         var totals = DriverSimulation.Counts()
@@ -59,7 +86,7 @@ import Testing
         if !deterministicHashing {
             print("driver simulation: the runs' traces are not compared (set SWIFT_DETERMINISTIC_HASHING=1, as scripts/test.sh and scripts/simulate.sh do)")
         }
-        while environment.continues(after: totals.steps) {
+        while environment.continues(after: totals.steps, lanes: lanes) {
             // The long mode names each seed before it runs: the real drivers can trap (a
             // precondition, a lock taken twice), which ends the process before any report.
             if environment.deadline != nil { print("driver simulation: seed \(seed)") }
@@ -78,11 +105,12 @@ import Testing
             simulated += simulation.elapsed
             seeds += 1
             if simulation.nested { nestedSeeds += 1 }
-            seed += 1
+            seed += UInt64(lanes)
         }
-        print("driver simulation: \(totals.steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers)\(deterministicHashing ? ", each run twice with the same trace," : "") \(SimulationEnvironment.pace(simulated: simulated, since: started)): \(totals)")
-        // The fault mix ran: the drivers met each kind of fault somewhere in the sweep.
-        if seeds > 10, totals.crashes == 0 || totals.disconnects == 0 || totals.malformed == 0 || totals.stale == 0 || totals.drains == 0 {
+        print("driver simulation, lane \(lane) of \(lanes): \(totals.steps) steps over \(seeds) seeds (\(nestedSeeds) with nested workers)\(deterministicHashing ? ", each run twice with the same trace," : "") \(SimulationEnvironment.pace(simulated: simulated, since: started)): \(totals)")
+        // The fault mix ran: the drivers met each kind of fault somewhere in the lane's sweep (a
+        // lane of fewer seeds, `SIM_DRIVER_STEPS` lowered, may miss a rare kind).
+        if seeds > Self.seedsForCoverage, totals.crashes == 0 || totals.disconnects == 0 || totals.malformed == 0 || totals.stale == 0 || totals.drains == 0 {
             return ["the sweep injected no fault of some kind: \(totals)"]
         }
         if seeds > 2, totals.leaseChecks == 0 { return ["no applied action was checked against its worker's lease: \(totals)"] }
@@ -90,6 +118,83 @@ import Testing
         if nestedSeeds > 2, totals.appliedThroughNestedWorkers == 0 {
             return ["the nested seeds applied no event through a nested worker: \(totals)"]
         }
+        // Nested workers' processes started again (a crash, a drain), and their workers joined
+        // the new process and applied events again.
+        if nestedSeeds > Self.seedsForCoverage / 2, totals.nestedRestarts == 0 || totals.rejoinsAfterNestedRestarts == 0 {
+            return ["no nested worker started again and was rejoined by its workers: \(totals)"]
+        }
+        if seeds > Self.seedsForCoverage, totals.handovers == 0 { return ["no handover began: \(totals)"] }
         return []
+    }
+}
+
+extension DriverSimulationTests {
+    /// Each of the protocol's checks for lost messages matters: switched off in the real machines
+    /// (`ProtocolChecks`), a pinned seed of the driver simulation breaks the invariant it keeps, and
+    /// the same seed with the check on (the others as off as before) holds. The worker's rejoin on a
+    /// re-established connection finds most losses first, so it is off in each test but its own; it
+    /// and the parent's deadline for acknowledgements each alone close the last losses, so each is
+    /// shown with the other off.
+    ///
+    /// The seeds change with the simulation's model and the drivers' code: when one no longer finds
+    /// its violation, a bounded search over the first seeds (`run(seed:checks:)` with the same
+    /// checks off) finds another.
+    ///
+    /// Not shown yet: the worker's check of the events' sequence (the model simulator's seed 5
+    /// showed events skipped without it), its rejoin on a re-established connection and the
+    /// parent's deadline for acknowledgements (seeds 253 and 3060 there, after the long mode's
+    /// 1795696508809 and 1795696984888 found a child's last events message lost for good). A
+    /// search of the first 51 seeds with the sequence check, the rejoin and the deadline off, and
+    /// of the first 51 with the rejoin and the deadline off, found no violation: unlike the
+    /// model's parent, the real one sends with `ZMQ_ROUTER_MANDATORY`, so a send to a worker
+    /// whose connection is down fails (`EHOSTUNREACH`) and the parent removes the worker at once;
+    /// a loss in flight goes unseen only when the connection comes back before the parent's next
+    /// message to that worker (a heartbeat at the latest), which these seeds' rates seldom make.
+    /// `LostInTransitTests` shows each over real sockets.
+    @Suite struct ProtocolChecksMatter {
+        /// `ProtocolChecks` with the checks named off.
+        static func checks(off names: [ProtocolCheck]) -> ProtocolChecks {
+            var checks = ProtocolChecks()
+            for name in names {
+                switch name {
+                case .rejoin: checks.workerRejoinsOnReconnect = false
+                case .eventSequence: checks.workerChecksEventSequence = false
+                case .deadline: checks.parentDeadlinesAcknowledgements = false
+                case .outputsNumbers: checks.parentChecksOutputsNumbers = false
+                }
+            }
+            return checks
+        }
+
+        enum ProtocolCheck: Sendable {
+            case rejoin, eventSequence, deadline, outputsNumbers
+        }
+
+        /// Seed `seed` with `check` and `others` switched off breaks an invariant saying `expected`;
+        /// with only `others` off it holds.
+        static func expect(_ expected: String, seed: UInt64, without check: ProtocolCheck, alsoOff others: [ProtocolCheck]) async {
+            await DriverSimulationTests.simulate {
+                let (violation, _, error) = DriverSimulationTests.run(seed: seed, checks: checks(off: [check] + others))
+                if let error { return [error] }
+                guard let violation, violation.message.contains(expected) else {
+                    let found = violation.map { "\($0)" } ?? "none"
+                    return ["seed \(seed) without \(check) (and \(others)): expected a violation saying \"\(expected)\", found \(found)"]
+                }
+                // The check is what keeps it: on, the same seed holds.
+                let (holds, _, again) = DriverSimulationTests.run(seed: seed, checks: checks(off: others))
+                if let again { return [again] }
+                if let holds { return ["seed \(seed) with \(check) on (and \(others) off) breaks an invariant too: \(holds)"] }
+                return []
+            }
+        }
+
+        /// Outputs lost in transit were acknowledged over (the model simulator's seeds 41 and 561
+        /// found it): a later flush's cumulative acknowledgement covered events whose outputs never
+        /// arrived. Without the parent's check of the OUTPUTS numbers, seed 34 delivers a child's
+        /// outputs with a gap.
+        @Test("without the parent's check of OUTPUTS numbers, the real drivers lose outputs (seed 34)")
+        func outputsNumbers() async {
+            await Self.expect("an event lost", seed: 34, without: .outputsNumbers, alsoOff: [.rejoin])
+        }
     }
 }

@@ -98,8 +98,11 @@ final class SimulatedTransport: LoopTransport {
 
     func sendToListenerPeer(_ peer: WorkerID, message: OutgoingMessage) throws(ZMQError) {
         guard !isClosed else { return }
+        let frames = Self.frames(of: message)
+        // A handover began (whether or not the RELEASE reaches the worker).
+        if message.kind == .release { network.releaseSent(by: process, frames: frames) }
         guard let link = network.link(routingID: peer.bytes), link.parent == process,
-            link.send(toWorker: Self.frames(of: message), at: network.clock.now, delay: network.delay())
+            link.send(toWorker: frames, at: network.clock.now, delay: network.delay())
         else { throw ZMQError(code: EHOSTUNREACH) }
         network.count.messagesToWorkers += 1
     }
