@@ -61,6 +61,35 @@ import WireProtocol
         #expect(deliveries.names == ["restored, pass 2"])
     }
 
+    @Test("a slot's latest sink is found after exports made since an earlier lookup, and a forgotten latest is not")
+    func slotIndexFollowsLaterExports() throws {
+        let table = SinkTable(capacity: 3)
+        let deliveries = Deliveries()
+        table.export(token: "n1:0@b.1", deliver: deliveries.handler("pass 1"))
+        #expect(try send(1, to: "n1:0@a.7", in: table))
+        // Exported after that lookup indexed the slots: the next lookup indexes them too.
+        table.export(token: "n1:0@b.2", deliver: deliveries.handler("pass 2"))
+        #expect(try send(2, to: "n1:0@a.7", in: table))
+        // Three exports of other slots push both passes out: the slot has no sink left.
+        for slot in 1...3 { table.export(token: "n1:\(slot)@b.3", deliver: deliveries.handler("slot \(slot)")) }
+        #expect(try !send(3, to: "n1:0@a.7", in: table))
+        #expect(deliveries.names == ["pass 1", "pass 2"])
+    }
+
+    @Test("a sink exported with an acceptance answer gets its events like any other")
+    func reportingExportDelivers() throws {
+        let table = SinkTable()
+        let accepted = Mutex<[Int]>([])
+        table.export(token: "n1:0@a.1", deliverReportingAcceptance: { decoder in
+            let value = try Int(from: decoder)
+            accepted.withLock { $0.append(value) }
+            return true
+        })
+        #expect(try send(4, to: "n1:0@a.1", in: table))
+        #expect(try send(5, to: "n1:0@b.9", in: table), "another incarnation's token reaches it too")
+        #expect(accepted.withLock { $0 } == [4, 5])
+    }
+
     @Test("an event that does not decode as the sink's type is refused")
     func undecodableIsRefused() throws {
         let table = SinkTable()

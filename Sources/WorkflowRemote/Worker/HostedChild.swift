@@ -82,7 +82,9 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
             listener: HostListener(
                 onRendering: { forwarder.rendering($0.rendering, propsSequence: $0.propsSequence) },
                 // The root emits nothing itself: its child's outputs go by `forwardOutput`.
-                onOutput: { _ in }))
+                onOutput: { _ in },
+                // The forwarder is the only reader of the child's renderings.
+                keepsLatestRendering: false))
     }
 
     func update(props: UnsafeRawBufferPointer, propsSequence: UInt64) throws {

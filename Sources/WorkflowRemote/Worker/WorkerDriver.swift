@@ -258,7 +258,8 @@ extension WorkerDriver {
     func handleStart(_ envelope: Envelope) {
         let childID = envelope.correlationID
         guard envelope.payloads.count == 2,
-            let start = try? envelope.payloads[0].withUnsafeBytes({ try codec.decode(StartPayload.self, from: $0, userInfo: [:]) })
+            // With the loop's coder storage, as the props are, not a decoder made per START.
+            let start = try? envelope.payloads[0].withUnsafeBytes({ try codec.decode(StartPayload.self, from: $0, reusing: codingScratch) })
         else {
             replyUpstreamError(.malformedMessage, "START needs a start payload and props", envelope)
             return
