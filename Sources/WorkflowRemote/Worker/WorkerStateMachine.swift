@@ -271,6 +271,15 @@ struct WorkerStateMachine<Child> {
         return fence(silence: .zero, at: now)
     }
 
+    /// An ERROR from the parent (`correlationID`; `refusal`: what it says if its code refuses a
+    /// join, name taken or refused): whether it answers this worker's HELLO. Only an error about
+    /// no request (`correlationID` 0) before the WELCOME does; the worker then keeps asking with
+    /// back-off (the silence rule). Any other is only reported (`nil`).
+    func joinRefusal(correlationID: UInt64, refusal: JoinRefusal?) -> JoinRefusal? {
+        guard correlationID == 0, !isWelcomed else { return nil }
+        return refusal
+    }
+
     /// RECONNECT: the parent does not know this connection. Returns the children to stop (and a
     /// drain that ended) when the worker joins again with HELLO; `nil` when it ignores it (not
     /// welcomed yet: the HELLO already sent is still to be answered).
