@@ -16,6 +16,12 @@ extension ParentStateMachine {
         if awaitingAcknowledgement[childID] == nil { awaitingAcknowledgement[childID] = now }
     }
 
+    /// An acknowledgement of `childID`'s events through `sequence` arrived from its placement:
+    /// the wait ends if it covers every event sent there, or starts again from now.
+    mutating func acknowledged(_ childID: UInt64, through sequence: UInt64, at now: Instant) {
+        acknowledged(childID, coversAllSent: sequence >= lastSentEvent(of: childID), at: now)
+    }
+
     /// An acknowledgement for `childID` arrived from its placement; `coversAllSent`: of every
     /// event sent to it. The wait ends, or starts again from now.
     mutating func acknowledged(_ childID: UInt64, coversAllSent: Bool, at now: Instant) {
@@ -90,17 +96,43 @@ extension ParentStateMachine {
         }
     }
 
-    /// `childID`'s output order, to take a message's outputs with (one lookup per message, not
-    /// one per output) and give back (`setOutputOrder(_:of:)`). A child this machine does not
-    /// keep gets a fresh order.
-    func outputOrder(of childID: UInt64) -> OutputOrder {
-        children[childID]?.outputs ?? OutputOrder()
+    /// Which outputs of one OUTPUTS message are delivered to the child's node
+    /// (`outputsArrived(for:causes:ordinals:continues:)`): all of them unless a replay brought
+    /// some delivered already.
+    struct DeliveredOutputs: Equatable {
+        /// Per output, whether it is delivered; `nil`: all are.
+        private let kept: [Bool]?
+
+        static let all = DeliveredOutputs(kept: nil)
+
+        fileprivate init(kept: [Bool]?) {
+            self.kept = kept
+        }
+
+        /// Whether the message's output at `index` is delivered.
+        func contains(_ index: Int) -> Bool {
+            kept?[index] ?? true
+        }
     }
 
-    /// Keeps `order` as `childID`'s, if the child is still kept (what took the outputs may have
-    /// stopped it).
-    mutating func setOutputOrder(_ order: OutputOrder, of childID: UInt64) {
-        guard let index = children.index(forKey: childID) else { return }
-        children.values[index].outputs = order
+    /// An OUTPUTS message of `childID` tagged `causes`/`ordinals` (one per output, in emission
+    /// order) arrived from its placement; `continues`: more messages of the same flush follow.
+    /// Decides which of its outputs are new (a replay's duplicates are dropped) and, at the
+    /// flush's last message, counts the flush's outputs as delivered. A child this machine does
+    /// not keep has every output delivered and nothing kept.
+    mutating func outputsArrived(for childID: UInt64, causes: [UInt64], ordinals: [UInt32], continues: Bool) -> DeliveredOutputs {
+        guard let index = children.index(forKey: childID) else { return .all }
+        var kept: [Bool]?
+        for output in causes.indices where !children.values[index].outputs.take(cause: causes[output], ordinal: ordinals[output]) {
+            if kept == nil { kept = Array(repeating: true, count: causes.count) }
+            kept?[output] = false
+        }
+        if !continues { children.values[index].outputs.flushEnded() }
+        return DeliveredOutputs(kept: kept)
+    }
+
+    /// `childID`'s output order (what was delivered), for inspection and tests.
+    func outputOrder(of childID: UInt64) -> OutputOrder? {
+        children[childID]?.outputs
     }
 }

@@ -19,12 +19,26 @@ extension ParentStateMachine {
         worker.children = Set(placedThere)
         worker.releasing.formUnion(placedThere)
         workers[id] = worker
+        for child in placedThere { beginReleasing(child, from: id) }
         return DrainRequest(releases: placedThere, drainedAlready: worker.releasing.isEmpty)
     }
 
     /// A rebalance begins moving `childID` off `id` (RELEASE sent).
     mutating func releaseBegun(_ childID: UInt64, on id: WorkerID) {
         workers[id]?.releasing.insert(childID)
+        beginReleasing(childID, from: id)
+    }
+
+    /// `childID`, placed on `id`, is being released from there.
+    private mutating func beginReleasing(_ childID: UInt64, from id: WorkerID) {
+        guard let index = children.index(forKey: childID), children.values[index].phase == .placed(on: id) else { return }
+        children.values[index].phase = .releasing(from: id)
+    }
+
+    /// Whether `childID`'s final flush from `id` completes a release begun there (the child's
+    /// phase is `releasing(from: id)`).
+    func isReleasing(_ childID: UInt64, from id: WorkerID) -> Bool {
+        children[childID]?.phase == .releasing(from: id)
     }
 
     /// The child `childID` no longer waits for its release on `id` (released, stopped, refused).
@@ -39,6 +53,9 @@ extension ParentStateMachine {
     /// `canMoveAtOnce` says whether another worker takes it now (counted for the drain's report).
     /// Returns whether that ended `id`'s drain.
     mutating func released(_ childID: UInt64, from id: WorkerID, canMoveAtOnce: Bool) -> Bool {
+        if let index = children.index(forKey: childID), children.values[index].phase == .releasing(from: id) {
+            children.values[index].phase = .awaitingPlacement(movingFrom: workers[id]?.name)
+        }
         guard workers[id] != nil else { return false }
         workers[id]!.children.remove(childID)
         awaitingAcknowledgement[childID] = nil

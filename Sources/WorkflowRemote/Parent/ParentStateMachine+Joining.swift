@@ -59,13 +59,18 @@ extension ParentStateMachine {
     /// forgotten with its children. `nil` if it was not joined.
     mutating func workerLeft(_ id: WorkerID) -> Departure? {
         guard let worker = workers.removeValue(forKey: id) else { return nil }
-        let children = worker.children.sorted().map { child in
-            (id: child, after: worker.releasing.contains(child) ? ChildAfterDeparture.moveOn : .fail)
-        }
-        for child in worker.children {
+        var departing: [(id: UInt64, after: ChildAfterDeparture)] = []
+        for child in worker.children.sorted() {
             outputsMessageNumbers[child] = nil
             awaitingAcknowledgement[child] = nil
+            let after = worker.releasing.contains(child) ? ChildAfterDeparture.moveOn : .fail
+            if let index = children.index(forKey: child) {
+                // Counted there, but its current copy is elsewhere: nothing of it left with the worker.
+                guard children.values[index].phase.host == id else { continue }
+                children.values[index].phase = .awaitingPlacement(movingFrom: after == .moveOn ? worker.name : nil)
+            }
+            departing.append((id: child, after: after))
         }
-        return Departure(worker: worker, children: children)
+        return Departure(worker: worker, children: departing)
     }
 }

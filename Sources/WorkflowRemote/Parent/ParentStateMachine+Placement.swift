@@ -13,6 +13,8 @@ extension ParentStateMachine {
         /// The last event sent to the current placement (0: none yet); events after it are due.
         var lastSentEvent: UInt64 = 0
         var outputs = OutputOrder()
+        /// Where it is in its lifecycle (`ParentStateMachine+Lifecycle.swift`).
+        var phase = Phase.awaitingPlacement(movingFrom: nil)
     }
 
     /// What a new placement of a child starts from (`newPlacement(of:snapshotThrough:)`).
@@ -54,14 +56,22 @@ extension ParentStateMachine {
     }
 
 
-    /// The child `childID` was placed (START sent) on `id`.
-    mutating func placed(_ childID: UInt64, on id: WorkerID) {
+    /// The child `childID` was placed (START sent) on `id`. Returns the worker it moved from, if
+    /// this placement ends a handover (a drain, a rebalance) rather than a failure.
+    @discardableResult
+    mutating func placed(_ childID: UInt64, on id: WorkerID) -> String? {
         workers[id]?.children.insert(childID)
         awaitingAcknowledgement[childID] = nil
+        guard let index = children.index(forKey: childID) else { return nil }
+        let movedFrom = children.values[index].phase.movingFrom
+        children.values[index].phase = .placed(on: id)
+        return movedFrom
     }
 
-    /// The child `childID` no longer runs on `id` (stopped, refused, no answer in time). Returns
-    /// whether that ended `id`'s drain (its last child waiting for a handover).
+    /// The child `childID` no longer runs on `id` (stopped, refused, no answer in time): the
+    /// worker's count of it (its phase is changed by what ended it, `childFailed(_:with:)`,
+    /// `forget(_:)`). Returns whether that ended `id`'s drain (its last child waiting for a
+    /// handover).
     @discardableResult
     mutating func unplaced(_ childID: UInt64, from id: WorkerID) -> Bool {
         workers[id]?.children.remove(childID)

@@ -133,14 +133,12 @@ final class SimulatedParent {
             children[index].answered = true
             // Each event emits one output, tagged with it: the machine's order drops a replay's
             // duplicates, and what it takes must follow what it delivered without a gap.
-            var order = machine.outputOrder(of: childID)
-            for cause in causes {
-                let last = (order.partial ?? order.delivered).cause
-                guard order.take(cause: cause, ordinal: 0) else { continue }
+            var last = machine.outputOrder(of: childID).map { ($0.partial ?? $0.delivered).cause } ?? 0
+            let delivered = machine.outputsArrived(for: childID, causes: causes, ordinals: causes.map { _ in 0 }, continues: false)
+            for (index, cause) in causes.enumerated() where delivered.contains(index) {
                 if cause != last + 1 { world.violation("child \(childID): output of event \(cause) after \(last): outputs lost") }
+                last = cause
             }
-            order.flushEnded()
-            machine.setOutputOrder(order, of: childID)
             if let acknowledged, acknowledged > children[index].acknowledged.applied {
                 guard let snapshot, snapshot.applied == acknowledged else {
                     world.violation("child \(childID): acknowledgement \(acknowledged) without its snapshot")
