@@ -70,8 +70,8 @@ extension ParentDriver {
         let peers = workers.values.compactMap { peer -> RemoteRuntimeInspection.Worker? in
             guard let state = parent.workers[peer.id] else { return nil }
             return RemoteRuntimeInspection.Worker(
-                name: peer.name, pool: peer.pool, capacity: peer.capacity, load: state.children.count,
-                hostedTypes: peer.hostedTypes.sorted(), secondsSinceHeard: (now - state.lastHeard).seconds, joinedAt: peer.joinedAt,
+                name: peer.name, pool: state.pool, capacity: peer.capacity, load: state.children.count,
+                hostedTypes: state.hostedTypes.sorted(), secondsSinceHeard: (now - state.lastHeard).seconds, joinedAt: peer.joinedAt,
                 processID: peer.processID, hostName: peer.hostName, isDraining: state.isDraining)
         }
         return RemoteRuntimeInspection(

@@ -142,8 +142,9 @@ extension ParentDriver {
             // the new connection takes its place and its children are placed again.
             if let replacing { removeWorker(replacing, reason: "rejoined on a new connection") }
         }
+        let hostedTypes = Set(hello.hostedTypes)
         let peer = WorkerPeer(
-            id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
+            id: peerID, name: hello.name, capacity: hello.capacity,
             processID: hello.processID, hostName: hello.hostName)
         peer.carriesTraceContext = version >= RemoteProtocol.traceContext
         peer.packing = version >= RemoteProtocol.packedBatches ? .packed : .framed
@@ -151,7 +152,7 @@ extension ParentDriver {
         parent.join(
             peerID,
             as: .init(
-                name: hello.name, pool: hello.pool, instance: hello.instance, hostedTypes: peer.hostedTypes, stateVersions: hello.stateVersions ?? [:],
+                name: hello.name, pool: hello.pool, instance: hello.instance, hostedTypes: hostedTypes, stateVersions: hello.stateVersions ?? [:],
                 joinedAt: now))
         metrics.workersJoined.increment()
         logger.info(
@@ -162,8 +163,8 @@ extension ParentDriver {
             ])
         sendWelcome(to: peerID, protocolVersion: version)
         shared.setWorkers(workers.values.map(\.name))
-        warn(of: placementCoverage.workerJoined(hello.name, announcing: peer.hostedTypes))
-        for proxy in proxies.walkAll() where peer.hostedTypes.contains(proxy.typeName) {
+        warn(of: placementCoverage.workerJoined(hello.name, announcing: hostedTypes))
+        for proxy in proxies.walkAll() where hostedTypes.contains(proxy.typeName) {
             if parent.retryPlacement(of: proxy.childID) { proxy.placementRetried() }
         }
     }
