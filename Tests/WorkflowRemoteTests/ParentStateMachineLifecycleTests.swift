@@ -139,4 +139,24 @@ import Testing
         let retriedPlaced = machine.retryPlacement(of: 7)
         #expect(!retriedPlaced)
     }
+
+    @Test("a HELLO is refused for a name longer than a routing id or no protocol version in common; otherwise the highest common version is agreed")
+    func helloTerms() {
+        let long = String(repeating: "w", count: WorkerPeer.maxNameBytes + 1)
+        #expect(Machine.terms(ofHelloNaming: "w1", pool: "p", offering: [4, 5, 6], supported: 5...6) == .agreed(protocolVersion: 6))
+        #expect(Machine.terms(ofHelloNaming: "w1", pool: "p", offering: [4, 5], supported: 5...6) == .agreed(protocolVersion: 5))
+        guard case .nameTooLong(let reason) = Machine.terms(ofHelloNaming: long, pool: "p", offering: [6], supported: 5...6) else {
+            Issue.record("a name too long was agreed")
+            return
+        }
+        #expect(reason.contains("longer than"))
+        guard case .nameTooLong(let versions) = Machine.terms(ofHelloNaming: "w1", pool: long, offering: [6], supported: 5...6),
+            case .noCommonVersion(let noCommon) = Machine.terms(ofHelloNaming: "w1", pool: "p", offering: [3, 4], supported: 5...6)
+        else {
+            Issue.record("a pool name too long, or no common version, was agreed")
+            return
+        }
+        #expect(versions.contains("longer than"))
+        #expect(noCommon.contains("no common protocol version"))
+    }
 }

@@ -92,21 +92,19 @@ extension ParentDriver {
             }
             return
         }
-        guard hello.name.utf8.count <= WorkerPeer.maxNameBytes, hello.pool.utf8.count <= WorkerPeer.maxNameBytes else {
-            let reason = "a worker or pool name is longer than \(WorkerPeer.maxNameBytes) bytes"
-            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)"]) {
-                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
-            }
+        let version: Int
+        switch ParentStateMachine.terms(
+            ofHelloNaming: hello.name, pool: hello.pool, offering: hello.protocolVersions ?? [hello.protocolVersion],
+            supported: configuration.protocolVersions)
+        {
+        case .agreed(let agreed):
+            version = agreed
+        case .nameTooLong(let reason):
+            // The name is not logged: it is the very thing refused for its size.
+            refuseHello(from: peerID, reason: reason, metadata: ["peer": "\(peerID)"])
             return
-        }
-        let offered = hello.protocolVersions ?? [hello.protocolVersion]
-        guard let version = RemoteProtocol.negotiate(offered: offered, supported: configuration.protocolVersions) else {
-            let reason =
-                "no common protocol version: the worker speaks \(offered.sorted().map(String.init).joined(separator: ", ")), "
-                + "this parent \(configuration.protocolVersions.map(String.init).joined(separator: ", "))"
-            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
-                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
-            }
+        case .noCommonVersion(let reason):
+            refuseHello(from: peerID, reason: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"])
             return
         }
         var admission = parent.admit(name: hello.name, instance: hello.instance, from: peerID)
@@ -166,6 +164,14 @@ extension ParentDriver {
         warn(of: placementCoverage.workerJoined(hello.name, announcing: hostedTypes))
         for proxy in proxies.walkAll() where hostedTypes.contains(proxy.typeName) {
             if parent.retryPlacement(of: proxy.childID) { proxy.placementRetried() }
+        }
+    }
+
+    /// Answers a HELLO whose terms were refused (`ParentStateMachine.terms(ofHelloNaming:...)`)
+    /// with ERROR `refused`, logged at a limited rate.
+    private func refuseHello(from peerID: WorkerID, reason: String, metadata: Logger.Metadata) {
+        if warnLimited("HELLO refused", detail: reason, metadata: metadata) {
+            replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
         }
     }
 

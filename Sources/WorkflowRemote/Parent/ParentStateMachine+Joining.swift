@@ -19,6 +19,32 @@ extension ParentStateMachine {
         case refuseNameTaken
     }
 
+    /// What a HELLO's terms (its names' sizes, the protocol versions it offers) call for, before
+    /// its name is looked at (`admit(name:instance:from:probed:)`).
+    enum HelloTerms: Equatable {
+        /// Acceptable, speaking `protocolVersion` (the highest both sides speak).
+        case agreed(protocolVersion: Int)
+        /// Refused: a worker or pool name is too long (`reason` says which limit).
+        case nameTooLong(reason: String)
+        /// Refused: no protocol version in common (`reason` names both sides' versions).
+        case noCommonVersion(reason: String)
+    }
+
+    /// Checks a HELLO naming worker `name` in `pool` and offering protocol versions `offered`
+    /// against this parent's `supported` ones: names go into log lines and placement decisions,
+    /// so a peer cannot make them as long as a message (`WorkerPeer.maxNameBytes`).
+    static func terms(ofHelloNaming name: String, pool: String, offering offered: [Int], supported: ClosedRange<Int>) -> HelloTerms {
+        guard name.utf8.count <= WorkerPeer.maxNameBytes, pool.utf8.count <= WorkerPeer.maxNameBytes else {
+            return .nameTooLong(reason: "a worker or pool name is longer than \(WorkerPeer.maxNameBytes) bytes")
+        }
+        guard let version = RemoteProtocol.negotiate(offered: offered, supported: supported) else {
+            return .noCommonVersion(
+                reason: "no common protocol version: the worker speaks \(offered.sorted().map(String.init).joined(separator: ", ")), "
+                    + "this parent \(supported.map(String.init).joined(separator: ", "))")
+        }
+        return .agreed(protocolVersion: version)
+    }
+
     /// Decides on a HELLO from `id` naming `name`, sent by the process `instance`.
     func admit(name: String, instance: String, from id: WorkerID, probed: Bool = false) -> Admission {
         if let known = workers[id] {
