@@ -106,17 +106,18 @@ struct WorkerStateMachine<Child> {
 
     // MARK: State
 
-    // Internal, not private: the machine's extensions in the sibling files
-    // (`WorkerStateMachine+*.swift`) change it; only they do (the drivers read it).
+    // `private(set)` where only this file changes it; internal where the machine's extensions in
+    // the sibling files (`WorkerStateMachine+*.swift`) change it too (only they do: the drivers
+    // read it), since Swift's `private` does not reach another file.
 
     /// The children hosted here, by child id.
     var children: [UInt64: Hosted] = [:]
     /// Whether the parent welcomed this worker (and has not forgotten it since, as far as it knows).
     var isWelcomed = false
     /// Whether the parent's WELCOME said it understands DRAIN.
-    var parentDrains = false
+    private(set) var parentDrains = false
     /// Whether the parent's WELCOME said its STARTs name the last event their snapshot includes.
-    var parentStartsCarryBase = false
+    private(set) var parentStartsCarryBase = false
     /// When the current connection completed its handshake (`nil`: not yet).
     var connectedAt: Instant?
     /// Whether the current connection's handshake failed.
@@ -124,11 +125,11 @@ struct WorkerStateMachine<Child> {
     /// Whether a HELLO found no connection to take it: sent again when a handshake succeeds.
     var helloPending = false
     /// Whether trouble with the connection was reported, so its recovery is reported once too.
-    var connectionTrouble = false
+    private(set) var connectionTrouble = false
     /// Reconnections since the parent last welcomed this worker (for exponential back-off).
     var reconnectAttempts = 0
     var lastHeard: Instant
-    var lastSent: Instant
+    private(set) var lastSent: Instant
     var isShuttingDown = false
     /// Set once a drain began: a silent parent then ends the drain instead of a reconnection.
     var isLeaving = false
