@@ -98,26 +98,23 @@ final class BinaryDecoder: Decoder {
     func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, key: (any CodingKey)?, end: inout Int) throws -> T {
         do throws(WireError) {
             var reader = try state.reader(at: offset)
-            if T.self == String.self {
-                if let value = try reader.readString(limits: limits) as? T { end = reader.offset; return value }
-            } else if T.self == Int.self {
-                if let value = try reader.readInteger(Int.self) as? T { end = reader.offset; return value }
-            } else if T.self == Double.self {
-                if let value = try reader.readDouble() as? T { end = reader.offset; return value }
-            } else if T.self == Bool.self {
-                if let value = try reader.readBool() as? T { end = reader.offset; return value }
-            } else if T.self == Int64.self {
-                if let value = try reader.readInteger(Int64.self) as? T { end = reader.offset; return value }
-            } else if T.self == UInt64.self {
-                if let value = try reader.readInteger(UInt64.self) as? T { end = reader.offset; return value }
+            if Self.readsDirectly(T.self) {
+                let value = try Self.readDirectScalar(T.self, from: &reader, limits: limits)
+                end = reader.offset
+                return value
             } else if reader.peekByte() == BinaryTag.unkeyed.rawValue, let integers = try readIntegerArray(T.self, &reader) {
                 end = reader.offset
                 return integers
             } else if reader.peekByte() == BinaryTag.bytes.rawValue {
+                // Taken as `T` with `_identityCast` (see `readDirectScalar`).
                 if T.self == Data.self {
-                    if let value = Data(try reader.readBytes(limits: limits)) as? T { end = reader.offset; return value }
+                    let value = Data(try reader.readBytes(limits: limits))
+                    end = reader.offset
+                    return _identityCast(value, to: T.self)
                 } else if ObjectIdentifier(T.self) == byteArrayType {
-                    if let value = Array(try reader.readBytes(limits: limits)) as? T { end = reader.offset; return value }
+                    let value = Array(try reader.readBytes(limits: limits))
+                    end = reader.offset
+                    return _identityCast(value, to: T.self)
                 }
             }
         } catch {
@@ -140,6 +137,33 @@ final class BinaryDecoder: Decoder {
 }
 
 extension BinaryDecoder {
+    /// Whether `T` is a scalar read directly (`readDirectScalar`): `String`, `Int`, `Double`,
+    /// `Bool`, `Int64`, `UInt64`, the types `ByteWriter.writeDirectScalar` writes.
+    static func readsDirectly<T>(_: T.Type) -> Bool {
+        T.self == String.self || T.self == Int.self || T.self == Double.self || T.self == Bool.self || T.self == Int64.self
+            || T.self == UInt64.self
+    }
+
+    /// Reads a scalar of a type `readsDirectly` accepts (a metatype comparison is far cheaper
+    /// than a trip through `init(from:)` and a single-value container). The value is taken as
+    /// `T` with `_identityCast`: an `as? T` is a dynamic cast and needs `Optional<T>`'s
+    /// metadata, looked up on every value.
+    static func readDirectScalar<T>(_: T.Type, from reader: inout ByteReader, limits: WireLimits) throws(WireError) -> T {
+        if T.self == String.self {
+            _identityCast(try reader.readString(limits: limits), to: T.self)
+        } else if T.self == Int.self {
+            _identityCast(try reader.readInteger(Int.self), to: T.self)
+        } else if T.self == Double.self {
+            _identityCast(try reader.readDouble(), to: T.self)
+        } else if T.self == Bool.self {
+            _identityCast(try reader.readBool(), to: T.self)
+        } else if T.self == Int64.self {
+            _identityCast(try reader.readInteger(Int64.self), to: T.self)
+        } else {
+            _identityCast(try reader.readInteger(UInt64.self), to: T.self)
+        }
+    }
+
     /// `[UInt64]` and `[UInt32]` (the sequence numbers and indexes in the remote runtime's
     /// message headers, one per event or output) read in one loop from the unkeyed container at
     /// the reader, instead of a container object and a generic decode per element. The bytes

@@ -229,27 +229,15 @@ final class BinaryEncoder: Encoder {
     // MARK: Values
 
     func writeNil() { writer.write(BinaryTag.null.rawValue) }
-    func write(_ value: Bool) { writer.write(value ? BinaryTag.true.rawValue : BinaryTag.false.rawValue) }
-    func write(_ value: String) {
-        writer.write(BinaryTag.string.rawValue)
-        writer.writeString(value)
-    }
-    func write(_ value: Double) {
-        writer.write(BinaryTag.float64.rawValue)
-        writer.write(bigEndian: value.bitPattern)
-    }
+    func write(_ value: Bool) { writer.writeTagged(value) }
+    func write(_ value: String) { writer.writeTagged(value) }
+    func write(_ value: Double) { writer.writeTagged(value) }
     func write(_ value: Float) {
         writer.write(BinaryTag.float32.rawValue)
         writer.write(bigEndian: value.bitPattern)
     }
-    func writeSigned(_ value: Int64) {
-        writer.write(BinaryTag.signed.rawValue)
-        writer.writeVarint(zigzag(value))
-    }
-    func writeUnsigned(_ value: UInt64) {
-        writer.write(BinaryTag.unsigned.rawValue)
-        writer.writeVarint(value)
-    }
+    func writeSigned(_ value: Int64) { writer.writeTagged(signed: value) }
+    func writeUnsigned(_ value: UInt64) { writer.writeTagged(unsigned: value) }
     func write(_ value: Int128) {
         writer.write(BinaryTag.signed.rawValue)
         writer.writeVarint(zigzag(value))
@@ -258,11 +246,7 @@ final class BinaryEncoder: Encoder {
         writer.write(BinaryTag.unsigned.rawValue)
         writer.writeVarint(value)
     }
-    func writeBytes(_ raw: UnsafeRawBufferPointer) {
-        writer.write(BinaryTag.bytes.rawValue)
-        writer.writeVarint(UInt64(raw.count))
-        writer.write(raw)
-    }
+    func writeBytes(_ raw: UnsafeRawBufferPointer) { writer.writeTagged(bytes: raw) }
 
     /// Writes an array of unsigned integers (the sequence numbers in the remote runtime's
     /// message headers, one per event or output) in one loop: the same bytes as an unkeyed
@@ -277,33 +261,36 @@ final class BinaryEncoder: Encoder {
     }
 
     /// Writes types with a direct representation without going through `encode(to:)`;
-    /// returns false for everything else. `Data` and `[UInt8]` become raw bytes; `[UInt64]` and
-    /// `[UInt32]` the same unkeyed container their own `encode(to:)` would write.
+    /// returns false for everything else. Scalars as `ByteWriter.writeDirectScalar` writes them;
+    /// `Data` and `[UInt8]` become raw bytes; `[UInt64]` and `[UInt32]` the same unkeyed
+    /// container their own `encode(to:)` would write.
     private func writeDirect<T: Encodable>(_ value: T) -> Bool {
-        if T.self == String.self, let value = value as? String {
-            write(value)
-        } else if T.self == Int.self, let value = value as? Int {
-            writeSigned(Int64(value))
-        } else if T.self == Data.self, let value = value as? Data {
-            value.withUnsafeBytes { writeBytes($0) }
-        } else if ObjectIdentifier(T.self) == byteArrayType, let value = value as? [UInt8] {
-            value.withUnsafeBytes { writeBytes($0) }
-        } else if ObjectIdentifier(T.self) == uint64ArrayType, let value = value as? [UInt64] {
-            writeUnsignedArray(value)
-        } else if ObjectIdentifier(T.self) == uint32ArrayType, let value = value as? [UInt32] {
-            writeUnsignedArray(value)
-        } else if T.self == Double.self, let value = value as? Double {
-            write(value)
-        } else if T.self == Bool.self, let value = value as? Bool {
-            write(value)
-        } else if T.self == UInt64.self, let value = value as? UInt64 {
-            writeUnsigned(value)
-        } else if T.self == Int64.self, let value = value as? Int64 {
-            writeSigned(value)
+        if writer.writeDirectScalar(value, reservingFirst: false) { return true }
+        if T.self == Data.self {
+            _identityCast(value, to: Data.self).withUnsafeBytes { writeBytes($0) }
+        } else if ObjectIdentifier(T.self) == byteArrayType {
+            _identityCast(value, to: [UInt8].self).withUnsafeBytes { writeBytes($0) }
+        } else if ObjectIdentifier(T.self) == uint64ArrayType {
+            writeUnsignedArray(_identityCast(value, to: [UInt64].self))
+        } else if ObjectIdentifier(T.self) == uint32ArrayType {
+            writeUnsignedArray(_identityCast(value, to: [UInt32].self))
         } else {
             return false
         }
         return true
+    }
+
+    /// A whole message holding one scalar of a type `ByteWriter.writeDirectScalar` writes (an
+    /// event's or an output's value, usually), written without an encoder: the same bytes as
+    /// `encodeRoot`, in an array of their own size, without the encoder object, its buffer and
+    /// its stack. `nil` for any other type.
+    static func directScalarRoot<T: Encodable>(_ value: T, limits: WireLimits) throws(WireError) -> [UInt8]? {
+        var writer = ByteWriter()
+        guard writer.writeDirectScalar(value, reservingFirst: true) else { return nil }
+        guard writer.count <= limits.maxFrameBytes else {
+            throw .lengthTooLarge(declared: UInt64(writer.count), limit: limits.maxFrameBytes, context: "encoded payload")
+        }
+        return writer.bytes
     }
 
     /// Encodes `value` as the next value (after a key, as an element, or as the root).

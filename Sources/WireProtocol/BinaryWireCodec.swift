@@ -26,13 +26,18 @@ package struct BinaryWireCodec: WireCodec {
         unsafeBitCast(userInfo, to: [CodingUserInfoKey: Any].self)
     }
 
+    /// A scalar (an event's or an output's value, usually) is written without an encoder
+    /// (`BinaryEncoder.directScalarRoot`); any other value through a new one.
     package func encode<T: Encodable>(_ value: T) throws(WireError) -> [UInt8] {
-        try BinaryEncoder(limits: limits, userInfo: anyUserInfo).encodeRoot(value)
+        if let bytes = try BinaryEncoder.directScalarRoot(value, limits: limits) { return bytes }
+        return try BinaryEncoder(limits: limits, userInfo: anyUserInfo).encodeRoot(value)
     }
 
     /// Encodes with `scratch`'s encoder, reset for this message (a fresh one when it is in use
-    /// or has other limits); the result is copied out at its exact size.
+    /// or has other limits); the result is copied out at its exact size. A scalar needs no
+    /// encoder (`BinaryEncoder.directScalarRoot`).
     package func encode<T: Encodable>(_ value: T, reusing scratch: WireCodingScratch) throws(WireError) -> [UInt8] {
+        if let bytes = try BinaryEncoder.directScalarRoot(value, limits: limits) { return bytes }
         let encoder: BinaryEncoder
         if let reused = scratch.binaryEncoder, reused.limits == limits {
             scratch.binaryEncoder = nil
@@ -48,7 +53,10 @@ package struct BinaryWireCodec: WireCodec {
         return try encoder.encodeRoot(value, copying: true)
     }
 
+    /// A scalar (an event's or an output's value, usually) is read without a decoder
+    /// (`decodeDirectScalar`); any other value through a new one.
     package func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
+        if BinaryDecoder.readsDirectly(T.self) { return try decodeDirectScalar(type, from: bytes) }
         let decoder = try freshDecoder(of: bytes)
         defer { decoder.state.invalidate() }
         return try decodeRoot(with: decoder) { (decoder) throws in try decodeValue(type, with: decoder) }
@@ -59,33 +67,62 @@ package struct BinaryWireCodec: WireCodec {
     package func decode(from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void) throws(WireError) {
         let decoder = try freshDecoder(of: bytes)
         defer { decoder.state.invalidate() }
+        try decode(with: decoder, through: body)
+    }
+
+    /// `decode(from:through:)` with `scratch`'s decoder (`decoder(of:reusing:)`).
+    package func decode(
+        from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void, reusing scratch: WireCodingScratch
+    ) throws(WireError) {
+        let decoder = try self.decoder(of: bytes, reusing: scratch)
+        defer { giveBack(decoder, to: scratch) }
+        try decode(with: decoder, through: body)
+    }
+
+    /// Runs `body` with the root `decoder`; the value it reads must be the whole payload.
+    private func decode(with decoder: BinaryDecoder, through body: (any Decoder) throws -> Void) throws(WireError) {
         try decodeRoot(with: decoder) { (decoder) throws in
             try body(decoder)
             return ((), try decoder.end(ofValueAt: 0))
         }
     }
 
-    /// Decodes with `scratch`'s decoder state, reset for this message (a fresh one when it is in
-    /// use or has other limits).
+    /// Decodes with `scratch`'s decoder (`decoder(of:reusing:)`); a scalar needs none
+    /// (`decodeDirectScalar`).
     package func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
-        let decoder: BinaryDecoder
-        if let reused = scratch.binaryDecoder, reused.limits == limits {
-            try checkSize(of: bytes)
-            scratch.binaryDecoder = nil
-            reused.state.reset(bytes: bytes, userInfo: anyUserInfo)
-            reused.reset()
-            decoder = reused
-        } else {
-            decoder = try freshDecoder(of: bytes)
-        }
-        defer {
-            // Invalidated (a container kept past the decode fails cleanly) and its references
-            // to this message's bytes and context dropped before it waits for the next.
-            decoder.state.reset(bytes: UnsafeRawBufferPointer(start: nil, count: 0), userInfo: [:])
-            decoder.state.invalidate()
-            scratch.binaryDecoder = decoder
-        }
+        if BinaryDecoder.readsDirectly(T.self) { return try decodeDirectScalar(type, from: bytes) }
+        let decoder = try self.decoder(of: bytes, reusing: scratch)
+        defer { giveBack(decoder, to: scratch) }
         return try decodeRoot(with: decoder) { (decoder) throws in try decodeValue(type, with: decoder) }
+    }
+
+    /// `scratch`'s decoder with its state, reset for `bytes` (a fresh one when it is in use or
+    /// has other limits); `giveBack(_:to:)` returns it once the message is decoded.
+    private func decoder(of bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> BinaryDecoder {
+        guard let reused = scratch.binaryDecoder, reused.limits == limits else { return try freshDecoder(of: bytes) }
+        try checkSize(of: bytes)
+        scratch.binaryDecoder = nil
+        reused.state.reset(bytes: bytes, userInfo: anyUserInfo)
+        reused.reset()
+        return reused
+    }
+
+    /// Keeps `decoder` in `scratch` for the next message: invalidated (a container kept past the
+    /// decode fails cleanly), its references to this message's bytes and context dropped.
+    private func giveBack(_ decoder: BinaryDecoder, to scratch: WireCodingScratch) {
+        decoder.state.reset(bytes: UnsafeRawBufferPointer(start: nil, count: 0), userInfo: [:])
+        decoder.state.invalidate()
+        scratch.binaryDecoder = decoder
+    }
+
+    /// A whole payload holding one scalar of a type `BinaryDecoder.readsDirectly` accepts, read
+    /// in place without a decoder: the same value, and the same errors, as through one.
+    private func decodeDirectScalar<T>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws(WireError) -> T {
+        try checkSize(of: bytes)
+        var reader = ByteReader(bytes)
+        let value = try BinaryDecoder.readDirectScalar(type, from: &reader, limits: limits)
+        guard reader.isAtEnd else { throw .trailingBytes(count: reader.remaining, context: "binary payload") }
+        return value
     }
 
     private func checkSize(of bytes: UnsafeRawBufferPointer) throws(WireError) {

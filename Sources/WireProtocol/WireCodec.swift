@@ -25,6 +25,11 @@ package protocol WireCodec: Sendable {
     /// Decodes as ``decode(_:from:)`` does, reusing `scratch`'s coder storage
     /// (``WireCodingScratch``) instead of making a decoder for this one message.
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T
+    /// Decodes as ``decode(from:through:)`` does, reusing `scratch`'s coder storage
+    /// (``WireCodingScratch``): a worker decodes every event this way.
+    func decode(
+        from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void, reusing scratch: WireCodingScratch
+    ) throws(WireError)
 }
 
 extension WireCodec {
@@ -36,6 +41,13 @@ extension WireCodec {
     /// Without reusable coder state: decodes as ``decode(_:from:)`` does.
     package func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, reusing scratch: WireCodingScratch) throws(WireError) -> T {
         try decode(type, from: bytes)
+    }
+
+    /// Without reusable coder state: decodes as ``decode(from:through:)`` does.
+    package func decode(
+        from bytes: UnsafeRawBufferPointer, through body: @escaping @Sendable (any Decoder) throws -> Void, reusing scratch: WireCodingScratch
+    ) throws(WireError) {
+        try decode(from: bytes, through: body)
     }
 
     /// Decodes a `T` from an owned payload frame.

@@ -32,6 +32,24 @@ struct DecodingClosureTests {
         }
     }
 
+    @Test("With a scratch: message after message, after failures, and a keyed value, as without one", arguments: CodecID.allCases)
+    func reusingScratch(id: CodecID) throws {
+        let codec = WireCodecs.codec(for: id)
+        let scratch = WireCodingScratch()
+        let seen = Recorder()
+        func through(_ bytes: [UInt8], _ body: @escaping @Sendable (any Decoder) throws -> Void) throws {
+            try bytes.withUnsafeBytes { try codec.decode(from: $0, through: body, reusing: scratch) }
+        }
+        let record: @Sendable (any Decoder) throws -> Void = { seen.append("\(try Int(from: $0))") }
+        for value in [1, 300, -7] { try through(try codec.encode(value), record) }
+        #expect(throws: WireError.self) { try through(try codec.encode("not a number"), record) }
+        if id == .binary { #expect(throws: WireError.self) { try through(try codec.encode(5) + [0]) { _ = try Int(from: $0) } } }
+        try through(try codec.encode(8), record)
+        try through(try codec.encode(SeesUserInfo(seen: "x"))) { seen.append(try SeesUserInfo(from: $0).seen) }
+        try through(try codec.encode(11), record)
+        #expect(seen.values == ["1", "300", "-7", "8", "none|none", "11"])
+    }
+
     @Test("The binary codec refuses bytes after the value")
     func trailingBytes() throws {
         let codec = BinaryWireCodec()

@@ -18,10 +18,12 @@ import WireProtocol
     }
 
     let codec = BinaryWireCodec()
+    /// Reused by every delivery, as the worker's loop reuses its own.
+    let scratch = WireCodingScratch()
 
     func send(_ value: Int, to token: String, in table: SinkTable) throws -> Bool {
         let bytes = try codec.encode(value)
-        return bytes.withUnsafeBytes { table.deliver(token: token, bytes: $0, codec: codec) }
+        return bytes.withUnsafeBytes { table.deliver(token: token, bytes: $0, codec: codec, reusing: scratch) }
     }
 
     @Test("a token reaches the sink its own render pass exported, not a later one in the same slot")
@@ -65,7 +67,7 @@ import WireProtocol
         let deliveries = Deliveries()
         table.export(token: "n1:0@a.1", deliver: deliveries.handler("pass 1"))
         let bytes = try codec.encode("not a number")
-        #expect(!bytes.withUnsafeBytes { table.deliver(token: "n1:0@a.1", bytes: $0, codec: codec) })
+        #expect(!bytes.withUnsafeBytes { table.deliver(token: "n1:0@a.1", bytes: $0, codec: codec, reusing: scratch) })
         #expect(deliveries.names.isEmpty)
     }
 }

@@ -99,7 +99,7 @@ final class HostedChild<W: RemotableWorkflow>: AnyHostedChild {
     }
 
     func deliver(event bytes: UnsafeRawBufferPointer, via route: SinkTable.ResolvedToken) -> Bool {
-        exporter.deliver(bytes: bytes, via: route, codec: codec)
+        exporter.deliver(bytes: bytes, via: route, codec: codec, reusing: codingScratch)
     }
 
     func holdingDrains(_ body: () -> Void) {

@@ -35,9 +35,9 @@ final class SinkTable: SinkExporter {
 
     /// Decodes `bytes` as the event of the sink named `token` and sends it. Returns `false` for
     /// a token this table does not (or no longer) know, which the caller drops.
-    func deliver(token: String, bytes: UnsafeRawBufferPointer, codec: any WireCodec) -> Bool {
+    func deliver(token: String, bytes: UnsafeRawBufferPointer, codec: any WireCodec, reusing scratch: WireCodingScratch) -> Bool {
         guard let route = route(for: token) else { return false }
-        return deliver(bytes: bytes, via: route, codec: codec)
+        return deliver(bytes: bytes, via: route, codec: codec, reusing: scratch)
     }
 
     /// Where events for `token` go, looked up once for a batch of events naming it (the table
@@ -48,10 +48,11 @@ final class SinkTable: SinkExporter {
     }
 
     /// Decodes `bytes` as an event for `route`'s sink and sends it; `false` if it does not decode.
-    /// The codec hands the sink's closure its decoder directly (`decode(from:through:)`).
-    func deliver(bytes: UnsafeRawBufferPointer, via route: ResolvedToken, codec: any WireCodec) -> Bool {
+    /// The codec hands the sink's closure its decoder directly (`decode(from:through:reusing:)`),
+    /// `scratch`'s: the caller's thread's, so an event costs no decoder of its own.
+    func deliver(bytes: UnsafeRawBufferPointer, via route: ResolvedToken, codec: any WireCodec, reusing scratch: WireCodingScratch) -> Bool {
         do {
-            try codec.decode(from: bytes, through: route.deliver)
+            try codec.decode(from: bytes, through: route.deliver, reusing: scratch)
             return true
         } catch {
             return false
