@@ -20,7 +20,7 @@ extension ParentDriver {
     /// placement grace (the pool is still filling), nor while this process is `shuttingDown`.
     func rebalance(now: ContinuousClock.Instant, shuttingDown: Bool) {
         guard let policy = configuration.rebalancing, !shuttingDown, now >= placementGraceEnds, workers.count > 1 else { return }
-        let present = parent.workers.filter { !$0.value.isDraining }
+        let present = parent.workers.byConnection.filter { !$0.value.isDraining }
         let peers = present.values.map(\.placementCandidate)
         sweepHashedChildren(among: present.values, peers: peers)
         guard now >= nextRebalance else { return }

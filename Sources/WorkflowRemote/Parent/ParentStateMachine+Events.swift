@@ -6,14 +6,14 @@ extension ParentStateMachine {
     /// Events of `childID` up to `sequence` went to its placement (`eventsSent(to:at:)` starts
     /// the wait for their acknowledgement).
     mutating func eventsSent(to childID: UInt64, through sequence: UInt64, at now: Instant) {
-        if let index = children.index(forKey: childID) { children.values[index].lastSentEvent = sequence }
+        children.eventsSent(to: childID, through: sequence)
         eventsSent(to: childID, at: now)
     }
 
     /// Events for `childID` went to its placement: unless earlier ones already wait, they start
     /// the wait for an acknowledgement.
     mutating func eventsSent(to childID: UInt64, at now: Instant) {
-        if awaitingAcknowledgement[childID] == nil { awaitingAcknowledgement[childID] = now }
+        awaitingAcknowledgement.eventsSent(to: childID, at: now)
     }
 
     /// An acknowledgement of `childID`'s events through `sequence` arrived from its placement:
@@ -25,7 +25,7 @@ extension ParentStateMachine {
     /// An acknowledgement for `childID` arrived from its placement; `coversAllSent`: of every
     /// event sent to it. The wait ends, or starts again from now.
     mutating func acknowledged(_ childID: UInt64, coversAllSent: Bool, at now: Instant) {
-        awaitingAcknowledgement[childID] = coversAllSent ? nil : now
+        awaitingAcknowledgement.acknowledged(childID, coversAllSent: coversAllSent, at: now)
     }
 
     /// Whether an OUTPUTS message follows the last one taken for its placement without a gap.
@@ -39,14 +39,61 @@ extension ParentStateMachine {
     /// An OUTPUTS message numbered `number` (from 1 per placement; 0, from a worker that does not
     /// number them, is not checked) for `childID`'s placement `epoch` arrived.
     mutating func outputsMessage(childID: UInt64, epoch: UInt64, number: UInt64) -> OutputsOrder {
-        guard number > 0 else { return .inOrder }
-        let last = outputsMessageNumbers[childID].flatMap { $0.epoch == epoch ? $0.number : nil } ?? 0
-        guard number == last + 1 else {
-            outputsMessageNumbers[childID] = nil
-            return .lost(missing: (last + 1)...max(last + 1, number - 1))
+        outputsMessageNumbers.take(childID: childID, epoch: epoch, number: number)
+    }
+
+    /// Per remote child: the epoch and number of the last OUTPUTS message taken from its worker.
+    struct OutputsMessageNumbers {
+        private var last: [UInt64: (epoch: UInt64, number: UInt64)] = [:]
+
+        var count: Int { last.count }
+
+        /// See `ParentStateMachine.outputsMessage(childID:epoch:number:)`.
+        mutating func take(childID: UInt64, epoch: UInt64, number: UInt64) -> OutputsOrder {
+            guard number > 0 else { return .inOrder }
+            let previous = last[childID].flatMap { $0.epoch == epoch ? $0.number : nil } ?? 0
+            guard number == previous + 1 else {
+                last[childID] = nil
+                return .lost(missing: (previous + 1)...max(previous + 1, number - 1))
+            }
+            last[childID] = (epoch, number)
+            return .inOrder
         }
-        outputsMessageNumbers[childID] = (epoch, number)
-        return .inOrder
+
+        /// `childID`'s placement ended (stopped, its worker left): its numbering is forgotten.
+        mutating func forget(_ childID: UInt64) {
+            last[childID] = nil
+        }
+    }
+
+    /// Per remote child with events sent to its placement and not all acknowledged: since when
+    /// its acknowledgements last moved on (or its first such event was sent). Iterated by the
+    /// liveness rule (`livenessAction(of:at:)`).
+    struct AcknowledgementWaits: Sequence {
+        private var since: [UInt64: Instant] = [:]
+
+        var count: Int { since.count }
+
+        subscript(childID: UInt64) -> Instant? { since[childID] }
+
+        func makeIterator() -> Dictionary<UInt64, Instant>.Iterator { since.makeIterator() }
+
+        /// Events for `childID` went to its placement: unless earlier ones already wait, the
+        /// wait starts now.
+        mutating func eventsSent(to childID: UInt64, at now: Instant) {
+            if since[childID] == nil { since[childID] = now }
+        }
+
+        /// An acknowledgement for `childID` arrived: the wait ends if it covers every event
+        /// sent, or starts again from now.
+        mutating func acknowledged(_ childID: UInt64, coversAllSent: Bool, at now: Instant) {
+            since[childID] = coversAllSent ? nil : now
+        }
+
+        /// `childID` no longer waits (placed again, released, stopped, its worker left).
+        mutating func end(for childID: UInt64) {
+            since[childID] = nil
+        }
     }
 
     /// An output's place in its child's history: the event whose action emitted it (`cause`, 0
@@ -121,14 +168,7 @@ extension ParentStateMachine {
     /// flush's last message, counts the flush's outputs as delivered. A child this machine does
     /// not keep has every output delivered and nothing kept.
     mutating func outputsArrived(for childID: UInt64, causes: [UInt64], ordinals: [UInt32], continues: Bool) -> DeliveredOutputs {
-        guard let index = children.index(forKey: childID) else { return .all }
-        var kept: [Bool]?
-        for output in causes.indices where !children.values[index].outputs.take(cause: causes[output], ordinal: ordinals[output]) {
-            if kept == nil { kept = Array(repeating: true, count: causes.count) }
-            kept?[output] = false
-        }
-        if !continues { children.values[index].outputs.flushEnded() }
-        return DeliveredOutputs(kept: kept)
+        DeliveredOutputs(kept: children.outputsArrived(for: childID, causes: causes, ordinals: ordinals, continues: continues))
     }
 
     /// `childID`'s output order (what was delivered), for inspection and tests.

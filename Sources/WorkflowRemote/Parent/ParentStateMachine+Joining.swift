@@ -50,14 +50,14 @@ extension ParentStateMachine {
         if let known = workers[id] {
             return known.name == name ? .welcomeAgain : .refuseRenaming(joinedAs: known.name)
         }
-        guard let (oldID, old) = workers.first(where: { $0.value.name == name && $0.key != id }) else { return .join(replacing: nil) }
+        guard let (oldID, old) = workers.byConnection.first(where: { $0.value.name == name && $0.key != id }) else { return .join(replacing: nil) }
         guard old.instance != instance else { return .join(replacing: oldID) }
         return probed ? .refuseNameTaken : .probe(existing: oldID)
     }
 
     /// The worker on `id` has joined.
     mutating func join(_ id: WorkerID, as worker: Worker) {
-        workers[id] = worker
+        workers.join(id, as: worker)
     }
 
     /// What becomes of a child of a worker that left.
@@ -84,17 +84,14 @@ extension ParentStateMachine {
     /// The worker on `id` left (GOODBYE, its connection closed, declared dead, replaced): it is
     /// forgotten with its children. `nil` if it was not joined.
     mutating func workerLeft(_ id: WorkerID) -> Departure? {
-        guard let worker = workers.removeValue(forKey: id) else { return nil }
+        guard let worker = workers.remove(id) else { return nil }
         var departing: [(id: UInt64, after: ChildAfterDeparture)] = []
         for child in worker.children.sorted() {
-            outputsMessageNumbers[child] = nil
-            awaitingAcknowledgement[child] = nil
+            outputsMessageNumbers.forget(child)
+            awaitingAcknowledgement.end(for: child)
             let after = worker.releasing.contains(child) ? ChildAfterDeparture.moveOn : .fail
-            if let index = children.index(forKey: child) {
-                // Counted there, but its current copy is elsewhere: nothing of it left with the worker.
-                guard children.values[index].phase.host == id else { continue }
-                children.values[index].phase = .awaitingPlacement(movingFrom: after == .moveOn ? worker.name : nil)
-            }
+            // Counted there, but its current copy is elsewhere: nothing of it left with the worker.
+            guard children.hostLeft(child, from: id, movingFrom: after == .moveOn ? worker.name : nil) else { continue }
             departing.append((id: child, after: after))
         }
         return Departure(worker: worker, children: departing)

@@ -191,7 +191,7 @@ final class SimulatedParent {
     }
 
     private func timers(at now: Instant, in world: Simulation) {
-        for id in machine.workers.keys.sorted(by: { Self.connectionID($0) < Self.connectionID($1) }) {
+        for id in machine.workers.byConnection.keys.sorted(by: { Self.connectionID($0) < Self.connectionID($1) }) {
             switch machine.livenessAction(of: id, at: now) {
             case .declareDead, .declareLost: removePeer(id, at: now, in: world)
             case .sendHeartbeat: send(.heartbeat, to: id, at: now, in: world)
@@ -224,7 +224,7 @@ final class SimulatedParent {
     }
 
     private func place(_ index: Int, at now: Instant, in world: Simulation) {
-        let candidates = machine.workers.filter { !$0.value.isDraining }.keys.map(Self.connectionID).sorted()
+        let candidates = machine.workers.byConnection.filter { !$0.value.isDraining }.keys.map(Self.connectionID).sorted()
         guard !candidates.isEmpty else { return }
         let host = candidates[world.random.int(in: 0...(candidates.count - 1))]
         // As the engine's ledger: the snapshot covers every event before the first
