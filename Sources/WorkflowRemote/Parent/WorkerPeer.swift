@@ -11,6 +11,13 @@ final class WorkerPeer {
     static let maxNameBytes = 255
 
     let id: WorkerID
+    /// The HELLO's name, the same `let` as the machine's `ParentStateMachine.Worker.name` (both
+    /// set once at the join from the same HELLO, neither ever changed, so they cannot differ).
+    /// A copy for the log and the I/O, not a second record: the driver names the worker where it
+    /// holds the peer, not the machine's record, several times per message (trace spans, a
+    /// flush's `workerName`, send errors), where looking the record up in the machine's
+    /// dictionary would cost a hash per use on the hot path; and in the list of workers shared
+    /// with the runtime (`RuntimeSharedState.setWorkers`). No protocol rule reads it.
     let name: String
     let capacity: Int
     /// Where it runs, as its HELLO says (for the inspector; `nil` when it did not say).
