@@ -13,8 +13,9 @@ import Workflow
     /// What the proxy asks of the parent role (START, UPDATE, STOP), recorded.
     final class Requests: RemoteChildRequests {
         var stops: [Bool] = []
+        func propsRendered(proxy: any AnyRemoteChildProxy, changed: Bool) -> ParentStateMachine.PropsAction { .nothing }
         func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {}
-        func update(proxy: any AnyRemoteChildProxy, props: [UInt8]) {}
+        func update(proxy: any AnyRemoteChildProxy, props: [UInt8], on worker: WorkerID?) {}
         func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool) { stops.append(sendingDueEvents) }
     }
 

@@ -395,4 +395,19 @@ import Testing
         machine.started(1, epoch: 2, path: "/child", child: "copy-1b", appliedThrough: 0)
         #expect(machine.numberOutputsMessage(for: 1) == 1)
     }
+
+    @Test("an ERROR about no request before the WELCOME is the refusal of this worker's HELLO; after it, or about a request, it is only reported")
+    func helloRefusal() {
+        var machine = Machine(
+            configuration: .init(heartbeatInterval: interval, heartbeatLiveness: 3, capacity: 10, hasParent: true), now: at(0))
+        _ = machine.handshakeSucceeded(at: at(0))
+        let taken = JoinRefusal.nameTaken(name: "w1")
+        #expect(machine.joinRefusal(correlationID: 0, refusal: taken) == taken)
+        #expect(machine.joinRefusal(correlationID: 0, refusal: nil) == nil, "an error that refuses nothing")
+        #expect(machine.joinRefusal(correlationID: 7, refusal: taken) == nil, "an error about a child")
+        // A RECONNECT before the WELCOME is ignored: the HELLO sent is still to be answered.
+        #expect(machine.reconnectRequested() == nil)
+        machine.welcomed(drains: true, startsCarryBase: true)
+        #expect(machine.joinRefusal(correlationID: 0, refusal: .refused("late")) == nil, "joined already")
+    }
 }

@@ -13,19 +13,18 @@ extension ParentDriver {
     /// worker now are not waited for: nothing can acknowledge them. A middle process's hosted
     /// child answers its own RELEASE only once this is false (`WorkerDriver+Drain.swift`).
     var hasUnacknowledgedForwardedEvents: Bool {
-        proxies.walkAll().contains { $0.worker != nil && $0.outstanding.current > 0 }
+        proxies.walkAll().contains { parent.host(of: $0.childID) != nil && $0.outstanding.current > 0 }
     }
 
     /// DRAIN from a worker: nothing new is placed on it; each child it hosts is released (its
     /// events and new props wait here), then the worker is answered. Repeated, it only answers.
     func handleDrain(from peer: WorkerPeer) {
         if let worker = parent.workers[peer.id], !worker.isDraining {
-            let moving = worker.children.compactMap { proxies[$0] }.filter { $0.worker === peer }.sorted { $0.path < $1.path }
+            let moving = worker.children.filter { parent.host(of: $0) == peer.id }.compactMap { proxies[$0] }.sorted { $0.path < $1.path }
             let request = parent.drainRequested(by: peer.id, placedThere: moving.map(\.childID))
             logger.info(
                 "\(peer.name) draining: moving \(moving.count) children", metadata: ["worker": "\(peer.name)", "children": .stringConvertible(moving.count)])
             for proxy in moving {
-                proxy.beginRelease()
                 sendToWorker(
                     peer.id, kind: .release, correlationID: proxy.childID, epoch: parent.epoch(of: proxy.childID), nodePath: proxy.path, payloads: [])
             }
@@ -38,10 +37,10 @@ extension ParentDriver {
     /// A released child's final flush has been applied: it is placed again by the next render,
     /// from the snapshot that flush carried, with the events kept meanwhile.
     func completeRelease(of proxy: any AnyRemoteChildProxy) {
-        guard let peer = proxy.worker, proxy.isReleasing else { return }
+        guard let host = parent.host(of: proxy.childID), parent.isReleasing(proxy.childID, from: host), let peer = workers[host] else { return }
         markChanged(proxy)
         answered(proxy)
-        proxy.released(from: peer.name)
+        proxy.released()
         let canMoveAtOnce = if case .worker = placementChoice(for: proxy, withinGrace: false) { true } else { false }
         if parent.released(proxy.childID, from: peer.id, canMoveAtOnce: canMoveAtOnce) { reportDrained(peer) }
     }

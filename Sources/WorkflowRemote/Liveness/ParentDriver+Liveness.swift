@@ -29,7 +29,7 @@ extension ParentDriver {
     func performLiveness(at now: ContinuousClock.Instant) {
         // Per worker, and per child only those with events awaiting an acknowledgement.
         countedVisits += parent.workers.count * (1 + parent.awaitingAcknowledgement.count)
-        for id in Array(parent.workers.keys) {
+        for id in Array(parent.workers.byConnection.keys) {
             switch parent.livenessAction(of: id, at: now) {
             case .declareDead(let id, _):
                 removeWorker(id, reason: "stopped answering (no heartbeat for \(parent.configuration.liveness.secondsText))")

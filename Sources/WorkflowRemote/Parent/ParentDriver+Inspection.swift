@@ -58,19 +58,20 @@ extension ParentDriver {
         let children = chosen.map { proxy -> RemoteRuntimeInspection.Child in
             let sent = inspection.eventsSent[proxy.childID] ?? 0
             let outstanding = proxy.unacknowledgedCount
+            let host = parent.host(of: proxy.childID)
             return RemoteRuntimeInspection.Child(
                 path: proxy.path, typeName: proxy.typeName, placement: "\(proxy.placement)", status: proxy.status,
-                worker: proxy.worker?.name, propsSequence: proxy.propsSequence, propsBytes: proxy.encodedProps?.count ?? 0,
+                worker: host.flatMap { workers[$0]?.name }, propsSequence: proxy.propsSequence, propsBytes: proxy.encodedProps?.count ?? 0,
                 renderingBytes: inspection.renderingBytes[proxy.childID], eventsSent: sent,
                 eventsAcknowledged: sent - UInt64(min(outstanding, Int(sent))), eventsOutstanding: outstanding,
                 lastRoundTripSeconds: inspection.lastRoundTrip[proxy.childID].map(\.seconds), epoch: parent.epoch(of: proxy.childID),
-                placedAt: proxy.worker == nil ? nil : inspection.placedAt[proxy.childID])
+                placedAt: host == nil ? nil : inspection.placedAt[proxy.childID])
         }
         let peers = workers.values.compactMap { peer -> RemoteRuntimeInspection.Worker? in
             guard let state = parent.workers[peer.id] else { return nil }
             return RemoteRuntimeInspection.Worker(
-                name: peer.name, pool: peer.pool, capacity: peer.capacity, load: state.children.count,
-                hostedTypes: peer.hostedTypes.sorted(), secondsSinceHeard: (now - state.lastHeard).seconds, joinedAt: peer.joinedAt,
+                name: peer.name, pool: state.pool, capacity: peer.capacity, load: state.children.count,
+                hostedTypes: state.hostedTypes.sorted(), secondsSinceHeard: (now - state.lastHeard).seconds, joinedAt: peer.joinedAt,
                 processID: peer.processID, hostName: peer.hostName, isDraining: state.isDraining)
         }
         return RemoteRuntimeInspection(

@@ -65,14 +65,14 @@ extension ParentDriver {
         case .rendering, .outputs, .error, .heartbeat, .drain:
             // A peer talking as a worker without having joined (this parent restarted, or took
             // it for dead): tell it to join again rather than wait for it to notice the silence.
-            guard workers[peerID] != nil else {
+            guard let peer = workers[peerID] else {
                 sendToWorker(peerID, kind: .reconnect, correlationID: 0, nodePath: "", payloads: [])
                 return
             }
             switch envelope.kind {
             case .heartbeat: break
-            case .drain: if let peer = workers[peerID] { handleDrain(from: peer) }
-            default: routeToProxy(peerID, envelope)
+            case .drain: handleDrain(from: peer)
+            default: routeToProxy(peer, envelope)
             }
         case .goodbye:
             removeWorker(peerID, reason: parent.workers[peerID]?.isDraining == true ? "left after draining (it said goodbye)" : "left (it said goodbye)")
@@ -92,21 +92,19 @@ extension ParentDriver {
             }
             return
         }
-        guard hello.name.utf8.count <= WorkerPeer.maxNameBytes, hello.pool.utf8.count <= WorkerPeer.maxNameBytes else {
-            let reason = "a worker or pool name is longer than \(WorkerPeer.maxNameBytes) bytes"
-            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)"]) {
-                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
-            }
+        let version: Int
+        switch ParentStateMachine.terms(
+            ofHelloNaming: hello.name, pool: hello.pool, offering: hello.protocolVersions ?? [hello.protocolVersion],
+            supported: configuration.protocolVersions)
+        {
+        case .agreed(let agreed):
+            version = agreed
+        case .nameTooLong(let reason):
+            // The name is not logged: it is the very thing refused for its size.
+            refuseHello(from: peerID, reason: reason, metadata: ["peer": "\(peerID)"])
             return
-        }
-        let offered = hello.protocolVersions ?? [hello.protocolVersion]
-        guard let version = RemoteProtocol.negotiate(offered: offered, supported: configuration.protocolVersions) else {
-            let reason =
-                "no common protocol version: the worker speaks \(offered.sorted().map(String.init).joined(separator: ", ")), "
-                + "this parent \(configuration.protocolVersions.map(String.init).joined(separator: ", "))"
-            if warnLimited("HELLO refused", detail: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"]) {
-                replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
-            }
+        case .noCommonVersion(let reason):
+            refuseHello(from: peerID, reason: reason, metadata: ["peer": "\(peerID)", "worker": "\(hello.name)"])
             return
         }
         var admission = parent.admit(name: hello.name, instance: hello.instance, from: peerID)
@@ -142,8 +140,9 @@ extension ParentDriver {
             // the new connection takes its place and its children are placed again.
             if let replacing { removeWorker(replacing, reason: "rejoined on a new connection") }
         }
+        let hostedTypes = Set(hello.hostedTypes)
         let peer = WorkerPeer(
-            id: peerID, name: hello.name, pool: hello.pool, hostedTypes: Set(hello.hostedTypes), capacity: hello.capacity,
+            id: peerID, name: hello.name, capacity: hello.capacity,
             processID: hello.processID, hostName: hello.hostName)
         peer.carriesTraceContext = version >= RemoteProtocol.traceContext
         peer.packing = version >= RemoteProtocol.packedBatches ? .packed : .framed
@@ -151,7 +150,7 @@ extension ParentDriver {
         parent.join(
             peerID,
             as: .init(
-                name: hello.name, pool: hello.pool, instance: hello.instance, hostedTypes: peer.hostedTypes, stateVersions: hello.stateVersions ?? [:],
+                name: hello.name, pool: hello.pool, instance: hello.instance, hostedTypes: hostedTypes, stateVersions: hello.stateVersions ?? [:],
                 joinedAt: now))
         metrics.workersJoined.increment()
         logger.info(
@@ -162,9 +161,17 @@ extension ParentDriver {
             ])
         sendWelcome(to: peerID, protocolVersion: version)
         shared.setWorkers(workers.values.map(\.name))
-        warn(of: placementCoverage.workerJoined(hello.name, announcing: peer.hostedTypes))
-        for proxy in proxies.walkAll() where proxy.worker == nil && peer.hostedTypes.contains(proxy.typeName) {
-            proxy.retryIfUnplaced()
+        warn(of: placementCoverage.workerJoined(hello.name, announcing: hostedTypes))
+        for proxy in proxies.walkAll() where hostedTypes.contains(proxy.typeName) {
+            if parent.retryPlacement(of: proxy.childID) { proxy.placementRetried() }
+        }
+    }
+
+    /// Answers a HELLO whose terms were refused (`ParentStateMachine.terms(ofHelloNaming:...)`)
+    /// with ERROR `refused`, logged at a limited rate.
+    private func refuseHello(from peerID: WorkerID, reason: String, metadata: Logger.Metadata) {
+        if warnLimited("HELLO refused", detail: reason, metadata: metadata) {
+            replyError(to: peerID, code: .refused, message: reason, correlationID: 0)
         }
     }
 
@@ -176,12 +183,12 @@ extension ParentDriver {
         sendToWorker(peerID, kind: .welcome, correlationID: 0, nodePath: "", payloads: [payload])
     }
 
-    func routeToProxy(_ peerID: WorkerID, _ envelope: Envelope) {
-        // Fencing: only the child's current placement speaks for it. A message from another
-        // worker, or from this worker about an earlier placement (an older epoch), is stale.
-        guard let proxy = proxies[envelope.correlationID], proxy.worker?.id == peerID, let child = parent.children[envelope.correlationID],
-            envelope.epoch == child.epoch
-        else {
+    func routeToProxy(_ peer: WorkerPeer, _ envelope: Envelope) {
+        let peerID = peer.id
+        // Fencing (the machine's): only the child's current placement speaks for it. A message
+        // from another worker, or from this worker about an earlier placement (an older epoch),
+        // is stale.
+        guard let proxy = proxies[envelope.correlationID], parent.accepts(from: peerID, about: envelope.correlationID, epoch: envelope.epoch) else {
             logger.debug(
                 "\(envelope.kind) for an unknown or moved child dropped",
                 metadata: ["path": "\(envelope.nodePath)", "epoch": .stringConvertible(envelope.epoch)])
@@ -193,7 +200,7 @@ extension ParentDriver {
             let flush = WorkerFlush(
                 outputs: [], lengths: [], causes: [], ordinals: [], continues: false, rendering: payload,
                 renderingSequence: envelope.sequence)
-            receive(flush, for: proxy, order: child.outputs)
+            receive(flush, for: proxy, from: peer)
         case .outputs:
             guard let first = envelope.payloads.first,
                 let info = try? first.withUnsafeBytes({ try codec.decode(OutputsPayload.self, from: $0, userInfo: [:]) }),
@@ -207,7 +214,7 @@ extension ParentDriver {
             }
             guard outputsMessageInOrder(envelope, from: peerID) else { return }
             if envelope.acknowledged > 0 {
-                parent.acknowledged(proxy.childID, coversAllSent: envelope.acknowledged >= child.lastSentEvent, at: now)
+                parent.acknowledged(proxy.childID, through: envelope.acknowledged, at: now)
             }
             let flush = WorkerFlush(
                 outputs: info.lengths.isEmpty ? [] : envelope.payloads[1], lengths: info.lengths, causes: info.causes,
@@ -217,12 +224,12 @@ extension ParentDriver {
                 // A flush after a traced event: applied inside a span continuing the worker's.
                 let span = tracer.startSpan(SpanNames.applyFlush, context: TraceParent.extract(traceparent, with: tracer), ofKind: .consumer)
                 span.attributes[SpanNames.pathAttribute] = proxy.path
-                span.attributes[SpanNames.workerAttribute] = proxy.worker?.name ?? "?"
-                ServiceContext.$current.withValue(span.context) { receive(flush, for: proxy, order: child.outputs) }
+                span.attributes[SpanNames.workerAttribute] = peer.name
+                ServiceContext.$current.withValue(span.context) { receive(flush, for: proxy, from: peer) }
                 shared.noteTracedFlush(span.context)
                 span.end()
             } else {
-                receive(flush, for: proxy, order: child.outputs)
+                receive(flush, for: proxy, from: peer)
             }
             if info.released == true { completeRelease(of: proxy) }
         case .error:
@@ -236,8 +243,8 @@ extension ParentDriver {
             case .undecodableSnapshot: childError = .undecodableSnapshot(typeName: proxy.typeName, reason: error?.message ?? "")
             default: childError = .refused(error?.message ?? "unreadable error")
             }
-            if let peer = proxy.worker { unplace(proxy.childID, from: peer) }
-            proxy.fail(childError)
+            unplace(proxy.childID, from: peer)
+            fail(proxy, childError)
             markChanged(proxy)
             answered(proxy)
         default:
@@ -269,19 +276,16 @@ extension ParentDriver {
         }
     }
 
-    /// Hands a worker's flush to its proxy, with the child's output order (`order`, kept again in
-    /// the machine after: the proxy's node may apply the flush at once, and what that does may
-    /// reach the machine), and ends the settle's wait for it if it answers the child's current
-    /// props.
-    func receive(_ flush: WorkerFlush, for proxy: any AnyRemoteChildProxy, order: ParentStateMachine.OutputOrder) {
-        var order = order
-        let workerName = proxy.worker?.name ?? "?"
+    /// Hands a worker's flush (one message's share) to its proxy with the machine's decision on
+    /// which of its outputs are delivered (a replay's duplicates are not), and ends the settle's
+    /// wait for it if it answers the child's current props.
+    func receive(_ flush: WorkerFlush, for proxy: any AnyRemoteChildProxy, from peer: WorkerPeer) {
         if !flush.lengths.isEmpty { metrics.outputsReceived.increment(by: Int64(flush.lengths.count)) }
         if let rendering = flush.rendering { noteRendering(childID: proxy.childID, bytes: rendering.count) }
-        let changed = proxy.receive(flush: flush, workerName: workerName, order: &order)
-        parent.setOutputOrder(order, of: proxy.childID)
+        let delivered = parent.outputsArrived(for: proxy.childID, causes: flush.causes, ordinals: flush.ordinals, continues: flush.continues)
+        let changed = proxy.receive(flush: flush, workerName: peer.name, delivered: delivered)
         if changed { markChanged(proxy) }
-        if !proxy.isAwaitingRendering, answered(proxy) { noteRoundTrip(of: proxy) }
+        if !proxy.isAwaitingRendering(placed: parent.host(of: proxy.childID) != nil), answered(proxy) { noteRoundTrip(of: proxy) }
     }
 
     func removeWorker(_ peerID: WorkerID, reason: String) {
@@ -296,16 +300,16 @@ extension ParentDriver {
                 metadata: ["worker": "\(peer.name)"])
         }
         for (id, after) in departure.children {
-            guard let proxy = proxies[id], proxy.worker === peer else { continue }
+            guard let proxy = proxies[id] else { continue }
             switch after {
             case .moveOn:
                 // Being moved (a drain, a rebalance) when its worker went, before the final flush
                 // arrived, whichever of the two the loop saw first: it moves on as planned, from
                 // its last acknowledged state with every later event replayed (as after a
                 // failure), and is never shown unavailable.
-                proxy.released(from: peer.name)
+                proxy.released()
             case .fail:
-                proxy.fail(.workerUnavailable(worker: peer.name, reason: reason))
+                fail(proxy, .workerUnavailable(worker: peer.name, reason: reason))
                 rebalancing.remove(id)
             }
             markChanged(proxy)

@@ -82,6 +82,17 @@ extension ParentDriver {
         forwardingRoutes[proxy.forwardingPrefix] = proxy.childID
     }
 
+    func propsRendered(proxy: any AnyRemoteChildProxy, changed: Bool) -> ParentStateMachine.PropsAction {
+        parent.propsRendered(proxy.childID, changed: changed)
+    }
+
+    /// The child `proxy` cannot run: the machine has it unplaced (or refused), and its proxy
+    /// shows why.
+    func fail(_ proxy: any AnyRemoteChildProxy, _ error: RemoteChildError) {
+        parent.childFailed(proxy.childID, with: error)
+        proxy.fail(error)
+    }
+
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
         let choice = placementChoice(for: proxy, withinGrace: now < placementGraceEnds)
         guard case .worker(let name) = choice, let id = parent.worker(named: name, taking: proxy.typeName), let peer = workers[id] else {
@@ -90,13 +101,13 @@ extension ParentDriver {
                 // Still `starting`: placed when the pool's workers have joined or the grace ends.
                 childrenWaitForGrace = true
             case .noReader:
-                // Kept, with its state, until a worker that reads it joins (`retryIfUnplaced`).
-                proxy.fail(.noWorkerReadsState(typeName: proxy.typeName, stateVersion: proxy.stateVersion, placement: "\(proxy.placement)"))
+                // Kept, with its state, until a worker that reads it joins (`ParentStateMachine.retryPlacement(of:)`).
+                fail(proxy, .noWorkerReadsState(typeName: proxy.typeName, stateVersion: proxy.stateVersion, placement: "\(proxy.placement)"))
             case .worker, .none:
-                if let drained = proxy.drainedFrom {
-                    proxy.fail(.workerDrained(worker: drained, waitingFor: waitingFor(proxy.placement, typeName: proxy.typeName)))
+                if let drained = parent.phase(of: proxy.childID)?.movingFrom {
+                    fail(proxy, .workerDrained(worker: drained, waitingFor: waitingFor(proxy.placement, typeName: proxy.typeName)))
                 } else {
-                    proxy.fail(.noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
+                    fail(proxy, .noWorker(typeName: proxy.typeName, placement: "\(proxy.placement)"))
                 }
             }
             return
@@ -114,9 +125,8 @@ extension ParentDriver {
             // the events replayed (or sent next) follow it without a gap, so the worker can tell
             // if the first of them was lost in transit.
             let placement = parent.newPlacement(of: proxy.childID, snapshotThrough: proxy.snapshotThrough)
-            proxy.worker = peer
             inspection.placedAt[proxy.childID] = Date()
-            parent.placed(proxy.childID, on: id)
+            let movedFrom = parent.placed(proxy.childID, on: id)
             settles.asked(proxy.childID, tree: SessionLoop.treePrefix(of: proxy.path))
             noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
             sendToWorker(
@@ -134,8 +144,7 @@ extension ParentDriver {
                 proxy.restoredEventsSent()
                 logger.info(
                     "sending \(replay) events kept with the child's snapshot", metadata: ["path": "\(proxy.path)", "worker": "\(peer.name)"])
-            } else if let drained = proxy.drainedFrom {
-                proxy.placed()
+            } else if let drained = movedFrom {
                 metrics.handovers.increment()
                 if rebalancing.remove(proxy.childID) != nil {
                     metrics.rebalanceMoves.increment()
@@ -152,21 +161,20 @@ extension ParentDriver {
             }
             sendDueEvents(of: proxy)
         } catch {
-            proxy.fail(.refused("START does not encode: \(error)"))
+            fail(proxy, .refused("START does not encode: \(error)"))
         }
     }
 
-    func update(proxy: any AnyRemoteChildProxy, props: [UInt8]) {
-        guard let peer = proxy.worker else { return }
+    func update(proxy: any AnyRemoteChildProxy, props: [UInt8], on worker: WorkerID?) {
         // Events recorded before the new props go first, as they were sent first.
         sendDueEvents(of: proxy)
         settles.asked(proxy.childID, tree: SessionLoop.treePrefix(of: proxy.path))
         // Its worker is draining: the new props go with the START on the next worker, which the
         // settle waits for (the release ends the wait, and the render after it starts the child).
-        guard !proxy.isReleasing else { return }
+        guard let worker else { return }
         noteRequestSent(childID: proxy.childID, sequence: proxy.propsSequence)
         sendToWorker(
-            peer.id, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: parent.epoch(of: proxy.childID),
+            worker, hold: true, kind: .update, correlationID: proxy.childID, sequence: proxy.propsSequence, epoch: parent.epoch(of: proxy.childID),
             nodePath: proxy.path,
             payloads: CollectionOfOne(props))
     }
@@ -175,8 +183,9 @@ extension ParentDriver {
     /// over the child's unacknowledged events (`RemoteChildProxy.handOver()`).
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool = true) {
         let epoch = parent.epoch(of: proxy.childID)
+        let host = parent.host(of: proxy.childID)
         // Before the machine forgets the child: what was sent to its placement is kept there.
-        if sendingDueEvents, proxy.worker != nil { sendDueEvents(of: proxy) }
+        if sendingDueEvents, host != nil { sendDueEvents(of: proxy) }
         if proxies.removeValue(forKey: proxy.childID) != nil {
             let tree = SessionLoop.treePrefix(of: proxy.path)
             proxiesByTree[tree]?.remove(proxy.childID)
@@ -189,9 +198,8 @@ extension ParentDriver {
         answered(proxy)
         inspection.forget(childID: proxy.childID)
         shared.setStatus(nil, path: proxy.path, typeName: proxy.typeName)
-        guard let peer = proxy.worker else { return }
+        guard let host, let peer = workers[host] else { return }
         unplace(proxy.childID, from: peer)
-        proxy.worker = nil
         sendToWorker(peer.id, hold: true, kind: .stop, correlationID: proxy.childID, epoch: epoch, nodePath: proxy.path, payloads: [])
     }
 
@@ -204,7 +212,7 @@ extension ParentDriver {
                 "worker \(peer.name) is at capacity: the children placed on it wait until a worker with room joins (raise its capacity, or add workers)",
                 metadata: ["worker": "\(peer.name)", "capacity": .stringConvertible(peer.capacity)])
         }
-        proxy.fail(.workerAtCapacity(worker: peer.name, capacity: peer.capacity))
+        fail(proxy, .workerAtCapacity(worker: peer.name, capacity: peer.capacity))
     }
 
     /// Publishes a child's new status and logs it, once per change (the proxy reports its own

@@ -20,7 +20,7 @@ extension ParentDriver {
     /// placement grace (the pool is still filling), nor while this process is `shuttingDown`.
     func rebalance(now: ContinuousClock.Instant, shuttingDown: Bool) {
         guard let policy = configuration.rebalancing, !shuttingDown, now >= placementGraceEnds, workers.count > 1 else { return }
-        let present = parent.workers.filter { !$0.value.isDraining }
+        let present = parent.workers.byConnection.filter { !$0.value.isDraining }
         let peers = present.values.map(\.placementCandidate)
         sweepHashedChildren(among: present.values, peers: peers)
         guard now >= nextRebalance else { return }
@@ -37,8 +37,7 @@ extension ParentDriver {
         candidates += leastLoadedCandidates(present: present, perDonor: budget, policy: policy)
         guard !candidates.isEmpty else { return }
         for id in RebalancePlan.moves(children: candidates, workers: peers, placement: poolPlacement, policy: policy, alreadyMoving: moving) {
-            guard let proxy = proxies[id], let peer = proxy.worker else { continue }
-            proxy.beginRelease()
+            guard let proxy = proxies[id], let host = parent.host(of: id), let peer = workers[host] else { continue }
             parent.releaseBegun(id, on: peer.id)
             rebalancing.insert(id)
             logger.info(
@@ -92,7 +91,7 @@ extension ParentDriver {
 
     /// `proxy`'s child as the plan sees it, if it runs in a pool on a worker that is not draining.
     private func rebalanceCandidate(_ proxy: any AnyRemoteChildProxy) -> RebalancePlan.Child? {
-        guard let peer = proxy.worker, let worker = parent.workers[peer.id], !worker.isDraining else { return nil }
+        guard let host = parent.host(of: proxy.childID), let worker = parent.workers[host], !worker.isDraining else { return nil }
         let pool: String
         let isHashed: Bool
         switch proxy.placement {
@@ -104,7 +103,7 @@ extension ParentDriver {
         // build migrated the state it was started from): that counts, though not acknowledged yet.
         let stateVersion = max(proxy.stateVersion, worker.placementCandidate.stateVersion(of: proxy.typeName))
         return RebalancePlan.Child(
-            id: proxy.childID, path: proxy.path, pool: pool, isHashed: isHashed, worker: peer.name, isMoving: proxy.isReleasing,
+            id: proxy.childID, path: proxy.path, pool: pool, isHashed: isHashed, worker: worker.name, isMoving: parent.isReleasing(proxy.childID, from: host),
             typeName: proxy.typeName, stateVersion: stateVersion)
     }
 }

@@ -74,8 +74,8 @@ extension ParentDriver {
     func sendDueEvents(of proxy: any AnyRemoteChildProxy) {
         proxy.eventsDue = false
         // A child whose worker is draining: its events wait for the next placement.
-        guard let peer = proxy.worker, !proxy.isReleasing else { return }
-        let (lastSent, epoch) = parent.children[proxy.childID].map { ($0.lastSentEvent, $0.epoch) } ?? (0, 0)
+        guard let target = parent.eventTarget(of: proxy.childID) else { return }
+        let (worker, epoch, lastSent) = target
         let events = proxy.events(after: lastSent)
         var start = events.startIndex
         while start < events.endIndex {
@@ -97,16 +97,16 @@ extension ParentDriver {
                 packed.append(event.bytes)
             }
             var payload = EventsPayload(tokens: tokens, tokenIndexes: indexes, lengths: packed.lengths)
-            if !eventTraceContexts.isEmpty, let tracer {
+            if !eventTraceContexts.isEmpty, let tracer, let peer = workers[worker] {
                 payload.traceparents = traceSends(of: events[start..<end], for: proxy, to: peer, tracer: tracer)
             }
             guard let header = try? codec.encode(payload) else { return }
             parent.eventsSent(to: proxy.childID, through: events[end - 1].sequence, at: now)
             sendToWorker(
-                peer.id, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: epoch,
+                worker, hold: true, kind: .event, correlationID: proxy.childID, sequence: events[start].sequence, epoch: epoch,
                 nodePath: proxy.path, payloads: [header, packed.bytes], packedValues: packed.count)
             // A failed send may have lost the worker (the events wait for the next placement).
-            guard proxy.worker === peer else { return }
+            guard parent.host(of: proxy.childID) == worker else { return }
             start = end
         }
     }

@@ -128,7 +128,7 @@ final class ParentDriver: LoopRoleDriver {
         }
         if childrenWaitForGrace, placementGraceIsOver {
             childrenWaitForGrace = false
-            for proxy in proxies.walkAll() where proxy.worker == nil { proxy.retryIfUnplaced() }
+            for proxy in proxies.walkAll() where parent.retryPlacement(of: proxy.childID) { proxy.placementRetried() }
         }
     }
 
@@ -185,14 +185,15 @@ final class ParentDriver: LoopRoleDriver {
         guard !ids.isEmpty else { return }
         for id in ids {
             guard let proxy = proxies[id] else { continue }
-            let worker = proxy.worker?.name ?? "?"
+            let peer = parent.host(of: id).flatMap { workers[$0] }
+            let worker = peer?.name ?? "?"
             logger.warning("no rendering within the request deadline", metadata: ["path": "\(proxy.path)", "worker": "\(worker)"])
             // The child will be placed again: its copy on this worker must not live on.
-            if let peer = proxy.worker {
+            if let peer {
                 unplace(id, from: peer)
                 sendToWorker(peer.id, kind: .stop, correlationID: id, epoch: parent.epoch(of: id), nodePath: proxy.path, payloads: [])
             }
-            proxy.fail(.workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
+            fail(proxy, .workerUnavailable(worker: worker, reason: "did not answer within \(configuration.requestTimeout.secondsText) (the request deadline)"))
         }
         sendHeld()
     }
@@ -214,7 +215,9 @@ final class ParentDriver: LoopRoleDriver {
     func loopEnded() {
         for (_, peer) in workers {
             for id in parent.workers[peer.id]?.children ?? [] {
-                proxies[id]?.fail(.workerUnavailable(worker: peer.name, reason: "is out of reach: this process's remote runtime has shut down"))
+                if let proxy = proxies[id] {
+                    fail(proxy, .workerUnavailable(worker: peer.name, reason: "is out of reach: this process's remote runtime has shut down"))
+                }
             }
         }
         workers.removeAll()

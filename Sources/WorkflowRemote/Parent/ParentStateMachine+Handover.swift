@@ -14,39 +14,37 @@ extension ParentStateMachine {
     /// whose current placement is there, in the order to release them) is released. Repeated, it
     /// only asks for the answer. Either way the driver answers DRAIN after the RELEASEs.
     mutating func drainRequested(by id: WorkerID, placedThere: [UInt64]) -> DrainRequest {
-        guard var worker = workers[id], !worker.isDraining else { return DrainRequest() }
-        worker.isDraining = true
-        worker.children = Set(placedThere)
-        worker.releasing.formUnion(placedThere)
-        workers[id] = worker
-        return DrainRequest(releases: placedThere, drainedAlready: worker.releasing.isEmpty)
+        guard let drainedAlready = workers.drainBegun(by: id, placedThere: placedThere) else { return DrainRequest() }
+        for child in placedThere { children.releaseBegun(child, from: id) }
+        return DrainRequest(releases: placedThere, drainedAlready: drainedAlready)
     }
 
     /// A rebalance begins moving `childID` off `id` (RELEASE sent).
     mutating func releaseBegun(_ childID: UInt64, on id: WorkerID) {
-        workers[id]?.releasing.insert(childID)
+        workers.releaseBegun(childID, on: id)
+        children.releaseBegun(childID, from: id)
+    }
+
+    /// Whether `childID`'s final flush from `id` completes a release begun there (the child's
+    /// phase is `releasing(from: id)`).
+    func isReleasing(_ childID: UInt64, from id: WorkerID) -> Bool {
+        children[childID]?.phase == .releasing(from: id)
     }
 
     /// The child `childID` no longer waits for its release on `id` (released, stopped, refused).
     /// Returns whether that ended `id`'s drain.
     @discardableResult
     mutating func releaseEnded(_ childID: UInt64, on id: WorkerID) -> Bool {
-        guard workers[id]?.releasing.remove(childID) != nil, let worker = workers[id] else { return false }
-        return worker.releasing.isEmpty && worker.isDraining
+        workers.releaseEnded(childID, on: id)
     }
 
     /// The final flush of `childID` released from `id` was taken: it is no longer placed there;
     /// `canMoveAtOnce` says whether another worker takes it now (counted for the drain's report).
     /// Returns whether that ended `id`'s drain.
     mutating func released(_ childID: UInt64, from id: WorkerID, canMoveAtOnce: Bool) -> Bool {
+        children.released(childID, from: id, worker: workers[id]?.name)
         guard workers[id] != nil else { return false }
-        workers[id]!.children.remove(childID)
-        awaitingAcknowledgement[childID] = nil
-        if canMoveAtOnce {
-            workers[id]!.drainMoved += 1
-        } else {
-            workers[id]!.drainWaiting += 1
-        }
-        return releaseEnded(childID, on: id)
+        awaitingAcknowledgement.end(for: childID)
+        return workers.released(childID, from: id, canMoveAtOnce: canMoveAtOnce)
     }
 }

@@ -19,19 +19,45 @@ extension ParentStateMachine {
         case refuseNameTaken
     }
 
+    /// What a HELLO's terms (its names' sizes, the protocol versions it offers) call for, before
+    /// its name is looked at (`admit(name:instance:from:probed:)`).
+    enum HelloTerms: Equatable {
+        /// Acceptable, speaking `protocolVersion` (the highest both sides speak).
+        case agreed(protocolVersion: Int)
+        /// Refused: a worker or pool name is too long (`reason` says which limit).
+        case nameTooLong(reason: String)
+        /// Refused: no protocol version in common (`reason` names both sides' versions).
+        case noCommonVersion(reason: String)
+    }
+
+    /// Checks a HELLO naming worker `name` in `pool` and offering protocol versions `offered`
+    /// against this parent's `supported` ones: names go into log lines and placement decisions,
+    /// so a peer cannot make them as long as a message (`WorkerPeer.maxNameBytes`).
+    static func terms(ofHelloNaming name: String, pool: String, offering offered: [Int], supported: ClosedRange<Int>) -> HelloTerms {
+        guard name.utf8.count <= WorkerPeer.maxNameBytes, pool.utf8.count <= WorkerPeer.maxNameBytes else {
+            return .nameTooLong(reason: "a worker or pool name is longer than \(WorkerPeer.maxNameBytes) bytes")
+        }
+        guard let version = RemoteProtocol.negotiate(offered: offered, supported: supported) else {
+            return .noCommonVersion(
+                reason: "no common protocol version: the worker speaks \(offered.sorted().map(String.init).joined(separator: ", ")), "
+                    + "this parent \(supported.map(String.init).joined(separator: ", "))")
+        }
+        return .agreed(protocolVersion: version)
+    }
+
     /// Decides on a HELLO from `id` naming `name`, sent by the process `instance`.
     func admit(name: String, instance: String, from id: WorkerID, probed: Bool = false) -> Admission {
         if let known = workers[id] {
             return known.name == name ? .welcomeAgain : .refuseRenaming(joinedAs: known.name)
         }
-        guard let (oldID, old) = workers.first(where: { $0.value.name == name && $0.key != id }) else { return .join(replacing: nil) }
+        guard let (oldID, old) = workers.byConnection.first(where: { $0.value.name == name && $0.key != id }) else { return .join(replacing: nil) }
         guard old.instance != instance else { return .join(replacing: oldID) }
         return probed ? .refuseNameTaken : .probe(existing: oldID)
     }
 
     /// The worker on `id` has joined.
     mutating func join(_ id: WorkerID, as worker: Worker) {
-        workers[id] = worker
+        workers.join(id, as: worker)
     }
 
     /// What becomes of a child of a worker that left.
@@ -58,14 +84,16 @@ extension ParentStateMachine {
     /// The worker on `id` left (GOODBYE, its connection closed, declared dead, replaced): it is
     /// forgotten with its children. `nil` if it was not joined.
     mutating func workerLeft(_ id: WorkerID) -> Departure? {
-        guard let worker = workers.removeValue(forKey: id) else { return nil }
-        let children = worker.children.sorted().map { child in
-            (id: child, after: worker.releasing.contains(child) ? ChildAfterDeparture.moveOn : .fail)
+        guard let worker = workers.remove(id) else { return nil }
+        var departing: [(id: UInt64, after: ChildAfterDeparture)] = []
+        for child in worker.children.sorted() {
+            outputsMessageNumbers.forget(child)
+            awaitingAcknowledgement.end(for: child)
+            let after = worker.releasing.contains(child) ? ChildAfterDeparture.moveOn : .fail
+            // Counted there, but its current copy is elsewhere: nothing of it left with the worker.
+            guard children.hostLeft(child, from: id, movingFrom: after == .moveOn ? worker.name : nil) else { continue }
+            departing.append((id: child, after: after))
         }
-        for child in worker.children {
-            outputsMessageNumbers[child] = nil
-            awaitingAcknowledgement[child] = nil
-        }
-        return Departure(worker: worker, children: children)
+        return Departure(worker: worker, children: departing)
     }
 }

@@ -17,16 +17,12 @@ extension ParentStateMachine {
 
     /// A message from `id` arrived.
     mutating func heard(from id: WorkerID, at now: Instant) {
-        // Through the values' index, in place: `workers[id]?.lastHeard = now` moves the whole
-        // record out of the dictionary and back, thousands of instructions a message.
-        guard let index = workers.index(forKey: id) else { return }
-        workers.values[index].lastHeard = now
+        workers.heard(from: id, at: now)
     }
 
     /// A message to `id` left.
     mutating func sent(to id: WorkerID, at now: Instant) {
-        guard let index = workers.index(forKey: id) else { return }
-        workers.values[index].lastSent = now
+        workers.sent(to: id, at: now)
     }
 
     /// The liveness rule for the worker on `id` at `now` (`nil`: nothing to do). Asked worker by

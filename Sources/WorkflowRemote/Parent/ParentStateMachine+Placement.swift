@@ -1,20 +1,11 @@
-/// Placement, the parent role: each remote child as this machine keeps it (the fencing token of
-/// its placement, how far its events went there) and which worker hosts it.
+/// Placement, the parent role: a child's placements (the fencing token of each, how far its
+/// events went there, kept in its record, `ParentStateMachine+Lifecycle.swift`) and which worker
+/// hosts it (`ParentStateMachine+Workers.swift`).
 ///
 /// What the node's snapshot keeps (the child's last acknowledged state, the events after it, its
 /// last rendering) stays with the child's proxy, which that snapshot encodes without the driver;
 /// so do the decoded values (renderings, outputs of a flush still arriving).
 extension ParentStateMachine {
-    /// A remote child as this machine keeps it, from its proxy's registration to its stop.
-    struct Child: Equatable {
-        /// The fencing token of its current placement: raised by every START, carried by every
-        /// message about the child both ways; a message with another epoch is stale.
-        var epoch: UInt64 = 0
-        /// The last event sent to the current placement (0: none yet); events after it are due.
-        var lastSentEvent: UInt64 = 0
-        var outputs = OutputOrder()
-    }
-
     /// What a new placement of a child starts from (`newPlacement(of:snapshotThrough:)`).
     struct Placement: Equatable {
         /// Its fencing token.
@@ -26,7 +17,7 @@ extension ParentStateMachine {
 
     /// A remote child's proxy exists: its placements, events and outputs are kept from now on.
     mutating func childAdded(_ childID: UInt64) {
-        children[childID] = Child()
+        children.add(childID)
     }
 
     /// The epoch of `childID`'s current (or last) placement; 0 before its first.
@@ -46,33 +37,33 @@ extension ParentStateMachine {
     /// current placement, and a placement may have been sent nothing). A flush the earlier
     /// placement left incomplete is forgotten.
     mutating func newPlacement(of childID: UInt64, snapshotThrough: UInt64) -> Placement {
-        guard let index = children.index(forKey: childID) else { return Placement(epoch: 0, snapshotThrough: 0) }
-        children.values[index].epoch += 1
-        children.values[index].lastSentEvent = 0
-        children.values[index].outputs.discardPartialFlush()
-        return Placement(epoch: children.values[index].epoch, snapshotThrough: snapshotThrough)
+        guard let epoch = children.newPlacement(of: childID) else { return Placement(epoch: 0, snapshotThrough: 0) }
+        return Placement(epoch: epoch, snapshotThrough: snapshotThrough)
     }
 
-
-    /// The child `childID` was placed (START sent) on `id`.
-    mutating func placed(_ childID: UInt64, on id: WorkerID) {
-        workers[id]?.children.insert(childID)
-        awaitingAcknowledgement[childID] = nil
+    /// The child `childID` was placed (START sent) on `id`. Returns the worker it moved from, if
+    /// this placement ends a handover (a drain, a rebalance) rather than a failure.
+    @discardableResult
+    mutating func placed(_ childID: UInt64, on id: WorkerID) -> String? {
+        workers.placed(childID, on: id)
+        awaitingAcknowledgement.end(for: childID)
+        return children.placed(childID, on: id)
     }
 
-    /// The child `childID` no longer runs on `id` (stopped, refused, no answer in time). Returns
-    /// whether that ended `id`'s drain (its last child waiting for a handover).
+    /// The child `childID` no longer runs on `id` (stopped, refused, no answer in time): the
+    /// worker's count of it (its phase is changed by what ended it, `childFailed(_:with:)`,
+    /// `forget(_:)`). Returns whether that ended `id`'s drain (its last child waiting for a
+    /// handover).
     @discardableResult
     mutating func unplaced(_ childID: UInt64, from id: WorkerID) -> Bool {
-        workers[id]?.children.remove(childID)
-        awaitingAcknowledgement[childID] = nil
-        return releaseEnded(childID, on: id)
+        awaitingAcknowledgement.end(for: childID)
+        return workers.unplaced(childID, from: id)
     }
 
     /// The child `childID` is stopped for good: its record and OUTPUTS numbering are forgotten.
     mutating func forget(_ childID: UInt64) {
-        children[childID] = nil
-        outputsMessageNumbers[childID] = nil
-        awaitingAcknowledgement[childID] = nil
+        children.forget(childID)
+        outputsMessageNumbers.forget(childID)
+        awaitingAcknowledgement.end(for: childID)
     }
 }

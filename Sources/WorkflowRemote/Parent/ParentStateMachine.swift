@@ -48,59 +48,20 @@ struct ParentStateMachine {
         var liveness: Duration { heartbeatInterval * heartbeatLiveness }
     }
 
-    /// A joined worker as the protocol sees it.
-    struct Worker: Equatable {
-        let name: String
-        let pool: String
-        /// The HELLO's instance: a HELLO under this name from another instance is another process.
-        let instance: String
-        let hostedTypes: Set<String>
-        /// The state version it reads and writes, per hosted type (empty: version 1 for all).
-        let stateVersions: [String: Int]
-        var lastHeard: Instant
-        var lastSent: Instant
-        /// The children placed on it.
-        var children: Set<UInt64> = []
-        /// Set once it asked to drain: nothing new is placed on it, its children are moving.
-        var isDraining = false
-        /// Its children sent RELEASE and not yet answered with their final flush.
-        var releasing: Set<UInt64> = []
-        /// Of its released children: how many another worker could take at once, and how many wait.
-        var drainMoved = 0
-        var drainWaiting = 0
-
-        init(name: String, pool: String, instance: String, hostedTypes: Set<String>, stateVersions: [String: Int] = [:], joinedAt now: Instant) {
-            self.name = name
-            self.pool = pool
-            self.instance = instance
-            self.hostedTypes = hostedTypes
-            self.stateVersions = stateVersions
-            lastHeard = now
-            lastSent = now
-        }
-
-        /// It as the placement and rebalance rules see it.
-        var placementCandidate: PlacementCandidate {
-            PlacementCandidate(name: name, pool: pool, load: children.count, stateVersions: stateVersions)
-        }
-
-        /// Whether a child of `typeName` may be placed on it now (it hosts the type, is not leaving).
-        func takes(_ typeName: String) -> Bool {
-            hostedTypes.contains(typeName) && !isDraining
-        }
-    }
-
     let configuration: Configuration
-    // State: changed only by the machine's own methods (its extensions are in other files).
-    /// The joined workers, by connection.
-    var workers: [WorkerID: Worker] = [:]
-    /// Per remote child: the epoch and number of the last OUTPUTS message taken from its worker.
-    var outputsMessageNumbers: [UInt64: (epoch: UInt64, number: UInt64)] = [:]
-    /// Per remote child with events sent to its placement and not all acknowledged: since when
-    /// its acknowledgements last moved on (or its first such event was sent).
-    var awaitingAcknowledgement: [UInt64: Instant] = [:]
-    /// The remote children whose proxies exist, by id (`ParentStateMachine+Placement.swift`).
-    var children: [UInt64: Child] = [:]
+    // State, one value per concept, each declared in its concept's file with its storage private
+    // to it: only that type's methods (named for the protocol event) change it, nothing can assign
+    // its fields. The machine's operations that span concepts (a placement, a drain, a departure)
+    // call them from the extensions' files, which is why these are not `private(set)` (Swift's
+    // `private` does not reach other files); the driver, the inspector and the tests only read.
+    /// The joined workers, by connection (`ParentStateMachine+Workers.swift`).
+    var workers = JoinedWorkers()
+    /// Per remote child: the last OUTPUTS message taken from its worker (`ParentStateMachine+Events.swift`).
+    var outputsMessageNumbers = OutputsMessageNumbers()
+    /// Per remote child with events not all acknowledged: since when it waits (`ParentStateMachine+Events.swift`).
+    var awaitingAcknowledgement = AcknowledgementWaits()
+    /// The remote children whose proxies exist, by id (`ParentStateMachine+Lifecycle.swift`).
+    var children = ChildRecords()
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -108,12 +69,12 @@ struct ParentStateMachine {
 
     /// The workers a child of `typeName` may be placed on now, as the placement rules see them.
     func candidates(hosting typeName: String) -> [PlacementCandidate] {
-        workers.values.filter { $0.takes(typeName) }.map(\.placementCandidate)
+        workers.byConnection.values.filter { $0.takes(typeName) }.map(\.placementCandidate)
     }
 
     /// The connected worker `name` if it takes children of `typeName` now.
     func worker(named name: String, taking typeName: String) -> WorkerID? {
-        workers.first { $0.value.name == name && $0.value.takes(typeName) }?.key
+        workers.byConnection.first { $0.value.name == name && $0.value.takes(typeName) }?.key
     }
 
     /// What the machine holds, for the simulator's bound on memory.

@@ -5,6 +5,12 @@ import WireProtocol
 
 /// The parent's record of one remote child: what it last sent, what the worker last rendered.
 ///
+/// What is per node and not protocol: the props, the renderings and their order, the event
+/// ledger, the sink into its node, the codecs. Where the child is in its lifecycle (placed on
+/// which worker, releasing, refused, moving) is the parent state machine's
+/// (`ParentStateMachine.Phase`), which decides START vs UPDATE (`render(props:requests:)` asks
+/// it through `requests`); the proxy carries out what the driver hands it.
+///
 /// Confined to the remote runtime's loop thread (it lives in a `RemoteWorkflow` node's state and
 /// in the parent driver's table, both reached only from that thread). It holds no reference to
 /// the driver: the driver makes it (`ParentDriver.makeProxy`) with what it needs
@@ -40,23 +46,16 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// messages) loses those outputs here, and the replay on its successor delivers them (the
     /// parent machine's `OutputOrder` does not count them as delivered).
     private var partialOutputs: [Child.Output] = []
+    /// Set while a refresh asked of the node is unanswered (`isRefreshPending`).
     private var refreshPending = false
     private(set) var status: RemoteChildStatus = .starting {
         didSet { if status != oldValue { environment.status.report(path: path, typeName: typeName, status: status) } }
     }
-    /// The worker currently hosting the child (its routing id), if any.
-    var worker: WorkerPeer?
+    /// Set once its node ended or another proxy took over: its events no longer count in the
+    /// parent's unacknowledged total, and its accounts are closed (the machine forgot the child).
     private var isStopped = false
-    /// Set when a worker refused the last props; cleared by new props or a joining worker.
-    private var refusedProps = false
     /// Set while the node renders: changes then are already reflected by that pass.
     private var isRendering = false
-    /// Set while the child's draining worker is asked for its final state (RELEASE sent, its
-    /// answer not yet here): events and new props wait in the parent, not on that worker.
-    private(set) var isReleasing = false
-    /// The worker that drained and released the child, until the child runs again elsewhere:
-    /// names why it waits when no other worker can take it.
-    private(set) var drainedFrom: String?
 
     /// Exactly-once events across failover: the events recorded and not yet acknowledged, oldest
     /// first (sent in batches at the end of the loop iteration, replayed on a new worker), and
@@ -138,16 +137,17 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         }
     }
 
-    /// Called by the node's render: sends START/UPDATE as needed (through `requests`, the
-    /// parent's driver) and returns the best rendering known now. A request sent here is awaited by the
-    /// runtime before the pass is published.
+    /// Called by the node's render: asks the parent machine (through `requests`, the parent's
+    /// driver) what the props call for, carries out START or UPDATE, and returns the best
+    /// rendering known now. A request sent here is awaited by the runtime before the pass is
+    /// published.
     func render(props newProps: Child, requests: some RemoteChildRequests) -> Child.Rendering {
         refreshPending = false
         isRendering = true
         defer { isRendering = false }
         // The same props as last time (the settled pass after an UPDATE renders the child again
-        // with them): nothing to encode or send.
-        if worker != nil, let props, lastProps != nil, !refusedProps, propsEquality?(props, newProps) == true {
+        // with them): nothing to encode when the machine asks nothing for them.
+        if let props, lastProps != nil, propsEquality?(props, newProps) == true, requests.propsRendered(proxy: self, changed: false) == .nothing {
             return rendering ?? newProps.placeholderRendering()
         }
         props = newProps
@@ -158,26 +158,28 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
             status = .unavailable(.refused("props of \(typeName) do not encode: \(error)"))
             return rendering ?? newProps.placeholderRendering()
         }
-        if worker == nil {
+        switch requests.propsRendered(proxy: self, changed: encoded != lastProps) {
+        case .nothing:
+            break
+        case .start:
             // A flush of the last placement still waits for this node to apply it (staged before
             // its worker was lost or released the child): its acknowledgement and snapshot are
             // part of what the next placement starts from. Started before, the next placement
             // would apply again what that flush's outputs already reported (a middle's outputs
             // carry no event to drop them by). Applying the flush renders this node again, and
             // that pass places the child.
-            guard !renderings.hasStagedFlushes else { return rendering ?? newProps.placeholderRendering() }
-            // A worker refused these very props (unknown type, undecodable props, capacity):
-            // asking again on every render would spin. Retry when the props change or a worker
-            // joins (`retryIfUnplaced`).
-            guard !(refusedProps && encoded == lastProps) else { return rendering ?? newProps.placeholderRendering() }
-            refusedProps = false
+            guard !renderings.hasStagedFlushes else { break }
             lastProps = encoded
             renderings.propsSent()
             requests.start(proxy: self, props: encoded)
-        } else if encoded != lastProps {
+        case .update(let worker):
             lastProps = encoded
             renderings.propsSent()
-            requests.update(proxy: self, props: encoded)
+            requests.update(proxy: self, props: encoded, on: worker)
+        case .holdForNextPlacement:
+            lastProps = encoded
+            renderings.propsSent()
+            requests.update(proxy: self, props: encoded, on: nil)
         }
         return rendering ?? newProps.placeholderRendering()
     }
@@ -185,9 +187,10 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// The props last sent, for re-sending START (after a worker loss).
     var encodedProps: [UInt8]? { lastProps }
 
-    /// Whether the parent still waits for a rendering of the current props.
-    var isAwaitingRendering: Bool {
-        renderings.isAwaitingRendering(placed: worker != nil)
+    /// Whether the parent still waits for a rendering of the current props (`placed`: a worker
+    /// hosts the child to answer).
+    func isAwaitingRendering(placed: Bool) -> Bool {
+        renderings.isAwaitingRendering(placed: placed)
     }
 
     /// Its node ended: its child stops on its worker (`requests`, the parent's driver), after the events
@@ -259,12 +262,13 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// therefore handed to the node as a single `ProxyEvent.flush` action; one with only a
     /// rendering is installed at once unless an earlier flush is still waiting to be applied.
     ///
-    /// `order` is the parent machine's record of the child's delivered outputs: an output it
-    /// does not take (a replay's duplicate) is dropped.
-    func receive(flush: WorkerFlush, workerName: String, order: inout ParentStateMachine.OutputOrder) -> Bool {
+    /// `delivered` is the parent machine's decision on the message's outputs
+    /// (`ParentStateMachine.outputsArrived`): an output it does not deliver (a replay's
+    /// duplicate) is dropped.
+    func receive(flush: WorkerFlush, workerName: String, delivered: ParentStateMachine.DeliveredOutputs) -> Bool {
         guard !isStopped else { return false }
         PackedValues.forEach(in: flush.outputs, lengths: flush.lengths) { index, bytes in
-            guard order.take(cause: flush.causes[index], ordinal: flush.ordinals[index]) else { return true }
+            guard delivered.contains(index) else { return true }
             do {
                 partialOutputs.append(try importingCodec.decode(Child.Output.self, from: bytes, reusing: environment.codingScratch))
             } catch {
@@ -275,7 +279,6 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         guard !flush.continues else { return false }
         let outputs = partialOutputs
         partialOutputs = []
-        order.flushEnded()
         let acknowledgement = Acknowledgement(sequence: flush.acknowledged, snapshot: flush.snapshot)
         var newRendering: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8])?
         if let bytes = flush.rendering, renderings.accepts(renderingFor: flush.renderingSequence) {
@@ -335,7 +338,9 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     }
 
     private func install(_ new: (rendering: Child.Rendering, sequence: UInt64, bytes: [UInt8]), refresh: Bool) {
-        let installation = renderings.install(renderingFor: new.sequence, placed: worker != nil)
+        // A flush is received only from the child's current copy (the machine's fencing), so it
+        // is placed; a staged flush applied later installs without a refresh either way.
+        let installation = renderings.install(renderingFor: new.sequence, placed: true)
         guard installation != .stale else { return }
         rendering = new.rendering
         renderingBytes = new.bytes
@@ -344,15 +349,11 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
         if refresh && installation == .unasked { requestRefresh() }
     }
 
-    /// The child cannot run. Keeps the last rendering (or the placeholder) and reports why.
+    /// The child cannot run (the parent machine has it unplaced or refused,
+    /// `ParentStateMachine.childFailed`). Keeps the last rendering (or the placeholder) and
+    /// reports why.
     func fail(_ error: RemoteChildError) {
         guard !isStopped else { return }
-        switch error {
-        case .unknownType, .undecodableProps, .undecodableSnapshot, .refused, .workerAtCapacity: refusedProps = true
-        default: break
-        }
-        worker = nil
-        isReleasing = false
         discardPartialFlush()
         // A restored child whose worker has not (re)joined yet is reconnecting, as expected right
         // after its parent restarted: it keeps showing its last rendering under that status.
@@ -366,35 +367,20 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
 
     // MARK: Draining (a planned move)
 
-    /// Its worker drains: RELEASE is on its way there. Until the final flush answers it, events
-    /// are kept here (they go to the next worker) and new props wait for the next START.
-    func beginRelease() {
+    /// Its worker released the child (its final flush came, or the worker left during the
+    /// handover): the child is placed again, from that flush's snapshot, by the next render (as
+    /// after a failure, but with nothing to replay that the old worker had applied). The last
+    /// rendering stays shown meanwhile, so the move is not visible in any frame.
+    func released() {
         guard !isStopped else { return }
-        isReleasing = true
-    }
-
-    /// The draining worker sent the child's final flush and stopped its copy: the child is
-    /// placed again, from that flush's snapshot, by the next render (as after a failure, but with
-    /// nothing to replay that the old worker had applied). The last rendering stays shown
-    /// meanwhile, so the move is not visible in any frame.
-    func released(from workerName: String) {
-        guard !isStopped else { return }
-        isReleasing = false
-        worker = nil
         discardPartialFlush()
-        drainedFrom = workerName
         requestRefresh()
     }
 
-    /// The child runs on a new worker: it no longer waits for one.
-    func placed() {
-        drainedFrom = nil
-    }
-
-    /// A worker that can host the child joined: render again, which sends START.
-    func retryIfUnplaced() {
-        guard !isStopped, worker == nil else { return }
-        refusedProps = false
+    /// The parent machine has the child unplaced and a worker that may take it joined: the node
+    /// renders again, which sends START.
+    func placementRetried() {
+        guard !isStopped else { return }
         requestRefresh()
     }
 
@@ -434,20 +420,15 @@ protocol AnyRemoteChildProxy: AnyObject {
     var path: String { get }
     var typeName: String { get }
     var placement: RemotePlacement { get }
-    var worker: WorkerPeer? { get set }
     var propsSequence: UInt64 { get }
     var encodedProps: [UInt8]? { get }
-    var isAwaitingRendering: Bool { get }
+    func isAwaitingRendering(placed: Bool) -> Bool
     var status: RemoteChildStatus { get }
-    var isReleasing: Bool { get }
-    var drainedFrom: String? { get }
     var forwardingPrefix: String { get }
     var hasRestoredEvents: Bool { get }
     func restoredEventsSent()
-    func beginRelease()
-    func released(from workerName: String)
-    func placed()
-    func receive(flush: WorkerFlush, workerName: String, order: inout ParentStateMachine.OutputOrder) -> Bool
+    func released()
+    func receive(flush: WorkerFlush, workerName: String, delivered: ParentStateMachine.DeliveredOutputs) -> Bool
     func record(event token: String, bytes: [UInt8]) -> UInt64
     func events(after lastSent: UInt64) -> ArraySlice<ChildEventLedger.Event>
     var snapshotThrough: UInt64 { get }
@@ -456,7 +437,7 @@ protocol AnyRemoteChildProxy: AnyObject {
     var snapshot: TreeSnapshot? { get }
     var outstanding: OutstandingEvents { get }
     func fail(_ error: RemoteChildError)
-    func retryIfUnplaced()
+    func placementRetried()
 }
 
 extension AnyRemoteChildProxy {

@@ -1,14 +1,19 @@
 import Logging
 
-/// What a remote child's proxy asks of the parent role while its node renders or ends: START,
-/// UPDATE and STOP of its child, and nothing more. The node passes the parent's driver in with
-/// each call (`RemoteChildProxy.render(props:requests:)`, `stop(requests:)`,
-/// `handOver(requests:)`); the proxy keeps no reference to it, so what the driver does with these
-/// requests is decided in one place (`ParentDriver+ProxyRequests.swift`) and the proxy can be
-/// driven without one.
+/// What a remote child's proxy asks of the parent role while its node renders or ends: what its
+/// props call for (the parent machine decides), START, UPDATE and STOP of its child, and nothing
+/// more. The node passes the parent's driver in with each call
+/// (`RemoteChildProxy.render(props:requests:)`, `stop(requests:)`, `handOver(requests:)`); the
+/// proxy keeps no reference to it, so what the driver does with these requests is decided in one
+/// place (`ParentDriver+ProxyRequests.swift`) and the proxy can be driven without one.
 protocol RemoteChildRequests: AnyObject {
+    /// What props the node rendered call for, `changed` or not from those last sent
+    /// (`ParentStateMachine.propsRendered(_:changed:)`).
+    func propsRendered(proxy: any AnyRemoteChildProxy, changed: Bool) -> ParentStateMachine.PropsAction
     func start(proxy: any AnyRemoteChildProxy, props: [UInt8])
-    func update(proxy: any AnyRemoteChildProxy, props: [UInt8])
+    /// UPDATE to the child's placement on `worker`; `nil`: its worker is releasing it, and the
+    /// props wait for the next START.
+    func update(proxy: any AnyRemoteChildProxy, props: [UInt8], on worker: WorkerID?)
     /// `sendingDueEvents: false` when another proxy takes over the child's unacknowledged events.
     func stop(proxy: any AnyRemoteChildProxy, sendingDueEvents: Bool)
 }

@@ -1,8 +1,9 @@
 import Foundation
 
-/// A joined worker's connection, as the parent driver knows it: its identity and the messages
-/// held for it. What the protocol knows of it (liveness, children, handovers) is the parent state
-/// machine's (`ParentStateMachine.Worker`).
+/// A joined worker's connection, as the parent driver knows it: its routing id and name (for the
+/// sends and the log), its capacity, where it runs, and the messages held for it. What the
+/// protocol knows of it (its pool, hosted types and state versions, liveness, children,
+/// handovers) is recorded once, in the parent state machine (`ParentStateMachine.Worker`).
 final class WorkerPeer {
     /// The longest worker or pool name a HELLO may carry, in UTF-8 bytes. Names go into log
     /// lines and placement decisions, so a peer cannot make them as long as a message; a real
@@ -10,9 +11,14 @@ final class WorkerPeer {
     static let maxNameBytes = 255
 
     let id: WorkerID
+    /// The HELLO's name, the same `let` as the machine's `ParentStateMachine.Worker.name` (both
+    /// set once at the join from the same HELLO, neither ever changed, so they cannot differ).
+    /// A copy for the log and the I/O, not a second record: the driver names the worker where it
+    /// holds the peer, not the machine's record, several times per message (trace spans, a
+    /// flush's `workerName`, send errors), where looking the record up in the machine's
+    /// dictionary would cost a hash per use on the hot path; and in the list of workers shared
+    /// with the runtime (`RuntimeSharedState.setWorkers`). No protocol rule reads it.
     let name: String
-    let pool: String
-    let hostedTypes: Set<String>
     let capacity: Int
     /// Where it runs, as its HELLO says (for the inspector; `nil` when it did not say).
     let processID: Int32?
@@ -37,13 +43,11 @@ final class WorkerPeer {
     /// (`RemoteProtocol.packedBatches`), framed otherwise.
     var packing = Outbox.Packing.framed
 
-    init(id: WorkerID, name: String, pool: String, hostedTypes: Set<String>, capacity: Int, processID: Int32? = nil, hostName: String? = nil) {
+    init(id: WorkerID, name: String, capacity: Int, processID: Int32? = nil, hostName: String? = nil) {
         self.id = id
         self.processID = processID
         self.hostName = hostName.map { String($0.prefix(Self.maxNameBytes)) }
         self.name = name
-        self.pool = pool
-        self.hostedTypes = hostedTypes
         self.capacity = capacity
     }
 }

@@ -224,13 +224,18 @@ extension WorkerDriver {
             let error = envelope.payloads.first.flatMap { payload in
                 try? payload.withUnsafeBytes { try codec.decode(ErrorPayload.self, from: $0, userInfo: [:]) }
             }
-            guard envelope.correlationID == 0, !worker.isWelcomed, let error, error.code == .nameTaken || error.code == .refused else {
+            let said: JoinRefusal? =
+                switch error?.code {
+                case .nameTaken: .nameTaken(name: configuration.name)
+                case .refused: .refused(error?.message ?? "")
+                default: nil
+                }
+            guard let refusal = worker.joinRefusal(correlationID: envelope.correlationID, refusal: said) else {
                 warnLimited("the parent reported an error", metadata: ["path": "\(envelope.nodePath)", "error": "\(error?.message ?? "?")"])
                 break
             }
             // The answer to this worker's HELLO. It keeps asking with back-off (the silence rule);
             // a daemon may rather exit (`RemoteRuntime.refusal()`).
-            let refusal: JoinRefusal = error.code == .nameTaken ? .nameTaken(name: configuration.name) : .refused(error.message)
             logger.error("the parent refused this worker: \(refusal)")
             shared.refuse(refusal)
         case .reconnect:

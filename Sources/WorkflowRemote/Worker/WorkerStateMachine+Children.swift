@@ -21,7 +21,7 @@ extension WorkerStateMachine {
     mutating func started(_ childID: UInt64, epoch: UInt64, path: String, child: Child, appliedThrough: UInt64) {
         children[childID] = Hosted(
             childID: childID, child: child, epoch: epoch, path: path, applied: appliedThrough,
-            knowsNextEvent: parentStartsCarryBase || appliedThrough > 0, acknowledged: appliedThrough)
+            knowsNextEvent: link.parentStartsCarryBase || appliedThrough > 0, acknowledged: appliedThrough)
         // Placed before the parent read this worker's DRAIN: it is released like the others.
         drain?.children += 1
     }

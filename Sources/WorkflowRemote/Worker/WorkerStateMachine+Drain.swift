@@ -18,10 +18,10 @@ extension WorkerStateMachine {
     mutating func beginDrain(deadline: Duration, at now: Instant) -> DrainStart {
         if drain != nil { return .alreadyRunning }
         let count = children.count
-        guard configuration.hasParent, !isShuttingDown, isWelcomed else {
+        guard configuration.hasParent, !isShuttingDown, link.isWelcomed else {
             return .finished(DrainOutcome(ending: .notConnected, children: count, handedOver: 0))
         }
-        guard parentDrains else {
+        guard link.parentDrains else {
             return .unsupportedByParent(DrainOutcome(ending: .unsupportedByParent, children: count, handedOver: 0))
         }
         // Nothing to hand over: leave at once.

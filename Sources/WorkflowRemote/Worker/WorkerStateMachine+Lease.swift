@@ -10,7 +10,7 @@ extension WorkerStateMachine {
     /// holds.
     func silenceBeyondLease(at now: Instant) -> Duration? {
         guard configuration.hasParent, !isShuttingDown, !children.isEmpty else { return nil }
-        let silence = now - min(lastHeard, lastSent)
+        let silence = now - min(link.lastHeard, link.lastSent)
         return silence > configuration.liveness ? silence : nil
     }
 
@@ -43,21 +43,16 @@ extension WorkerStateMachine {
     }
 
     mutating func reconnect(silence: Duration, at now: Instant) -> Fence {
-        reconnectAttempts += 1
-        let afterFailedHandshake = handshakeFailed
+        let (attempt, afterFailedHandshake) = link.reconnecting(at: now)
         let forgotten = forgetChildren()
-        connectedAt = nil
-        handshakeFailed = false
-        helloPending = false
-        lastHeard = now
-        return .reconnect(silence: silence, attempt: reconnectAttempts, afterFailedHandshake: afterFailedHandshake, forgotten)
+        return .reconnect(silence: silence, attempt: attempt, afterFailedHandshake: afterFailedHandshake, forgotten)
     }
 
     /// Stops hosting everything: the parent places these children again from their snapshots,
     /// so copies here would only diverge. Also ends a drain (nothing can be handed over now).
     mutating func forgetChildren() -> Forgotten {
         let drainOutcome = finishDrain(.notConnected)
-        isWelcomed = false
+        link.forgotten()
         let stopped = children.values.sorted { $0.path < $1.path }
         children.removeAll()
         pendingRenderings.removeAll()

@@ -112,29 +112,19 @@ struct WorkerStateMachine<Child> {
 
     // MARK: State
 
-    // Internal, not private: the machine's extensions in the sibling files
-    // (`WorkerStateMachine+*.swift`) change it; only they do (the drivers read it).
+    // `private(set)` where only this file changes it; internal where the machine's extensions in
+    // the sibling files (`WorkerStateMachine+*.swift`) change it too (only they do: the drivers
+    // read it), since Swift's `private` does not reach another file. The link to the parent is
+    // its own value (`ParentLink`, `WorkerStateMachine+Link.swift`) with private storage.
 
     /// The children hosted here, by child id.
     var children: [UInt64: Hosted] = [:]
+    /// The link to the parent: handshake, WELCOME, the last message each way, reconnections.
+    var link: ParentLink
     /// Whether the parent welcomed this worker (and has not forgotten it since, as far as it knows).
-    var isWelcomed = false
-    /// Whether the parent's WELCOME said it understands DRAIN.
-    var parentDrains = false
-    /// Whether the parent's WELCOME said its STARTs name the last event their snapshot includes.
-    var parentStartsCarryBase = false
-    /// When the current connection completed its handshake (`nil`: not yet).
-    var connectedAt: Instant?
-    /// Whether the current connection's handshake failed.
-    var handshakeFailed = false
-    /// Whether a HELLO found no connection to take it: sent again when a handshake succeeds.
-    var helloPending = false
-    /// Whether trouble with the connection was reported, so its recovery is reported once too.
-    var connectionTrouble = false
+    var isWelcomed: Bool { link.isWelcomed }
     /// Reconnections since the parent last welcomed this worker (for exponential back-off).
-    var reconnectAttempts = 0
-    var lastHeard: Instant
-    var lastSent: Instant
+    var reconnectAttempts: Int { link.reconnectAttempts }
     var isShuttingDown = false
     /// Set once a drain began: a silent parent then ends the drain instead of a reconnection.
     var isLeaving = false
@@ -157,8 +147,7 @@ struct WorkerStateMachine<Child> {
 
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
-        lastHeard = now
-        lastSent = now
+        link = ParentLink(at: now)
         sliceEnds = now + configuration.sliceLength
     }
 
@@ -184,13 +173,12 @@ struct WorkerStateMachine<Child> {
 
     /// Any message from the parent arrived: it is alive, and the connection proven.
     mutating func heardFromParent(at now: Instant) {
-        lastHeard = now
-        if connectedAt == nil { connectedAt = now }
+        link.heard(at: now)
     }
 
     /// A message left for the parent.
     mutating func sentToParent(at now: Instant) {
-        lastSent = now
+        link.sent(at: now)
     }
 
     /// What a message that no connection took means.
@@ -203,20 +191,13 @@ struct WorkerStateMachine<Child> {
     }
 
     mutating func sendFailed(hello: Bool) -> SendFailure {
-        guard connectedAt != nil else {
-            if hello { helloPending = true }
-            return .notConnectedYet
-        }
-        return .dropped
+        link.sendFailed(hello: hello)
     }
 
     /// WELCOME: the parent counts on this worker. `startsCarryBase`: its STARTs say which event
     /// their snapshot includes, 0 included (`WelcomePayload.startsCarryBase`).
     mutating func welcomed(drains: Bool, startsCarryBase: Bool) {
-        reconnectAttempts = 0
-        parentDrains = drains
-        parentStartsCarryBase = startsCarryBase
-        isWelcomed = true
+        link.welcomed(drains: drains, startsCarryBase: startsCarryBase)
     }
 
     /// What the driver does after a handshake succeeded.
@@ -235,38 +216,21 @@ struct WorkerStateMachine<Child> {
         // the last EVENT of a burst, or the last OUTPUTS, would be missing for good. So the
         // worker rejoins as when it finds input lost: its children are placed again from their
         // last acknowledged state and their unacknowledged events replayed.
-        if isWelcomed {
-            let recovered = connectionTrouble
-            connectionTrouble = false
+        if link.isWelcomed {
+            let recovered = link.reestablished()
             guard configuration.checks.workerRejoinsOnReconnect else { return Handshake(sendHello: false, recovered: recovered) }
             return Handshake(sendHello: false, recovered: recovered, fence: fence(silence: .zero, at: now))
         }
-        connectedAt = now
-        handshakeFailed = false
-        // Silence is counted from the moment the parent can hear this worker.
-        lastHeard = now
-        // A HELLO queued before the connection leaves only now: that is this worker's last send
-        // as far as the parent (and fencing) can tell.
-        lastSent = now
-        var result = Handshake(sendHello: false, recovered: connectionTrouble)
-        if helloPending {
-            helloPending = false
-            result.sendHello = true
-        }
-        connectionTrouble = false
-        return result
+        return link.connected(at: now)
     }
 
     mutating func handshakeFailed(at now: Instant) {
-        connectionTrouble = true
-        handshakeFailed = true
+        link.failedHandshake()
     }
 
     /// libzmq retries connecting; returns whether that is news worth a line.
     mutating func connectRetried() -> Bool {
-        guard !connectionTrouble else { return false }
-        connectionTrouble = true
-        return true
+        link.retriedConnecting()
     }
 
     /// The connection to the parent closed (the monitor's `disconnected`: the parent's process
@@ -277,8 +241,17 @@ struct WorkerStateMachine<Child> {
     /// handshake succeeds (`handshakeSucceeded(at:)`). `nil` otherwise: with one endpoint libzmq
     /// reconnects and the rejoin follows the handshake; before the WELCOME the silence rule covers it.
     mutating func connectionClosed(at now: Instant) -> Fence? {
-        guard configuration.hasParent, configuration.parentEndpoints > 1, isWelcomed, connectedAt != nil, !isShuttingDown else { return nil }
+        guard configuration.hasParent, configuration.parentEndpoints > 1, link.isWelcomed, link.connectedAt != nil, !isShuttingDown else { return nil }
         return fence(silence: .zero, at: now)
+    }
+
+    /// An ERROR from the parent (`correlationID`; `refusal`: what it says if its code refuses a
+    /// join, name taken or refused): whether it answers this worker's HELLO. Only an error about
+    /// no request (`correlationID` 0) before the WELCOME does; the worker then keeps asking with
+    /// back-off (the silence rule). Any other is only reported (`nil`).
+    func joinRefusal(correlationID: UInt64, refusal: JoinRefusal?) -> JoinRefusal? {
+        guard correlationID == 0, !isWelcomed else { return nil }
+        return refusal
     }
 
     /// RECONNECT: the parent does not know this connection. Returns the children to stop (and a
@@ -306,18 +279,18 @@ struct WorkerStateMachine<Child> {
         let interval = configuration.heartbeatInterval
         // Not while a HELLO is unanswered or refused: the parent would only answer RECONNECT,
         // and that answer would keep the silence rule (the back-off retry) from firing.
-        if isWelcomed, now - lastSent >= interval { tick.sendHeartbeat = true }
+        if link.isWelcomed, now - link.lastSent >= interval { tick.sendHeartbeat = true }
         // With several parent endpoints (a leader and its standbys) the back-off grows per round
         // of them all, and an endpoint that cannot be reached at all (a standby binds nothing)
         // counts as silent: the worker moves on to the next after one window.
-        let backoff = interval * (1 << min(reconnectAttempts / max(configuration.parentEndpoints, 1), 5))
-        let unreachable = configuration.parentEndpoints > 1 && connectedAt == nil && !handshakeFailed
+        let backoff = interval * (1 << min(link.reconnectAttempts / max(configuration.parentEndpoints, 1), 5))
+        let unreachable = configuration.parentEndpoints > 1 && link.connectedAt == nil && !link.handshakeFailed
         // Only once this socket's handshake has succeeded, or failed: while it is in progress
         // there is no parent to be silent. Until the parent has welcomed this worker, its answer
         // may take several round trips on a lossy link: four windows.
-        let window = isWelcomed || unreachable ? configuration.liveness : configuration.liveness * 4
-        if connectedAt != nil || handshakeFailed || unreachable, now - lastHeard > window + backoff {
-            tick.fence = fence(silence: now - lastHeard, at: now)
+        let window = link.isWelcomed || unreachable ? configuration.liveness : configuration.liveness * 4
+        if link.connectedAt != nil || link.handshakeFailed || unreachable, now - link.lastHeard > window + backoff {
+            tick.fence = fence(silence: now - link.lastHeard, at: now)
         }
         return tick
     }
