@@ -265,7 +265,7 @@ import Testing
         let finished = machine.finishDrainIfAnswered()
         let outcome = try #require(finished)
         #expect(outcome == DrainOutcome(ending: .handedOver, children: 2, handedOver: 2))
-        #expect(machine.drain == nil)
+        #expect(machine.leaving.drain == nil)
     }
 
     @Test("a drain ends at its deadline, or at once without a parent that drains")

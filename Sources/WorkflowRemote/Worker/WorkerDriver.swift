@@ -60,7 +60,7 @@ final class WorkerDriver: LoopRoleDriver {
     var parentPacking = Outbox.Packing.framed
     var peerWarnings = LogRateLimiter()
     /// Whether the runtime is stopping (no lease, no heartbeats, no rebalancing any more).
-    var isShuttingDown: Bool { worker.isShuttingDown }
+    var isShuttingDown: Bool { worker.leaving.isShuttingDown }
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
     /// Whether the protocol version the parent chose carries trace context: OUTPUTS says its

@@ -23,7 +23,7 @@ extension WorkerStateMachine {
             childID: childID, child: child, epoch: epoch, path: path, applied: appliedThrough,
             knowsNextEvent: link.parentStartsCarryBase || appliedThrough > 0, acknowledged: appliedThrough)
         // Placed before the parent read this worker's DRAIN: it is released like the others.
-        drain?.children += 1
+        leaving.childPlaced()
     }
 
     /// STOP: the copy of `epoch` ends (one for another placement stays). Returns it.

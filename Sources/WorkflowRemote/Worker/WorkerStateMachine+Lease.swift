@@ -36,7 +36,7 @@ extension WorkerStateMachine {
 
     mutating func fence(silence: Duration, at now: Instant) -> Fence? {
         if isLeaving {
-            guard !children.isEmpty || drain != nil else { return nil }
+            guard !children.isEmpty || leaving.drain != nil else { return nil }
             return .stopWhileLeaving(silence: silence, forgetChildren())
         }
         return reconnect(silence: silence, at: now)

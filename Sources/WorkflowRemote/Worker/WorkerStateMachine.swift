@@ -90,32 +90,15 @@ struct WorkerStateMachine<Child> {
         var path: String
     }
 
-    /// A drain in progress: the parent was asked (DRAIN) to move this worker's children.
-    struct Drain {
-        let deadline: Instant
-        /// Children hosted when the drain began, plus any a START in flight placed here meanwhile.
-        var children: Int
-        /// Children released: their final flush went to the parent and their copy here stopped.
-        var handedOver = 0
-        /// The parent answered while RELEASEs were deferred: the drain ends when they are answered.
-        var answered = false
-    }
-
-    /// A RELEASE whose answer waits (a middle process with forwarded events unacknowledged).
-    struct DeferredRelease: Equatable {
-        let childID: UInt64
-        let epoch: UInt64
-        let path: String
-    }
-
     let configuration: Configuration
 
     // MARK: State
 
     // `private(set)` where only this file changes it; internal where the machine's extensions in
     // the sibling files (`WorkerStateMachine+*.swift`) change it too (only they do: the drivers
-    // read it), since Swift's `private` does not reach another file. The link to the parent is
-    // its own value (`ParentLink`, `WorkerStateMachine+Link.swift`) with private storage.
+    // read it), since Swift's `private` does not reach another file. The link to the parent
+    // (`ParentLink`, `WorkerStateMachine+Link.swift`) and the departure (`Leaving`,
+    // `WorkerStateMachine+Drain.swift`) are values of their own with private storage.
 
     /// The children hosted here, by child id.
     var children: [UInt64: Hosted] = [:]
@@ -125,11 +108,12 @@ struct WorkerStateMachine<Child> {
     var isWelcomed: Bool { link.isWelcomed }
     /// Reconnections since the parent last welcomed this worker (for exponential back-off).
     var reconnectAttempts: Int { link.reconnectAttempts }
-    var isShuttingDown = false
+    /// The departure: a drain in progress, the RELEASEs held, the shutdown.
+    var leaving = Leaving()
+    /// Whether the runtime stops (no lease, heartbeats or reconnection any more).
+    var isShuttingDown: Bool { leaving.isShuttingDown }
     /// Set once a drain began: a silent parent then ends the drain instead of a reconnection.
-    var isLeaving = false
-    var drain: Drain?
-    var deferredReleases: [DeferredRelease] = []
+    var isLeaving: Bool { leaving.isLeaving }
 
     var pendingRenderings: [UInt64: PendingRendering] = [:]
     var pendingOutputs: [UInt64: PendingOutputs] = [:]
@@ -163,7 +147,7 @@ struct WorkerStateMachine<Child> {
 
     /// What the machine holds beyond its children, for the simulator's bound on memory.
     var pendingCount: Int {
-        pendingRenderings.count + pendingOutputs.count + flushOrder.count + needsRender.count + deferredReleases.count
+        pendingRenderings.count + pendingOutputs.count + flushOrder.count + needsRender.count + leaving.deferredReleases.count
     }
 
     /// What the machine holds, for the simulator's bound on memory.
