@@ -102,7 +102,7 @@ extension WorkerStateMachine {
 
     mutating func beginDrain(deadline: Duration, at now: Instant) -> DrainStart {
         if leaving.drain != nil { return .alreadyRunning }
-        let count = children.count
+        let count = hosting.children.count
         guard configuration.hasParent, !isShuttingDown, link.isWelcomed else {
             return .finished(DrainOutcome(ending: .notConnected, children: count, handedOver: 0))
         }
@@ -131,7 +131,7 @@ extension WorkerStateMachine {
     mutating func releaseRequested(
         _ childID: UInt64, epoch: UInt64, path: String, forwardedEventsUnacknowledged: Bool
     ) -> ReleaseDecision {
-        guard let hosted = children[childID], hosted.epoch == epoch else { return .notHosted }
+        guard let hosted = hosting.children[childID], hosted.epoch == epoch else { return .notHosted }
         if forwardedEventsUnacknowledged {
             leaving.releaseDeferred(DeferredRelease(childID: childID, epoch: epoch, path: path))
             return .deferred
@@ -181,7 +181,7 @@ extension WorkerStateMachine {
     /// The runtime stops: the drain ends, every child stops (the driver then says GOODBYE).
     mutating func shutDown() -> Forgotten {
         let drainOutcome = leaving.shutDown()
-        let stopped = children.values.sorted { $0.path < $1.path }
+        let stopped = hosting.children.values.sorted { $0.path < $1.path }
         for hosted in stopped { discard(hosted.childID) }
         return Forgotten(children: stopped, drain: drainOutcome)
     }

@@ -94,14 +94,17 @@ struct WorkerStateMachine<Child> {
 
     // MARK: State
 
-    // `private(set)` where only this file changes it; internal where the machine's extensions in
-    // the sibling files (`WorkerStateMachine+*.swift`) change it too (only they do: the drivers
-    // read it), since Swift's `private` does not reach another file. The link to the parent
-    // (`ParentLink`, `WorkerStateMachine+Link.swift`) and the departure (`Leaving`,
-    // `WorkerStateMachine+Drain.swift`) are values of their own with private storage.
+    // One value per concept, each with storage private to its file and changed only by its
+    // methods, named for what happened: the hosted children and their events (`Hosting`) and
+    // what waits to be flushed (`PendingFlush`) in `WorkerStateMachine+Events.swift`, the link to
+    // the parent (`ParentLink`) in `+Link`, the departure (`Leaving`) in `+Drain`. The values are
+    // internal, since the machine's extensions in the sibling files call their methods (Swift's
+    // `private` does not reach another file); the drivers only read them.
 
-    /// The children hosted here, by child id.
-    var children: [UInt64: Hosted] = [:]
+    /// The children hosted here and where each is in its events.
+    var hosting: Hosting
+    /// What the children produced since their last flush.
+    var pending = PendingFlush()
     /// The link to the parent: handshake, WELCOME, the last message each way, reconnections.
     var link: ParentLink
     /// Whether the parent welcomed this worker (and has not forgotten it since, as far as it knows).
@@ -115,24 +118,10 @@ struct WorkerStateMachine<Child> {
     /// Set once a drain began: a silent parent then ends the drain instead of a reconnection.
     var isLeaving: Bool { leaving.isLeaving }
 
-    var pendingRenderings: [UInt64: PendingRendering] = [:]
-    var pendingOutputs: [UInt64: PendingOutputs] = [:]
-    /// The event being applied, to tag the outputs it causes.
-    var currentCause: (child: UInt64, sequence: UInt64, ordinal: UInt32)?
-    /// Children with something to flush, in the order they first had it, and the same as a set.
-    var flushOrder: [UInt64] = []
-    var flushScheduled: Set<UInt64> = []
-    /// Children that applied events without rendering yet (rendered once per slice).
-    var needsRender: [UInt64] = []
-    /// Events (and props updates) handled in the current slice of the parent's messages.
-    var eventsInSlice = 0
-    /// When the current slice ends, however few events it applied (`sliceContinues`).
-    var sliceEnds: Instant
-
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
         link = ParentLink(at: now)
-        sliceEnds = now + configuration.sliceLength
+        hosting = Hosting(sliceEnds: now + configuration.sliceLength)
     }
 
     /// The hosted child of `childID` if it belongs to the placement `epoch`.
@@ -141,17 +130,17 @@ struct WorkerStateMachine<Child> {
     /// in a class's property, where a non-mutating call first copies the whole machine (a
     /// thousand instructions per message, measured), while a mutating one works in place.
     mutating func child(_ childID: UInt64, epoch: UInt64) -> Child? {
-        guard let hosted = children[childID], hosted.epoch == epoch else { return nil }
+        guard let hosted = hosting.children[childID], hosted.epoch == epoch else { return nil }
         return hosted.child
     }
 
     /// What the machine holds beyond its children, for the simulator's bound on memory.
     var pendingCount: Int {
-        pendingRenderings.count + pendingOutputs.count + flushOrder.count + needsRender.count + leaving.deferredReleases.count
+        pending.count + hosting.needsRender.count + leaving.deferredReleases.count
     }
 
     /// What the machine holds, for the simulator's bound on memory.
-    var memory: Int { children.count + pendingCount }
+    var memory: Int { hosting.children.count + pendingCount }
 
     // MARK: The connection
 
