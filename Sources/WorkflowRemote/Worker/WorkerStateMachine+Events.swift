@@ -1,7 +1,8 @@
 // The worker role's state machine (`WorkerStateMachine.swift`): an event's way through the worker: the
 // parent's events (slices of its messages, each event checked against its child's placement, sequence and
 // the lease before it is applied), what children produce (renderings, outputs tagged with their event)
-// and the flushes that carry it back to the parent.
+// and the flushes that carry it back to the parent, with their state (`Hosting`, `PendingFlush`) and the
+// only code that changes it.
 extension WorkerStateMachine {
     /// The children hosted here and where each is in its events: the placements with their
     /// applied and acknowledged events, the event being applied (whose outputs it causes), the
