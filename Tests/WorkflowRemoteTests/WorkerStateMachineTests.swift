@@ -84,7 +84,7 @@ import Testing
         }
         #expect(attempt == 1)
         #expect(forgotten.children.map(\.child) == ["copy-1"])
-        #expect(machine.children.isEmpty && !machine.isWelcomed && machine.pendingCount == 0)
+        #expect(machine.hosting.children.isEmpty && !machine.isWelcomed && machine.pendingCount == 0)
         // The old copy's events find nobody.
         #expect(machine.beginEvents(for: 1, epoch: 1, firstSequence: 2, count: 4) == nil)
     }
@@ -132,7 +132,7 @@ import Testing
             return
         }
         #expect(machine.stopRequested(1, epoch: 1)?.child == "copy-1")
-        #expect(machine.children.isEmpty)
+        #expect(machine.hosting.children.isEmpty)
     }
 
     @Test("a START beyond the capacity is refused")
@@ -217,14 +217,14 @@ import Testing
         }
         #expect(silence == .zero)
         #expect(forgotten.children.map(\.child) == ["copy-1"])
-        #expect(machine.children.isEmpty && !machine.isWelcomed)
+        #expect(machine.hosting.children.isEmpty && !machine.isWelcomed)
         // The move is done: a second report of the old connection changes nothing.
         #expect(machine.connectionClosed(at: at(31)) == nil)
 
         // One endpoint: libzmq reconnects to it, and the rejoin follows the handshake.
         var single = hosting()
         #expect(single.connectionClosed(at: at(10)) == nil)
-        #expect(single.children.count == 1)
+        #expect(single.hosting.children.count == 1)
     }
 
     @Test("RECONNECT is ignored until welcomed, then stops every child")
@@ -265,7 +265,7 @@ import Testing
         let finished = machine.finishDrainIfAnswered()
         let outcome = try #require(finished)
         #expect(outcome == DrainOutcome(ending: .handedOver, children: 2, handedOver: 2))
-        #expect(machine.drain == nil)
+        #expect(machine.leaving.drain == nil)
     }
 
     @Test("a drain ends at its deadline, or at once without a parent that drains")
@@ -301,7 +301,7 @@ import Testing
             return
         }
         #expect(forgotten.drain?.ending == .notConnected)
-        #expect(machine.children.isEmpty)
+        #expect(machine.hosting.children.isEmpty)
     }
 
     @Test("events after a gap (messages lost in transit) are not applied: the worker fences and joins again")
@@ -316,7 +316,7 @@ import Testing
         }
         #expect(expected == 3 && received == 5)
         #expect(forgotten.children.map(\.child) == ["copy-1"])
-        #expect(machine.children.isEmpty)
+        #expect(machine.hosting.children.isEmpty)
     }
 
     @Test("a welcomed worker whose connection comes back (what was in flight is lost) stops its children and joins again; before the WELCOME it only says HELLO")
@@ -329,7 +329,7 @@ import Testing
         }
         #expect(silence == .zero)
         #expect(forgotten.children.map(\.child) == ["copy-1"])
-        #expect(machine.children.isEmpty)
+        #expect(machine.hosting.children.isEmpty)
         // The new socket's handshake, before the WELCOME: no fence.
         #expect(machine.handshakeSucceeded(at: at(30)).fence == nil)
     }

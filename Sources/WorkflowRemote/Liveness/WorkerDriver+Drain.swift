@@ -79,7 +79,7 @@ extension WorkerDriver {
     /// Answers the held RELEASEs once nothing forwarded waits for an acknowledgement (each loop
     /// iteration, before the flush).
     func answerDeferredReleases() {
-        guard !worker.deferredReleases.isEmpty else { return }
+        guard !worker.leaving.deferredReleases.isEmpty else { return }
         let releases = worker.takeDeferredReleases(forwardedEventsUnacknowledged: parentRole.hasUnacknowledgedForwardedEvents)
         guard !releases.isEmpty else { return }
         for release in releases { handleRelease(of: release.childID, epoch: release.epoch, path: release.path) }

@@ -216,7 +216,7 @@ final class RemoteEngine {
     /// Sets the gauges that are sums over both roles' tables.
     func updateGauges() {
         parentRole.updateGauges()
-        resources.metrics.childrenHosted.set(workerRole.worker.children.count)
+        resources.metrics.childrenHosted.set(workerRole.worker.hosting.children.count)
     }
 
     /// The parent role's children (with `tree`, only that tree's) and workers as they are now;

@@ -143,7 +143,7 @@ extension WorkerDriver {
     func renderTouchedChildren() {
         worker.takeChildrenToRender(into: &childrenToRender)
         for childID in childrenToRender {
-            guard let child = worker.children[childID]?.child else { continue }
+            guard let child = worker.hosting.children[childID]?.child else { continue }
             if !flushTraceContexts.isEmpty, let tracer, let context = flushTraceContexts[childID] {
                 let span = tracer.startSpan(SpanNames.render, context: context)
                 span.attributes[SpanNames.workerAttribute] = configuration.name

@@ -60,7 +60,7 @@ final class WorkerDriver: LoopRoleDriver {
     var parentPacking = Outbox.Packing.framed
     var peerWarnings = LogRateLimiter()
     /// Whether the runtime is stopping (no lease, no heartbeats, no rebalancing any more).
-    var isShuttingDown: Bool { worker.isShuttingDown }
+    var isShuttingDown: Bool { worker.leaving.isShuttingDown }
     /// This runtime's identity in HELLO: the same across its reconnections, unique per process.
     let instance = UUID().uuidString
     /// Whether the protocol version the parent chose carries trace context: OUTPUTS says its
@@ -244,7 +244,7 @@ extension WorkerDriver {
             // echo every heartbeat.
             // The parent does not know this connection (it restarted, or declared this worker
             // dead): join again, without the children it no longer counts on here.
-            let count = worker.children.count
+            let count = worker.hosting.children.count
             guard let forgotten = worker.reconnectRequested() else { break }
             logger.notice("the parent does not know this worker; joining again", metadata: ["children": .stringConvertible(count)])
             stopForgotten(forgotten)
@@ -365,7 +365,7 @@ extension WorkerDriver {
     /// `releasing` (the answer to RELEASE): the last message always carries the acknowledgement
     /// and a snapshot, and says `released`: the parent places the child again from it.
     func flush(_ childID: UInt64, releasing: Bool = false) {
-        guard let flush = worker.flush(childID, releasing: releasing), let child = worker.children[childID]?.child else { return }
+        guard let flush = worker.flush(childID, releasing: releasing), let child = worker.hosting.children[childID]?.child else { return }
         guard !flush.isRenderingOnly else {
             // A rendering alone is one step by itself.
             if let rendering = flush.rendering {

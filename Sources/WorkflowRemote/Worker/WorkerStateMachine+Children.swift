@@ -10,7 +10,7 @@ extension WorkerStateMachine {
     }
 
     func startRequested() -> StartDecision {
-        children.count < configuration.capacity ? .place : .atCapacity
+        hosting.children.count < configuration.capacity ? .place : .atCapacity
     }
 
     /// The child now hosted for the placement `epoch` (after any earlier copy was discarded).
@@ -19,31 +19,28 @@ extension WorkerStateMachine {
     /// WELCOME did not promise that (`welcomed(drains:startsCarryBase:)`) may send 0 for "not
     /// said": then any first event is taken, and the check starts after it.
     mutating func started(_ childID: UInt64, epoch: UInt64, path: String, child: Child, appliedThrough: UInt64) {
-        children[childID] = Hosted(
+        hosting.placed(Hosted(
             childID: childID, child: child, epoch: epoch, path: path, applied: appliedThrough,
-            knowsNextEvent: link.parentStartsCarryBase || appliedThrough > 0, acknowledged: appliedThrough)
+            knowsNextEvent: link.parentStartsCarryBase || appliedThrough > 0, acknowledged: appliedThrough))
         // Placed before the parent read this worker's DRAIN: it is released like the others.
-        drain?.children += 1
+        leaving.childPlaced()
     }
 
     /// STOP: the copy of `epoch` ends (one for another placement stays). Returns it.
     mutating func stopRequested(_ childID: UInt64, epoch: UInt64) -> Hosted? {
-        guard children[childID]?.epoch == epoch else { return nil }
+        guard hosting.children[childID]?.epoch == epoch else { return nil }
         return discard(childID)
     }
 
     /// Ends hosting `childID` and drops what it had queued for the parent. Returns its copy.
     @discardableResult
     mutating func discard(_ childID: UInt64) -> Hosted? {
-        pendingRenderings[childID] = nil
-        pendingOutputs[childID] = nil
-        needsRender.removeAll { $0 == childID }
-        if currentCause?.child == childID { currentCause = nil }
-        return children.removeValue(forKey: childID)
+        pending.discarded(childID)
+        return hosting.removed(childID)
     }
 
     /// Props were applied to a child: work of an event's size in the slice.
     mutating func propsUpdated() {
-        eventsInSlice += 1
+        hosting.propsUpdated()
     }
 }

@@ -9,7 +9,7 @@ extension WorkerStateMachine {
     /// and placed its children elsewhere, so nothing more may be applied here. `nil`: the lease
     /// holds.
     func silenceBeyondLease(at now: Instant) -> Duration? {
-        guard configuration.hasParent, !isShuttingDown, !children.isEmpty else { return nil }
+        guard configuration.hasParent, !isShuttingDown, !hosting.children.isEmpty else { return nil }
         let silence = now - min(link.lastHeard, link.lastSent)
         return silence > configuration.liveness ? silence : nil
     }
@@ -36,7 +36,7 @@ extension WorkerStateMachine {
 
     mutating func fence(silence: Duration, at now: Instant) -> Fence? {
         if isLeaving {
-            guard !children.isEmpty || drain != nil else { return nil }
+            guard !hosting.children.isEmpty || leaving.drain != nil else { return nil }
             return .stopWhileLeaving(silence: silence, forgetChildren())
         }
         return reconnect(silence: silence, at: now)
@@ -53,14 +53,8 @@ extension WorkerStateMachine {
     mutating func forgetChildren() -> Forgotten {
         let drainOutcome = finishDrain(.notConnected)
         link.forgotten()
-        let stopped = children.values.sorted { $0.path < $1.path }
-        children.removeAll()
-        pendingRenderings.removeAll()
-        pendingOutputs.removeAll()
-        flushOrder.removeAll()
-        flushScheduled.removeAll()
-        needsRender.removeAll()
-        currentCause = nil
+        let stopped = hosting.removedAll()
+        pending.removedAll()
         return Forgotten(children: stopped, drain: drainOutcome)
     }
 }

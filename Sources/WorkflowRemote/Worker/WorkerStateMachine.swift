@@ -90,65 +90,38 @@ struct WorkerStateMachine<Child> {
         var path: String
     }
 
-    /// A drain in progress: the parent was asked (DRAIN) to move this worker's children.
-    struct Drain {
-        let deadline: Instant
-        /// Children hosted when the drain began, plus any a START in flight placed here meanwhile.
-        var children: Int
-        /// Children released: their final flush went to the parent and their copy here stopped.
-        var handedOver = 0
-        /// The parent answered while RELEASEs were deferred: the drain ends when they are answered.
-        var answered = false
-    }
-
-    /// A RELEASE whose answer waits (a middle process with forwarded events unacknowledged).
-    struct DeferredRelease: Equatable {
-        let childID: UInt64
-        let epoch: UInt64
-        let path: String
-    }
-
     let configuration: Configuration
 
     // MARK: State
 
-    // `private(set)` where only this file changes it; internal where the machine's extensions in
-    // the sibling files (`WorkerStateMachine+*.swift`) change it too (only they do: the drivers
-    // read it), since Swift's `private` does not reach another file. The link to the parent is
-    // its own value (`ParentLink`, `WorkerStateMachine+Link.swift`) with private storage.
+    // One value per concept, each with storage private to its file and changed only by its
+    // methods, named for what happened: the hosted children and their events (`Hosting`) and
+    // what waits to be flushed (`PendingFlush`) in `WorkerStateMachine+Events.swift`, the link to
+    // the parent (`ParentLink`) in `+Link`, the departure (`Leaving`) in `+Drain`. The values are
+    // internal, since the machine's extensions in the sibling files call their methods (Swift's
+    // `private` does not reach another file); the drivers only read them.
 
-    /// The children hosted here, by child id.
-    var children: [UInt64: Hosted] = [:]
+    /// The children hosted here and where each is in its events.
+    var hosting: Hosting
+    /// What the children produced since their last flush.
+    var pending = PendingFlush()
     /// The link to the parent: handshake, WELCOME, the last message each way, reconnections.
     var link: ParentLink
     /// Whether the parent welcomed this worker (and has not forgotten it since, as far as it knows).
     var isWelcomed: Bool { link.isWelcomed }
     /// Reconnections since the parent last welcomed this worker (for exponential back-off).
     var reconnectAttempts: Int { link.reconnectAttempts }
-    var isShuttingDown = false
+    /// The departure: a drain in progress, the RELEASEs held, the shutdown.
+    var leaving = Leaving()
+    /// Whether the runtime stops (no lease, heartbeats or reconnection any more).
+    var isShuttingDown: Bool { leaving.isShuttingDown }
     /// Set once a drain began: a silent parent then ends the drain instead of a reconnection.
-    var isLeaving = false
-    var drain: Drain?
-    var deferredReleases: [DeferredRelease] = []
-
-    var pendingRenderings: [UInt64: PendingRendering] = [:]
-    var pendingOutputs: [UInt64: PendingOutputs] = [:]
-    /// The event being applied, to tag the outputs it causes.
-    var currentCause: (child: UInt64, sequence: UInt64, ordinal: UInt32)?
-    /// Children with something to flush, in the order they first had it, and the same as a set.
-    var flushOrder: [UInt64] = []
-    var flushScheduled: Set<UInt64> = []
-    /// Children that applied events without rendering yet (rendered once per slice).
-    var needsRender: [UInt64] = []
-    /// Events (and props updates) handled in the current slice of the parent's messages.
-    var eventsInSlice = 0
-    /// When the current slice ends, however few events it applied (`sliceContinues`).
-    var sliceEnds: Instant
+    var isLeaving: Bool { leaving.isLeaving }
 
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
         link = ParentLink(at: now)
-        sliceEnds = now + configuration.sliceLength
+        hosting = Hosting(sliceEnds: now + configuration.sliceLength)
     }
 
     /// The hosted child of `childID` if it belongs to the placement `epoch`.
@@ -157,17 +130,17 @@ struct WorkerStateMachine<Child> {
     /// in a class's property, where a non-mutating call first copies the whole machine (a
     /// thousand instructions per message, measured), while a mutating one works in place.
     mutating func child(_ childID: UInt64, epoch: UInt64) -> Child? {
-        guard let hosted = children[childID], hosted.epoch == epoch else { return nil }
+        guard let hosted = hosting.children[childID], hosted.epoch == epoch else { return nil }
         return hosted.child
     }
 
     /// What the machine holds beyond its children, for the simulator's bound on memory.
     var pendingCount: Int {
-        pendingRenderings.count + pendingOutputs.count + flushOrder.count + needsRender.count + deferredReleases.count
+        pending.count + hosting.needsRender.count + leaving.deferredReleases.count
     }
 
     /// What the machine holds, for the simulator's bound on memory.
-    var memory: Int { children.count + pendingCount }
+    var memory: Int { hosting.children.count + pendingCount }
 
     // MARK: The connection
 
