@@ -51,7 +51,11 @@ import WorkflowClusterTesting
 
     /// Runs `body` on a thread of its own and records each failure it returns.
     static func simulate(_ body: @escaping @Sendable () -> [String]) async {
-        for failure in await onOwnThread("simulation", body) { Issue.record(Comment(rawValue: failure)) }
+        for failure in await onOwnThread("simulation", body) {
+            // Printed whole as well: the test's issue shows only part of a comment of several lines.
+            print("driver simulation failed: \(failure)")
+            Issue.record(Comment(rawValue: failure))
+        }
     }
 
     @Test(
