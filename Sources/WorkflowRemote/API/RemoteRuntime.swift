@@ -85,10 +85,14 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     }
 
     /// Ends a stepped runtime's loop: its shutdown begins (GOODBYE, STOPs), then its transport
-    /// closes and it reads as stopped.
+    /// closes and it reads as stopped. As the threaded loop's end does, it runs what is still
+    /// queued and every job queued later on the queueing thread: a queued job holds what it
+    /// captured (a host, whose loop is this runtime), so a queue left standing would keep the
+    /// runtime, and its wake-up pipe, alive for good.
     func endSteps() {
         bound.value.beginShutdown()
         bound.value.end()
+        jobs.end { [bound] job in bound.value.perform(job) }
     }
 
     /// Begins a drain on a stepped runtime (from its loop's thread): `completion` runs with the

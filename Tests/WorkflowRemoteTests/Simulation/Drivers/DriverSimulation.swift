@@ -135,6 +135,8 @@ final class DriverSimulation {
         /// top parent's `NestedWorkflow`s (pool "middle").
         let listens: Bool
         var runtime: RemoteRuntime?
+        /// Its network while it is up (closed by a crash: nothing it would still send leaves).
+        var transport: SimulatedTransport?
         var pausedUntil: Instant?
         var downUntil: Instant?
         /// Its drain ended: it shuts down at its next step.
@@ -172,6 +174,12 @@ final class DriverSimulation {
     /// worker's own workers).
     let nestedKeys: [String]
     let parent: RemoteRuntime
+    /// Every runtime the run started (the parent's and each worker incarnation's), held weakly:
+    /// once the run finished (`finish()`), none is still alive.
+    private(set) var runtimes: [WeakRuntime] = []
+    struct WeakRuntime {
+        weak var runtime: RemoteRuntime?
+    }
     let host: WorkflowHost<SimulationBoardWorkflow>
     let workers: [WorkerProcess]
     /// Events the client's sinks accepted, per child.
@@ -216,6 +224,7 @@ final class DriverSimulation {
             steppedOver: SimulatedTransport(network: network, process: DriverNetwork.topParent, parent: nil, listens: true), clock: clock)
         host = WorkflowHost(workflow: SimulationBoardWorkflow(keys: keys, nestedKeys: Set(nestedKeys)), loop: SessionLoop(runtime: parent, scope: "sim"))
         memoryBound = 8 * (keys.count + workers.count)
+        runtimes.append(WeakRuntime(runtime: parent))
         for worker in workers { try start(worker) }
         network.waitInSettle = { [unowned self] process in wait(for: process) }
     }
@@ -253,7 +262,10 @@ final class DriverSimulation {
             configuration.hostedChildObservers = [watch]
             worker.leaseWatch = watch
         }
-        worker.runtime = try RemoteRuntime(configuration: configuration, steppedOver: transport, clock: clock)
+        let runtime = try RemoteRuntime(configuration: configuration, steppedOver: transport, clock: clock)
+        worker.runtime = runtime
+        worker.transport = transport
+        runtimes.append(WeakRuntime(runtime: runtime))
         worker.downUntil = nil
         worker.pausedUntil = nil
         worker.leaving = false
@@ -271,19 +283,40 @@ final class DriverSimulation {
 
     /// The process ended (crashed, or left after its drain): its memory and socket are gone.
     private func end(_ worker: WorkerProcess, orderly: Bool) {
-        if orderly { worker.runtime?.endSteps() }
-        worker.runtime = nil
-        // Its parent role's memory is gone with it.
-        worker.handovers.removeAll()
         if !orderly {
             // A crash: nothing it would still send leaves.
             for link in network.links where link.worker == worker.index { link.close() }
         }
+        release(worker, orderly: orderly)
+        // Its parent role's memory is gone with it.
+        worker.handovers.removeAll()
         let restart = clock.now + network.random.milliseconds(in: 50...600)
         worker.downUntil = restart
         // A nested worker's own workers lose their connections to it, and reconnect to the
         // process that starts again.
         if worker.listens { network.listenerEnded(worker.index, restartsAt: restart) }
+    }
+
+    /// Lets `worker`'s runtime go. A crashed process runs nothing more: its network is closed
+    /// first and its lease watch counts nothing after, but its runtime still ends its loop, which
+    /// lets go of its hosted children's hosts, its proxies and its queued jobs (each holds the
+    /// runtime, whose wake-up pipe would stay open: a long run would run out of descriptors).
+    private func release(_ worker: WorkerProcess, orderly: Bool) {
+        if !orderly {
+            worker.transport?.close()
+            worker.leaseWatch?.processEnded()
+        }
+        worker.runtime?.endSteps()
+        worker.runtime = nil
+        worker.transport = nil
+    }
+
+    /// Ends the run: the client's host stops and every runtime ends its loop, so none outlives
+    /// the run (`runtimes`). Call once the run's results are read; it takes no step.
+    func finish() {
+        for worker in workers where worker.runtime != nil { release(worker, orderly: false) }
+        host.stopOnLoop()
+        parent.endSteps()
     }
 
     // MARK: Running

@@ -36,13 +36,15 @@ import WorkflowClusterTesting
     /// lanes run about 36.
     static let seedsForCoverage = 25
 
-    /// One run of `seed`: its violation, if any, and the simulation as it ended.
+    /// One run of `seed`: its violation, if any, and the simulation as it ended (finished: its
+    /// runtimes ended, its counts and trace kept).
     static func run(seed: UInt64, checks: ProtocolChecks = ProtocolChecks()) -> (
         violation: DriverSimulation.Violation?, simulation: DriverSimulation?, error: String?
     ) {
         do {
             let simulation = try DriverSimulation(seed: seed, checks: checks)
             let violation = simulation.run(steps: stepsPerSeed) ?? simulation.settle(limit: settleLimit)
+            simulation.finish()
             return (violation, simulation, nil)
         } catch {
             return (nil, nil, "seed \(seed): the simulation could not start: \(error)")
@@ -199,6 +201,36 @@ extension DriverSimulationTests {
         @Test("without the parent's check of OUTPUTS numbers, the real drivers lose outputs (seed 34)")
         func outputsNumbers() async {
             await Self.expect("an event lost", seed: 34, without: .outputsNumbers, alsoOff: [.rejoin])
+        }
+    }
+}
+
+extension DriverSimulationTests {
+    /// A seed's runtimes do not outlive it: each holds a wake-up pipe (two descriptors) and its
+    /// hosts, so a long run that kept them ran out of descriptors after some minutes (the
+    /// 30-minute long mode's driver lanes stopped at 832 s, "could not start"). Crashed workers'
+    /// incarnations, drained ones and those still up when the seed ends are all let go.
+    @Test("a seed's runtimes, crashed, drained or still up at its end, are all released once it finishes")
+    func runtimesReleased() async {
+        await Self.simulate {
+            var runtimes: [DriverSimulation.WeakRuntime] = []
+            var crashes = 0
+            var drains = 0
+            // Flat (7) and nested trees (12, 14, 20), with workers and nested workers crashed
+            // and drained among them.
+            for seed: UInt64 in [7, 12, 14, 20] {
+                let (violation, simulation, error) = Self.run(seed: seed)
+                if let error { return [error] }
+                if let violation { return ["\(violation)"] }
+                runtimes += simulation!.runtimes
+                crashes += simulation!.count.crashes
+                drains += simulation!.count.drains
+            }
+            let alive = runtimes.compactMap(\.runtime).map(\.name)
+            var failures: [String] = []
+            if crashes == 0 || drains == 0 { failures.append("the seeds crashed \(crashes) and drained \(drains) workers: pick seeds with both") }
+            if !alive.isEmpty { failures.append("\(alive.count) of \(runtimes.count) runtimes outlived their seed: \(alive)") }
+            return failures
         }
     }
 }

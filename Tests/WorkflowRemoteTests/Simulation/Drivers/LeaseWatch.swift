@@ -13,6 +13,7 @@ final class LeaseWatch: WorkflowObserver {
         var lastHeard: ContinuousClock.Instant
         var violations: [String] = []
         var actions = 0
+        var ended = false
     }
 
     let worker: Int
@@ -36,12 +37,19 @@ final class LeaseWatch: WorkflowObserver {
     func actionWasApplied(action: String, path: String, producedOutput: Bool) {
         let now = clock.now
         state.withLock { state in
+            guard !state.ended else { return }
             state.actions += 1
             let silence = now - state.lastHeard
             if silence > window {
                 state.violations.append("worker \(worker) applied an action at \(path) \(silence) after it last heard from its parent (its lease is \(window))")
             }
         }
+    }
+
+    /// The process crashed: what its runtime's teardown still applies is not its hosted
+    /// children's work (a crashed process runs nothing), so it is not checked.
+    func processEnded() {
+        state.withLock { $0.ended = true }
     }
 
     /// How many actions were checked.
