@@ -91,7 +91,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     /// Not cancellable: the props are applied either way.
     public func updateAndAwaitRendering(workflow: WorkflowType) async -> Rendering? {
         let mailbox = core.mailbox
-        return try? await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Rendering, any Error>) in
+        return try? await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Rendering, any Error>) in
             mailbox.send(.updateRoot(RootUpdate(workflow: workflow, waiter: continuation)))
         }
     }
