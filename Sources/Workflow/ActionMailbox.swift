@@ -5,21 +5,26 @@ enum Delivery: Sendable {
     /// A value sent through a sink, handled by the handler that sink carries (the one its own
     /// render pass declared) on the node the handler names.
     case event(handler: AnySinkHandler, value: any Sendable)
-    /// New props for the root workflow: a `RootUpdate` of the host's own workflow type, which
-    /// the host takes back with an unchecked downcast (only that host sends to its mailbox).
-    case updateRoot(AnyObject & Sendable)
+    /// New props for the root workflow (`WorkflowHost.update(workflow:)`), of the host's type.
+    /// Kept as a value: props of up to three words travel without an allocation.
+    case updateRoot(any Sendable)
+    /// New props and the task waiting for the rendering after them
+    /// (`WorkflowHost.updateAndAwaitRendering`): a `RootUpdate` of the host's own workflow type,
+    /// which the host takes back with an unchecked downcast (only that host sends to its mailbox).
+    case awaitedUpdate(AnyObject & Sendable)
 }
 
-/// New props for a host's root (`WorkflowHost.update(workflow:)`), and for
-/// `WorkflowHost.updateAndAwaitRendering` the task waiting for the first rendering published
-/// after they were applied.
+/// New props for a host's root and the task waiting for the first rendering published after they
+/// were applied (`WorkflowHost.updateAndAwaitRendering`).
 ///
 /// A class, in the delivery as a plain reference, rather than the props as `any Sendable` and the
 /// waiter as an existential of a generic struct: copying, destroying and answering those looked
 /// the waiter's generic metadata up about twenty times per awaited update and cast the props and
 /// the rendering dynamically (≈ 15 k instructions of a remote round trip, measured). A reference
 /// is copied by a retain, and the host, which knows its workflow type, reaches the props and the
-/// typed waiter without a cast or a lookup. One allocation, as the boxed props were.
+/// typed waiter without a cast or a lookup. One allocation, as props boxed in `any Sendable`
+/// (larger than three words) were; a plain update (`Delivery.updateRoot`) keeps its props as a
+/// value, which allocates nothing for small props.
 ///
 /// The waiter is an `UnsafeContinuation`: a checked one allocates its canary and its generic
 /// type is looked up wherever it is copied or destroyed (six lookups per update, measured). What
@@ -29,27 +34,24 @@ final class RootUpdate<W: Workflow>: Sendable where W: Sendable, W.Rendering: Se
     let workflow: W
     /// The waiting task; throwing so that its value is the rendering itself (`Optional` of a
     /// generic rendering would be looked up on every resume): "the host stopped" is thrown.
-    private let waiter: UnsafeContinuation<W.Rendering, any Error>?
+    private let waiter: UnsafeContinuation<W.Rendering, any Error>
     /// Set by the first answer: a waiter is resumed once at most.
     private let answered = Atomic<Bool>(false)
 
-    init(workflow: W, waiter: UnsafeContinuation<W.Rendering, any Error>?) {
+    init(workflow: W, waiter: UnsafeContinuation<W.Rendering, any Error>) {
         self.workflow = workflow
         self.waiter = waiter
     }
 
-    /// Whether a task waits for the rendering after these props.
-    var isAwaited: Bool { waiter != nil }
-
     /// Resumes the waiting task with the first rendering published after these props.
     func answer(_ rendering: W.Rendering) {
-        guard let waiter, !answered.exchange(true, ordering: .relaxed) else { return }
+        guard !answered.exchange(true, ordering: .relaxed) else { return }
         waiter.resume(returning: rendering)
     }
 
     /// Resumes the waiting task without a rendering: the host stopped first.
     func answerStopped() {
-        guard let waiter, !answered.exchange(true, ordering: .relaxed) else { return }
+        guard !answered.exchange(true, ordering: .relaxed) else { return }
         waiter.resume(throwing: HostStopped())
     }
 }

@@ -77,7 +77,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
 
     /// Gives the root new props; the tree re-renders on the loop.
     public func update(workflow: WorkflowType) {
-        core.mailbox.send(.updateRoot(RootUpdate(workflow: workflow, waiter: nil)))
+        core.mailbox.send(.updateRoot(workflow))
     }
 
     /// Gives the root new props, like `update(workflow:)`, and returns the first settled
@@ -92,7 +92,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     public func updateAndAwaitRendering(workflow: WorkflowType) async -> Rendering? {
         let mailbox = core.mailbox
         return try? await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Rendering, any Error>) in
-            mailbox.send(.updateRoot(RootUpdate(workflow: workflow, waiter: continuation)))
+            mailbox.send(.awaitedUpdate(RootUpdate(workflow: workflow, waiter: continuation)))
         }
     }
 
@@ -347,22 +347,25 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     private func apply(_ delivery: Delivery) {
         guard let root else {
-            if case .updateRoot(let update) = delivery { Self.rootUpdate(update).answerStopped() }
+            if case .awaitedUpdate(let update) = delivery { Self.rootUpdate(update).answerStopped() }
             return
         }
         switch delivery {
         case .event(let handler, let value):
             context.deliver(handler: handler, value: value)
-        case .updateRoot(let object):
-            let update = Self.rootUpdate(object)
-            root.update(workflow: update.workflow)
+        case .updateRoot(let value):
+            guard let workflow = value as? W else { return }
+            root.update(workflow: workflow)
             context.needsRender = true
-            if update.isAwaited { renderingReplies.append(update) }
+        case .awaitedUpdate(let object):
+            root.update(workflow: Self.rootUpdate(object).workflow)
+            context.needsRender = true
+            renderingReplies.append(object)
         }
     }
 
-    /// A root update sent to this host's mailbox, which only `WorkflowHost<W>` sends to, so it is
-    /// a `RootUpdate<W>`: taken back without a checked cast.
+    /// An awaited root update sent to this host's mailbox, which only `WorkflowHost<W>` sends to,
+    /// so it is a `RootUpdate<W>`: taken back without a checked cast.
     @inline(__always)
     private static func rootUpdate(_ object: AnyObject) -> RootUpdate<W> {
         unsafeDowncast(object, to: RootUpdate<W>.self)
@@ -497,7 +500,7 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         let unapplied = taken[nextTaken...] + queued
         taken.removeAll()
         nextTaken = 0
-        for case .updateRoot(let update) in unapplied { Self.rootUpdate(update).answerStopped() }
+        for case .awaitedUpdate(let update) in unapplied { Self.rootUpdate(update).answerStopped() }
     }
 
     func snapshot() -> TreeSnapshot {
