@@ -77,7 +77,7 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
 
     /// Gives the root new props; the tree re-renders on the loop.
     public func update(workflow: WorkflowType) {
-        core.mailbox.send(.updateRoot(workflow, reply: nil))
+        core.mailbox.send(.updateRoot(workflow))
     }
 
     /// Gives the root new props, like `update(workflow:)`, and returns the first settled
@@ -91,8 +91,8 @@ where WorkflowType: Sendable, WorkflowType.Rendering: Sendable, WorkflowType.Out
     /// Not cancellable: the props are applied either way.
     public func updateAndAwaitRendering(workflow: WorkflowType) async -> Rendering? {
         let mailbox = core.mailbox
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Rendering?, Never>) in
-            mailbox.send(.updateRoot(workflow, reply: ContinuationReply(continuation: continuation)))
+        return try? await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Rendering, any Error>) in
+            mailbox.send(.awaitedUpdate(RootUpdate(workflow: workflow, waiter: continuation)))
         }
     }
 
@@ -234,8 +234,9 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
     private var taken: [Delivery] = []
     private var nextTaken = 0
     /// Waiting for the next published rendering: updates applied since the last publication
-    /// (`WorkflowHost.updateAndAwaitRendering`).
-    private var renderingReplies: [any RenderingReply] = []
+    /// (`WorkflowHost.updateAndAwaitRendering`), each a `RootUpdate<W>` with a waiter. Kept as
+    /// `AnyObject`: an array of the generic class would look its metadata up on every operation.
+    private var renderingReplies: [AnyObject] = []
     /// Whether a rendered pass's settle is under way (`RuntimeLoop.settleRenderPass(resuming:)`):
     /// it is published once it settles; nothing renders meanwhile. A flag of its own, read on
     /// every pass, so the hot path never touches the generic `settling`'s metadata.
@@ -346,21 +347,28 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
 
     private func apply(_ delivery: Delivery) {
         guard let root else {
-            if case .updateRoot(_, let reply?) = delivery { reply.answer(nil) }
+            if case .awaitedUpdate(let update) = delivery { Self.rootUpdate(update).answerStopped() }
             return
         }
         switch delivery {
         case .event(let handler, let value):
             context.deliver(handler: handler, value: value)
-        case .updateRoot(let value, let reply):
-            guard let workflow = value as? W else {
-                reply?.answer(nil)
-                return
-            }
+        case .updateRoot(let value):
+            guard let workflow = value as? W else { return }
             root.update(workflow: workflow)
             context.needsRender = true
-            if let reply { renderingReplies.append(reply) }
+        case .awaitedUpdate(let object):
+            root.update(workflow: Self.rootUpdate(object).workflow)
+            context.needsRender = true
+            renderingReplies.append(object)
         }
+    }
+
+    /// An awaited root update sent to this host's mailbox, which only `WorkflowHost<W>` sends to,
+    /// so it is a `RootUpdate<W>`: taken back without a checked cast.
+    @inline(__always)
+    private static func rootUpdate(_ object: AnyObject) -> RootUpdate<W> {
+        unsafeDowncast(object, to: RootUpdate<W>.self)
     }
 
     /// Applies, without rendering in between, every delivery already taken and the ones queued
@@ -454,17 +462,17 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
             context.observers?.forEach { $0.renderingWasPublished(after: duration) }
         }
         publication.publish(rendering: rendering)
-        answerRenderingReplies(with: rendering)
+        if !renderingReplies.isEmpty { answerRenderingReplies { $0.answer(rendering) } }
     }
 
-    /// Hands `rendering` (or `nil`: the host stopped) to every update waiting for it.
-    private func answerRenderingReplies(with rendering: W.Rendering?) {
-        guard !renderingReplies.isEmpty else { return }
+    /// Answers every update waiting for a rendering (`answer`: with the one published, or that
+    /// the host stopped).
+    private func answerRenderingReplies(_ answer: (RootUpdate<W>) -> Void) {
         // Swapped out rather than copied (a copy would make the next append allocate), and the
         // storage is put back for the next update unless a reply queued another meanwhile.
-        var replies: [any RenderingReply] = []
+        var replies: [AnyObject] = []
         swap(&replies, &renderingReplies)
-        for reply in replies { reply.answer(rendering) }
+        for reply in replies { answer(Self.rootUpdate(reply)) }
         replies.removeAll(keepingCapacity: true)
         if renderingReplies.isEmpty { renderingReplies = replies }
     }
@@ -486,13 +494,13 @@ final class HostCore<W: Workflow> where W: Sendable, W.Rendering: Sendable, W.Ou
         publication.finish()
         // Updates waiting for a rendering get none; so do those queued but not applied yet (a
         // later drain would answer them too, but a host stopped from its deinit has none).
-        answerRenderingReplies(with: nil)
+        answerRenderingReplies { $0.answerStopped() }
         var queued: [Delivery] = []
         _ = context.mailbox.takeAll(into: &queued)
         let unapplied = taken[nextTaken...] + queued
         taken.removeAll()
         nextTaken = 0
-        for case .updateRoot(_, let reply?) in unapplied { reply.answer(nil) }
+        for case .awaitedUpdate(let update) in unapplied { Self.rootUpdate(update).answerStopped() }
     }
 
     func snapshot() -> TreeSnapshot {

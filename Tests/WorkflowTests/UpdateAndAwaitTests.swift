@@ -81,6 +81,24 @@ import Workflow
         #expect(screen == nil)
     }
 
+    @Test func everyUpdateSentAfterTheHostStoppedIsAnsweredOnceWithNilPlainUpdatesAmongThem() async throws {
+        let host = WorkflowHost(workflow: CounterWorkflow(label: "a"))
+        await host.stop()
+        // Each delivery is applied to no root: an awaited one is answered `nil` (once: a second
+        // answer would resume its task twice), a plain one has nobody to answer.
+        let labels = try await withSafetyTimeout("updates after stop answered") {
+            await withTaskGroup(of: String?.self) { group in
+                for index in 1...20 {
+                    host.update(workflow: CounterWorkflow(label: "plain \(index)"))
+                    group.addTask { await host.updateAndAwaitRendering(workflow: CounterWorkflow(label: "\(index)"))?.label }
+                }
+                return await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+        }
+        #expect(labels.count == 20)
+        #expect(labels.allSatisfy { $0 == nil })
+    }
+
     @Test func aWaitingUpdateIsAnsweredWhenTheHostStops() async throws {
         let host = WorkflowHost(workflow: CounterWorkflow(label: "a"))
         // The update and the stop race on a held loop: whether the update is applied and

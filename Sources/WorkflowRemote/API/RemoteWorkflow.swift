@@ -147,7 +147,7 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             proxy.sinkKind = context.sinkKind(
                 of: ProxyEvent<Child.Rendering, Child.Output>.self, actionType: AnyWorkflowAction<RemoteWorkflow<Child>>.self)
         }
-        context.runSideEffect(key: proxy.childID) { lifetime in
+        context.runSideEffect(key: proxy.sideEffectKey) { lifetime in
             // The parent role held weakly: the node's side effects may outlive it (a hosted
             // child's host is the loop's), and a stop then has nobody left to tell.
             lifetime.onEnded { [weak parentRole] in
