@@ -44,9 +44,7 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
         let thread = Thread {
             jobs.claimCurrentThread()
             bound.value.run()
-            // Jobs queued after the end run on the thread that queues them, against the engine
-            // as the shutdown left it (no workers, no parent, sockets closed).
-            jobs.end { [bound] job in bound.value.perform(job) }
+            Self.endJobs(jobs, engine: bound)
         }
         thread.name = "workflow.remote.\(configuration.name)"
         thread.start()
@@ -92,7 +90,17 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     func endSteps() {
         bound.value.beginShutdown()
         bound.value.end()
-        jobs.end { [bound] job in bound.value.perform(job) }
+        Self.endJobs(jobs, engine: bound)
+    }
+
+    /// After the loop's end, the jobs queued later run on the thread that queues them, against
+    /// the engine as the shutdown left it (no workers, no parent, sockets closed). The queue holds
+    /// the engine weakly: the engine holds the queue, so a strong reference would keep both, and
+    /// the queue's wake-up pipe, for good (every runtime a process shut down stayed in memory).
+    /// Once the runtime is gone, so is everyone a job could answer (each host holds its loop), and
+    /// a job queued then is dropped.
+    private static func endJobs(_ jobs: RemoteJobQueue, engine: LoopBound<RemoteEngine>) {
+        jobs.end { [weak engine] job in engine?.value.perform(job) }
     }
 
     /// Begins a drain on a stepped runtime (from its loop's thread): `completion` runs with the
@@ -135,6 +143,10 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     /// The parent role's driver, for code already running on the loop (a remote child's node
     /// placing its child and passing its requests on).
     var parentRole: ParentDriver { bound.value.parentRole }
+
+    /// What owns the loop's wake-up pipe and its queued jobs (its job queue), for a test that
+    /// checks no runtime's loop outlives it.
+    var loopLifetime: AnyObject { jobs }
 
     /// The worker role's driver, for code already running on the loop (the simulator reads
     /// what its machine holds, for its bound on memory).

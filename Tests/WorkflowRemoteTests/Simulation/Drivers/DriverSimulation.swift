@@ -175,11 +175,8 @@ final class DriverSimulation {
     let nestedKeys: [String]
     let parent: RemoteRuntime
     /// Every runtime the run started (the parent's and each worker incarnation's), held weakly:
-    /// once the run finished (`finish()`), none is still alive.
-    private(set) var runtimes: [WeakRuntime] = []
-    struct WeakRuntime {
-        weak var runtime: RemoteRuntime?
-    }
+    /// once the run finished (`finish()`) and is let go, none is still alive.
+    private(set) var runtimes: [StartedRuntime] = []
     let host: WorkflowHost<SimulationBoardWorkflow>
     let workers: [WorkerProcess]
     /// Events the client's sinks accepted, per child.
@@ -224,9 +221,25 @@ final class DriverSimulation {
             steppedOver: SimulatedTransport(network: network, process: DriverNetwork.topParent, parent: nil, listens: true), clock: clock)
         host = WorkflowHost(workflow: SimulationBoardWorkflow(keys: keys, nestedKeys: Set(nestedKeys)), loop: SessionLoop(runtime: parent, scope: "sim"))
         memoryBound = 8 * (keys.count + workers.count)
-        runtimes.append(WeakRuntime(runtime: parent))
+        runtimes.append(StartedRuntime(parent))
         for worker in workers { try start(worker) }
         network.waitInSettle = { [unowned self] process in wait(for: process) }
+    }
+
+    /// A runtime the run started, held weakly, with its loop (what owns its wake-up pipe, two
+    /// descriptors): a runtime freed while its loop stays is leaked all the same.
+    struct StartedRuntime {
+        let name: String
+        weak var runtime: RemoteRuntime?
+        weak var loop: AnyObject?
+
+        init(_ runtime: RemoteRuntime) {
+            name = runtime.name
+            self.runtime = runtime
+            loop = runtime.loopLifetime
+        }
+
+        var isAlive: Bool { runtime != nil || loop != nil }
     }
 
     /// Whether some workers are nested workers.
@@ -265,7 +278,7 @@ final class DriverSimulation {
         let runtime = try RemoteRuntime(configuration: configuration, steppedOver: transport, clock: clock)
         worker.runtime = runtime
         worker.transport = transport
-        runtimes.append(WeakRuntime(runtime: runtime))
+        runtimes.append(StartedRuntime(runtime))
         worker.downUntil = nil
         worker.pausedUntil = nil
         worker.leaving = false

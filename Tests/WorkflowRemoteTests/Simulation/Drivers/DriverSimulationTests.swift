@@ -92,7 +92,12 @@ import WorkflowClusterTesting
         if !deterministicHashing {
             print("driver simulation: the runs' traces are not compared (set SWIFT_DETERMINISTIC_HASHING=1, as scripts/test.sh and scripts/simulate.sh do)")
         }
+        // The previous seed's runtimes, which must all be gone by the next seed: a long run that
+        // kept them would run out of descriptors.
+        var previous: (seed: UInt64, runtimes: [DriverSimulation.StartedRuntime]) = (0, [])
         while environment.continues(after: totals.steps, lanes: lanes) {
+            let kept = previous.runtimes.filter(\.isAlive).map(\.name)
+            if !kept.isEmpty { return ["driver simulation, seed \(previous.seed): \(kept.count) of its runtimes outlived it: \(kept)"] }
             // The long mode names each seed before it runs: the real drivers can trap (a
             // precondition, a lock taken twice), which ends the process before any report.
             if environment.deadline != nil { print("driver simulation: seed \(seed)") }
@@ -107,6 +112,7 @@ import WorkflowClusterTesting
                     "driver simulation, seed \(seed) ran twice and the runs differ (trace \(simulation?.trace.description ?? "-") in \(simulation?.count.steps ?? 0) steps, then \(again?.trace.description ?? "-") in \(again?.count.steps ?? 0)): the simulation reads something besides its seed"
                 ]
             }
+            previous = (seed, simulation.runtimes + (again === simulation ? [] : again.runtimes))
             totals.add(simulation.totals)
             simulated += simulation.elapsed
             seeds += 1
@@ -213,7 +219,7 @@ extension DriverSimulationTests {
     @Test("a seed's runtimes, crashed, drained or still up at its end, are all released once it finishes")
     func runtimesReleased() async {
         await Self.simulate {
-            var runtimes: [DriverSimulation.WeakRuntime] = []
+            var runtimes: [DriverSimulation.StartedRuntime] = []
             var crashes = 0
             var drains = 0
             // Flat (7) and nested trees (12, 14, 20), with workers and nested workers crashed
@@ -226,7 +232,7 @@ extension DriverSimulationTests {
                 crashes += simulation!.count.crashes
                 drains += simulation!.count.drains
             }
-            let alive = runtimes.compactMap(\.runtime).map(\.name)
+            let alive = runtimes.filter(\.isAlive).map(\.name)
             var failures: [String] = []
             if crashes == 0 || drains == 0 { failures.append("the seeds crashed \(crashes) and drained \(drains) workers: pick seeds with both") }
             if !alive.isEmpty { failures.append("\(alive.count) of \(runtimes.count) runtimes outlived their seed: \(alive)") }
@@ -234,3 +240,4 @@ extension DriverSimulationTests {
         }
     }
 }
+
