@@ -27,8 +27,10 @@ import Workflow
 /// - what each runtime's machines hold (the parent role's workers and per-child records, the
 ///   worker role's hosted children and pending flushes) stays within a bound set by the tree's
 ///   size, however long the run;
-/// - and, once the faults end (`settle`), every accepted event is applied: each count reaches
-///   what was sent, within a bound of steps (liveness).
+/// - once the faults end (`settle`), every accepted event is applied: each count reaches what was
+///   sent, within a bound of steps (liveness);
+/// - and, once the run finished (`finish()`), none of its runtimes or their loops is still alive
+///   (the sweep checks each seed's before the next: each loop owns a wake-up pipe).
 ///
 /// A run can switch one of the protocol's checks off (`ProtocolChecks`): the tests that do show
 /// what each check keeps, as a pinned seed that then breaks an invariant.
