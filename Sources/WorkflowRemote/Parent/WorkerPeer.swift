@@ -56,4 +56,10 @@ final class WorkerPeer {
 struct WorkerID: Hashable, Sendable, CustomStringConvertible {
     let bytes: [UInt8]
     var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// The bytes hashed as one block: an array's own `hash(into:)` feeds the hasher one element
+    /// at a time (five calls per byte of a routing id, looked up on every message from a worker).
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
