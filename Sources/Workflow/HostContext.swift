@@ -25,11 +25,15 @@ final class HostContext {
         self.loop = loop
     }
 
-    func register(_ node: any AnyWorkflowNode) -> UInt64 {
-        let id = nextNodeID
-        nextNodeID += 1
+    /// A new node's number, before the node exists (so the node can keep it in a `let`).
+    func makeNodeID() -> UInt64 {
+        defer { nextNodeID += 1 }
+        return nextNodeID
+    }
+
+    /// Routes the events of sinks that name `id` to `node` from now on.
+    func register(_ node: any AnyWorkflowNode, id: UInt64) {
         nodes[id] = node
-        return id
     }
 
     func unregister(_ id: UInt64) {

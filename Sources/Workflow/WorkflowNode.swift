@@ -13,22 +13,13 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     let host: HostContext
     let key: String
     private var cachedPath: String?
-    private(set) var id: UInt64 = 0
+    /// The node's number in the host's registry, which routes its sinks' events to it.
+    let id: UInt64
     /// Children and side effects; `nil` until the node first declares one.
     private var subtree: SubtreeManager<W>?
-    /// Children's snapshots to restore as they are rendered again (the first pass after a restore).
-    private var pendingChildSnapshots: [TreeSnapshot.Child]
-    /// How many sinks the current pass made so far: each sink's slot, for its export token.
-    private var sinkCount = 0
-    /// The host's render pass in which this node last rendered: the sinks it made then are current.
-    private var renderedPass: UInt64 = 0
-    /// The kinds of sink the latest pass declared, and since which pass each has been declared
-    /// without a gap. A sink's kind is its handler's class (event type plus action type, as
-    /// workflow-swift keys its sinks by action type); an older sink still applies its action only
-    /// while its kind has been declared by every pass since its own. See `handleEvent`.
-    private var declaredSinks = DeclaredSinkKinds()
-    /// Whether `render` is running: the context is only valid then.
-    private var isRendering = false
+    /// The render pass's bookkeeping (whether one runs, its sinks, the snapshots it restores
+    /// children from), in one value: each step of a pass is one exclusivity-checked access.
+    private var passes: NodePasses
     /// The context of the last applied action (a `RuntimeApplyContext<W>`), kept for the next one when
     /// nothing else holds it. Typed `AnyObject?`: this code is not specialised for `W`, and an
     /// `ApplyContext<W>?` would cost a generic metadata lookup on every action.
@@ -58,9 +49,10 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
             }
         }
         state = restored ?? workflow.makeInitialState()
-        pendingChildSnapshots = snapshot?.children ?? []
+        passes = NodePasses(pendingChildSnapshots: snapshot?.children ?? [])
+        id = host.makeNodeID()
         super.init()
-        id = host.register(self)
+        host.register(self, id: id)
         if let rejection { host.observers?.forEach { $0.snapshotWasRejected(path: path, reason: rejection) } }
         if let observers = host.observers {
             let session = self.session
@@ -104,25 +96,21 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     /// Renders the node and, through it, its subtree.
     func render() -> W.Rendering {
         subtree?.beginPass()
-        sinkCount = 0
-        renderedPass = host.renderPass
-        declaredSinks.beginPass()
-        isRendering = true
+        passes.begin(host.renderPass)
         let didRender = host.observers == nil ? nil : observeRender()
         let rendering = workflow.render(state: state, context: self)
-        isRendering = false
+        passes.end()
         subtree?.endPass()
         didRender?(rendering)
-        // Snapshots only apply to children rendered on the first pass after a restore.
-        if !pendingChildSnapshots.isEmpty { pendingChildSnapshots = [] }
         host.observers?.forEach { $0.workflowDidRender(path: path) }
         return rendering
     }
 
     /// Takes new props from the parent's render pass.
     func update(workflow newWorkflow: W) {
-        let previous = workflow
-        workflow = newWorkflow
+        // Swapped in: one access to `workflow` instead of a read and a write.
+        var previous = newWorkflow
+        swap(&workflow, &previous)
         newWorkflow.workflowDidChange(from: previous, state: &state)
         if let observers = host.observers {
             let session = self.session
@@ -209,9 +197,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     /// long as the latest pass declared a sink of the same kind again (and every pass since the
     /// handler's did): a sink the workflow stopped declaring is dropped, as in workflow-swift.
     func handleEvent(handler: AnySinkHandler, value: any Sendable) {
-        if handler.pass != renderedPass, !declaredSinks.isCurrent(ObjectIdentifier(type(of: handler)), madeIn: handler.pass) {
-            return
-        }
+        guard passes.isCurrent(handler) else { return }
         // The registry found this node by the handler's node id, and only this node makes
         // handlers with that id: they are `SinkHandler<W>`s. A checked cast would look the
         // generic type up on every event.
@@ -246,14 +232,20 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
 
     /// The snapshot to restore a child of type `Child` and `key` from, if this pass has one.
     func pendingSnapshot<Child: Workflow>(of type: Child.Type, key: String) -> TreeSnapshot? {
-        guard !pendingChildSnapshots.isEmpty else { return nil }
+        let pending = passes.pendingChildSnapshots
+        guard !pending.isEmpty else { return nil }
         let name = stableIdentity(of: Child.self).name
-        return pendingChildSnapshots.first { $0.key == key && $0.snapshot.workflowType == name }?.snapshot
+        return pending.first { $0.key == key && $0.snapshot.workflowType == name }?.snapshot
     }
 
     // MARK: - RenderContext
 
     private func checkValid(_ function: StaticString = #function) {
+        checkValid(passes.isRendering, function)
+    }
+
+    /// Stops with `checkValid`'s message unless `isRendering`.
+    private func checkValid(_ isRendering: Bool, _ function: StaticString = #function) {
         precondition(
             isRendering,
             "RenderContext<\(W.self)>.\(function) was called after render(state:context:) returned. "
@@ -290,12 +282,11 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         of eventType: Event.Type,
         onEvent: @escaping (Event) -> Action
     ) -> Sink<Event> where Action.WorkflowType == W {
-        checkValid()
+        let (slot, pass) = passes.nextSink()
+        checkValid(slot != nil)
         let handler = TypedSinkHandler(
-            node: id, mailbox: host.mailbox, incarnation: host.incarnation, pass: host.renderPass, slot: sinkCount,
-            onEvent: onEvent)
-        sinkCount += 1
-        declaredSinks.declare(ObjectIdentifier(type(of: handler)), in: renderedPass)
+            node: id, mailbox: host.mailbox, incarnation: host.incarnation, pass: pass, slot: slot ?? 0, onEvent: onEvent)
+        passes.declare(ObjectIdentifier(type(of: handler)))
         return Sink(handler: handler)
     }
 
@@ -306,8 +297,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     }
 
     override package func keepSinks(ofKind kind: ObjectIdentifier) -> Bool {
-        checkValid()
-        declaredSinks.declare(kind, in: renderedPass)
+        checkValid(passes.declareIfRendering(kind))
         return true
     }
 
@@ -343,5 +333,69 @@ final class ChildNode<Child: Workflow, Parent: Workflow>: WorkflowNode<Child>, A
     override func emit(_ output: Child.Output) {
         if let passOutput { return passOutput(output) }
         parent.apply(outputMap(output))
+    }
+}
+
+/// A node's bookkeeping of its render passes, the part of its mutable state that is not generic:
+/// grouped in one value, outside the generic node, so that each step of a pass is one mutating
+/// call (one exclusivity-checked access to the node's property) and needs no metadata looked up.
+struct NodePasses {
+    /// Whether `render` is running: the context is only valid then.
+    private(set) var isRendering = false
+    /// How many sinks the current pass made so far: each sink's slot, for its export token.
+    private var sinkCount = 0
+    /// The host's render pass in which this node last rendered: the sinks it made then are current.
+    private var renderedPass: UInt64 = 0
+    /// The kinds of sink the latest pass declared, and since which pass each has been declared
+    /// without a gap. A sink's kind is its handler's class (event type plus action type, as
+    /// workflow-swift keys its sinks by action type); an older sink still applies its action only
+    /// while its kind has been declared by every pass since its own. See `isCurrent`.
+    private var declaredSinks = DeclaredSinkKinds()
+    /// Children's snapshots to restore as they are rendered again (the first pass after a restore).
+    private(set) var pendingChildSnapshots: [TreeSnapshot.Child]
+
+    init(pendingChildSnapshots: [TreeSnapshot.Child]) {
+        self.pendingChildSnapshots = pendingChildSnapshots
+    }
+
+    /// Starts the node's pass in the host's pass `pass`.
+    mutating func begin(_ pass: UInt64) {
+        sinkCount = 0
+        renderedPass = pass
+        declaredSinks.beginPass()
+        isRendering = true
+    }
+
+    /// Ends the node's pass.
+    mutating func end() {
+        isRendering = false
+        // Snapshots only apply to children rendered on the first pass after a restore.
+        if !pendingChildSnapshots.isEmpty { pendingChildSnapshots = [] }
+    }
+
+    /// The slot of the pass's next sink (`nil` outside a pass) and the pass's number.
+    mutating func nextSink() -> (slot: Int?, pass: UInt64) {
+        guard isRendering else { return (nil, renderedPass) }
+        defer { sinkCount += 1 }
+        return (sinkCount, renderedPass)
+    }
+
+    /// Records that the pass declared a sink of `kind`.
+    mutating func declare(_ kind: ObjectIdentifier) {
+        declaredSinks.declare(kind, in: renderedPass)
+    }
+
+    /// Records that the pass declared a sink of `kind` if a pass is running; whether one is.
+    mutating func declareIfRendering(_ kind: ObjectIdentifier) -> Bool {
+        guard isRendering else { return false }
+        declaredSinks.declare(kind, in: renderedPass)
+        return true
+    }
+
+    /// Whether `handler`'s sink still applies its action: made by the latest pass, or its kind
+    /// declared by the latest pass and every pass since its own (as workflow-swift drops a sink
+    /// the workflow stopped declaring).
+    func isCurrent(_ handler: AnySinkHandler) -> Bool {
+        handler.pass == renderedPass || declaredSinks.isCurrent(ObjectIdentifier(type(of: handler)), madeIn: handler.pass)
     }
 }
