@@ -17,9 +17,17 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     let id: UInt64
     /// Children and side effects; `nil` until the node first declares one.
     private var subtree: SubtreeManager<W>?
-    /// The render pass's bookkeeping (whether one runs, its sinks, the snapshots it restores
-    /// children from), in one value: each step of a pass is one exclusivity-checked access.
-    private var passes: NodePasses
+    /// The render pass's sinks, in one value: each step of a pass is one exclusivity-checked
+    /// access.
+    private var passes = NodePasses()
+    /// Whether `render` is running: the context is only valid then. Kept out of `passes`, like
+    /// `pendingChildSnapshots`: a property only ever loaded and stored whole needs no run-time
+    /// exclusivity check (the whole-module optimiser drops it), one reached through mutating
+    /// calls does, and every access to it pays (measured: in `passes`, a first render paid one
+    /// check more per node).
+    private var isRendering = false
+    /// Children's snapshots to restore as they are rendered again (the first pass after a restore).
+    private var pendingChildSnapshots: [TreeSnapshot.Child]
     /// The context of the last applied action (a `RuntimeApplyContext<W>`), kept for the next one when
     /// nothing else holds it. Typed `AnyObject?`: this code is not specialised for `W`, and an
     /// `ApplyContext<W>?` would cost a generic metadata lookup on every action.
@@ -49,7 +57,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
             }
         }
         state = restored ?? workflow.makeInitialState()
-        passes = NodePasses(pendingChildSnapshots: snapshot?.children ?? [])
+        pendingChildSnapshots = snapshot?.children ?? []
         id = host.makeNodeID()
         super.init()
         host.register(self, id: id)
@@ -97,9 +105,12 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     func render() -> W.Rendering {
         subtree?.beginPass()
         passes.begin(host.renderPass)
+        isRendering = true
         let didRender = host.observers == nil ? nil : observeRender()
         let rendering = workflow.render(state: state, context: self)
-        passes.end()
+        isRendering = false
+        // Snapshots only apply to children rendered on the first pass after a restore.
+        if !pendingChildSnapshots.isEmpty { pendingChildSnapshots = [] }
         subtree?.endPass()
         didRender?(rendering)
         host.observers?.forEach { $0.workflowDidRender(path: path) }
@@ -108,9 +119,10 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
 
     /// Takes new props from the parent's render pass.
     func update(workflow newWorkflow: W) {
-        // Swapped in: one access to `workflow` instead of a read and a write.
-        var previous = newWorkflow
-        swap(&workflow, &previous)
+        // A plain load and store, never an inout access (a swap): so every access to `workflow`
+        // stays simple and the whole-module optimiser drops their run-time exclusivity checks.
+        let previous = workflow
+        workflow = newWorkflow
         newWorkflow.workflowDidChange(from: previous, state: &state)
         if let observers = host.observers {
             let session = self.session
@@ -232,7 +244,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
 
     /// The snapshot to restore a child of type `Child` and `key` from, if this pass has one.
     func pendingSnapshot<Child: Workflow>(of type: Child.Type, key: String) -> TreeSnapshot? {
-        let pending = passes.pendingChildSnapshots
+        let pending = pendingChildSnapshots
         guard !pending.isEmpty else { return nil }
         let name = stableIdentity(of: Child.self).name
         return pending.first { $0.key == key && $0.snapshot.workflowType == name }?.snapshot
@@ -241,7 +253,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     // MARK: - RenderContext
 
     private func checkValid(_ function: StaticString = #function) {
-        checkValid(passes.isRendering, function)
+        checkValid(isRendering, function)
     }
 
     /// Stops with `checkValid`'s message unless `isRendering`.
@@ -282,10 +294,10 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         of eventType: Event.Type,
         onEvent: @escaping (Event) -> Action
     ) -> Sink<Event> where Action.WorkflowType == W {
+        checkValid()
         let (slot, pass) = passes.nextSink()
-        checkValid(slot != nil)
         let handler = TypedSinkHandler(
-            node: id, mailbox: host.mailbox, incarnation: host.incarnation, pass: pass, slot: slot ?? 0, onEvent: onEvent)
+            node: id, mailbox: host.mailbox, incarnation: host.incarnation, pass: pass, slot: slot, onEvent: onEvent)
         passes.declare(ObjectIdentifier(type(of: handler)))
         return Sink(handler: handler)
     }
@@ -297,7 +309,8 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     }
 
     override package func keepSinks(ofKind kind: ObjectIdentifier) -> Bool {
-        checkValid(passes.declareIfRendering(kind))
+        checkValid()
+        passes.declare(kind)
         return true
     }
 
@@ -340,8 +353,6 @@ final class ChildNode<Child: Workflow, Parent: Workflow>: WorkflowNode<Child>, A
 /// grouped in one value, outside the generic node, so that each step of a pass is one mutating
 /// call (one exclusivity-checked access to the node's property) and needs no metadata looked up.
 struct NodePasses {
-    /// Whether `render` is running: the context is only valid then.
-    private(set) var isRendering = false
     /// How many sinks the current pass made so far: each sink's slot, for its export token.
     private var sinkCount = 0
     /// The host's render pass in which this node last rendered: the sinks it made then are current.
@@ -351,31 +362,16 @@ struct NodePasses {
     /// workflow-swift keys its sinks by action type); an older sink still applies its action only
     /// while its kind has been declared by every pass since its own. See `isCurrent`.
     private var declaredSinks = DeclaredSinkKinds()
-    /// Children's snapshots to restore as they are rendered again (the first pass after a restore).
-    private(set) var pendingChildSnapshots: [TreeSnapshot.Child]
-
-    init(pendingChildSnapshots: [TreeSnapshot.Child]) {
-        self.pendingChildSnapshots = pendingChildSnapshots
-    }
 
     /// Starts the node's pass in the host's pass `pass`.
     mutating func begin(_ pass: UInt64) {
         sinkCount = 0
         renderedPass = pass
         declaredSinks.beginPass()
-        isRendering = true
     }
 
-    /// Ends the node's pass.
-    mutating func end() {
-        isRendering = false
-        // Snapshots only apply to children rendered on the first pass after a restore.
-        if !pendingChildSnapshots.isEmpty { pendingChildSnapshots = [] }
-    }
-
-    /// The slot of the pass's next sink (`nil` outside a pass) and the pass's number.
-    mutating func nextSink() -> (slot: Int?, pass: UInt64) {
-        guard isRendering else { return (nil, renderedPass) }
+    /// The slot of the pass's next sink and the pass's number.
+    mutating func nextSink() -> (slot: Int, pass: UInt64) {
         defer { sinkCount += 1 }
         return (sinkCount, renderedPass)
     }
@@ -383,13 +379,6 @@ struct NodePasses {
     /// Records that the pass declared a sink of `kind`.
     mutating func declare(_ kind: ObjectIdentifier) {
         declaredSinks.declare(kind, in: renderedPass)
-    }
-
-    /// Records that the pass declared a sink of `kind` if a pass is running; whether one is.
-    mutating func declareIfRendering(_ kind: ObjectIdentifier) -> Bool {
-        guard isRendering else { return false }
-        declaredSinks.declare(kind, in: renderedPass)
-        return true
     }
 
     /// Whether `handler`'s sink still applies its action: made by the latest pass, or its kind
