@@ -69,6 +69,11 @@ struct RawConnection: Sendable {
     static func open(port: Int) async throws -> RawConnection {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.allowRemoteHalfClosure, value: true)
+            // Not NIO's 10 s: 500 clients connecting at once overflow the listener's backlog
+            // while a loaded machine starves its accept loop, and a dropped SYN is sent again
+            // only after 1, 3 and 7 s (the test failed so, twice, in a busy parallel pass). The
+            // whole exchange stays bounded by the safety timeout.
+            .connectTimeout(.seconds(60))
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
