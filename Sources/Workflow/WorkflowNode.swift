@@ -253,11 +253,6 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     // MARK: - RenderContext
 
     private func checkValid(_ function: StaticString = #function) {
-        checkValid(isRendering, function)
-    }
-
-    /// Stops with `checkValid`'s message unless `isRendering`.
-    private func checkValid(_ isRendering: Bool, _ function: StaticString = #function) {
         precondition(
             isRendering,
             "RenderContext<\(W.self)>.\(function) was called after render(state:context:) returned. "
