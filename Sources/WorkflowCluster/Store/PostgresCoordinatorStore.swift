@@ -285,68 +285,24 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
 
     package func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
         guard !checkpoints.isEmpty else { return [] }
-        // One statement, so one transaction. Each row is fenced by its own token: the writer
-        // row's, or (spread) its session's lease's; both read FOR SHARE, so a new writer or a
-        // session's new owner waits for a commit in progress, and a stale token filters out its
-        // own row only. Arrays have no NULL elements here: a flag says which root and props are
-        // there. A session's key is its id's 32 hex digits (`SessionID`).
+        // One statement, so one transaction (`PostgresCheckpointCommit`). A session's key is its
+        // id's 32 hex digits (`SessionID`). The layout written: the store's schema version as
+        // this coordinator last found it; columns a schema step added are filled in from the
+        // checkpoint.
         let rows = checkpoints.map(\.checkpoint)
-        let scopes = rows.map(\.scope.key)
-        let roots = rows.map { $0.origin?.root ?? "" }
-        let hasRoots = rows.map { $0.origin != nil }
-        let props = rows.map { ByteBuffer(bytes: $0.origin?.props ?? Data()) }
-        let hasProps = rows.map { $0.origin?.props != nil }
-        let numbers = rows.map(\.number)
-        let tokens = checkpoints.map(\.token.rawValue)
-        let sequences = rows.map { Int64(clamping: $0.renderingSequence) }
-        let accepted = rows.map(\.acceptedEvents)
-        let snapshots = rows.map { ByteBuffer(bytes: $0.snapshot) }
         let leased = fencesSessionsByLease
         let operation =
             checkpoints.count == 1
             ? "committing checkpoint \(rows[0].number) of \(rows[0].scope)" : "committing \(checkpoints.count) checkpoints in one transaction"
-        // The layout written: the store's schema version as this coordinator last found it,
-        // checked in the statement against the `coordinator_schema` row, read FOR SHARE (a
-        // migration's update of it waits for this commit, and a commit after it sees the new
-        // version and writes nothing). Columns a schema step added are filled in from the
-        // checkpoint: numbers, spliced as literals (they cannot carry SQL).
         let writing = writingVersion
         let extra = schema.checkpointColumns(writing: writing)
-        let extraNames = extra.map { ", " + $0.name }.joined()
-        let extraArrays = extra.map { column in
-            ", ARRAY[" + rows.map { String(column.value($0)) }.joined(separator: ",") + "]::int8[]"
-        }.joined()
-        let extraSelected = extra.map { ", b." + $0.name }.joined()
-        let extraUpdates = extra.map { ", \($0.name) = EXCLUDED.\($0.name)" }.joined()
+        let statement = PostgresCheckpointCommit(checkpoints, leased: leased, writing: writing, extra: extra)
         let committed: Set<String>
         do throws(CoordinatorStoreError) {
             committed = Set(
-                try await values(
-                    operation, String.self,
-                    """
-                    WITH batch AS (
-                        SELECT * FROM unnest(\(scopes)::text[], \(roots)::text[], \(hasRoots)::bool[], \(props)::bytea[],
-                            \(hasProps)::bool[], \(numbers)::int8[], \(tokens)::int8[], \(sequences)::int8[], \(accepted)::int8[],
-                            \(snapshots)::bytea[]\(unescaped: extraArrays))
-                        AS b(scope, root, has_root, props, has_props, number, token, rendering_sequence, accepted_events, snapshot\(unescaped: extraNames))),
-                    writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE),
-                    layout AS (SELECT version FROM coordinator_schema WHERE id = 1 FOR SHARE),
-                    leases AS (
-                        SELECT scope, fencing_token FROM coordinator_session_lease
-                        WHERE \(leased) AND scope IN (SELECT scope FROM batch) FOR SHARE)
-                    INSERT INTO coordinator_tree_checkpoint
-                        (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot\(unescaped: extraNames))
-                    SELECT b.scope, CASE WHEN b.has_root THEN b.root END, CASE WHEN b.has_props THEN b.props END, b.number, b.token,
-                        b.rendering_sequence, b.accepted_events, b.snapshot\(unescaped: extraSelected)
-                    FROM batch b
-                    WHERE (SELECT version FROM layout) = \(writing) AND b.token = CASE
-                        WHEN \(leased) AND b.scope <> \(CheckpointScope.sharedKey) THEN (SELECT fencing_token FROM leases WHERE leases.scope = b.scope)
-                        ELSE (SELECT fencing_token FROM writer) END
-                    ON CONFLICT (scope) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
-                        rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,
-                        snapshot = EXCLUDED.snapshot, committed_at = now()\(unescaped: extraUpdates)
-                    RETURNING scope
-                    """))
+                try await bounded(operation) { [connection, logger] in
+                    try await statement.run(on: connection, extra: extra, logger: logger)
+                })
         } catch {
             return Array(repeating: .failure(error), count: checkpoints.count)
         }
