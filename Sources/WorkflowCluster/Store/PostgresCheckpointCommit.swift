@@ -7,18 +7,20 @@ import PostgresNIO
 ///
 /// Its text depends only on the columns the layout written has beyond version 1's (none in this
 /// release: a schema step may add some), so version 1's layout commits through a prepared
-/// statement (`Prepared`): the server parses and analyses it once per connection and keeps a
-/// generic plan (`plan_cache_mode`, set by the store's connection), where an unnamed statement
-/// was parsed, analysed and planned again for every transaction, about 40 % of the database's
-/// time per commit (measured: docs/BENCHMARKS.md, "Sessions at scale").
+/// statement (`Prepared`): the server parses and analyses it once per connection, where an
+/// unnamed statement was parsed and analysed again for every transaction (about a fifth of the
+/// database's time under events, measured with `perf`). It is still planned for each batch's
+/// values (the store's connections set `plan_cache_mode` to `force_custom_plan`): a generic plan
+/// is made once, and one made while the lease table was small scans it whole once it has grown
+/// (seen: three quarters of the database's time in such a scan).
 ///
-/// Each row is fenced by its own token: the writer row's, or (spread) its session's lease's;
-/// both read `FOR SHARE`, so a new writer or a session's new owner waits for a commit in
-/// progress, and a stale token filters out its own row only. The layout written is checked
-/// against the `coordinator_schema` row, read `FOR SHARE` too (a migration's update of it waits
-/// for this commit, and a commit after it sees the new version and writes nothing). Arrays have
-/// no NULL elements: a flag says which root and props are there. It returns the scope of every
-/// row written.
+/// Each row is fenced by its own token: the writer row's, or (spread) its session's lease's,
+/// looked up by its key for each row (no scan of the lease table). Both are read `FOR SHARE`, so
+/// a new writer or a session's new owner waits for a commit in progress, and a stale token
+/// filters out its own row only. The layout written is checked against the `coordinator_schema`
+/// row, read `FOR SHARE` too (a migration's update of it waits for this commit, and a commit
+/// after it sees the new version and writes nothing). Arrays have no NULL elements: a flag says
+/// which root and props are there. It returns the scope of every row written.
 struct PostgresCheckpointCommit: Sendable {
     /// The statement's values, in the order of its parameters.
     let bindings: PostgresBindings
@@ -59,17 +61,15 @@ struct PostgresCheckpointCommit: Sendable {
                     $9::int8[], $10::bytea[]\(arrays))
                 AS b(scope, root, has_root, props, has_props, number, token, rendering_sequence, accepted_events, snapshot\(names))),
             writer AS (SELECT fencing_token FROM coordinator_writer WHERE id = 1 FOR SHARE),
-            layout AS (SELECT version FROM coordinator_schema WHERE id = 1 FOR SHARE),
-            leases AS (
-                SELECT scope, fencing_token FROM coordinator_session_lease
-                WHERE $11::bool AND scope IN (SELECT scope FROM batch) FOR SHARE)
+            layout AS (SELECT version FROM coordinator_schema WHERE id = 1 FOR SHARE)
             INSERT INTO coordinator_tree_checkpoint
                 (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot\(names))
             SELECT b.scope, CASE WHEN b.has_root THEN b.root END, CASE WHEN b.has_props THEN b.props END, b.number, b.token,
                 b.rendering_sequence, b.accepted_events, b.snapshot\(selected)
             FROM batch b
             WHERE (SELECT version FROM layout) = $12::int8 AND b.token = CASE
-                WHEN $11::bool AND b.scope <> '\(shared)' THEN (SELECT fencing_token FROM leases WHERE leases.scope = b.scope)
+                WHEN $11::bool AND b.scope <> '\(shared)' THEN (
+                    SELECT lease.fencing_token FROM coordinator_session_lease lease WHERE lease.scope = b.scope FOR SHARE)
                 ELSE (SELECT fencing_token FROM writer) END
             ON CONFLICT (scope) DO UPDATE SET number = EXCLUDED.number, fencing_token = EXCLUDED.fencing_token,
                 rendering_sequence = EXCLUDED.rendering_sequence, accepted_events = EXCLUDED.accepted_events,

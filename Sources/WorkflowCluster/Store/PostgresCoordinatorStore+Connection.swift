@@ -82,6 +82,8 @@ extension PostgresCoordinatorStore {
         }
         let (seconds, attoseconds) = timeout.components
         configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        // Prepared statements planned for their values each time (`PostgresCheckpointCommit`).
+        configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_custom_plan")]
         return ConnectionPlan(
             name: name, configuration: configuration, connectTimeout: timeout,
             operationTimeout: timeouts["operation_timeout"] ?? operationTimeout, target: target, security: security)
