@@ -26,8 +26,8 @@ struct PostgresCheckpointCommit: Sendable {
     let bindings: PostgresBindings
 
     /// The statement for `checkpoints`, fenced by session leases when `leased` (spread
-    /// sessions), writing layout `writing`, whose columns beyond this release's own are `extra`
-    /// (filled from each checkpoint).
+    /// sessions), writing layout `writing`, whose columns beyond version 1's are `extra` (filled
+    /// from each checkpoint).
     init(_ checkpoints: [FencedCheckpoint], leased: Bool, writing: Int, extra: [CheckpointColumn]) {
         let rows = checkpoints.map(\.checkpoint)
         var bindings = PostgresBindings(capacity: 12 + extra.count)
@@ -47,8 +47,8 @@ struct PostgresCheckpointCommit: Sendable {
         self.bindings = bindings
     }
 
-    /// The statement's text for a layout with the columns `extra` beyond this release's own
-    /// (their values are the parameters after the twelfth, `int8[]` each).
+    /// The statement's text for a layout with the columns `extra` beyond version 1's (their
+    /// values are the parameters after the twelfth, `int8[]` each).
     static func sql(extra: [String]) -> String {
         let names = extra.map { ", " + $0 }.joined()
         let arrays = extra.indices.map { ", $\(13 + $0)::int8[]" }.joined()
