@@ -45,37 +45,11 @@ extension PostgresCoordinatorStore: EventLoopSessionLeaseStore {
         let operation = "taking the lease of \(CheckpointScope.session(id))"
         // A lease whose term ends between the two statements below is asked for again.
         for _ in 0..<3 {
-            // Taken when the row is new, was given up, its term is not live, or this term has it
-            // (token kept); only under a live term; a session not being created must have a
-            // checkpoint (else it ended, or never was).
-            //
-            // Committed without waiting for the WAL's flush (`synchronous_commit` off for this
-            // transaction only). Nothing a client is told rests on the lease alone: a creation is
-            // answered after the session's first checkpoint is committed, an event after its
-            // own, and a rendering is shown once committed; each of those commits waits for the
-            // flush, which covers the lease's record, written before it. A lease a crash of the
-            // database took back leaves a token its holder's commits no longer match: they are
-            // refused, as after a takeover. One fsync less per session created or taken over.
+            // `PostgresLeaseAcquisition` says when it is taken, and why without a WAL flush.
             let rows = try await bounded(operation) { [connection, logger] in
                 var rows: [(Int64?, Bool)] = []
-                let query: PostgresQuery = """
-                    WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
-                    mine AS (
-                        SELECT term FROM coordinator_session_term, relaxed WHERE term = \(term.number) AND expires_at > now()),
-                    taken AS (
-                        INSERT INTO coordinator_session_lease AS lease (scope, term, fencing_token, released)
-                        SELECT \(id.text), term, 1, false FROM mine
-                        WHERE \(creating) OR EXISTS (SELECT 1 FROM coordinator_tree_checkpoint WHERE scope = \(id.text))
-                        ON CONFLICT (scope) DO UPDATE SET
-                            fencing_token = CASE WHEN lease.term = EXCLUDED.term AND NOT lease.released
-                                THEN lease.fencing_token ELSE lease.fencing_token + 1 END,
-                            term = EXCLUDED.term, released = false
-                        WHERE lease.term = EXCLUDED.term OR lease.released OR NOT EXISTS (
-                            SELECT 1 FROM coordinator_session_term live WHERE live.term = lease.term AND live.expires_at > now())
-                        RETURNING fencing_token)
-                    SELECT (SELECT fencing_token FROM taken), EXISTS (SELECT 1 FROM mine)
-                    """
-                for try await row in try await connection.query(query, logger: logger).decode((Int64?, Bool).self) { rows.append(row) }
+                let statement = PostgresLeaseAcquisition(term: term.number, scope: id.text, creating: creating)
+                for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
                 return rows
             }
             guard let (token, live) = rows.first, live else { return .termEnded }
