@@ -24,6 +24,8 @@ import PostgresNIO
 struct PostgresCheckpointCommit: Sendable {
     /// The statement's values, in the order of its parameters.
     let bindings: PostgresBindings
+    /// The names of the columns beyond version 1's (none: the prepared statement).
+    let extraColumns: [String]
 
     /// The statement for `checkpoints`, fenced by session leases when `leased` (spread
     /// sessions), writing layout `writing`, whose columns beyond version 1's are `extra` (filled
@@ -45,6 +47,7 @@ struct PostgresCheckpointCommit: Sendable {
         bindings.append(Int64(writing))
         for column in extra { bindings.append(rows.map(column.value)) }
         self.bindings = bindings
+        self.extraColumns = extra.map(\.name)
     }
 
     /// The statement's text for a layout with the columns `extra` beyond version 1's (their
@@ -80,12 +83,12 @@ struct PostgresCheckpointCommit: Sendable {
 
     /// The scopes of the rows written, running the statement on `connection`: prepared when the
     /// layout has no extra columns, else as an unnamed statement of its own text.
-    func run(on connection: PostgresConnection, extra: [CheckpointColumn], logger: Logger) async throws -> [String] {
+    func run(on connection: PostgresConnection, logger: Logger) async throws -> [String] {
         var scopes: [String] = []
-        if extra.isEmpty {
+        if extraColumns.isEmpty {
             for try await scope in try await connection.execute(Prepared(bindings: bindings), logger: logger) { scopes.append(scope) }
         } else {
-            let query = PostgresQuery(unsafeSQL: Self.sql(extra: extra.map(\.name)), binds: bindings)
+            let query = PostgresQuery(unsafeSQL: Self.sql(extra: extraColumns), binds: bindings)
             for try await scope in try await connection.query(query, logger: logger).decode(String.self) { scopes.append(scope) }
         }
         return scopes

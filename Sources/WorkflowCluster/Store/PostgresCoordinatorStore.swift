@@ -289,19 +289,18 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
         // id's 32 hex digits (`SessionID`). The layout written: the store's schema version as
         // this coordinator last found it; columns a schema step added are filled in from the
         // checkpoint.
-        let rows = checkpoints.map(\.checkpoint)
-        let leased = fencesSessionsByLease
+        let first = checkpoints[0].checkpoint
         let operation =
             checkpoints.count == 1
-            ? "committing checkpoint \(rows[0].number) of \(rows[0].scope)" : "committing \(checkpoints.count) checkpoints in one transaction"
+            ? "committing checkpoint \(first.number) of \(first.scope)" : "committing \(checkpoints.count) checkpoints in one transaction"
         let writing = writingVersion
-        let extra = schema.checkpointColumns(writing: writing)
-        let statement = PostgresCheckpointCommit(checkpoints, leased: leased, writing: writing, extra: extra)
+        let statement = PostgresCheckpointCommit(
+            checkpoints, leased: fencesSessionsByLease, writing: writing, extra: schema.checkpointColumns(writing: writing))
         let committed: Set<String>
         do throws(CoordinatorStoreError) {
             committed = Set(
                 try await bounded(operation) { [connection, logger] in
-                    try await statement.run(on: connection, extra: extra, logger: logger)
+                    try await statement.run(on: connection, logger: logger)
                 })
         } catch {
             return Array(repeating: .failure(error), count: checkpoints.count)
@@ -339,7 +338,7 @@ package final class PostgresCoordinatorStore: LeasedCoordinatorStore {
             }
             do throws(CoordinatorStoreError) {
                 let current: FencingToken
-                if leased, case .session(let id) = fenced.checkpoint.scope {
+                if fencesSessionsByLease, case .session(let id) = fenced.checkpoint.scope {
                     current = try await sessionToken(id)
                 } else {
                     current = try await currentToken()

@@ -1,9 +1,8 @@
 import PostgresNIO
 
 /// The statement that takes a session's lease on the PostgreSQL store
-/// (`PostgresCoordinatorStore.acquireSessionLease`), prepared once per connection: a session
-/// created or taken over runs it once, and its parse and analysis were most of the database's
-/// time for it.
+/// (`PostgresCoordinatorStore.acquireSessionLease`), prepared once per connection: every session
+/// created or taken over runs it, and prepared it is parsed and analysed once, not each time.
 ///
 /// Taken when the row is new, was given up, its term is not live, or this term has it (token
 /// kept); only under a live term; a session not being created must have a checkpoint (else it
