@@ -18,7 +18,12 @@ final class WatchedSession: Sendable {
     let deltas: Bool
 
     private struct State {
-        var token: String?
+        var token: String? {
+            didSet { if token != oldValue { eventPath = nil } }
+        }
+        /// The event route of `token`, escaped once per token (not once per event: the load
+        /// shares the cores with the daemons it measures).
+        var eventPath: String?
         /// The count of the first rendering showing the remote child; `nil` before.
         var base: Int?
         var count = -1
@@ -104,8 +109,10 @@ final class WatchedSession: Sendable {
             state.sent += 1
             let expected = base + state.sent
             state.pending.append((expected, now))
-            let escaped = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token
-            return ("\(api)/events/\(escaped)", expected)
+            if state.eventPath == nil {
+                state.eventPath = "\(api)/events/" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
+            }
+            return (state.eventPath!, expected)
         }
     }
 

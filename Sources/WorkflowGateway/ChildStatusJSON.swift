@@ -14,6 +14,14 @@ struct ChildStatusJSON: Codable, Sendable, Equatable {
     /// Words for the status: `on worker-1`, or why it is unavailable.
     var detail: String
 
+    init(path: String, type: String, status: String, worker: String?, detail: String) {
+        self.path = path
+        self.type = type
+        self.status = status
+        self.worker = worker
+        self.detail = detail
+    }
+
     init(_ child: RemoteRuntimeInspection.Child) {
         path = child.path
         type = child.typeName

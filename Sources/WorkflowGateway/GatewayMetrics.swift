@@ -6,9 +6,13 @@ struct GatewayMetrics: Sendable {
     let factory: any MetricsFactory
     let streamClients: Meter
     let connections: Meter
+    /// `workflow_gateway_events_total{result="sent"}`, made once: the result of nearly every
+    /// event (a counter made per event costs a lookup in the registry under its lock).
+    private let eventsSent: Counter
 
     init(factory: any MetricsFactory) {
         self.factory = factory
+        eventsSent = Counter(label: "workflow_gateway_events_total", dimensions: [("result", "sent")], factory: factory)
         streamClients = Meter(label: "workflow_gateway_stream_clients", factory: factory)
         connections = Meter(label: "workflow_gateway_connections", factory: factory)
     }
@@ -25,7 +29,12 @@ struct GatewayMetrics: Sendable {
             .increment()
     }
 
-    /// Counts one posted event by its result (`sent`, `unknown-token`, …).
+    /// Counts one posted event that was sent to its sink.
+    func eventSent() {
+        eventsSent.increment()
+    }
+
+    /// Counts one posted event by its result (`unknown-token`, `too-large`, …; `sent`: `eventSent`).
     func event(result: String) {
         Counter(label: "workflow_gateway_events_total", dimensions: [("result", result)], factory: factory).increment()
     }

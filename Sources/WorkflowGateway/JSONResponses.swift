@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import Workflow
 
 /// Builds the gateway's JSON answers: bodies are bytes already encoded (renderings) or small
 /// objects encoded with sorted keys, so equal answers are equal bytes.
@@ -60,19 +61,39 @@ enum RenderingMessage {
         out += Array(#","rendering":"#.utf8)
         out += json.isEmpty ? Array("null".utf8) : Array(json)
         out += Array(#","root":"#.utf8)
-        out += Array((try? JSONEncoder().encode(root)) ?? Data("\"\"".utf8))
-        if let deltas { out += Array(#","run":"#.utf8) + Array((try? JSONEncoder().encode(deltas.run)) ?? Data("\"\"".utf8)) }
+        JSONText.appendQuoted(root, escapingSlashes: true, to: &out)
+        if let deltas {
+            out += Array(#","run":"#.utf8)
+            JSONText.appendQuoted(deltas.run, escapingSlashes: true, to: &out)
+        }
         out += Array(#","sequence":\#(sequence)"#.utf8)
         if let deltas { out += Array(#","window":\#(deltas.window)"#.utf8) }
         out += Array("}".utf8)
         return out
     }
 
-    /// The children's statuses as a JSON array (keys sorted).
+    /// The children's statuses as a JSON array, as `JSONEncoder` writes it with sorted keys and
+    /// `/` unescaped, written directly: it goes into every message of every stream.
     static func childrenBytes(_ children: [ChildStatusJSON]) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array((try? encoder.encode(children)) ?? Data("[]".utf8))
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (index, child) in children.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += Array(#"{"detail":"#.utf8)
+            JSONText.appendQuoted(child.detail, escapingSlashes: false, to: &out)
+            out += Array(#","path":"#.utf8)
+            JSONText.appendQuoted(child.path, escapingSlashes: false, to: &out)
+            out += Array(#","status":"#.utf8)
+            JSONText.appendQuoted(child.status, escapingSlashes: false, to: &out)
+            out += Array(#","type":"#.utf8)
+            JSONText.appendQuoted(child.type, escapingSlashes: false, to: &out)
+            if let worker = child.worker {
+                out += Array(#","worker":"#.utf8)
+                JSONText.appendQuoted(worker, escapingSlashes: false, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
     }
 }
 
