@@ -14,6 +14,7 @@ struct ChildStatusJSON: Codable, Sendable, Equatable {
     /// Words for the status: `on worker-1`, or why it is unavailable.
     var detail: String
 
+    /// A status as given, field by field.
     init(path: String, type: String, status: String, worker: String?, detail: String) {
         self.path = path
         self.type = type

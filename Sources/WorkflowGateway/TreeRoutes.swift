@@ -147,8 +147,7 @@ struct TreeRoutes: Sendable {
         var token: String
 
         /// Its JSON, as `JSONResponses.encoded` writes it (keys sorted, `/` unescaped), written
-        /// directly: an encoder's containers for three fields cost more than the rest of the
-        /// answer, once per event.
+        /// directly: a `JSONEncoder` per event was about 2 % of a coordinator's time under events.
         var json: [UInt8] {
             var out = Array(#"{"after":\#(after),"result":"#.utf8)
             out.reserveCapacity(out.count + result.utf8.count + token.utf8.count + 16)
