@@ -161,6 +161,6 @@ extension SessionDirectory {
         guard !lost.isEmpty else { return }
         updateGauges()
         logger.warning("session leases lost: stopped here, other coordinators take them over", metadata: ["sessions": "\(lost.count)"])
-        for slot in lost { _ = await Self.stop(slot) }
+        await Self.stop(lost)
     }
 }
