@@ -274,7 +274,11 @@ one_coordinator() {
 
   # A coordinator started again on the same store resumes every session passivated.
   kill -TERM "$coordinator"
-  wait "$coordinator" || true
+  local status=0
+  wait "$coordinator" || status=$?
+  # A graceful stop exits 0; anything else is a defect to report, not to hide (its log is gone
+  # with the run's directory: see docs/OPERATIONS.md on a coordinator's shutdown).
+  if ((status != 0)); then echo "bench-sessions: the coordinator exited $status on SIGTERM, not 0" >&2; fi
   start_coordinator "$dir/cluster.json" coordinator-resumed
   wait_ready "$url"
   settle
