@@ -109,10 +109,9 @@ final class WatchedSession: Sendable {
             state.sent += 1
             let expected = base + state.sent
             state.pending.append((expected, now))
-            if state.eventPath == nil {
-                state.eventPath = "\(api)/events/" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
-            }
-            return (state.eventPath!, expected)
+            let path = state.eventPath ?? "\(api)/events/" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
+            state.eventPath = path
+            return (path, expected)
         }
     }
 

@@ -29,13 +29,9 @@ struct GatewayMetrics: Sendable {
             .increment()
     }
 
-    /// Counts one posted event that was sent to its sink.
-    func eventSent() {
-        eventsSent.increment()
-    }
-
-    /// Counts one posted event by its result (`unknown-token`, `too-large`, …; `sent`: `eventSent`).
+    /// Counts one posted event by its result (`sent`, `unknown-token`, …).
     func event(result: String) {
+        if result == "sent" { return eventsSent.increment() }
         Counter(label: "workflow_gateway_events_total", dimensions: [("result", result)], factory: factory).increment()
     }
 }

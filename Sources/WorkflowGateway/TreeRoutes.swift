@@ -100,7 +100,7 @@ struct TreeRoutes: Sendable {
             logger.debug("gateway: event not delivered: \(error)")
             return GatewayRoutes.response(for: error)
         }
-        metrics.eventSent()
+        metrics.event(result: "sent")
         return JSONResponses.bytes(EventAccepted(after: after, result: "sent", token: token).json, status: .accepted)
     }
 
