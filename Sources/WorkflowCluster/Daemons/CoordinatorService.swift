@@ -215,9 +215,11 @@ package struct CoordinatorService: Service {
         logger.info("coordinator stopping")
         // The last state before the tree stops: a SIGTERMed coordinator loses nothing.
         if let file = configuration.snapshotFile { await writeSnapshot(of: session, to: file, level: .info) }
-        await sessions?.stopAll()
+        let retired = await sessions?.stopAll()
         await session.stop()
         await runtime.shutdown()
+        // After the runtime: their teardown then sends nothing, and the shutdown does not wait for it.
+        retired?.releaseInBackground()
         logger.info("coordinator stopped")
         if let failure { throw CompanionFailure(description: failure) }
     }

@@ -42,4 +42,17 @@ public protocol ClusterRootSession: Sendable {
 
     /// Stops the root's host (its remote children are stopped on their workers).
     func stop() async
+
+    /// Ends the session at its process's exit without tearing its tree down: with a store its
+    /// last checkpoint is committed, and its rendering streams end; the host keeps its tree until
+    /// it is freed. For a coordinator ending many sessions at once, whose shutdown must not grow
+    /// with each tree's teardown; the caller stops the remote children. By default, `stop()`.
+    func stopAtExit() async
+}
+
+extension ClusterRootSession {
+    /// Stops the session (`stop()`): a session without a cheaper end at exit ends as usual.
+    public func stopAtExit() async {
+        await stop()
+    }
 }

@@ -199,6 +199,15 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
         publishedJSON.finish()
     }
 
+    /// Commits the last checkpoint and ends every rendering stream, leaving the tree to be torn
+    /// down when the host is freed (see `ClusterRootSession.stopAtExit()`).
+    public func stopAtExit() async {
+        durability?.stop()
+        await committing?.value
+        published.finish()
+        publishedJSON.finish()
+    }
+
 }
 
 /// Encodes one root's renderings to JSON, counting them, and reports failures once per change

@@ -308,11 +308,11 @@ package struct SessionLifecycle<Host: Sendable, Passivation: Sendable & Equatabl
         leases?.remove(id)
     }
 
-    /// The directory stops: nothing is created or taken over from now on. Returns every session
+    /// The directory stops: nothing is created or taken over from now on. Returns every session with its id
     /// (to stop, in the order of their ids) and the lease term to end in the store (spread).
-    package mutating func stopAll() -> (slots: [Slot], term: SessionLeaseTerm?) {
+    package mutating func stopAll() -> (slots: [(id: SessionID, slot: Slot)], term: SessionLeaseTerm?) {
         stopped = true
-        let slots = entries.removeAll().sorted { $0.0.text < $1.0.text }.map(\.1.slot)
+        let slots = entries.removeAll().sorted { $0.0.text < $1.0.text }.map { (id: $0.0, slot: $0.1.slot) }
         let term = leases?.term
         _ = leases?.endTerm()
         return (slots, term)

@@ -244,6 +244,23 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
         }
     }
 
+    /// Stops the remote children of the session trees `trees` (each a `SessionLoop.pathPrefix`)
+    /// on their workers, leaving the trees' hosts as they are: for a process that ends those
+    /// sessions without tearing each tree down (a coordinator stopping; its sessions' last
+    /// checkpoints are committed). Their hosts may be freed at any time afterwards, also after
+    /// `shutdown()`: their teardown then finds their children stopped already. Returns once the
+    /// STOPs are sent (at once if the runtime is stopping: its shutdown stops every child).
+    package func stopRemoteChildren(ofTrees trees: [String]) async {
+        guard !trees.isEmpty else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queued = jobs.appendUnlessStopping { [bound] in
+                bound.value.parentRole.stopChildren(ofTrees: trees)
+                continuation.resume()
+            }
+            if !queued { continuation.resume() }
+        }
+    }
+
     /// Leaves the cluster in order: tells the parent (GOODBYE), stops hosted children, tells the
     /// workers to stop the children placed on them (STOP), closes the sockets and ends the loop
     /// thread. Waits until that is done. A `WorkflowHost` still running on this runtime keeps

@@ -210,6 +210,20 @@ final class ParentDriver: LoopRoleDriver {
         sendHeld()
     }
 
+    /// Stops the remote children of the session trees `trees` (`SessionLoop.pathPrefix`) on
+    /// their workers and forgets them here, without tearing their nodes down: the coordinator
+    /// leaves those sessions at its exit (their last checkpoints committed) and frees their hosts
+    /// only after this runtime has shut down. Each proxy is stopped as its node's teardown would
+    /// stop it, so that teardown finds nothing left to do, and a pass of such a tree meanwhile
+    /// sends nothing (the parent machine asks nothing for a child it forgot). Costs the trees'
+    /// children, once.
+    func stopChildren(ofTrees trees: [String]) {
+        for tree in trees {
+            for id in proxiesByTree[tree] ?? [] { proxies[id]?.stop(requests: self) }
+        }
+        sendHeld()
+    }
+
     /// The loop has ended: what a job may still ask of this role (a host stopped or updated
     /// late) finds nobody to send to, and the children placed on workers say so.
     func loopEnded() {

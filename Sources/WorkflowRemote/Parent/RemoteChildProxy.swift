@@ -444,6 +444,7 @@ protocol AnyRemoteChildProxy: AnyObject {
     var outstanding: OutstandingEvents { get }
     func fail(_ error: RemoteChildError)
     func placementRetried()
+    func stop(requests: some RemoteChildRequests)
 }
 
 extension AnyRemoteChildProxy {

@@ -81,7 +81,7 @@ final class SimulatedCoordinator: SimulatedNode {
     func stopAll() {
         isStopping = true
         let (slots, term) = lifecycle.stopAll()
-        for slot in slots { stop(slot) }
+        for (_, slot) in slots { stop(slot) }
         if let term { simulation.call(self, { [store] in store.endTerm(term) }) { _ in } }
         later(.seconds(3)) { [self] in kill() }
     }
