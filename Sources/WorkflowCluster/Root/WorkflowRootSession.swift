@@ -106,10 +106,19 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
             committing = nil
             return
         }
+        // A session's capture first waits (bounded) for its remote children to acknowledge the
+        // events it commits: then one checkpoint holds them and the rendering their answers make.
+        let sessionLoop = host.loop as? SessionLoop
         committing = Task {
             await durability.run {
                 await withCheckedContinuation { (continuation: CheckedContinuation<CheckpointCommitter.Capture, Never>) in
                     host.loop.execute {
+                        // Applied first: the events it waits for are recorded for their children.
+                        host.drainOnLoop()
+                        guard let sessionLoop else { return capture() }
+                        sessionLoop.whenEventsAcknowledged(within: durability.acknowledgementWait, capture)
+                    }
+                    @Sendable func capture() {
                         // Every event queued before this job is applied and rendered now, so the
                         // snapshot reflects it, and the rendering taken is the one it makes.
                         host.drainOnLoop()

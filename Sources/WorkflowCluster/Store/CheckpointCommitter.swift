@@ -89,14 +89,26 @@ package final class CheckpointCommitter: Sendable {
     private let state: Mutex<State>
     /// Where the wait for an event's durability is traced (`SpanNames.commit`); `nil`: off.
     package let tracer: (any Tracer)?
+    /// How long a session's capture waits for its remote children to acknowledge the events it
+    /// commits, so that one checkpoint holds them and the rendering their answers bring
+    /// (`SessionLoop.whenEventsAcknowledged(within:_:)`); past it, the rendering takes a
+    /// checkpoint of its own, as without the wait.
+    package let acknowledgementWait: Duration
+
+    /// The default `acknowledgementWait`: a worker's answer takes well under a millisecond
+    /// on an idle machine and tens of them on a loaded one; a child whose worker is gone
+    /// delays its events' answers by at most this.
+    package static let defaultAcknowledgementWait: Duration = .milliseconds(50)
 
     /// A committer writing `scope`'s checkpoints (with `origin`) to `store` with `token`,
     /// numbering after `restored`.
     package init(
         store: any CoordinatorStore, token: FencingToken, scope: CheckpointScope = .shared, origin: SessionOrigin? = nil,
-        restored: CoordinatorCheckpoint?, logger: Logger, tracer: (any Tracer)? = nil
+        restored: CoordinatorCheckpoint?, logger: Logger, tracer: (any Tracer)? = nil,
+        acknowledgementWait: Duration = defaultAcknowledgementWait
     ) {
         self.tracer = tracer
+        self.acknowledgementWait = acknowledgementWait
         self.store = store
         self.token = token
         self.scope = scope

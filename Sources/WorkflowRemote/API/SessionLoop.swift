@@ -53,4 +53,15 @@ public final class SessionLoop: RuntimeLoop {
     }
 
     public func runIfIdle(_ job: () -> Void) -> Bool { runtime.runIfIdle(job) }
+
+    /// Calls `body` on the loop once the remote children of this session's tree have
+    /// acknowledged every event they were sent before this call (at once if none is
+    /// outstanding), and at the latest after `within`; call it on the loop.
+    ///
+    /// For a session committing its events: a checkpoint captured then holds the events and the
+    /// rendering their answers bring, so one commit makes both durable where two did (the
+    /// event's, then the rendering's). A child whose worker is slow or gone costs the wait.
+    package func whenEventsAcknowledged(within: Duration, _ body: @escaping @Sendable () -> Void) {
+        runtime.parentRole.whenEventsAcknowledged(tree: pathPrefix, within: within, body)
+    }
 }

@@ -62,7 +62,7 @@ final class RemoteEngine {
     /// then serves both roles once. Returns whether a stop was requested (the shutdown has
     /// begun; `end()` follows). The simulator calls it step by step.
     func iterate() -> Bool {
-        let ready = resources.sockets.poll(timeout: resources.jobs.hasJobs ? .zero : resources.configuration.heartbeatInterval)
+        let ready = resources.sockets.poll(timeout: pollTimeout())
         // First, before any queued input is touched (this thread may just have woken from
         // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
         workerRole.fenceIfCutOffFromParent()
@@ -71,6 +71,7 @@ final class RemoteEngine {
         workerRole.performHeldFences()
         if ready.security { serviceSecurity() }
         if ready.listener { parentRole.drainListener() }
+        parentRole.serviceAcknowledgementWaits()
         if ready.upstream { workerRole.drainUpstream() }
         workerRole.answerDeferredReleases()
         workerRole.flushHosted()
@@ -78,6 +79,15 @@ final class RemoteEngine {
         parentRole.sendHeld()
         if stopRequested, !workerRole.isShuttingDown { beginShutdown() }
         return stopRequested
+    }
+
+    /// How long the next poll may wait: not at all with jobs queued, else a heartbeat interval,
+    /// or less when a session's capture waits for acknowledgements until an earlier deadline.
+    private func pollTimeout() -> Duration {
+        if resources.jobs.hasJobs { return .zero }
+        let interval = resources.configuration.heartbeatInterval
+        guard let deadline = parentRole.acknowledgementWaits.earliestDeadline else { return interval }
+        return max(.zero, min(interval, deadline - resources.clock.now))
     }
 
     /// Ends the loop: the transport closes, the parent role's proxies learn it, and the runtime
@@ -147,6 +157,7 @@ final class RemoteEngine {
             let ready = resources.sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
             if ready.security { serviceSecurity() }
             if ready.listener { parentRole.drainListener() }
+        parentRole.serviceAcknowledgementWaits()
             runTimers()
         }
         // Hosted children's renderings are flushed by the loop once this pass is over: taking

@@ -60,6 +60,11 @@ struct ChildEventLedger {
     /// `snapshot`): a new placement's snapshot covers the events before it.
     var firstUnacknowledged: UInt64? { unacknowledged.first?.sequence }
 
+    /// Whether the events up to `sequence` are all acknowledged.
+    func hasAcknowledged(through sequence: UInt64) -> Bool {
+        (firstUnacknowledged ?? .max) > sequence
+    }
+
     /// The last event a new placement's snapshot includes (its START says so): every event
     /// before the first unacknowledged one, or, with none, every event recorded. The events sent
     /// next follow it without a gap, so the worker tells a lost first message from a new child.

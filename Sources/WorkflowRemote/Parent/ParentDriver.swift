@@ -56,6 +56,11 @@ final class ParentDriver: LoopRoleDriver {
     var periodicVisits: Int { countedVisits + proxies.walked }
     /// What the timers counted themselves of `periodicVisits`.
     var countedVisits = 0
+    /// Session commits waiting for their trees' children to acknowledge events
+    /// (`whenEventsAcknowledged(tree:within:_:)`).
+    var acknowledgementWaits = AcknowledgementWaits()
+    /// The loop has ended: nothing more will be acknowledged, so nothing waits for it.
+    var loopHasEnded = false
     /// Whether a worker's message changed a proxy since the settle began (its pass renders again).
     var settleChanged = false
     /// Children with events recorded in this loop iteration and not sent yet (`sendDueEvents`).
@@ -224,9 +229,36 @@ final class ParentDriver: LoopRoleDriver {
         sendHeld()
     }
 
+    /// Calls `body` (on the loop) once the remote children of the session tree `tree` have
+    /// acknowledged every event they were sent before this call, at once if none is
+    /// outstanding, and at the latest after `within`: see `SessionLoop.whenEventsAcknowledged`.
+    func whenEventsAcknowledged(tree: String, within: Duration, _ body: @escaping @Sendable () -> Void) {
+        var awaited: [(child: UInt64, through: UInt64)] = []
+        if !loopHasEnded {
+            for id in proxiesByTree[tree] ?? [] {
+                if let last = proxies[id]?.lastUnacknowledgedEvent { awaited.append((id, last)) }
+            }
+        }
+        guard !awaited.isEmpty else { return body() }
+        acknowledgementWaits.add(awaited, deadline: resources.clock.now + within, body: body)
+    }
+
+    /// Queues the captures whose events are acknowledged, or whose deadline passed: each runs as
+    /// a job after the jobs already queued (the node's pass that shows the acknowledged
+    /// rendering among them). A child stopped or replaced meanwhile waits for nothing more.
+    func serviceAcknowledgementWaits() {
+        guard acknowledgementWaits.count > 0 else { return }
+        let due = acknowledgementWaits.takeDue(now: resources.clock.now) { id, through in
+            proxies[id]?.hasAcknowledged(through: through) ?? true
+        }
+        for body in due { resources.jobs.append(body) }
+    }
+
     /// The loop has ended: what a job may still ask of this role (a host stopped or updated
     /// late) finds nobody to send to, and the children placed on workers say so.
     func loopEnded() {
+        loopHasEnded = true
+        for body in acknowledgementWaits.takeAll() { resources.jobs.append(body) }
         for (_, peer) in workers {
             for id in parent.workers[peer.id]?.children ?? [] {
                 if let proxy = proxies[id] {

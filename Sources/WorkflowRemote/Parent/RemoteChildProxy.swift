@@ -256,6 +256,12 @@ final class RemoteChildProxy<Child: RemotableWorkflow>: AnyRemoteChildProxy {
     /// How many events the worker has not acknowledged yet.
     var unacknowledgedCount: Int { ledger.unacknowledged.count }
 
+    /// The last event recorded for the child, if the worker has not acknowledged it yet.
+    var lastUnacknowledgedEvent: UInt64? { ledger.unacknowledged.last?.sequence }
+
+    /// Whether the worker has acknowledged every event up to `sequence`.
+    func hasAcknowledged(through sequence: UInt64) -> Bool { ledger.hasAcknowledged(through: sequence) }
+
     // MARK: From the parent's driver
 
     /// What the worker sent for one flush (one loop iteration of the worker): its outputs in
@@ -445,6 +451,8 @@ protocol AnyRemoteChildProxy: AnyObject {
     func fail(_ error: RemoteChildError)
     func placementRetried()
     func stop(requests: some RemoteChildRequests)
+    var lastUnacknowledgedEvent: UInt64? { get }
+    func hasAcknowledged(through sequence: UInt64) -> Bool
 }
 
 extension AnyRemoteChildProxy {
