@@ -157,7 +157,6 @@ final class RemoteEngine {
             let ready = resources.sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
             if ready.security { serviceSecurity() }
             if ready.listener { parentRole.drainListener() }
-        parentRole.serviceAcknowledgementWaits()
             runTimers()
         }
         // Hosted children's renderings are flushed by the loop once this pass is over: taking
