@@ -67,6 +67,28 @@ struct BareWorker {
         await parent.shutdown()
     }
 
+    /// A parent on its own (its request deadline `requestTimeout`) and a worker played by hand
+    /// joined to it as `name` of pool `p`, hosting counters: for tests whose trees (sessions) the
+    /// test starts itself.
+    static func joinedParent(_ name: String, requestTimeout: Duration) async throws -> (parent: RemoteRuntime, socket: ZMQSocket) {
+        var configuration = RemoteRuntimeConfiguration(name: "\(name)-parent")
+        configuration.listenEndpoint = uniqueEndpoint(name)
+        configuration.heartbeatInterval = .milliseconds(100)
+        configuration.heartbeatLiveness = 600
+        configuration.requestTimeout = requestTimeout
+        let parent = try RemoteRuntime(configuration: configuration)
+        let context = try ZMQContext()
+        let socket = try ZMQSocket(.dealer, context: context)
+        try socket.set(.linger, 0)
+        try socket.connect(parent.listenEndpoint!)
+        let hello = HelloPayload(
+            name: name, pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
+            protocolVersions: [4], instance: "fake", processID: nil, hostName: nil)
+        try send(.hello, [try BinaryWireCodec().encode(hello)], on: socket)
+        try await withSafetyTimeout("the hand-played worker joining") { await parent.waitForWorkers(count: 1) }
+        return (parent, socket)
+    }
+
     static func receive(_ kind: MessageKind, on socket: ZMQSocket) async throws -> Envelope {
         let deadline = ContinuousClock.now + safetyTimeout
         while let frames = try await socket.nextMultipart(before: deadline) {

@@ -14,23 +14,10 @@ import ZeroMQ
 struct SessionSettleTests {
     @Test("while one session's first pass waits for a worker that has not answered, another session starts and renders on the same loop; the first then publishes its settled rendering, never the placeholder")
     func waitingSessionDoesNotHoldTheLoop() async throws {
-        var configuration = RemoteRuntimeConfiguration(name: "settle-parent")
-        configuration.listenEndpoint = uniqueEndpoint("settle")
-        configuration.heartbeatInterval = .milliseconds(100)
-        configuration.heartbeatLiveness = 600
-        // Longer than the test's own waits: a pass holding the loop would fail them first.
-        configuration.requestTimeout = safetyTimeout * 4
-        let parent = try RemoteRuntime(configuration: configuration)
-        let context = try ZMQContext()
-        let socket = try ZMQSocket(.dealer, context: context)
-        try socket.set(.linger, 0)
-        try socket.connect(parent.listenEndpoint!)
-        let hello = HelloPayload(
-            name: "held", pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
-            protocolVersions: [4], instance: "fake", processID: nil, hostName: nil)
-        try BareWorker.send(.hello, [try BinaryWireCodec().encode(hello)], on: socket)
         // Joined before the session renders: its child is placed at once, and its pass waits.
-        try await withSafetyTimeout("the hand-played worker joining") { await parent.waitForWorkers(count: 1) }
+        // The request deadline is longer than the test's own waits: a pass holding the loop
+        // would fail them first.
+        let (parent, socket) = try await BareWorker.joinedParent("settle", requestTimeout: safetyTimeout * 4)
 
         // Session a: its counter goes to the hand-played worker, which holds its answer.
         let waiting = WorkflowHost(

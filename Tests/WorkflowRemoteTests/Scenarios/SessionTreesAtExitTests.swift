@@ -14,21 +14,7 @@ import ZeroMQ
 struct SessionTreesAtExitTests {
     @Test("stopping a session tree's remote children sends one STOP for each and nothing for the other trees; the tree still renders its last renderings, and its later passes and teardown send nothing")
     func stoppedTreeSendsNothingMore() async throws {
-        var configuration = RemoteRuntimeConfiguration(name: "exit-parent")
-        configuration.listenEndpoint = uniqueEndpoint("exit")
-        configuration.heartbeatInterval = .milliseconds(100)
-        configuration.heartbeatLiveness = 600
-        configuration.requestTimeout = safetyTimeout * 4
-        let parent = try RemoteRuntime(configuration: configuration)
-        let context = try ZMQContext()
-        let socket = try ZMQSocket(.dealer, context: context)
-        try socket.set(.linger, 0)
-        try socket.connect(parent.listenEndpoint!)
-        let hello = HelloPayload(
-            name: "bare", pool: "p", hostedTypes: [CounterWorkflow.workflowTypeName], capacity: 10, protocolVersion: 4,
-            protocolVersions: [4], instance: "fake", processID: nil, hostName: nil)
-        try BareWorker.send(.hello, [try BinaryWireCodec().encode(hello)], on: socket)
-        try await withSafetyTimeout("the hand-played worker joining") { await parent.waitForWorkers(count: 1) }
+        let (parent, socket) = try await BareWorker.joinedParent("exit", requestTimeout: safetyTimeout * 4)
 
         let left = WorkflowHost(
             workflow: Self.board(["x", "y"], step: 1), loop: SessionLoop(runtime: parent, scope: "left"))
