@@ -113,9 +113,9 @@ where Root.Rendering: Encodable & Sendable, Root.Output: Sendable {
             await durability.run {
                 await withCheckedContinuation { (continuation: CheckedContinuation<CheckpointCommitter.Capture, Never>) in
                     host.loop.execute {
+                        guard let sessionLoop else { return capture() }
                         // Applied first: the events it waits for are recorded for their children.
                         host.drainOnLoop()
-                        guard let sessionLoop else { return capture() }
                         sessionLoop.whenEventsAcknowledged(within: durability.acknowledgementWait, capture)
                     }
                     @Sendable func capture() {

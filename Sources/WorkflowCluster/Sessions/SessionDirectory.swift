@@ -280,7 +280,7 @@ package actor SessionDirectory {
         renewer?.stop()
         let (slots, term) = lifecycle.stopAll()
         updateGauges()
-        let (retired, left) = await Self.inBatches(slots) { id, slot in await Self.stopAtExit(slot).map { (id, $0) } }
+        let (retired, left) = await Self.inBatches(slots) { entry in await Self.stopAtExit(entry.slot).map { (entry.id, $0) } }
         if left > 0 {
             logger.warning(
                 "the shutdown ran past its bound: sessions left as their last commits keep them", metadata: ["sessions": "\(left)"])
@@ -341,77 +341,79 @@ package actor SessionDirectory {
 
     /// Stops `slots`' sessions (their leases lost, the process goes on): each tree is torn down.
     static func stop(_ slots: [Lifecycle.Slot]) async {
-        _ = await inBatches(slots.map { ((), $0) }) { (_: Void, slot: Lifecycle.Slot) in await stop(slot) }
+        _ = await inBatches(slots) { await stop($0) }
     }
 
-    /// Runs `body` on each of `slots`, `stoppingWidth` at a time, so that their last commits
-    /// share transactions (`GroupCommit`) and none waits for the one before it.
+    /// Runs `body` on each of `items`, `stoppingWidth` at a time, so that the sessions' last
+    /// commits share transactions (`GroupCommit`) and none waits for the one before it.
     ///
     /// Once the calling task is cancelled (the shutdown ran past its bound), no further one
     /// begins; those under way finish. What is left loses nothing a client was told: every event
     /// answered 202 and every rendering shown is committed already, and the process is ending.
-    /// Returns `body`'s results, in no particular order, and how many slots were left.
-    static func inBatches<ID: Sendable, Result: Sendable>(
-        _ slots: [(ID, Lifecycle.Slot)], _ body: @escaping @Sendable (ID, Lifecycle.Slot) async -> Result
+    /// Returns `body`'s results, in no particular order, and how many items were left.
+    static func inBatches<Item: Sendable, Result: Sendable>(
+        _ items: [Item], _ body: @escaping @Sendable (Item) async -> Result
     ) async -> (results: [Result], left: Int) {
         await withTaskGroup(of: Result.self) { group in
-            var next = slots.makeIterator()
+            var next = items.makeIterator()
             var begun = 0
             var results: [Result] = []
-            results.reserveCapacity(slots.count)
+            results.reserveCapacity(items.count)
             for _ in 0..<stoppingWidth {
-                guard let (id, slot) = next.next() else { break }
+                guard let item = next.next() else { break }
                 begun += 1
-                group.addTask { await body(id, slot) }
+                group.addTask { await body(item) }
             }
             while let result = await group.next() {
                 results.append(result)
-                guard !Task.isCancelled, let (id, slot) = next.next() else { continue }
+                guard !Task.isCancelled, let item = next.next() else { continue }
                 begun += 1
-                group.addTask { await body(id, slot) }
+                group.addTask { await body(item) }
             }
-            return (results, slots.count - begun)
+            return (results, items.count - begun)
         }
     }
 
-    /// Ends whatever runs of a session at the coordinator's exit, without tearing its tree down
-    /// (a passivation or a reactivation under way is awaited first); returns its session, if one
-    /// runs.
-    static func stopAtExit(_ slot: Lifecycle.Slot) async -> (any ClusterRootSession)? {
-        switch slot {
-        case .active(let running):
-            await running.host.session.stopAtExit()
-            return running.host.session
-        case .passivating(let running, let task):
-            if await task.value != nil { return nil }
-            await running.host.session.stopAtExit()
-            return running.host.session
-        case .passivated:
-            return nil
-        case .reactivating(_, let task):
-            guard case .success(let hosted) = await task.value else { return nil }
-            await hosted.session.stopAtExit()
-            return hosted.session
-        }
+    /// What of a removed entry's session runs once a passivation or a reactivation under way is
+    /// over: its session, or the rendering number it was passivated at.
+    enum Settled {
+        case running(any ClusterRootSession)
+        case passivated(sequence: UInt64)
     }
 
-    /// Stops whatever runs of a removed entry's session (a passivation or a reactivation under
-    /// way is awaited first); returns the sequence number of its latest rendering.
-    static func stop(_ slot: Lifecycle.Slot) async -> UInt64 {
+    /// Awaits a passivation or a reactivation under way of a removed entry's session.
+    static func settled(_ slot: Lifecycle.Slot) async -> Settled {
         switch slot {
         case .active(let running):
-            await running.host.session.stop()
-            return running.host.session.latestRendering.sequence
+            return .running(running.host.session)
         case .passivating(let running, let task):
-            if let passivated = await task.value { return passivated.sequence }
-            await running.host.session.stop()
-            return running.host.session.latestRendering.sequence
+            if let passivated = await task.value { return .passivated(sequence: passivated.sequence) }
+            return .running(running.host.session)
         case .passivated(let passivated):
-            return passivated.sequence
+            return .passivated(sequence: passivated.sequence)
         case .reactivating(let passivated, let task):
-            guard case .success(let hosted) = await task.value else { return passivated.sequence }
-            await hosted.session.stop()
-            return hosted.session.latestRendering.sequence
+            guard case .success(let hosted) = await task.value else { return .passivated(sequence: passivated.sequence) }
+            return .running(hosted.session)
+        }
+    }
+
+    /// Ends whatever runs of a session at the coordinator's exit, without tearing its tree down;
+    /// returns its session, if one runs.
+    static func stopAtExit(_ slot: Lifecycle.Slot) async -> (any ClusterRootSession)? {
+        guard case .running(let session) = await settled(slot) else { return nil }
+        await session.stopAtExit()
+        return session
+    }
+
+    /// Stops whatever runs of a removed entry's session; returns the sequence number of its
+    /// latest rendering.
+    static func stop(_ slot: Lifecycle.Slot) async -> UInt64 {
+        switch await settled(slot) {
+        case .running(let session):
+            await session.stop()
+            return session.latestRendering.sequence
+        case .passivated(let sequence):
+            return sequence
         }
     }
 
