@@ -227,6 +227,7 @@ start_postgres() {
 
 # The "store" section of one coordinator's configuration (STORE, SYNC, BATCH).
 store_json() {
+  if [[ $STORE == none ]]; then echo '{ "kind": "none" }'; return; fi
   echo "{ \"kind\": \"$STORE\", \"path\": \"store.sqlite\"${SYNC:+, \"sync\": \"$SYNC\"}${BATCH:+, \"max_commit_batch\": $BATCH} }"
 }
 

@@ -13,6 +13,9 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     let host: HostContext
     let key: String
     private var cachedPath: String?
+    /// `stableIdentity(of: W.self)`, which reflects on the type: looked up once per node, not
+    /// once per snapshot (a session's tree is snapshotted for every event it commits).
+    private var cachedIdentity: (name: String, version: Int)?
     /// The node's number in the host's registry, which routes its sinks' events to it.
     let id: UInt64
     /// Children and side effects; `nil` until the node first declares one.
@@ -90,7 +93,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     /// The node's path from the root: stable type names and keys, e.g. `/Root/Child[key]`.
     var path: String {
         if let cachedPath { return cachedPath }
-        let name = stableIdentity(of: W.self).name
+        let name = identity.name
         let path = parentPath + "/" + (key.isEmpty ? name : "\(name)[\(key)]")
         cachedPath = path
         return path
@@ -228,9 +231,17 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         }
     }
 
+    /// The workflow's stable name and state version (`stableIdentity(of:)`).
+    var identity: (name: String, version: Int) {
+        if let cachedIdentity { return cachedIdentity }
+        let identity = stableIdentity(of: W.self)
+        cachedIdentity = identity
+        return identity
+    }
+
     /// The node's snapshot, including every live child's.
     func snapshot() -> TreeSnapshot {
-        let identity = stableIdentity(of: W.self)
+        let identity = self.identity
         return TreeSnapshot(
             workflowType: identity.name, stateVersion: identity.version,
             state: StateCoding.encode(state), children: subtree?.childSnapshots() ?? [])
@@ -238,7 +249,7 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
 
     /// Appends this node and its subtree, in pre-order, to `nodes`.
     func collect(into nodes: inout [WorkflowTreeNode], depth: Int) {
-        nodes.append(WorkflowTreeNode(path: path, workflowType: stableIdentity(of: W.self).name, key: key, depth: depth))
+        nodes.append(WorkflowTreeNode(path: path, workflowType: identity.name, key: key, depth: depth))
         subtree?.collectChildren(into: &nodes, depth: depth + 1)
     }
 

@@ -106,5 +106,11 @@ struct GatewayMethodTests {
         #expect(!JSONMediaType.matches(nil))
         #expect(!JSONMediaType.matches("text/json-ish"))
         #expect(!JSONMediaType.matches("application/jsonp"))
+        #expect(JSONMediaType.matches(" Application/JSON ; charset=UTF-8"))
+        #expect(JSONMediaType.matches("application/vnd.api+JSON\t"))
+        #expect(!JSONMediaType.matches("application/+json"))
+        #expect(!JSONMediaType.matches("text/plain+json"))
+        #expect(!JSONMediaType.matches(""))
+        #expect(!JSONMediaType.matches("application/json x"))
     }
 }

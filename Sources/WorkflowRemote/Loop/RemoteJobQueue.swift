@@ -110,19 +110,23 @@ final class RemoteJobQueue: Sendable {
     }
 
     /// Runs queued jobs on this thread, which holds the loop's role, until none is left; then
-    /// gives the role up.
+    /// gives the role up. It takes what is queued all at once, in order (jobs appended meanwhile
+    /// wait for the next turn): removing them one by one from the front would cost the length of
+    /// the queue for each, and a coordinator's exit can leave tens of thousands.
     private func runJobsAfterEnd() {
         while true {
-            let next = state.withLock { state -> (RemoteJob, @Sendable (RemoteJob) -> Void)? in
+            let next = state.withLock { state -> ([RemoteJob], @Sendable (RemoteJob) -> Void)? in
                 guard let perform = state.performAfterEnd, !state.jobs.isEmpty else {
                     state.runningAfterEnd = false
                     state.owner = nil
                     return nil
                 }
-                return (state.jobs.removeFirst(), perform)
+                var taken: [RemoteJob] = []
+                swap(&taken, &state.jobs)
+                return (taken, perform)
             }
-            guard let (job, perform) = next else { return }
-            perform(job)
+            guard let (jobs, perform) = next else { return }
+            for job in jobs { perform(job) }
         }
     }
 
