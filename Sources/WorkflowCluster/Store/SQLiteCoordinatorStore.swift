@@ -21,11 +21,12 @@ import SQLiteNIO
 /// whoever opens the file last is its writer, and an earlier process still running is fenced.
 ///
 /// SQLite's source is compiled into the binary (sqlite-nio), so a fresh machine needs no
-/// system package; calls run on NIO's shared blocking-I/O thread pool, off the caller's thread.
+/// system package; each connection's calls run on a thread of its own (`SQLiteStoreConnection`),
+/// off the caller's.
 package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// The database file.
     package let path: String
-    private let connection: SQLiteConnection
+    private let connection: SQLiteStoreConnection
     /// Concurrent commits (of the shared root and of sessions) share one transaction.
     private let group: GroupCommit
     /// Checkpoints the write-ahead log off the commit path (`SQLiteLogCheckpointer`).
@@ -33,7 +34,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// The tables' layout this store writes: its schema's newest version.
     package let schema: StoreSchema
 
-    private init(path: String, connection: SQLiteConnection, maxCommitBatch: Int, logCheckpointer: SQLiteLogCheckpointer, schema: StoreSchema) {
+    private init(path: String, connection: SQLiteStoreConnection, maxCommitBatch: Int, logCheckpointer: SQLiteLogCheckpointer, schema: StoreSchema) {
         self.path = path
         self.connection = connection
         self.group = GroupCommit(storeName: path, maximumBatch: maxCommitBatch)
@@ -74,9 +75,9 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw .cannotOpen(store: path, reason: "it is a directory, not a database file")
         }
-        let connection: SQLiteConnection
+        let connection: SQLiteStoreConnection
         do {
-            connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            connection = try await SQLiteStoreConnection.open(path: path, logger: logger)
         } catch {
             throw .cannotOpen(store: path, reason: Self.words(error))
         }
@@ -86,7 +87,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
             _ = try await connection.query("PRAGMA busy_timeout = \(SQLiteLogCheckpointer.busyTimeoutMilliseconds)")
             let mode = try await connection.query("PRAGMA journal_mode = WAL").first?.column("journal_mode")?.string
             guard mode?.lowercased() == "wal" else {
-                try? await connection.close()
+                await connection.close()
                 throw CoordinatorStoreError.cannotOpen(store: path, reason: "SQLite refused write-ahead logging (journal mode \(mode ?? "unknown"))")
             }
             _ = try await connection.query(sync == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
@@ -94,11 +95,11 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
             // (`StoreSchema`).
             let found = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
             if found > schema.version {
-                try? await connection.close()
+                await connection.close()
                 throw CoordinatorStoreError.cannotOpen(store: path, reason: schema.newerStore(found: found))
             }
             if let refusal = try await prepareCheckpoints(connection, schema: schema, logger: logger) {
-                try? await connection.close()
+                await connection.close()
                 throw CoordinatorStoreError.cannotOpen(store: path, reason: refusal)
             }
             // The log is checkpointed by a connection of its own, never inside a commit; a commit
@@ -111,7 +112,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
         } catch let error as CoordinatorStoreError {
             throw error
         } catch {
-            try? await connection.close()
+            await connection.close()
             throw .cannotOpen(store: path, reason: Self.words(error))
         }
         return SQLiteCoordinatorStore(
@@ -124,7 +125,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// and of processes opening the file at once, one runs each step (the version is read again
     /// inside the transaction). Returns why the file is refused (a later release migrated it
     /// meanwhile), else `nil`.
-    private static func prepareCheckpoints(_ connection: SQLiteConnection, schema: StoreSchema, logger: Logger) async throws -> String? {
+    private static func prepareCheckpoints(_ connection: SQLiteStoreConnection, schema: StoreSchema, logger: Logger) async throws -> String? {
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {
             let found = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
@@ -341,7 +342,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
 
     package func close() async {
         await logCheckpointer.close()
-        try? await connection.close()
+        await connection.close()
     }
 
     private func query(_ operation: String, _ sql: String, _ binds: [SQLiteData]) async throws(CoordinatorStoreError) -> [SQLiteRow] {

@@ -29,13 +29,13 @@ final class SQLiteLogCheckpointer: Sendable {
     /// How long a commit waits for a `RESTART` checkpoint (and a checkpoint for a commit).
     static let busyTimeoutMilliseconds = 10_000
 
-    private let connection: SQLiteConnection
+    private let connection: SQLiteStoreConnection
     private let restartFrames: Int
     private let written = Atomic<Bool>(false)
     private let running: Mutex<Task<Void, Never>?> = Mutex(nil)
     private let logger: Logger
 
-    private init(connection: SQLiteConnection, restartFrames: Int, logger: Logger) {
+    private init(connection: SQLiteStoreConnection, restartFrames: Int, logger: Logger) {
         self.connection = connection
         self.restartFrames = restartFrames
         self.logger = logger
@@ -46,12 +46,12 @@ final class SQLiteLogCheckpointer: Sendable {
     static func start(
         path: String, sync: StoreSettings.Sync, interval: Duration, restartFrames: Int = defaultRestartFrames, logger: Logger
     ) async throws -> SQLiteLogCheckpointer {
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        let connection = try await SQLiteStoreConnection.open(path: path, logger: logger)
         do {
             _ = try await connection.query(sync == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
             _ = try await connection.query("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
         } catch {
-            try? await connection.close()
+            await connection.close()
             throw error
         }
         let checkpointer = SQLiteLogCheckpointer(connection: connection, restartFrames: max(1, restartFrames), logger: logger)
@@ -86,7 +86,7 @@ final class SQLiteLogCheckpointer: Sendable {
         return (restart.log, restart.checkpointed, !restart.busy)
     }
 
-    private static func run(_ mode: String, on connection: SQLiteConnection) async throws -> (busy: Bool, log: Int, checkpointed: Int) {
+    private static func run(_ mode: String, on connection: SQLiteStoreConnection) async throws -> (busy: Bool, log: Int, checkpointed: Int) {
         let row = try await connection.query("PRAGMA wal_checkpoint(\(mode))").first
         return (row?.column("busy")?.integer == 1, row?.column("log")?.integer ?? -1, row?.column("checkpointed")?.integer ?? -1)
     }
@@ -97,6 +97,6 @@ final class SQLiteLogCheckpointer: Sendable {
         let task = running.withLock { $0.take() }
         task?.cancel()
         await task?.value
-        try? await connection.close()
+        await connection.close()
     }
 }

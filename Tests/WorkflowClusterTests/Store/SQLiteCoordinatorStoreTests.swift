@@ -1,5 +1,8 @@
 import ClusterTestSupport
+import Dispatch
 import Foundation
+import NIOCore
+import NIOPosix
 import Testing
 import WorkflowClusterTesting
 import WorkflowCluster
@@ -85,6 +88,57 @@ struct SQLiteCoordinatorStoreTests {
             let reopened = try await SQLiteCoordinatorStore.open(path: path)
             #expect(try await reopened.storedSessions().count == 21)
             await reopened.close()
+        }
+    }
+
+    /// Commits `count` checkpoints of the shared root in turn, numbered from `first`.
+    static func commitInTurn(_ count: Int, from first: Int64, to store: SQLiteCoordinatorStore, fencedBy token: FencingToken) async throws {
+        for number in first..<(first + Int64(count)) {
+            try await store.commit(CoordinatorStoreContractTests.checkpoint(number, "turn \(number)"), fencedBy: token)
+        }
+    }
+
+    @Test("the store needs no thread of NIO's shared blocking pool: with every one of them held, two stores of one file open, commit, wait for each other's locks and close")
+    func independentOfTheSharedBlockingPool() async throws {
+        try await StoreDirectory.with("shared-pool") { directory in
+            let path = directory.appendingPathComponent("coordinator.sqlite").path
+            // Every thread of the pool held until released, or for two minutes at most: a store
+            // that needed one would wait that long, and the hold would say so.
+            let threads = NIOSingletons.blockingPoolThreadCountSuggestion
+            let release = DispatchSemaphore(value: 0)
+            let (started, starting) = AsyncStream.makeStream(of: Void.self)
+            let holds = (0..<threads).map { _ in
+                Task {
+                    try await NIOThreadPool.singleton.runIfActive {
+                        starting.yield()
+                        return release.wait(timeout: .now() + 120) == .timedOut
+                    }
+                }
+            }
+            var held = 0
+            for await _ in started {
+                held += 1
+                if held == threads { break }
+            }
+            let outcome: Result<Void, any Error>
+            do {
+                let first = try await SQLiteCoordinatorStore.open(path: path)
+                let token = try await first.acquireWriter(holder: "first")
+                // The second store's opening (a transaction of several statements) while the
+                // first commits: each waits for the other's lock on a thread of its own.
+                async let committed: Void = Self.commitInTurn(20, from: 1, to: first, fencedBy: token)
+                let second = try await SQLiteCoordinatorStore.open(path: path)
+                try await committed
+                #expect(try await second.latestCheckpoint() == CoordinatorStoreContractTests.checkpoint(20, "turn 20"))
+                await second.close()
+                await first.close()
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            for _ in 0..<threads { release.signal() }
+            for hold in holds { #expect(try await hold.value == false, "a store waited for NIO's shared blocking pool") }
+            try outcome.get()
         }
     }
 
