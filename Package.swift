@@ -5,6 +5,7 @@ import PackageDescription
 //   Workflow            core runtime (no I/O)
 //   WorkflowTesting     render/action testers over Swift Testing
 //   CZeroMQ / ZeroMQ    the system libzmq and the project's thin, safe binding
+//   CSQLite             the system libsqlite3, for the coordinator's embedded store (its binding: WorkflowCluster/Store/SQLite)
 //   WireProtocol        envelope + Codable wire codecs (no sockets; `package` API, no product)
 //   WorkflowRemote      remote children: proxies, worker hosting, the socket-owning loop
 //   WorkflowCluster     the daemons' logic: configuration, coordinator, worker, generic JSON root
@@ -35,8 +36,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
-        // The coordinator's embedded durable store (SQLite's source bundled: no system package).
-        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
         // The coordinator's shared store, for coordinators on several machines (PostgreSQL).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         // Spans for one event across processes (issue 39): the API everywhere, the exporter only in
@@ -57,6 +56,13 @@ let package = Package(
             providers: [.apt(["libzmq3-dev"])]
         ),
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        // libsqlite3 from Debian's libsqlite3-dev, for the coordinator's embedded store: the
+        // store keeps its statements prepared, which no Swift SQLite package here offers
+        // without more than the store needs.
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // A tiny peer process the ZeroMQ tests spawn to prove traffic crosses processes, and the
         // cluster tests spawn to flood a coordinator.
         .executableTarget(name: "zmq-test-peer", dependencies: ["ZeroMQ", "WireProtocol"], path: "Tests/Helpers/zmq-test-peer"),
@@ -73,11 +79,10 @@ let package = Package(
         .target(
             name: "WorkflowCluster",
             dependencies: [
-                "Workflow", "WorkflowRemote", "ZeroMQ",
+                "Workflow", "WorkflowRemote", "ZeroMQ", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
@@ -186,9 +191,8 @@ let package = Package(
             dependencies: [
                 "WorkflowCluster", "Workflow", "WorkflowRemote", "RemoteTestSupport", "WorkflowClusterTesting", "ClusterTestSupport",
                 // A second session on the private server, holding locks the store must not wait on forever;
-                // both stores' files and databases written raw, as an earlier version left them (migration).
+                // its databases written raw, as an earlier version left them (migration).
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]),
         // The daemons the commands make, as real processes (Daemons/), the scenario suites that
         // run them under load and faults (Scenarios/Flood, Scenarios/NetworkLab), and

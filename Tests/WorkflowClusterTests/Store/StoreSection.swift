@@ -1,8 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
-import SQLiteNIO
-import WorkflowCluster
+@testable import WorkflowCluster
 
 /// Opens the store a test's `store` section names (`StoreBackend.withEmptyStore`), as the
 /// coordinator would.
@@ -40,13 +39,13 @@ enum StoreSection {
         let logger = Logger(label: "test.raw-store")
         switch settings(section).kind {
         case .sqlite:
-            let connection = try await SQLiteConnection.open(storage: .file(path: section["path"] ?? ""), logger: logger)
+            let connection = try await SQLiteStoreConnection.open(path: section["path"] ?? "", logger: logger)
             do {
                 let rows = try await connection.query(sql)
-                try await connection.close()
-                return rows.compactMap { $0.columns.first?.data.integer.map(Int64.init) }
+                await connection.close()
+                return rows.compactMap { $0.values.first?.integer.map(Int64.init) }
             } catch {
-                try? await connection.close()
+                await connection.close()
                 throw error
             }
         case .postgres:

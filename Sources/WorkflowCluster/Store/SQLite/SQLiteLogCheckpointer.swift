@@ -1,5 +1,4 @@
 import Logging
-import SQLiteNIO
 import Synchronization
 
 /// Moves the SQLite store's write-ahead log into the database file off the commit path.
@@ -86,7 +85,7 @@ final class SQLiteLogCheckpointer: Sendable {
         return (restart.log, restart.checkpointed, !restart.busy)
     }
 
-    private static func run(_ mode: String, on connection: SQLiteStoreConnection) async throws -> (busy: Bool, log: Int, checkpointed: Int) {
+    private static func run(_ mode: String, on connection: SQLiteStoreConnection) async throws(SQLiteFailure) -> (busy: Bool, log: Int, checkpointed: Int) {
         let row = try await connection.query("PRAGMA wal_checkpoint(\(mode))").first
         return (row?.column("busy")?.integer == 1, row?.column("log")?.integer ?? -1, row?.column("checkpointed")?.integer ?? -1)
     }

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import SQLiteNIO
 
 /// The embedded coordinator store: one SQLite file in WAL mode, `synchronous=FULL` by default,
 /// so a committed checkpoint is on disk (the WAL fsynced) before `commit` returns
@@ -10,8 +9,8 @@ import SQLiteNIO
 ///
 /// Two tables: the writer (one row: its fencing token and name) and the latest checkpoint of each
 /// tree, one row per `CheckpointScope` (the shared root's, each session's). A commit is one
-/// statement that writes the checkpoint only if the token it carries is the writer row's, so
-/// checking the token and writing are one atomic transaction. A file of the earlier schema (one
+/// transaction whose statement, one run per tree, writes a checkpoint only if the token it
+/// carries is the writer row's: checking the token and writing are one atomic step. A file of the earlier schema (one
 /// checkpoint row, the shared root's) is migrated when it is opened, and so is one of an earlier
 /// schema version, to the newest this build writes (`StoreSchema`: the file's `user_version`): the
 /// file has one writer, the last process to open it (below), so no coordinator of the earlier
@@ -20,9 +19,9 @@ import SQLiteNIO
 /// as writer raises the token: the embedded store has no lease expiry (one machine, one file);
 /// whoever opens the file last is its writer, and an earlier process still running is fenced.
 ///
-/// SQLite's source is compiled into the binary (sqlite-nio), so a fresh machine needs no
-/// system package; each connection's calls run on a thread of its own (`SQLiteStoreConnection`),
-/// off the caller's.
+/// SQLite is the system's library (`libsqlite3`), through the store's own thin binding
+/// (`SQLiteHandle`, which keeps its statements prepared); each connection's calls run on a
+/// thread of its own (`SQLiteStoreConnection`), off the caller's.
 package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// The database file.
     package let path: String
@@ -33,6 +32,9 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     private let logCheckpointer: SQLiteLogCheckpointer
     /// The tables' layout this store writes: its schema's newest version.
     package let schema: StoreSchema
+    /// The statement that writes one tree's checkpoint (`commit(_:)`), kept prepared by the
+    /// connection.
+    private let commitStatement: String
 
     private init(path: String, connection: SQLiteStoreConnection, maxCommitBatch: Int, logCheckpointer: SQLiteLogCheckpointer, schema: StoreSchema) {
         self.path = path
@@ -40,6 +42,27 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
         self.group = GroupCommit(storeName: path, maximumBatch: maxCommitBatch)
         self.logCheckpointer = logCheckpointer
         self.schema = schema
+        self.commitStatement = Self.commitStatement(schema)
+    }
+
+    /// The statement writing one checkpoint: its row is written only if its token (`?5`) is the
+    /// writer row's and the file is still of `schema`'s version; columns of later schema
+    /// versions follow the eight every version has (`?9`, …).
+    private static func commitStatement(_ schema: StoreSchema) -> String {
+        let extra = schema.checkpointColumns(writing: schema.version)
+        let extraNames = extra.map { ", " + $0.name }.joined()
+        let extraValues = extra.indices.map { ", ?\(9 + $0)" }.joined()
+        let extraUpdates = extra.map { ", \($0.name) = excluded.\($0.name)" }.joined()
+        return """
+            INSERT INTO coordinator_tree_checkpoint
+                (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at\(extraNames))
+            SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, datetime('now')\(extraValues)
+            WHERE ?5 = (SELECT fencing_token FROM coordinator_writer WHERE id = 1)
+                AND (SELECT user_version FROM pragma_user_version) = \(schema.version)
+            ON CONFLICT (scope) DO UPDATE SET number = excluded.number, fencing_token = excluded.fencing_token,
+                rendering_sequence = excluded.rendering_sequence, accepted_events = excluded.accepted_events,
+                snapshot = excluded.snapshot, committed_at = excluded.committed_at\(extraUpdates)
+            """
     }
 
     /// Opens (creating if missing) the database at `path` and prepares its tables; `sync` says
@@ -125,32 +148,28 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// and of processes opening the file at once, one runs each step (the version is read again
     /// inside the transaction). Returns why the file is refused (a later release migrated it
     /// meanwhile), else `nil`.
-    private static func prepareCheckpoints(_ connection: SQLiteStoreConnection, schema: StoreSchema, logger: Logger) async throws -> String? {
-        _ = try await connection.query("BEGIN IMMEDIATE")
-        do {
-            let found = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
-            if found > schema.version {
-                _ = try await connection.query("ROLLBACK")
-                return schema.newerStore(found: found)
-            }
+    private static func prepareCheckpoints(_ connection: SQLiteStoreConnection, schema: StoreSchema, logger: Logger) async throws(SQLiteFailure) -> String? {
+        try await connection.transaction { database throws(SQLiteFailure) -> String? in
+            let found = try database.rows("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
+            // Nothing written: the transaction ends with nothing to commit.
+            if found > schema.version { return schema.newerStore(found: found) }
             // In the transaction: a statement that writes outside one, after another process's
             // migration committed, would be refused at once (SQLite's busy snapshot), not waited.
-            _ = try await connection.query(
+            try database.execute(
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_writer (
                     id INTEGER PRIMARY KEY CHECK (id = 1), fencing_token INTEGER NOT NULL, holder TEXT NOT NULL, since TEXT NOT NULL)
                 """)
-            _ = try await connection.query(
+            try database.execute(
                 """
                 CREATE TABLE IF NOT EXISTS coordinator_tree_checkpoint (
                     scope TEXT PRIMARY KEY, root TEXT, props BLOB, number INTEGER NOT NULL, fencing_token INTEGER NOT NULL,
                     rendering_sequence INTEGER NOT NULL, accepted_events INTEGER NOT NULL, snapshot BLOB NOT NULL,
                     committed_at TEXT NOT NULL)
                 """)
-            let earlier = try await connection.query(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'coordinator_checkpoint'")
+            let earlier = try database.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'coordinator_checkpoint'")
             if !earlier.isEmpty {
-                _ = try await connection.query(
+                try database.execute(
                     """
                     INSERT INTO coordinator_tree_checkpoint
                         (scope, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at)
@@ -158,23 +177,19 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
                     FROM coordinator_checkpoint WHERE id = 1
                     ON CONFLICT (scope) DO NOTHING
                     """, [.text(CheckpointScope.sharedKey)])
-                _ = try await connection.query("DROP TABLE coordinator_checkpoint")
+                try database.execute("DROP TABLE coordinator_checkpoint")
             }
             var version = max(found, 1)
             while version < schema.version {
                 version += 1
                 guard let step = schema.step(to: version) else { continue }
-                for statement in step.sqlite { _ = try await connection.query(statement) }
+                for statement in step.sqlite { try database.execute(statement) }
                 logger.notice("store schema migrated to version \(version): \(step.summary)", metadata: ["store": "sqlite"])
             }
             // Migrated (in this transaction): the file is of this build's version now.
-            _ = try await connection.query("PRAGMA user_version = \(schema.version)")
-            _ = try await connection.query("COMMIT")
-        } catch {
-            _ = try? await connection.query("ROLLBACK")
-            throw error
+            try database.execute("PRAGMA user_version = \(schema.version)")
+            return nil
         }
-        return nil
     }
 
     package func acquireWriter(holder: String) async throws(CoordinatorStoreError) -> FencingToken {
@@ -206,11 +221,11 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
             guard let root = row.column("root")?.string else {
                 throw .corrupt(store: path, reason: "the checkpoint of \(scope) names no root")
             }
-            origin = SessionOrigin(root: root, props: row.column("props")?.blob.map { Data($0.readableBytesView) })
+            origin = SessionOrigin(root: root, props: row.column("props")?.blob)
         }
         return CoordinatorCheckpoint(
             scope: scope, origin: origin, number: Int64(number), renderingSequence: UInt64(max(0, sequence)),
-            acceptedEvents: Int64(accepted), snapshot: Data(snapshot.readableBytesView))
+            acceptedEvents: Int64(accepted), snapshot: snapshot)
     }
 
     package func commit(_ checkpoint: CoordinatorCheckpoint, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
@@ -219,54 +234,36 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
 
     package func commit(_ checkpoints: [FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>] {
         guard !checkpoints.isEmpty else { return [] }
-        // One statement, so one transaction: the token checks and the writes cannot be separated,
-        // and a stale token filters out its own row only. The file's schema version is checked in
-        // it too: a process of a later release may have migrated the file since this one opened it.
+        // One transaction, one kept statement run per checkpoint: each writes its row only if
+        // the token it carries is the writer row's (a stale token filters out its own row only),
+        // and only if the file's schema version is still this store's (a process of a later
+        // release may have migrated the file since this one opened it).
+        let sql = commitStatement
         let extra = schema.checkpointColumns(writing: schema.version)
-        let width = 8 + extra.count
-        let rows = Array(repeating: "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")", count: checkpoints.count)
-            .joined(separator: ", ")
-        let extraNames = extra.map { ", " + $0.name }.joined()
-        let extraValues = extra.indices.map { ", column\(9 + $0)" }.joined()
-        let extraUpdates = extra.map { ", \($0.name) = excluded.\($0.name)" }.joined()
-        var binds: [SQLiteData] = []
-        binds.reserveCapacity(checkpoints.count * width)
-        for fenced in checkpoints {
+        let rows: [[SQLiteValue]] = checkpoints.map { fenced in
             let checkpoint = fenced.checkpoint
-            binds += [
+            return [
                 .text(checkpoint.scope.key), checkpoint.origin.map { .text($0.root) } ?? .null,
-                checkpoint.origin?.props.map { .blob(ByteBuffer(bytes: $0)) } ?? .null,
-                .integer(SQLiteInt64(checkpoint.number)), .integer(SQLiteInt64(fenced.token.rawValue)),
-                .integer(SQLiteInt64(clamping: checkpoint.renderingSequence)), .integer(SQLiteInt64(checkpoint.acceptedEvents)),
-                .blob(ByteBuffer(bytes: checkpoint.snapshot)),
-            ]
-            binds += extra.map { .integer(SQLiteInt64($0.value(checkpoint))) }
+                checkpoint.origin?.props.map { .blob($0) } ?? .null,
+                .integer(checkpoint.number), .integer(fenced.token.rawValue),
+                .integer(Int64(clamping: checkpoint.renderingSequence)), .integer(checkpoint.acceptedEvents),
+                .blob(checkpoint.snapshot),
+            ] + extra.map { .integer(Int64($0.value(checkpoint))) }
         }
         let operation =
             checkpoints.count == 1
             ? "committing checkpoint \(checkpoints[0].checkpoint.number) of \(checkpoints[0].checkpoint.scope)"
             : "committing \(checkpoints.count) checkpoints in one transaction"
-        let committed: Set<String>
-        do throws(CoordinatorStoreError) {
-            let returned = try await query(
-                operation,
-                """
-                INSERT INTO coordinator_tree_checkpoint
-                    (scope, root, props, number, fencing_token, rendering_sequence, accepted_events, snapshot, committed_at\(extraNames))
-                SELECT column1, column2, column3, column4, column5, column6, column7, column8, datetime('now')\(extraValues)
-                FROM (VALUES \(rows))
-                WHERE column5 = (SELECT fencing_token FROM coordinator_writer WHERE id = 1)
-                    AND (SELECT user_version FROM pragma_user_version) = \(schema.version)
-                ON CONFLICT (scope) DO UPDATE SET number = excluded.number, fencing_token = excluded.fencing_token,
-                    rendering_sequence = excluded.rendering_sequence, accepted_events = excluded.accepted_events,
-                    snapshot = excluded.snapshot, committed_at = excluded.committed_at\(extraUpdates)
-                RETURNING scope
-                """, binds)
-            committed = Set(returned.compactMap { $0.column("scope")?.string })
-            if !committed.isEmpty { logCheckpointer.committed() }
+        let written: [Bool]
+        do {
+            written = try await connection.transaction { database throws(SQLiteFailure) in
+                try rows.map { binds throws(SQLiteFailure) in try database.execute(sql, binds) == 1 }
+            }
         } catch {
-            return Array(repeating: .failure(error), count: checkpoints.count)
+            return Array(repeating: .failure(.failed(store: path, operation: operation, reason: Self.words(error))), count: checkpoints.count)
         }
+        if written.contains(true) { logCheckpointer.committed() }
+        let committed = Set(zip(checkpoints, written).compactMap { $1 ? $0.checkpoint.scope.key : nil })
         guard committed.count < checkpoints.count else { return Array(repeating: .success(()), count: checkpoints.count) }
         // Some were refused: the file was migrated by a later release, or their token is not the
         // writer's (read once, for their errors).
@@ -307,7 +304,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
             DELETE FROM coordinator_tree_checkpoint
             WHERE scope = ?1 AND (SELECT fencing_token FROM coordinator_writer WHERE id = 1) = ?2
             RETURNING number
-            """, [.text(scope.key), .integer(SQLiteInt64(token.rawValue))])
+            """, [.text(scope.key), .integer(token.rawValue)])
         guard rows.isEmpty else { return }
         // Nothing removed: either there was nothing, or a newer writer holds the store.
         let current = try await currentToken()
@@ -345,7 +342,7 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
         await connection.close()
     }
 
-    private func query(_ operation: String, _ sql: String, _ binds: [SQLiteData]) async throws(CoordinatorStoreError) -> [SQLiteRow] {
+    private func query(_ operation: String, _ sql: String, _ binds: [SQLiteValue]) async throws(CoordinatorStoreError) -> [SQLiteRow] {
         do {
             return try await connection.query(sql, binds)
         } catch {
