@@ -59,6 +59,11 @@ struct SpreadSessionRouteTests {
             let b = try await SessionRouteTests.Fixture("\(name)-b", spread: spreadB)
             let keeperA = Task { await a.directory.run() }
             let keeperB = Task { await b.directory.run() }
+            // The test's client keeps one connection to B: a step that is slow on a loaded machine
+            // (seen: a minute) must not let B close it as idle under the test (`I/O on closed channel`).
+            var patientB = optionsB
+            patientB.limits.idleTimeout = .seconds(600)
+            let optionsB = patientB
             let outcome: Result<Void, any Error>
             do {
                 try await a.application().test(.router) { clientA in
