@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import Workflow
 import WorkflowCluster
 
 /// The routes of the coordinator's sessions: a live tree per client beside the shared root.
@@ -51,7 +52,7 @@ struct SessionRoutes: Sendable {
             do throws(SessionError) {
                 let root = creation.root ?? sharedRoot
                 let id = try await directory.create(root: root, props: creation.props)
-                return JSONResponses.encoded(Created(session: id, root: root), status: .created)
+                return JSONResponses.bytes(Created(session: id, root: root).json, status: .created)
             } catch {
                 return Self.response(for: error)
             }
@@ -168,6 +169,21 @@ struct SessionRoutes: Sendable {
     struct Created: Codable, Sendable {
         var session: SessionID
         var root: String
+
+        /// `{"root":…,"session":…}`, as `JSONResponses.encoded` writes it, without an encoder:
+        /// every session's creation answers with it.
+        var json: [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(64 + root.utf8.count)
+            out.append(UInt8(ascii: "{"))
+            JSONText.appendKey("root", to: &out)
+            JSONText.appendQuoted(root, escapingSlashes: false, to: &out)
+            out.append(UInt8(ascii: ","))
+            JSONText.appendKey("session", to: &out)
+            JSONText.appendQuoted(session.text, escapingSlashes: false, to: &out)
+            out.append(UInt8(ascii: "}"))
+            return out
+        }
     }
 
     struct Listing: Codable, Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WorkflowCluster
 @testable import WorkflowGateway
 
 /// The gateway's answers that are written byte by byte on the event path (an event's 202, the
@@ -19,6 +20,14 @@ struct GatewayJSONTextTests {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         #expect(accepted.json == Array(try encoder.encode(accepted)))
+    }
+
+    @Test("a session's 201 body is what JSONEncoder writes with sorted keys", arguments: texts)
+    func sessionCreated(root: String) throws {
+        let created = SessionRoutes.Created(session: SessionID.random(), root: root)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(created.json == Array(try encoder.encode(created)))
     }
 
     @Test("the children's statuses are what JSONEncoder writes with sorted keys", arguments: texts)

@@ -1,7 +1,7 @@
 import Testing
 import RemoteTestSupport
 import Workflow
-import WorkflowRemote
+@testable import WorkflowRemote
 
 /// Placement is data: a table maps type names or path globs to placements; no entry runs locally.
 @Suite struct PlacementTests {
@@ -15,6 +15,22 @@ import WorkflowRemote
         #expect(table.placement(typeName: "App.Message", path: "/Root/Remote<App.Message>[message]") == .pool("panes"))
         #expect(table.placement(typeName: "App.Other", path: "/Root/x") == .hashed(pool: "rest"))
         #expect(table.placement(typeName: "Lib.Thing", path: "/Root/y") == nil)
+    }
+
+    @Test("a glob's * matches any run of bytes, none included, trying later runs when an earlier one fails")
+    func globMatching() {
+        let cases: [(pattern: String, text: String, matches: Bool)] = [
+            ("", "", true), ("", "a", false), ("*", "", true), ("*", "/Root/x", true), ("**", "ab", true),
+            ("App.Inbox", "App.Inbox", true), ("App.Inbox", "App.Inbo", false), ("App.Inbox", "App.Inboxes", false),
+            ("App.*", "App.", true), ("App.*", "App", false), ("*[message]", "/R/Remote<M>[message]", true),
+            ("*[message]", "/R/Remote<M>[message]/x", false), ("*ab", "aab", true), ("*ab", "aba", false),
+            ("a*b*c", "aXbYbZc", true), ("a*b*c", "aXbYbZ", false), ("a*b*c", "abc", true), ("a**b", "ab", true),
+            ("*[remote-*]", "/~s/Remote<C>[remote-1]", true), ("*[remote-*]", "/~s/Remote<C>[local-1]", false),
+            ("*a*a*a*", "aaa", true), ("*a*a*a*", "aXa", false), ("é*", "état", true), ("*ß", "Straße", false),
+        ]
+        for (pattern, text, expected) in cases {
+            #expect(PlacementTable.matches(pattern, text) == expected, "\(pattern) against \(text)")
+        }
     }
 
     @Test("a rule whose placement is local keeps matching children in process, ahead of broader rules")

@@ -193,8 +193,9 @@ package struct CoordinatorService: Service {
             await runtime.shutdown()
             throw error
         }
-        // Subscribe before the root starts so its children's first statuses are reported too.
-        let statusChanges = runtime.statusChanges
+        // Subscribe before the root starts so its children's first statuses are printed too; not
+        // at all when nothing is printed (every child's every status would wake a task for nothing).
+        let statusChanges = options.printMode == .none ? nil : runtime.statusChanges
         var start = RootStart(
             runtime: runtime, snapshot: options.restoredSnapshot, logger: logger,
             observers: [WorkflowMetricsObserver(root: rootName, factory: options.metricsFactory)])
@@ -251,12 +252,14 @@ package struct CoordinatorService: Service {
     /// Runs statuses, snapshots, frames and companions until a signal or a companion's end.
     /// Returns a companion's failure, if one failed.
     private func serve(
-        _ session: any ClusterRootSession, statusChanges: AsyncStream<RemoteChildStatusChange>, context: CoordinatorContext
+        _ session: any ClusterRootSession, statusChanges: AsyncStream<RemoteChildStatusChange>?, context: CoordinatorContext
     ) async -> String? {
         await withTaskGroup(of: Outcome.self) { group -> String? in
-            group.addTask {
-                await reportStatuses(statusChanges)
-                return .background
+            if let statusChanges {
+                group.addTask {
+                    await printStatuses(statusChanges)
+                    return .background
+                }
             }
             if let sessions = context.sessions {
                 group.addTask {
@@ -345,7 +348,7 @@ package struct CoordinatorService: Service {
 
     /// Prints every change of a remote child's status (typed: starting, reconnecting, running,
     /// unavailable with the reason).
-    private func reportStatuses(_ changes: AsyncStream<RemoteChildStatusChange>) async {
+    private func printStatuses(_ changes: AsyncStream<RemoteChildStatusChange>) async {
         for await change in changes {
             let (state, detail): (String, String) =
                 switch change.status {

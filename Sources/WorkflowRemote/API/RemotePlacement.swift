@@ -56,19 +56,33 @@ public struct PlacementTable: Sendable, Equatable, Codable {
         return nil
     }
 
-    /// Glob match where `*` matches any run of characters (including none).
+    /// Glob match where `*` matches any run of characters (including none). Over the UTF-8
+    /// bytes and without allocating: asked for every child a parent places.
     static func matches(_ pattern: String, _ text: String) -> Bool {
-        let parts = pattern.split(separator: "*", omittingEmptySubsequences: false)
-        if parts.count == 1 { return pattern == text }
-        var rest = Substring(text)
-        guard rest.hasPrefix(parts[0]) else { return false }
-        rest = rest.dropFirst(parts[0].count)
-        for (index, part) in parts.enumerated().dropFirst() {
-            if index == parts.count - 1 { return part.isEmpty || rest.hasSuffix(part) }
-            guard !part.isEmpty else { continue }
-            guard let range = rest.range(of: part) else { return false }
-            rest = rest[range.upperBound...]
+        let star = UInt8(ascii: "*")
+        let pattern = pattern.utf8, text = text.utf8
+        var p = pattern.startIndex, t = text.startIndex
+        // The last `*` seen, and where in `text` its run ends so far: on a mismatch, it takes
+        // one more byte and the rest of the pattern is tried again from there.
+        var lastStar: String.UTF8View.Index?
+        var resumeText = text.startIndex
+        while t != text.endIndex {
+            if p != pattern.endIndex, pattern[p] == star {
+                lastStar = p
+                p = pattern.index(after: p)
+                resumeText = t
+            } else if p != pattern.endIndex, pattern[p] == text[t] {
+                p = pattern.index(after: p)
+                t = text.index(after: t)
+            } else if let star = lastStar {
+                p = pattern.index(after: star)
+                resumeText = text.index(after: resumeText)
+                t = resumeText
+            } else {
+                return false
+            }
         }
-        return true
+        while p != pattern.endIndex, pattern[p] == star { p = pattern.index(after: p) }
+        return p == pattern.endIndex
     }
 }

@@ -4,9 +4,9 @@ import Tracing
 /// What the loop thread publishes for other threads to read: statuses, workers, counters.
 final class RuntimeSharedState: Sendable {
     private struct State {
-        var statuses: [String: RemoteChildStatus] = [:]
-        /// The same statuses by tree (`SessionLoop.treePrefix(of:)`), with each child's type,
-        /// so one tree's are read without looking at every tree's.
+        /// Every remote child's status by tree (`SessionLoop.treePrefix(of:)`), then by path,
+        /// with its type: one tree's are read without looking at every tree's, and a change
+        /// updates one small table (all of them are gathered only when asked for).
         var statusesByTree: [String: [String: TreeChildStatus]] = [:]
         var workerNames: [String] = []
         var isWelcomed = false
@@ -29,7 +29,15 @@ final class RuntimeSharedState: Sendable {
     private let messagesFromParent = Atomic<Int>(0)
     private let messagesToParent = Atomic<Int>(0)
 
-    var statuses: [String: RemoteChildStatus] { state.withLock { $0.statuses } }
+    var statuses: [String: RemoteChildStatus] {
+        state.withLock { state in
+            var all: [String: RemoteChildStatus] = [:]
+            for tree in state.statusesByTree.values {
+                for (path, child) in tree { all[path] = child.status }
+            }
+            return all
+        }
+    }
     var workerNames: [String] { state.withLock { $0.workerNames } }
     var isWelcomed: Bool { state.withLock { $0.isWelcomed } }
     var counters: WorkerCounters {
@@ -71,7 +79,6 @@ final class RuntimeSharedState: Sendable {
     func setStatus(_ status: RemoteChildStatus?, path: String, typeName: String) {
         let tree = SessionLoop.treePrefix(of: path)
         let subscribers = state.withLock { state in
-            state.statuses[path] = status
             if let status {
                 state.statusesByTree[tree, default: [:]][path] = TreeChildStatus(path: path, typeName: typeName, status: status)
             } else if state.statusesByTree[tree]?.removeValue(forKey: path) != nil, state.statusesByTree[tree]?.isEmpty == true {
