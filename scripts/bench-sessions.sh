@@ -54,6 +54,8 @@
 #   its counter equals the events answered 202 to it (each applied exactly once).
 #
 # Both modes:
+#   CREATORS=48          clients creating sessions at once, each one after another over its own
+#                        connection (the creation rate is the coordinator's, not one client's).
 #   SECONDS_EACH=10      seconds each events run offers its load.
 #   PORT=43500           the first coordinator's gateway port (the next ones follow; PostgreSQL's
 #                        socket is numbered PORT too, no TCP).
@@ -76,6 +78,7 @@ STORE=${STORE:-sqlite}
 SYNC=${SYNC:-}
 BATCH=${BATCH:-}
 LEASE_MS=${LEASE_MS:-1500}
+export SESSION_BENCH_CREATORS=${CREATORS:-48}
 if ((COORDINATORS > 1)); then
   RATE=${RATE:-4000}
   total_sessions=$((SESSIONS_PER_COORDINATOR * COORDINATORS))
@@ -255,14 +258,14 @@ one_coordinator() {
   first=$((BASELINE_HELD > EVENT_SESSIONS ? BASELINE_HELD : EVENT_SESSIONS))
   first=$((first < SESSIONS ? first : SESSIONS))
   measure baseline_held echo "$first"
-  measure created_first load create "$url" "$first" "$dir/ids" "$SESSIONS"
+  measure created_first with_cpu load create "$url" "$first" "$dir/ids" "$SESSIONS"
   settle
   measure before_held_events rss "$coordinator"
   measure before_held_events_anonymous anonymous "$coordinator"
-  measure held load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH"
+  measure held with_cpu load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH"
   measure after_held_events rss "$coordinator"
   measure after_held_events_anonymous anonymous "$coordinator"
-  measure created_rest load create "$url" $((SESSIONS - first)) "$dir/ids" "$SESSIONS"
+  measure created_rest with_cpu load create "$url" $((SESSIONS - first)) "$dir/ids" "$SESSIONS"
   settle
   measure active rss "$coordinator"
   measure active_anonymous anonymous "$coordinator"
@@ -270,8 +273,8 @@ one_coordinator() {
   if [[ -n ${PROBE:-} ]]; then COORDINATOR_PID=$coordinator STORE_DIR=$dir bash -c "$PROBE" >&2; fi
   measure workers_active rss_sum "${workers[@]}"
 
-  measure spread load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH"
-  measure shared load shared "$url" "$RATE" "$SECONDS_EACH"
+  measure spread with_cpu load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH"
+  measure shared with_cpu load shared "$url" "$RATE" "$SECONDS_EACH"
 
   # A coordinator started again on the same store resumes every session passivated.
   kill -TERM "$coordinator"
@@ -287,17 +290,23 @@ one_coordinator() {
   measure listed listed_sessions "$url"
 }
 
-# events_cpu whole|deltas: one events run over the first EVENT_SESSIONS sessions, their streams
-# taking whole frames or deltas; its summary with the coordinator's CPU seconds over it.
-events_cpu() {
+# with_cpu COMMAND…: COMMAND's JSON summary with the coordinator's CPU seconds over it
+# ("cpu_seconds": utime+stime, every thread of it).
+with_cpu() {
   local before after result
   before=$(cpu_ticks "$coordinator")
-  result=$(SESSION_BENCH_DELTAS=$([[ $1 == deltas ]] && echo 1 || echo 0) load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH")
+  result=$("$@")
   after=$(cpu_ticks "$coordinator")
   python3 -c 'import json, os, sys
 result = json.loads(sys.argv[1])
 result["cpu_seconds"] = (int(sys.argv[3]) - int(sys.argv[2])) / os.sysconf("SC_CLK_TCK")
 print(json.dumps(result))' "$result" "$before" "$after"
+}
+
+# events_cpu whole|deltas: one events run over the first EVENT_SESSIONS sessions, their streams
+# taking whole frames or deltas; its summary with the coordinator's CPU seconds over it.
+events_cpu() {
+  SESSION_BENCH_DELTAS=$([[ $1 == deltas ]] && echo 1 || echo 0) with_cpu load events "$dir/ids" "$EVENT_SESSIONS" "$RATE" "$SECONDS_EACH"
 }
 
 # COMPARE=deltas: the same events with whole frames and with deltas, twice in turn.
@@ -392,7 +401,8 @@ def creation_rows(steps, total):
     row("creation rate, first 10 % of the sessions", per_s(first), "-", "≥ 2,000/s", first >= 2000)
     row("creation rate, last 10 % of the sessions", per_s(last), f"first 10 % {per_s(first)}", "≥ 2,000/s and ≥ 0.8× first 10 %",
         last >= 2000 and last >= 0.8 * first)
-    row(f"creation rate, all {created:,} (slowest tenth {per_s(slowest)})", per_s(created / seconds if seconds else 0),
+    creators = os.environ.get("SESSION_BENCH_CREATORS", "16")
+    row(f"creation rate, all {created:,}, {creators} clients at once (slowest tenth {per_s(slowest)})", per_s(created / seconds if seconds else 0),
         f"first 10 % {per_s(first)}", "≥ 2,000/s from start to end", slowest >= 2000 and created == total)
 
 if compare == "deltas":
@@ -453,6 +463,13 @@ elif coordinators == 1:
     event_rows(spread, shared, event_sessions, f"; {held:,} held {per_s(at_held['accepted_per_second'])}")
     row(f"p99 with {sessions:,} held vs {held:,} held", ms(spread["p99_ms"]), f"{held:,} held {ms(at_held['p99_ms'])}",
         "≤ 20 ms and ≤ 1.2× the baseline", 0 <= spread["p99_ms"] <= 20 and spread["p99_ms"] <= 1.2 * at_held["p99_ms"])
+    # What the coordinator spends (utime+stime, all its threads) on one session created or one
+    # event: the figures a change to its paths moves, less noisy than rates on a shared machine.
+    per = lambda run, count: f"{run['cpu_seconds'] / max(1, count) * 1e6:.0f} µs"
+    row(f"coordinator CPU per session created, the last {f['created_rest']['created']:,}", per(f["created_rest"], f["created_rest"]["created"]),
+        f"the first {f['created_first']['created']:,}: {per(f['created_first'], f['created_first']['created'])}", "(report)", None)
+    row(f"coordinator CPU per event with {sessions:,} held", per(spread, spread["accepted"]),
+        f"{held:,} held {per(at_held, at_held['accepted'])}; shared root {per(shared, shared['accepted'])}", "(report)", None)
     runs = (("sessions", spread), (f"{held} held", at_held), ("shared root", shared))
 else:
     f = figures

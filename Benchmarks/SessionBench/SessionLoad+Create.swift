@@ -1,14 +1,15 @@
 import Foundation
 
 extension SessionLoad {
-    /// Creates `count` sessions of "board" on `url` over 16 connections (waiting and trying
+    /// Creates `count` sessions of "board" on `url` over `SESSION_BENCH_CREATORS` connections
+    /// (default 16), each a client creating one session after another (waiting and trying
     /// again when the gateway answers 429 or 503), then reads each one's rendering until its
     /// remote child shows; appends them to `idsFile` (`ID URL` lines). The sessions already in
     /// `idsFile` were created earlier in the run, which creates `total` in all (default: those
     /// and these): the creation rate is counted per tenth of `total` (`CreationPace`).
     static func create(url: String, count: Int, idsFile: String, total: Int?) async throws {
         struct Created: Decodable { var session: String }
-        let lanes = 16
+        let lanes = max(1, Int(ProcessInfo.processInfo.environment["SESSION_BENCH_CREATORS"] ?? "") ?? 16)
         let earlier = try BenchSession.read(idsFile).count
         let gateway = try GatewayConnections(url: url, count: lanes)
         let started = now()

@@ -15,7 +15,8 @@ import WorkflowRemote
 //                                               creates COUNT sessions of "board" on URL, waits
 //                                               until each shows its remote child, appends them
 //                                               to IDS_FILE (`ID URL` lines); the creation rate per
-//                                               tenth of the TOTAL the run creates
+//                                               tenth of the TOTAL the run creates; over
+//                                               SESSION_BENCH_CREATORS connections (default 16)
 //     SESSION_BENCH_ROLE=load session-bench events IDS_FILE SESSIONS RATE SECONDS [ACCEPTED_FILE]
 //                                               RATE events/s spread over the first SESSIONS
 //                                               sessions of IDS_FILE, each on its own gateway and
