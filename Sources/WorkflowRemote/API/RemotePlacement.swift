@@ -56,8 +56,8 @@ public struct PlacementTable: Sendable, Equatable, Codable {
         return nil
     }
 
-    /// Glob match where `*` matches any run of characters (including none). Over the UTF-8
-    /// bytes and without allocating: asked for every child a parent places.
+    /// Glob match where `*` matches any run of bytes of the UTF-8 text (including none), without
+    /// allocating: asked for every child a parent places.
     static func matches(_ pattern: String, _ text: String) -> Bool {
         let star = UInt8(ascii: "*")
         let pattern = pattern.utf8, text = text.utf8

@@ -152,7 +152,8 @@ public final class RemoteRuntime: RuntimeLoop, TaskExecutor {
     /// what its machine holds, for its bound on memory).
     var workerRole: WorkerDriver { bound.value.workerRole }
 
-    /// The status of every remote child this process is parent of, by node path.
+    /// The status of every remote child this process is parent of, by node path: gathered from
+    /// every tree's when asked (for an inspector or a test, not for a path taken per event).
     public var statuses: [String: RemoteChildStatus] { shared.statuses }
 
     /// The statuses of one tree's remote children (`tree`: a session's prefix,
