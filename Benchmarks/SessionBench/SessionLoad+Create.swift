@@ -2,14 +2,14 @@ import Foundation
 
 extension SessionLoad {
     /// Creates `count` sessions of "board" on `url` over `SESSION_BENCH_CREATORS` connections
-    /// (default 16), each a client creating one session after another (waiting and trying
+    /// (default 48), each a client creating one session after another (waiting and trying
     /// again when the gateway answers 429 or 503), then reads each one's rendering until its
     /// remote child shows; appends them to `idsFile` (`ID URL` lines). The sessions already in
     /// `idsFile` were created earlier in the run, which creates `total` in all (default: those
     /// and these): the creation rate is counted per tenth of `total` (`CreationPace`).
     static func create(url: String, count: Int, idsFile: String, total: Int?) async throws {
         struct Created: Decodable { var session: String }
-        let lanes = max(1, Int(ProcessInfo.processInfo.environment["SESSION_BENCH_CREATORS"] ?? "") ?? 16)
+        let lanes = max(1, Int(ProcessInfo.processInfo.environment["SESSION_BENCH_CREATORS"] ?? "") ?? 48)
         let earlier = try BenchSession.read(idsFile).count
         let gateway = try GatewayConnections(url: url, count: lanes)
         let started = now()
@@ -56,7 +56,7 @@ extension SessionLoad {
         }
         try BenchSession.append(ids.map { BenchSession(id: $0, url: url) }, to: idsFile)
         try printJSON([
-            "created": ids.count, "create_seconds": elapsed(from: started, to: createdAt),
+            "created": ids.count, "clients": lanes, "create_seconds": elapsed(from: started, to: createdAt),
             "all_rendered_seconds": elapsed(from: started, to: now()),
             "tenths": pace.tenths.map { [$0.sessions, $0.seconds] as [Any] },
         ])

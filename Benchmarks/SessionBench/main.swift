@@ -16,7 +16,7 @@ import WorkflowRemote
 //                                               until each shows its remote child, appends them
 //                                               to IDS_FILE (`ID URL` lines); the creation rate per
 //                                               tenth of the TOTAL the run creates; over
-//                                               SESSION_BENCH_CREATORS connections (default 16)
+//                                               SESSION_BENCH_CREATORS connections (default 48)
 //     SESSION_BENCH_ROLE=load session-bench events IDS_FILE SESSIONS RATE SECONDS [ACCEPTED_FILE]
 //                                               RATE events/s spread over the first SESSIONS
 //                                               sessions of IDS_FILE, each on its own gateway and
