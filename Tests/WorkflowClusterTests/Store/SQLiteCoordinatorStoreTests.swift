@@ -41,12 +41,36 @@ struct SQLiteCoordinatorStoreTests {
         }
     }
 
+    @Test("The writing connection caches 8 MiB of pages (the scope index of ~100,000 sessions) and gives back what listing the stored sessions read")
+    func commitCacheAndTheListing() async throws {
+        try await StoreDirectory.with("cache") { directory in
+            let path = directory.appendingPathComponent("coordinator.sqlite").path
+            let store = try await SQLiteCoordinatorStore.open(path: path)
+            let token = try await store.acquireWriter(holder: "test")
+            let sessions = try await Self.commitSessions(500, bytes: 2_048, to: store, fencedBy: token)
+            await store.close()
+            let reopened = try await SQLiteCoordinatorStore.open(path: path)
+            #expect(try await reopened.cache().size == -SQLiteCoordinatorStore.commitCacheKibibytes)
+            // Reading every checkpoint fills the cache (500 of 2 KiB: about 1 MiB of pages) …
+            for scope in sessions { _ = try await reopened.latestCheckpoint(of: scope) }
+            #expect(try await reopened.cache().used > 512 * 1_024)
+            // … and the listing gives it back.
+            #expect(try await reopened.storedSessions().count == 500)
+            let after = try await reopened.cache()
+            #expect(after.used < 64 * 1_024)
+            #expect(after.size == -SQLiteCoordinatorStore.commitCacheKibibytes)
+            await reopened.close()
+        }
+    }
+
     /// Commits `count` new sessions' checkpoints of `bytes` each in one transaction.
-    static func commitSessions(_ count: Int, bytes: Int, to store: SQLiteCoordinatorStore, fencedBy token: FencingToken) async throws {
+    @discardableResult
+    static func commitSessions(_ count: Int, bytes: Int, to store: SQLiteCoordinatorStore, fencedBy token: FencingToken) async throws -> [CheckpointScope] {
         let batch = (0..<count).map { _ in FencedCheckpoint(CoordinatorCheckpoint(
             scope: .session(SessionID.random()), origin: SessionOrigin(root: "board", props: nil), number: 1, renderingSequence: 1,
             acceptedEvents: 1, snapshot: Data(repeating: 7, count: bytes)), fencedBy: token) }
         for outcome in await store.commit(batch) { try outcome.get() }
+        return batch.map(\.checkpoint.scope)
     }
 
     @Test("SQLite never checkpoints the log inside a commit: a connection of the store's own does, and a checkpoint copies every frame committed")

@@ -32,6 +32,9 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     private let logCheckpointer: SQLiteLogCheckpointer
     /// The tables' layout this store writes: its schema's newest version.
     package let schema: StoreSchema
+    /// The page cache of the writing connection, in KiB: the scope index of about 100,000
+    /// sessions' checkpoints (SQLite's default is 2,048).
+    package static let commitCacheKibibytes = 8_192
     /// The statement that writes one tree's checkpoint (`commit(_:)`), kept prepared by the
     /// connection.
     private let commitStatement: String
@@ -114,6 +117,10 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
                 throw CoordinatorStoreError.cannotOpen(store: path, reason: "SQLite refused write-ahead logging (journal mode \(mode ?? "unknown"))")
             }
             _ = try await connection.query(sync == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+            // Each session's commit reads and dirties a leaf of the checkpoints' scope index, at a
+            // random place (session ids): past about 45,000 sessions those leaves outgrow SQLite's
+            // default cache (2 MiB) and each commit reads its leaf back from the file.
+            _ = try await connection.query("PRAGMA cache_size = -\(commitCacheKibibytes)")
             // The file's schema version first: one a later release has migrated is left as it is
             // (`StoreSchema`).
             let found = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
@@ -285,16 +292,23 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     }
 
     package func storedSessions() async throws(CoordinatorStoreError) -> [StoredSession] {
+        // The listing reads every row's pages: through SQLite's default cache (2 MiB), given back
+        // after, so a coordinator holding its sessions passivated keeps none of them (the heap
+        // would keep what a full cache took, even once freed).
+        _ = try await query("capping the cache for the listing", "PRAGMA cache_size = -2048", [])
         let rows = try await query(
             "listing the stored sessions",
             "SELECT scope, root, rendering_sequence FROM coordinator_tree_checkpoint WHERE scope <> ?1 ORDER BY scope",
             [.text(CheckpointScope.sharedKey)])
-        return try rows.map { row throws(CoordinatorStoreError) in
+        let sessions = try rows.map { row throws(CoordinatorStoreError) in
             guard let key = row.column("scope")?.string, case .session(let id) = CheckpointScope(key: key),
                 let root = row.column("root")?.string, let sequence = row.column("rendering_sequence")?.integer
             else { throw .corrupt(store: path, reason: "a session's checkpoint row with a malformed scope, root or sequence") }
             return StoredSession(id: id, root: root, renderingSequence: UInt64(max(0, sequence)))
         }
+        _ = try await query("giving back the listing's cache", "PRAGMA shrink_memory", [])
+        _ = try await query("restoring the cache", "PRAGMA cache_size = -\(Self.commitCacheKibibytes)", [])
+        return sessions
     }
 
     package func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
@@ -315,6 +329,13 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// tests and operators checking `store.sync`.
     package func synchronousLevel() async throws(CoordinatorStoreError) -> Int {
         try await query("reading PRAGMA synchronous", "PRAGMA synchronous", []).first?.column("synchronous")?.integer ?? -1
+    }
+
+    /// The writing connection's `PRAGMA cache_size` (negative: in KiB) and the bytes its cache
+    /// holds now, for tests.
+    package func cache() async throws -> (size: Int, used: Int) {
+        let size = try await query("reading PRAGMA cache_size", "PRAGMA cache_size", []).first?.column("cache_size")?.integer ?? 0
+        return (size, try await connection.cacheUsedBytes())
     }
 
     /// The writing connection's `PRAGMA wal_autocheckpoint` (`0`: SQLite never checkpoints the

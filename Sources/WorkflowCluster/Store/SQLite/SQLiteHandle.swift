@@ -64,6 +64,16 @@ final class SQLiteHandle: @unchecked Sendable {
         }
     }
 
+    /// The bytes the connection's page cache holds now (`SQLITE_DBSTATUS_CACHE_USED`).
+    func cacheUsedBytes() -> Int {
+        lock.withLock { _ in
+            var current: Int32 = 0
+            var highest: Int32 = 0
+            guard let database, sqlite3_db_status(database, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0) == SQLITE_OK else { return 0 }
+            return Int(current)
+        }
+    }
+
     /// Finalizes the kept statements and closes the connection (once).
     func close() {
         lock.withLock { _ in

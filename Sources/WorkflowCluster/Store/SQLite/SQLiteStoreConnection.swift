@@ -51,6 +51,12 @@ final class SQLiteStoreConnection: Sendable {
         return try await Self.on(thread) { () throws(SQLiteFailure) in try handle.rows(sql, binds) }
     }
 
+    /// The bytes the connection's page cache holds now.
+    func cacheUsedBytes() async throws(SQLiteFailure) -> Int {
+        let handle = handle
+        return try await Self.on(thread) { () throws(SQLiteFailure) in handle.cacheUsedBytes() }
+    }
+
     /// Runs `body` inside one transaction (`BEGIN IMMEDIATE`: it waits for the file's write
     /// lock first) as one call on the connection's thread: committed if `body` returns, rolled
     /// back if it throws.
