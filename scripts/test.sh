@@ -53,7 +53,19 @@ sweep_orphaned_postgres() {
     rm -rf "$dir"
   done
 }
-trap sweep_orphaned_postgres EXIT
+# A test's files are named /tmp/wf-<what>-<test pid>-…: a ZeroMQ socket's ipc file is left behind
+# when its process ends before libzmq closed it (a runtime still lingering on messages for a
+# worker the test stopped, a killed process), a fixture's directory when its process crashed.
+# Those of test processes that are gone are removed.
+sweep_stale_test_files() {
+  local file owner
+  for file in /tmp/wf-*; do
+    [[ $file =~ ^/tmp/wf-([a-z]+)-([0-9]+)- && ${BASH_REMATCH[1]} != pg ]] || continue
+    owner=${BASH_REMATCH[2]}
+    kill -0 "$owner" 2>/dev/null || rm -rf -- "$file"
+  done
+}
+trap 'sweep_orphaned_postgres; sweep_stale_test_files' EXIT
 swift build --build-tests "$@"
 # The passes, and what each is for:
 #  1. every test of this package but the simulations and those that must run alone, in parallel;

@@ -74,6 +74,7 @@ enum WorkerAllocations {
             if !FileManager.default.fileExists(atPath: path(pid, "ask")),
                 let text = try? String(contentsOfFile: path(pid, "count"), encoding: .utf8), let count = UInt(text)
             {
+                unlink(path(pid, "count"))
                 return count
             }
             try? await Task.sleep(for: .milliseconds(10))
