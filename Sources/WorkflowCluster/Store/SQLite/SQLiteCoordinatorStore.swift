@@ -35,6 +35,8 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
     /// The page cache of the writing connection, in KiB: the scope index of about 100,000
     /// sessions' checkpoints (SQLite's default is 2,048).
     package static let commitCacheKibibytes = 8_192
+    /// The page cache the listing of every stored session reads through, in KiB: SQLite's default.
+    private static let listingCacheKibibytes = 2_048
     /// The statement that writes one tree's checkpoint (`commit(_:)`), kept prepared by the
     /// connection.
     private let commitStatement: String
@@ -295,20 +297,19 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
         // The listing reads every row's pages: through SQLite's default cache (2 MiB), given back
         // after, so a coordinator holding its sessions passivated keeps none of them (the heap
         // would keep what a full cache took, even once freed).
-        _ = try await query("capping the cache for the listing", "PRAGMA cache_size = -2048", [])
+        _ = try await query("capping the cache for the listing", "PRAGMA cache_size = -\(Self.listingCacheKibibytes)", [])
         let rows = try await query(
             "listing the stored sessions",
             "SELECT scope, root, rendering_sequence FROM coordinator_tree_checkpoint WHERE scope <> ?1 ORDER BY scope",
             [.text(CheckpointScope.sharedKey)])
-        let sessions = try rows.map { row throws(CoordinatorStoreError) in
+        _ = try await query("giving back the listing's cache", "PRAGMA shrink_memory", [])
+        _ = try await query("restoring the cache", "PRAGMA cache_size = -\(Self.commitCacheKibibytes)", [])
+        return try rows.map { row throws(CoordinatorStoreError) in
             guard let key = row.column("scope")?.string, case .session(let id) = CheckpointScope(key: key),
                 let root = row.column("root")?.string, let sequence = row.column("rendering_sequence")?.integer
             else { throw .corrupt(store: path, reason: "a session's checkpoint row with a malformed scope, root or sequence") }
             return StoredSession(id: id, root: root, renderingSequence: UInt64(max(0, sequence)))
         }
-        _ = try await query("giving back the listing's cache", "PRAGMA shrink_memory", [])
-        _ = try await query("restoring the cache", "PRAGMA cache_size = -\(Self.commitCacheKibibytes)", [])
-        return sessions
     }
 
     package func remove(_ scope: CheckpointScope, fencedBy token: FencingToken) async throws(CoordinatorStoreError) {
