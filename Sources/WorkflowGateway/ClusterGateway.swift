@@ -110,7 +110,7 @@ public struct ClusterGateway: RootCompanion, StandbyCompanion {
                 webSocketRouter: router,
                 // Text frames must be UTF-8: a client sending anything else is closed with 1007.
                 configuration: .init(ws: WebSocketServerConfiguration(validateUTF8: true)), limits: options.limits,
-                maxBodyBytes: options.maxEventBytes, metrics: GatewayMetrics(factory: options.metricsFactory)),
+                maxBodyBytes: options.maxEventBytes, metrics: GatewayMetrics(factory: options.metricsFactory), logger: logger),
             configuration: ApplicationConfiguration(address: .hostname(host, port: options.address.port), serverName: nil),
             onServerRunning: { channel in
                 onListening(GatewayAddress(host: host, port: channel.localAddress?.port ?? options.address.port))

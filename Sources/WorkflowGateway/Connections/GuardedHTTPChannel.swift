@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import Metrics
 import NIOCore
 import NIOHTTP1
 import WorkflowCluster
@@ -41,12 +42,23 @@ struct GuardedHTTPChannel: ServerChildChannel {
 
 extension HTTPServerBuilder {
     /// HTTP/1 with WebSocket upgrade over `webSocketRouter`, every connection guarded by
-    /// `limits` (bodies over `maxBodyBytes` answered 413 before routing).
+    /// `limits` (bodies over `maxBodyBytes` answered 413 before routing). One connection's
+    /// pipeline is set up here first, on this thread (`PipelineWarmUp`).
     static func guardedHTTP1WebSocketUpgrade(
         webSocketRouter: Router<GatewayRoutes.Context>, configuration: HTTP1WebSocketUpgradeChannel.Configuration, limits: GatewayLimits,
-        maxBodyBytes: Int, metrics: GatewayMetrics
+        maxBodyBytes: Int, metrics: GatewayMetrics, logger: Logger
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
+        do {
+            try PipelineWarmUp.run(
+                GuardedHTTPChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(responder: { _, _, _ in }, webSocketResponder: webSocketResponder, configuration: configuration),
+                    limits: limits, maxBodyBytes: maxBodyBytes, connections: ConnectionCounter(),
+                    metrics: GatewayMetrics(factory: NOOPMetricsHandler.instance)),
+                logger: logger)
+        } catch {
+            logger.debug("the gateway's connection pipeline was not warmed up", metadata: ["error": "\(error)"])
+        }
         let connections = ConnectionCounter()
         return HTTPServerBuilder { responder in
             GuardedHTTPChannel(
