@@ -60,6 +60,7 @@
 #   PORT=43500           the first coordinator's gateway port (the next ones follow; PostgreSQL's
 #                        socket is numbered PORT too, no TCP).
 #   BENCH_SCRATCH=.build the scratch path of the release build.
+#   LOGS=DIR             the daemons' logs (warnings and errors) copied to DIR at the end.
 # Memory is RSS growth (with one coordinator, that of the two create steps: not what the events run
 # between them left, printed apart); the coordinator's is printed with the part of it that is anonymous (heap,
 # allocator arenas, stacks: smaps_rollup) beside the file-backed or shared rest. CPU is
@@ -102,6 +103,7 @@ cleanup() {
     kill -QUIT "$postgres" 2>/dev/null || true # immediate shutdown: the data is thrown away
     wait "$postgres" 2>/dev/null || true
   fi
+  if [[ -n ${LOGS:-} ]]; then mkdir -p "$LOGS" && cp "$dir"/*.log "$LOGS"/ 2>/dev/null || true; fi
   rm -rf "$dir" ${pg_dir:+"$pg_dir"}
 }
 trap cleanup EXIT

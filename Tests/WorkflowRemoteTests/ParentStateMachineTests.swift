@@ -72,6 +72,22 @@ import Testing
         #expect(machine.livenessAction(of: second, at: at(551)) == nil)
     }
 
+    @Test("silence and an acknowledgement's wait count up to the parent's last poll: a stall of its own loop is not the worker's")
+    func stallOfTheParentsLoop() {
+        var machine = withOneWorker(hosting: [1, 2])
+        machine.heard(from: first, at: at(250))
+        machine.sent(to: first, at: at(250))
+        machine.eventsSent(to: 2, at: at(250))
+        // The loop polled at 300, then a job held it until 3,000: whatever the worker sent since
+        // is unread, so neither its silence nor the events' wait has passed a deadline.
+        #expect(machine.livenessAction(of: first, at: at(3000), listenedUntil: at(300)) == .sendHeartbeat(first))
+        // Its next poll, at 3,000, read nothing from the worker: now it is silent.
+        #expect(machine.livenessAction(of: first, at: at(3000), listenedUntil: at(3000)) == .declareDead(first, silence: .milliseconds(2750)))
+        // It read a message of the worker's, but no acknowledgement: the events were lost.
+        machine.heard(from: first, at: at(3000))
+        #expect(machine.livenessAction(of: first, at: at(3000), listenedUntil: at(3000)) == .declareLost(first, childID: 2, waited: .milliseconds(2750)))
+    }
+
     @Test("a dead worker's children fail (to be placed again), and the machine forgets it")
     func deadWorkerChildrenFail() {
         var machine = withOneWorker(hosting: [3, 1])

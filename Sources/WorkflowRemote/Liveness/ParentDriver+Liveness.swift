@@ -24,13 +24,13 @@ extension ParentDriver {
         }
     }
 
-    /// The liveness rule at `now`: silent workers are removed (their children move), idle links
-    /// get a heartbeat.
-    func performLiveness(at now: ContinuousClock.Instant) {
+    /// The liveness rule at `now`, the workers heard up to `listenedUntil` (the loop's last
+    /// poll): silent workers are removed (their children move), idle links get a heartbeat.
+    func performLiveness(at now: ContinuousClock.Instant, listenedUntil: ContinuousClock.Instant) {
         // Per worker, and per child only those with events awaiting an acknowledgement.
         countedVisits += parent.workers.count * (1 + parent.awaitingAcknowledgement.count)
         for id in Array(parent.workers.byConnection.keys) {
-            switch parent.livenessAction(of: id, at: now) {
+            switch parent.livenessAction(of: id, at: now, listenedUntil: listenedUntil) {
             case .declareDead(let id, _):
                 removeWorker(id, reason: "stopped answering (no heartbeat for \(parent.configuration.liveness.secondsText))")
             case .declareLost(let id, let childID, let waited):

@@ -24,6 +24,10 @@ final class RemoteEngine {
     var jobBatch: [RemoteJob] = []
     /// When `runTimers` next looks at the heartbeats and gauges.
     var nextTimerCheck: ContinuousClock.Instant
+    /// When the loop last looked at its sockets (the poll that began this iteration, or one of
+    /// a settling pass's): what the workers sent after it is unread, so their silence is counted
+    /// up to it (`ParentStateMachine.livenessAction(of:at:listenedUntil:)`).
+    var lastPolled: ContinuousClock.Instant
     /// How many times `runTimers` has looked (`RemoteRuntime.periodicWork()`).
     var timerChecks = 0
     /// The most children and workers one timer check looked at since `periodicWork()` last asked.
@@ -40,6 +44,7 @@ final class RemoteEngine {
             configuration: configuration, codec: BinaryWireCodec(), sockets: sockets, clock: clock, jobs: jobs, shared: shared,
             metrics: RemoteRuntimeMetrics(node: configuration.name, factory: configuration.metricsFactory), codingScratch: WireCodingScratch())
         nextTimerCheck = clock.now
+        lastPolled = clock.now
         parentRole = ParentDriver(resources: resources)
         workerRole = WorkerDriver(resources: resources, parentRole: parentRole)
     }
@@ -63,6 +68,7 @@ final class RemoteEngine {
     /// begun; `end()` follows). The simulator calls it step by step.
     func iterate() -> Bool {
         let ready = resources.sockets.poll(timeout: pollTimeout())
+        lastPolled = resources.clock.now
         // First, before any queued input is touched (this thread may just have woken from
         // SIGSTOP or a long stall): a worker its parent may have declared dead stops hosting.
         workerRole.fenceIfCutOffFromParent()
@@ -155,6 +161,7 @@ final class RemoteEngine {
                 return true
             }
             let ready = resources.sockets.poll(timeout: min(deadline - now, .milliseconds(50)), listenerOnly: true)
+            lastPolled = resources.clock.now
             if ready.security { serviceSecurity() }
             if ready.listener { parentRole.drainListener() }
             runTimers()
@@ -212,7 +219,7 @@ final class RemoteEngine {
         parentRole.rebalance(now: now, shuttingDown: workerRole.isShuttingDown)
         parentRole.abandonExpiredSettles(now: now)
         workerRole.tick(at: now)
-        parentRole.performLiveness(at: now)
+        parentRole.performLiveness(at: now, listenedUntil: lastPolled)
         mostVisitsInOneCheck = max(mostVisitsInOneCheck, parentRole.periodicVisits - visitsBefore)
     }
 

@@ -28,19 +28,25 @@ extension ParentStateMachine {
     /// The liveness rule for the worker on `id` at `now` (`nil`: nothing to do). Asked worker by
     /// worker, so what the driver does for one (a dead worker's children placed on another, a
     /// message sent) counts for the next.
-    func livenessAction(of id: WorkerID, at now: Instant) -> LivenessAction? {
+    ///
+    /// Silence, and an acknowledgement's wait, are counted up to `listenedUntil` (`nil`: `now`),
+    /// when the parent last looked at its sockets: what arrived after is unread, so a loop that
+    /// stalled in a job (a stopping coordinator sending 100,000 STOPs took over a second) does
+    /// not take the workers it did not listen to meanwhile for dead. Its next poll reads them.
+    func livenessAction(of id: WorkerID, at now: Instant, listenedUntil: Instant? = nil) -> LivenessAction? {
         guard let worker = workers[id] else { return nil }
-        if now - worker.lastHeard > configuration.liveness { return .declareDead(id, silence: now - worker.lastHeard) }
+        let listened = listenedUntil ?? now
+        if listened - worker.lastHeard > configuration.liveness { return .declareDead(id, silence: listened - worker.lastHeard) }
         // The children waiting for an acknowledgement are few (those with events in flight): they
         // are walked, not the worker's children. The lowest child id overdue is named.
         var overdue: (child: UInt64, since: Instant)?
         for (child, since) in awaitingAcknowledgement
-        where configuration.checks.parentDeadlinesAcknowledgements && now - since > configuration.acknowledgementDeadline
+        where configuration.checks.parentDeadlinesAcknowledgements && listened - since > configuration.acknowledgementDeadline
             && child < (overdue?.child ?? .max) && worker.children.contains(child)
         {
             overdue = (child, since)
         }
-        if let overdue { return .declareLost(id, childID: overdue.child, waited: now - overdue.since) }
+        if let overdue { return .declareLost(id, childID: overdue.child, waited: listened - overdue.since) }
         if now - worker.lastSent >= configuration.heartbeatInterval { return .sendHeartbeat(id) }
         return nil
     }

@@ -1,0 +1,55 @@
+import Foundation
+import RemoteTestSupport
+import Testing
+import Workflow
+import WorkflowClusterTesting
+@testable import WorkflowRemote
+
+/// A parent whose loop is held by one long job (a stopping coordinator sends every session's
+/// STOPs in one) reads nothing meanwhile: real runtimes over ipc, the stall a job on the parent's
+/// loop that blocks it for three of its liveness windows.
+@Suite struct ParentLoopStallTests {
+    @Test("a parent whose loop stalled past its liveness window keeps the worker that kept sending heartbeats meanwhile")
+    func stallIsNotTheWorkers() async throws {
+        // The parent's window is 500 ms; the worker's is 4 s, longer than the stall: it keeps its
+        // connection, and heartbeats, throughout.
+        let parent = try makeParent("stall-parent", liveness: 5)
+        let worker = try makeWorker("stall-worker", parent: parent.listenEndpoint!, liveness: 40)
+        await parent.waitForWorkers(count: 1)
+        let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 1)]), loop: parent)
+        try await rendering(of: host, "counter rendered remotely") { $0["a"]?.count == 0 }
+        let joined = try #require(await parent.inspect().workers.first { $0.name == "stall-worker" }?.joinedAt)
+
+        await withTaskExecutorPreference(parent) {
+            // The stall itself (the fault this test injects), on the loop thread.
+            Self.holdThisThread(seconds: 1.5)
+        }
+        let stallEnded = Date()
+        // Until the parent has read the worker again after the stall (were it declared dead,
+        // it would have joined again by then).
+        try await eventuallyAsync("the parent hears the worker after its stall") {
+            guard let seen = await parent.inspect().workers.first(where: { $0.name == "stall-worker" }) else { return false }
+            return Date().addingTimeInterval(-seen.secondsSinceHeard) > stallEnded
+        }
+        let after = try #require(await parent.inspect().workers.first { $0.name == "stall-worker" })
+        #expect(after.joinedAt == joined, "the worker was never declared dead: the same connection, joined once")
+        #expect(parent.statuses.values.allSatisfy { if case .running("stall-worker") = $0 { true } else { false } })
+        await host.stop()
+        await worker.shutdown()
+        await parent.shutdown()
+    }
+
+    /// Blocks the calling thread: the loop's, when called from a task on the runtime.
+    static func holdThisThread(seconds: Double) {
+        Thread.sleep(forTimeInterval: seconds)
+    }
+
+    /// `eventually` for a condition that awaits.
+    func eventuallyAsync(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + safetyTimeout
+        while await !condition() {
+            guard ContinuousClock.now < deadline else { throw WaitFailure(description: "\(what): timed out after \(safetyTimeout)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
