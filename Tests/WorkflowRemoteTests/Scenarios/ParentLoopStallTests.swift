@@ -7,14 +7,15 @@ import WorkflowClusterTesting
 
 /// A parent whose loop is held by one long job (a stopping coordinator sends every session's
 /// STOPs in one) reads nothing meanwhile: real runtimes over ipc, the stall a job on the parent's
-/// loop that blocks it for three of its liveness windows.
+/// loop that blocks it for two and a half of its liveness windows.
 @Suite struct ParentLoopStallTests {
     @Test("a parent whose loop stalled past its liveness window keeps the worker that kept sending heartbeats meanwhile")
     func stallIsNotTheWorkers() async throws {
-        // The parent's window is 500 ms; the worker's is 4 s, longer than the stall: it keeps its
-        // connection, and heartbeats, throughout.
-        let parent = try makeParent("stall-parent", liveness: 5)
-        let worker = try makeWorker("stall-worker", parent: parent.listenEndpoint!, liveness: 40)
+        // The parent's window is 1 s (wide enough for a loaded machine's pauses of the worker's
+        // thread); the worker's is 6 s, longer than the stall: it keeps its connection, and
+        // heartbeats, throughout.
+        let parent = try makeParent("stall-parent", liveness: 10)
+        let worker = try makeWorker("stall-worker", parent: parent.listenEndpoint!, liveness: 60)
         await parent.waitForWorkers(count: 1)
         let host = WorkflowHost(workflow: CounterBoardWorkflow(counters: [.init(key: "a", step: 1)]), loop: parent)
         try await rendering(of: host, "counter rendered remotely") { $0["a"]?.count == 0 }
@@ -22,7 +23,7 @@ import WorkflowClusterTesting
 
         await withTaskExecutorPreference(parent) {
             // The stall itself (the fault this test injects), on the loop thread.
-            Self.holdThisThread(seconds: 1.5)
+            Self.holdThisThread(seconds: 2.5)
         }
         let stallEnded = Date()
         // Until the parent has read the worker again after the stall (were it declared dead,
