@@ -9,9 +9,9 @@ import ZeroMQ
 /// Polls `condition` (a counter kept by another process's runtime, which has no event stream)
 /// until it holds. The condition is read once more after the deadline has passed before the wait
 /// fails: on a machine that stalled this task past the deadline, what happened meanwhile counts.
-func eventually(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
+func eventually(_ what: String, _ condition: @escaping @Sendable () async -> Bool) async throws {
     let deadline = ContinuousClock.now + safetyTimeout
-    while !condition() {
+    while await !condition() {
         guard ContinuousClock.now < deadline else { throw WaitFailure(description: "\(what): timed out after \(safetyTimeout)") }
         try await Task.sleep(for: .milliseconds(5))
     }

@@ -49,21 +49,19 @@ extension HTTPServerBuilder {
         maxBodyBytes: Int, metrics: GatewayMetrics, logger: Logger
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
-        do {
-            try PipelineWarmUp.run(
-                GuardedHTTPChannel(
-                    inner: HTTP1WebSocketUpgradeChannel(responder: { _, _, _ in }, webSocketResponder: webSocketResponder, configuration: configuration),
-                    limits: limits, maxBodyBytes: maxBodyBytes, connections: ConnectionCounter(),
-                    metrics: GatewayMetrics(factory: NOOPMetricsHandler.instance)),
-                logger: logger)
-        } catch {
-            logger.debug("the gateway's connection pipeline was not warmed up", metadata: ["error": "\(error)"])
-        }
-        let connections = ConnectionCounter()
-        return HTTPServerBuilder { responder in
+        // One connection's channel, answering with `responder`, counted by `connections` and `metrics`.
+        @Sendable func channel(_ responder: @escaping HTTPChannelHandler.Responder, connections: ConnectionCounter, metrics: GatewayMetrics) -> GuardedHTTPChannel {
             GuardedHTTPChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
                 limits: limits, maxBodyBytes: maxBodyBytes, connections: connections, metrics: metrics)
         }
+        do {
+            try PipelineWarmUp.run(
+                channel({ _, _, _ in }, connections: ConnectionCounter(), metrics: GatewayMetrics(factory: NOOPMetricsHandler.instance)), logger: logger)
+        } catch {
+            logger.debug("the gateway's connection pipeline was not warmed up", metadata: ["error": "\(error)"])
+        }
+        let connections = ConnectionCounter()
+        return HTTPServerBuilder { responder in channel(responder, connections: connections, metrics: metrics) }
     }
 }

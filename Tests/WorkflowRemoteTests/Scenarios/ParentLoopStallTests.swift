@@ -28,7 +28,7 @@ import WorkflowClusterTesting
         let stallEnded = Date()
         // Until the parent has read the worker again after the stall (were it declared dead,
         // it would have joined again by then).
-        try await eventuallyAsync("the parent hears the worker after its stall") {
+        try await eventually("the parent hears the worker after its stall") {
             guard let seen = await parent.inspect().workers.first(where: { $0.name == "stall-worker" }) else { return false }
             return Date().addingTimeInterval(-seen.secondsSinceHeard) > stallEnded
         }
@@ -43,14 +43,5 @@ import WorkflowClusterTesting
     /// Blocks the calling thread: the loop's, when called from a task on the runtime.
     static func holdThisThread(seconds: Double) {
         Thread.sleep(forTimeInterval: seconds)
-    }
-
-    /// `eventually` for a condition that awaits.
-    func eventuallyAsync(_ what: String, _ condition: @Sendable () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + safetyTimeout
-        while await !condition() {
-            guard ContinuousClock.now < deadline else { throw WaitFailure(description: "\(what): timed out after \(safetyTimeout)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 }
