@@ -30,22 +30,30 @@ import WorkflowRemote
 //                                               served each of its sessions again, checks every
 //                                               answered event applied once
 
-switch ProcessInfo.processInfo.environment["SESSION_BENCH_ROLE"] {
-case "worker":
-    ParentWatch.exitWhenOrphaned()
-    await WorkflowWorkerCommand.main(hosting: RemotableRegistry().registering(CounterWorkflow.self))
-case "load":
-    do {
-        try await SessionLoad.run(Array(CommandLine.arguments.dropFirst()))
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("session-bench load: \(error)\n".utf8))
-        exit(1)
+// A synchronous main whose work runs in a task while the main thread waits on a semaphore: with
+// an `async` main, libdispatch parks the main thread in `sigsuspend` and valgrind 3.19 crashes
+// there (Benchmarks/callgrind-session.sh runs the daemons under callgrind).
+let done = DispatchSemaphore(value: 0)
+Task.detached {
+    switch ProcessInfo.processInfo.environment["SESSION_BENCH_ROLE"] {
+    case "worker":
+        ParentWatch.exitWhenOrphaned()
+        await WorkflowWorkerCommand.main(hosting: RemotableRegistry().registering(CounterWorkflow.self))
+    case "load":
+        do {
+            try await SessionLoad.run(Array(CommandLine.arguments.dropFirst()))
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("session-bench load: \(error)\n".utf8))
+            exit(1)
+        }
+    default:
+        ParentWatch.exitWhenOrphaned()
+        await WorkflowCoordinatorCommand.main(
+            roots: RootWorkflowRegistry().registering("board") {
+                CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .configured)
+            })
     }
-default:
-    ParentWatch.exitWhenOrphaned()
-    await WorkflowCoordinatorCommand.main(
-        roots: RootWorkflowRegistry().registering("board") {
-            CounterBoardWorkflow(counters: [.init(key: "c", step: 1)], placement: .configured)
-        })
+    done.signal()
 }
+done.wait()

@@ -50,7 +50,8 @@ public struct ClusterGateway: RootCompanion, StandbyCompanion {
     /// stopping), then unbinds promptly: a connection still open gets a moment, not the
     /// leader's shutdown grace, since the leader's gateway waits for the port.
     package func serveStandby(context: CoordinatorContext) async throws {
-        let application = Self.application(router: StandbyRoutes.router(), options: options, logger: context.logger) { address in
+        let standby = StandbyRoutes.router()
+        let application = Self.application(router: standby, webSocketRouter: standby, options: options, logger: context.logger) { address in
             let url = "http://\(address)"
             context.logger.info("gateway listening (standby)", metadata: ["url": "\(url)"])
             context.console.event(["event": "gateway", "url": url, "role": "standby"])
@@ -89,17 +90,16 @@ public struct ClusterGateway: RootCompanion, StandbyCompanion {
         session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
         logger: Logger, sessions: SessionDirectory? = nil, onListening: @escaping @Sendable (GatewayAddress) -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        application(
-            router: GatewayRoutes.router(
-                session: session, runtime: runtime, configuration: configuration, options: options, logger: logger, sessions: sessions),
-            options: options, logger: logger, onListening: onListening)
+        let routes = GatewayRoutes.router(
+            session: session, runtime: runtime, configuration: configuration, options: options, logger: logger, sessions: sessions)
+        return application(router: routes, webSocketRouter: routes.router, options: options, logger: logger, onListening: onListening)
     }
 
-    /// `router` served as `options` say.
-    static func application(
-        router: Router<GatewayRoutes.Context>, options: GatewayOptions, logger: Logger,
+    /// `router` served as `options` say, its WebSocket upgrades routed by `webSocketRouter`.
+    static func application<Routes: HTTPResponderBuilder>(
+        router: Routes, webSocketRouter: Router<GatewayRoutes.Context>, options: GatewayOptions, logger: Logger,
         onListening: @escaping @Sendable (GatewayAddress) -> Void
-    ) -> some ApplicationProtocol {
+    ) -> some ApplicationProtocol where Routes.Responder.Context == GatewayRoutes.Context {
         var serverLogger = logger
         // Hummingbird logs every request at debug/info; the coordinator's log keeps its own lines.
         serverLogger.logLevel = max(logger.logLevel, .notice)
@@ -107,7 +107,7 @@ public struct ClusterGateway: RootCompanion, StandbyCompanion {
         return Application(
             router: router,
             server: .guardedHTTP1WebSocketUpgrade(
-                webSocketRouter: router,
+                webSocketRouter: webSocketRouter,
                 // Text frames must be UTF-8: a client sending anything else is closed with 1007.
                 configuration: .init(ws: WebSocketServerConfiguration(validateUTF8: true)), limits: options.limits,
                 maxBodyBytes: options.maxEventBytes, metrics: GatewayMetrics(factory: options.metricsFactory), logger: logger),

@@ -84,8 +84,8 @@ struct SessionRoutes: Sendable {
             }
         }
 
-        router.post("/api/sessions/{id}/events/{token}") { request, context -> Response in
-            await Self.using(directory, request, context) { session, _ in await tree.deliver(request, context: context, to: session) }
+        router.post(RouterPath(EventPath.sessionPattern)) { request, context -> Response in
+            await deliverEvent(request, context: context)
         }
 
         router.get("/api/sessions/{id}/tree") { request, context -> Response in
@@ -103,6 +103,11 @@ struct SessionRoutes: Sendable {
                 return Self.response(for: error, to: request)
             }
         }
+    }
+
+    /// `POST /api/sessions/{id}/events/{token}` (also answered without the router: `EventRoutes`).
+    func deliverEvent(_ request: Request, context: some RequestContext) async -> Response {
+        await Self.using(directory, request, context) { session, _ in await tree.deliver(request, context: context, to: session) }
     }
 
     /// Runs `body` with the session the path's `{id}` names (held while it runs), or answers why

@@ -43,4 +43,23 @@ import Testing
             #expect(String(decoding: snapshot.jsonBytes(with: extra), as: UTF8.self) == expected)
         }
     }
+
+    /// `JSONText.appendQuoted` (which copies the runs between escapes whole) writes what
+    /// `JSONEncoder` writes, escaping slashes or not, for every control character and for long
+    /// strings with escapes at their ends, in their middle and back to back.
+    @Test func quotesAsJSONEncoderDoes() throws {
+        let controls = String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self)
+        let long = String(repeating: #"{"a":"b/c","d":[1,2]}"#, count: 40)
+        let strings = Self.awkwardStrings + [controls, long, "\"\"\\\\//", "/start", "end/", "\"" + long + "\n", "ab\u{0}cd"]
+        for escapingSlashes in [true, false] {
+            let encoder = JSONEncoder()
+            if !escapingSlashes { encoder.outputFormatting = [.withoutEscapingSlashes] }
+            for string in strings {
+                var out: [UInt8] = [UInt8(ascii: "[")]
+                JSONText.appendQuoted(string, escapingSlashes: escapingSlashes, to: &out)
+                out.append(UInt8(ascii: "]"))
+                #expect(Data(out) == (try encoder.encode([string])), "\(string.debugDescription), escaping slashes: \(escapingSlashes)")
+            }
+        }
+    }
 }

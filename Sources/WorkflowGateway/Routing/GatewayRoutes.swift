@@ -33,14 +33,15 @@ package enum GatewayRoutes {
     /// The request context of every route (WebSocket upgrades need their own kind).
     package typealias Context = BasicWebSocketRequestContext
 
-    /// Builds the router. `runtime` is `nil` for a root that has no remote runtime (tests);
+    /// Builds the router: Hummingbird's, with an event's POST matched before it
+    /// (`GatewayRouter`). `runtime` is `nil` for a root that has no remote runtime (tests);
     /// then the tree has no remote children and readiness needs only a rendering. With
     /// `sessions`, the session routes (`SessionRoutes`) serve a tree per client beside the
     /// shared root.
-    package static func router(
+    static func router(
         session: any ClusterRootSession, runtime: RemoteRuntime?, configuration: ClusterConfiguration, options: GatewayOptions,
         logger: Logger, sessions: SessionDirectory? = nil
-    ) -> Router<Context> {
+    ) -> GatewayRouter {
         let hummingbirdRouter = Router(context: Context.self, options: .autoGenerateHeadEndpoints)
         let allowed = AllowedMethods()
         let router = MethodRecordingRouter(router: hummingbirdRouter, allowed: allowed)
@@ -48,14 +49,16 @@ package enum GatewayRoutes {
         // An application's own asset at a built-in path replaces the built-in one.
         let assets = options.assets + [InspectorPage.asset, ClientScript.asset].filter { builtIn in !options.assets.contains { $0.path == builtIn.path } }
         let assetPaths = Set(assets.map(\.path))
-        router.add(middleware: RequestCountingMiddleware(metrics: metrics))
+        var middlewares: [any MiddlewareProtocol<Request, Response, Context>] = [RequestCountingMiddleware(metrics: metrics)]
         if !options.allowedOrigins.isEmpty {
-            router.add(middleware: CrossOriginMiddleware(allowed: options.allowedOrigins))
+            middlewares.append(CrossOriginMiddleware(allowed: options.allowedOrigins))
         }
         if let token = options.bearerToken {
-            router.add(middleware: BearerTokenMiddleware(token: token, openPaths: assetPaths))
+            middlewares.append(BearerTokenMiddleware(token: token, openPaths: assetPaths))
         }
-        router.add(middleware: MethodNotAllowedMiddleware(allowed: allowed))
+        middlewares.append(MethodNotAllowedMiddleware(allowed: allowed))
+        for middleware in middlewares { router.add(middleware: middleware) }
+        var eventRoutes = EventRoutes(middlewares: middlewares)
         let treeRoutes = TreeRoutes(runtime: runtime, configuration: configuration, options: options, metrics: metrics, logger: logger)
 
         router.get("/api/rendering") { request, _ in
@@ -69,18 +72,19 @@ package enum GatewayRoutes {
             try await treeRoutes.stream(feed, request: TreeRoutes.streamRequest(context.request), inbound: inbound, outbound: outbound)
         }
 
-        router.post("/api/events/{token}") { request, context -> Response in
-            await treeRoutes.deliver(request, context: context, to: session)
-        }
+        let deliverShared: EventRoutes.Handler = { request, context in await treeRoutes.deliver(request, context: context, to: session) }
+        router.post(RouterPath(EventPath.sharedPattern), use: deliverShared)
+        eventRoutes.setShared(deliverShared)
 
         router.get("/api/tree") { _, _ -> Response in
             await treeRoutes.tree(of: session, scope: .shared, sessions: sessions)
         }
 
         if let sessions {
-            SessionRoutes(
-                directory: sessions, sharedRoot: session.name, tree: treeRoutes, feeds: SessionFeeds(runtime: runtime, kept: options.stream.window)
-            ).add(to: router)
+            let sessionRoutes = SessionRoutes(
+                directory: sessions, sharedRoot: session.name, tree: treeRoutes, feeds: SessionFeeds(runtime: runtime, kept: options.stream.window))
+            sessionRoutes.add(to: router)
+            eventRoutes.setSession { request, context in await sessionRoutes.deliverEvent(request, context: context) }
         }
 
         router.get("/health/live") { _, _ in
@@ -109,7 +113,7 @@ package enum GatewayRoutes {
                     body: .init(byteBuffer: ByteBuffer(bytes: asset.body)))
             }
         }
-        return hummingbirdRouter
+        return GatewayRouter(router: hummingbirdRouter, eventRoutes: eventRoutes)
     }
 
     /// The status and JSON error for an event that was not delivered.
