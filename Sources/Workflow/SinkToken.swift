@@ -59,10 +59,16 @@ package struct SinkToken: Sendable {
     /// Whether the token has the shape a runtime writes: a non-empty base-36 incarnation and, if
     /// it has one, a decimal pass. A client's typo has some other shape and is *unknown*, never
     /// mistaken for a token from before a restart.
+    ///
+    /// Read over the UTF-8 bytes (ASCII digits and lowercase letters are one byte each, and any
+    /// other byte fails): a `Character`'s Unicode properties cost about 20,000 instructions per
+    /// token, and the gateway asks for each token of every rendering.
     package var isWellFormed: Bool {
-        guard !incarnation.isEmpty, incarnation.allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLowercase) }) else { return false }
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        func isLowercaseLetter(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
+        guard !incarnation.isEmpty, incarnation.utf8.allSatisfy({ isDigit($0) || isLowercaseLetter($0) }) else { return false }
         guard let pass else { return true }
-        return !pass.isEmpty && pass.allSatisfy { $0.isASCII && $0.isNumber }
+        return !pass.isEmpty && pass.utf8.allSatisfy(isDigit)
     }
 
     /// The token's place: the token without its render pass (`route@incarnation`).

@@ -22,7 +22,8 @@ final class HTTPConnectionGuard {
     private var deadlines: ConnectionDeadlines?
     private var socketContext: ChannelHandlerContext?
     private var messageContext: ChannelHandlerContext?
-    private var timer: Scheduled<Void>?
+    /// The deadline timer and when it fires (see `rearm`).
+    private var timer: (scheduled: Scheduled<Void>, deadline: NIODeadline)?
     private var lingerTimer: Scheduled<Void>?
     private var counted = false
     /// The guard answered (or gave up on) the connection: input is discarded, the
@@ -66,9 +67,8 @@ final class HTTPConnectionGuard {
     }
 
     fileprivate func closed() {
-        timer?.cancel()
+        cancelTimer()
         lingerTimer?.cancel()
-        timer = nil
         lingerTimer = nil
         if counted {
             counted = false
@@ -125,8 +125,7 @@ final class HTTPConnectionGuard {
     private func linger(_ context: ChannelHandlerContext) {
         guard !lingering else { return }
         lingering = true
-        timer?.cancel()
-        timer = nil
+        cancelTimer()
         let promise = context.eventLoop.makePromise(of: Void.self)
         outputClosed = promise.futureResult
         context.close(mode: .output, promise: promise)
@@ -222,13 +221,26 @@ final class HTTPConnectionGuard {
 
     // MARK: - Deadlines and taking over
 
+    /// Keeps a timer due no later than the connection's deadline. A timer already due earlier
+    /// is kept (when it fires, `deadlinePassed` finds nothing expired and arms the next one):
+    /// the deadline moves at each read and write, and a timer cancelled and scheduled again for
+    /// each was about 2 % of a coordinator's instructions per event.
     private func rearm() {
-        timer?.cancel()
-        timer = nil
-        guard !tookOver, let deadline = deadlines?.deadline, let context = socketContext else { return }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            self?.deadlinePassed()
+        guard !tookOver, let context = socketContext else {
+            cancelTimer()
+            return
         }
+        guard let deadline = deadlines?.deadline else { return }
+        if let timer, timer.deadline <= deadline { return }
+        cancelTimer()
+        timer = (context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.deadlinePassed()
+        }, deadline)
+    }
+
+    private func cancelTimer() {
+        timer?.scheduled.cancel()
+        timer = nil
     }
 
     private func deadlinePassed() {
