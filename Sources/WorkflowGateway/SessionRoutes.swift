@@ -33,7 +33,6 @@ struct SessionRoutes: Sendable {
     /// The rendering feeds of the sessions clients stream.
     let feeds: SessionFeeds
 
-    /// Adds the routes of the table above to `router`, but the event route (`deliverEvent`).
     func add<Context: WebSocketRequestContext>(to router: MethodRecordingRouter<Context>) {
         let directory = directory
         let tree = tree
@@ -85,6 +84,10 @@ struct SessionRoutes: Sendable {
             }
         }
 
+        router.post(RouterPath(EventPath.sessionPattern)) { request, context -> Response in
+            await deliverEvent(request, context: context)
+        }
+
         router.get("/api/sessions/{id}/tree") { request, context -> Response in
             await Self.using(directory, request, context) { session, id in await tree.tree(of: session, scope: .session(id)) }
         }
@@ -102,8 +105,7 @@ struct SessionRoutes: Sendable {
         }
     }
 
-    /// `POST /api/sessions/{id}/events/{token}`: registered by `EventRoutes.addSession`, which
-    /// also answers it without the router.
+    /// `POST /api/sessions/{id}/events/{token}` (also answered without the router: `EventRoutes`).
     func deliverEvent(_ request: Request, context: some RequestContext) async -> Response {
         await Self.using(directory, request, context) { session, _ in await tree.deliver(request, context: context, to: session) }
     }
