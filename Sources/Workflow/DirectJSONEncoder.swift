@@ -50,22 +50,30 @@ private final class Run {
     func leave(_ reason: @autoclosure () -> String) {
         if unsupported == nil { unsupported = reason() }
     }
+
+    /// A value of `type`, which `JSONEncoder` formats by a strategy of its own.
+    func leave(formatted type: Any.Type) {
+        leave("\(type) (JSONEncoder formats it by a strategy)")
+    }
 }
 
 /// A value being encoded: a scalar already written, or a container filled as the value's
 /// `encode(to:)` goes on (a reference, so a container kept by the caller still writes into it).
 private enum EncodedValue {
+    case literal(StaticString)
     case scalar([UInt8])
     case string(String)
     case object(EncodedObject)
     case array(EncodedArray)
 
-    static var null: EncodedValue { .scalar(Array("null".utf8)) }
-    static func bool(_ value: Bool) -> EncodedValue { .scalar(Array((value ? "true" : "false").utf8)) }
+    static var null: EncodedValue { .literal("null") }
+    static func bool(_ value: Bool) -> EncodedValue { .literal(value ? "true" : "false") }
     static func integer(_ value: some BinaryInteger) -> EncodedValue { .scalar(Array(String(value).utf8)) }
 
     func write(to out: inout [UInt8], escapingSlashes: Bool) {
         switch self {
+        case .literal(let text):
+            text.withUTF8Buffer { out.append(contentsOf: $0) }
         case .scalar(let bytes):
             out.append(contentsOf: bytes)
         case .string(let string):
@@ -140,9 +148,8 @@ private final class ValueEncoder: Encoder {
     }
 
     /// `value` encoded at `codingPath`: a scalar written at once, anything else through its
-    /// `encode(to:)`.
-    /// (`topLevel`: the value encoded; one that encodes nothing is left to `JSONEncoder`, which
-    /// refuses it.)
+    /// `encode(to:)`. A `topLevel` value that encodes nothing is left to `JSONEncoder` (which
+    /// refuses it); inside another value it is an empty object, as `JSONEncoder` writes it.
     static func encoded<T: Encodable>(_ value: T, run: Run, codingPath: [any CodingKey], topLevel: Bool = false) throws -> EncodedValue {
         // Cheap metatype comparisons first: the types `JSONEncoder` formats by its strategies.
         if T.self == String.self { return .string(value as! String) }
@@ -151,14 +158,13 @@ private final class ValueEncoder: Encoder {
         if T.self == Double.self || T.self == Float.self || T.self == Date.self || T.self == Data.self || T.self == URL.self
             || T.self == Decimal.self
         {
-            run.leave("\(T.self) (JSONEncoder formats it by a strategy)")
+            run.leave(formatted: T.self)
             return .null
         }
         let encoder = ValueEncoder(run: run, codingPath: codingPath)
         try value.encode(to: encoder)
         if let encoded = encoder.value { return encoded }
         if topLevel { run.leave("\(T.self) encoded no value") }
-        // As `JSONEncoder` writes a value inside another that encoded nothing: an empty object.
         return .object(EncodedObject())
     }
 }
@@ -171,8 +177,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     func encodeNil(forKey key: Key) throws { object.members[key.stringValue] = .null }
     func encode(_ value: Bool, forKey key: Key) throws { object.members[key.stringValue] = .bool(value) }
     func encode(_ value: String, forKey key: Key) throws { object.members[key.stringValue] = .string(value) }
-    func encode(_ value: Double, forKey key: Key) throws { leave(Double.self, key) }
-    func encode(_ value: Float, forKey key: Key) throws { leave(Float.self, key) }
+    func encode(_ value: Double, forKey key: Key) throws { run.leave(formatted: Double.self) }
+    func encode(_ value: Float, forKey key: Key) throws { run.leave(formatted: Float.self) }
     func encode(_ value: Int, forKey key: Key) throws { object.members[key.stringValue] = .integer(value) }
     func encode(_ value: Int8, forKey key: Key) throws { object.members[key.stringValue] = .integer(value) }
     func encode(_ value: Int16, forKey key: Key) throws { object.members[key.stringValue] = .integer(value) }
@@ -220,10 +226,6 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         run.leave("a superEncoder")
         return ValueEncoder(run: run, codingPath: codingPath + [key])
     }
-
-    private func leave(_ type: Any.Type, _ key: Key) {
-        run.leave("\(type) at \(key.stringValue) (JSONEncoder formats it by a strategy)")
-    }
 }
 
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
@@ -238,8 +240,8 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encodeNil() throws { array.elements.append(.null) }
     mutating func encode(_ value: Bool) throws { array.elements.append(.bool(value)) }
     mutating func encode(_ value: String) throws { array.elements.append(.string(value)) }
-    mutating func encode(_ value: Double) throws { run.leave("Double (JSONEncoder formats it by a strategy)") }
-    mutating func encode(_ value: Float) throws { run.leave("Float (JSONEncoder formats it by a strategy)") }
+    mutating func encode(_ value: Double) throws { run.leave(formatted: Double.self) }
+    mutating func encode(_ value: Float) throws { run.leave(formatted: Float.self) }
     mutating func encode(_ value: Int) throws { array.elements.append(.integer(value)) }
     mutating func encode(_ value: Int8) throws { array.elements.append(.integer(value)) }
     mutating func encode(_ value: Int16) throws { array.elements.append(.integer(value)) }
@@ -283,8 +285,8 @@ private struct SingleValueContainer: SingleValueEncodingContainer {
     func encodeNil() throws { encoder.value = .null }
     func encode(_ value: Bool) throws { encoder.value = .bool(value) }
     func encode(_ value: String) throws { encoder.value = .string(value) }
-    func encode(_ value: Double) throws { encoder.run.leave("Double (JSONEncoder formats it by a strategy)") }
-    func encode(_ value: Float) throws { encoder.run.leave("Float (JSONEncoder formats it by a strategy)") }
+    func encode(_ value: Double) throws { encoder.run.leave(formatted: Double.self) }
+    func encode(_ value: Float) throws { encoder.run.leave(formatted: Float.self) }
     func encode(_ value: Int) throws { encoder.value = .integer(value) }
     func encode(_ value: Int8) throws { encoder.value = .integer(value) }
     func encode(_ value: Int16) throws { encoder.value = .integer(value) }

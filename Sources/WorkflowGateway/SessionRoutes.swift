@@ -33,6 +33,7 @@ struct SessionRoutes: Sendable {
     /// The rendering feeds of the sessions clients stream.
     let feeds: SessionFeeds
 
+    /// Adds the routes of the table above to `router`, but the event route (`deliverEvent`).
     func add<Context: WebSocketRequestContext>(to router: MethodRecordingRouter<Context>) {
         let directory = directory
         let tree = tree
@@ -84,10 +85,6 @@ struct SessionRoutes: Sendable {
             }
         }
 
-        router.post(RouterPath(EventPath.sessionPattern)) { request, context -> Response in
-            await deliverEvent(request, context: context)
-        }
-
         router.get("/api/sessions/{id}/tree") { request, context -> Response in
             await Self.using(directory, request, context) { session, id in await tree.tree(of: session, scope: .session(id)) }
         }
@@ -105,7 +102,8 @@ struct SessionRoutes: Sendable {
         }
     }
 
-    /// `POST /api/sessions/{id}/events/{token}` (also answered without the router: `EventRoutes`).
+    /// `POST /api/sessions/{id}/events/{token}`: registered by `EventRoutes.addSession`, which
+    /// also answers it without the router.
     func deliverEvent(_ request: Request, context: some RequestContext) async -> Response {
         await Self.using(directory, request, context) { session, _ in await tree.deliver(request, context: context, to: session) }
     }

@@ -36,7 +36,8 @@ struct EventPathTests {
     @Test("only a POST of a plain event path is matched, with the route's parameters and pattern")
     func matchedRequests() {
         var routes = EventRoutes(middlewares: [])
-        routes.setShared { _, _ in Response(status: .accepted) }
+        let router = MethodRecordingRouter(router: Router(context: EventRoutes.Context.self), allowed: AllowedMethods())
+        routes.addShared(to: router) { _, _ in Response(status: .accepted) }
         func request(_ method: HTTPRequest.Method, _ path: String) -> Request {
             Request(head: HTTPRequest(method: method, scheme: "http", authority: "localhost", path: path), body: RequestBody(buffer: ByteBuffer()))
         }
@@ -47,7 +48,7 @@ struct EventPathTests {
         #expect(routes.match(request(.post, "/api/events/t1/")) == nil)
         // No session routes (a gateway without sessions): the router answers, 404.
         #expect(routes.match(request(.post, "/api/sessions/s/events/t")) == nil)
-        routes.setSession { _, _ in Response(status: .accepted) }
+        routes.addSession(to: router) { _, _ in Response(status: .accepted) }
         let session = routes.match(request(.post, "/api/sessions/s1/events/t2?x=1"))
         #expect(session?.pattern == "/api/sessions/{id}/events/{token}")
         #expect(session?.parameters.get("id") == "s1")

@@ -207,12 +207,12 @@ enum TreeMark {
         let utf8 = token.utf8
         guard let bar = utf8.firstIndex(of: UInt8(ascii: "|")) else { return nil }
         let next = utf8.index(after: bar)
-        guard utf8[..<bar].allSatisfy({ $0 < 0x80 }), next == utf8.endIndex || utf8[next] < 0x80 else { return markedByCharacter(token) }
+        let prefix = utf8[..<bar]
         let isHexDigit = { (byte: UInt8) in
             (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
         }
-        guard utf8.distance(from: utf8.startIndex, to: bar) == 12, utf8[..<bar].allSatisfy(isHexDigit) else { return nil }
-        return token[..<bar]
+        if next == utf8.endIndex || utf8[next] < 0x80, prefix.count == 12, prefix.allSatisfy(isHexDigit) { return token[..<bar] }
+        return prefix.contains(where: { $0 >= 0x80 }) || (next != utf8.endIndex && utf8[next] >= 0x80) ? markedByCharacter(token) : nil
     }
 
     /// `marked` by `Character`, for a token that is not ASCII around its mark.

@@ -3,9 +3,10 @@ import Hummingbird
 /// The gateway's router: Hummingbird's, with the two routes every event takes also answered
 /// without it (`EventPath`).
 ///
-/// Both routes are registered with the router too (its 405s, HEAD and metrics know them, and
-/// a path in another spelling still reaches them); `eventRoutes` holds the same handlers behind
-/// the same middleware, so a request answered either way is answered identically.
+/// Both routes are registered with the router too, by the same call (`EventRoutes.addShared`,
+/// `addSession`: its 405s and metrics know them, and a path in another spelling still reaches
+/// them); `eventRoutes` holds the same handlers behind the same middleware, so a request
+/// answered either way is answered identically.
 struct GatewayRouter: HTTPResponderBuilder {
     typealias Context = GatewayRoutes.Context
 
@@ -33,11 +34,17 @@ struct EventRoutes: Sendable {
         self.middlewares = middlewares
     }
 
-    /// Answers `/api/events/{token}` with `handler`.
-    mutating func setShared(_ handler: @escaping Handler) { shared = chain(handler) }
+    /// Answers `/api/events/{token}` with `handler`, here and through `router`.
+    mutating func addShared(to router: MethodRecordingRouter<Context>, _ handler: @escaping Handler) {
+        router.post(RouterPath(EventPath.sharedPattern), use: handler)
+        shared = chain(handler)
+    }
 
-    /// Answers `/api/sessions/{id}/events/{token}` with `handler`.
-    mutating func setSession(_ handler: @escaping Handler) { session = chain(handler) }
+    /// Answers `/api/sessions/{id}/events/{token}` with `handler`, here and through `router`.
+    mutating func addSession(to router: MethodRecordingRouter<Context>, _ handler: @escaping Handler) {
+        router.post(RouterPath(EventPath.sessionPattern), use: handler)
+        session = chain(handler)
+    }
 
     /// The responder of the event route `request`'s POST spells, with the route's parameters and
     /// pattern; `nil` for any other request.

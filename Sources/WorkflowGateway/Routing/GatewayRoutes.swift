@@ -72,9 +72,7 @@ package enum GatewayRoutes {
             try await treeRoutes.stream(feed, request: TreeRoutes.streamRequest(context.request), inbound: inbound, outbound: outbound)
         }
 
-        let deliverShared: EventRoutes.Handler = { request, context in await treeRoutes.deliver(request, context: context, to: session) }
-        router.post(RouterPath(EventPath.sharedPattern), use: deliverShared)
-        eventRoutes.setShared(deliverShared)
+        eventRoutes.addShared(to: router) { request, context in await treeRoutes.deliver(request, context: context, to: session) }
 
         router.get("/api/tree") { _, _ -> Response in
             await treeRoutes.tree(of: session, scope: .shared, sessions: sessions)
@@ -84,7 +82,7 @@ package enum GatewayRoutes {
             let sessionRoutes = SessionRoutes(
                 directory: sessions, sharedRoot: session.name, tree: treeRoutes, feeds: SessionFeeds(runtime: runtime, kept: options.stream.window))
             sessionRoutes.add(to: router)
-            eventRoutes.setSession { request, context in await sessionRoutes.deliverEvent(request, context: context) }
+            eventRoutes.addSession(to: router) { request, context in await sessionRoutes.deliverEvent(request, context: context) }
         }
 
         router.get("/health/live") { _, _ in
