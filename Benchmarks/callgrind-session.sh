@@ -7,16 +7,26 @@
 # durable, and awaited on the stream (the rendering that shows it). The counters of every
 # process are zeroed before the EVENTS and dumped after them (`callgrind_control`), so start-up
 # and warm-up are not counted; what is counted is each process's instructions (every thread) per
-# event, with whatever its timers did meanwhile (heartbeats every 5 s here).
+# event, with whatever its timers did meanwhile (heartbeats every 5 s here). MODE=create counts a
+# session's creation instead: a POST creating a session of "board" (answered 201), its rendering
+# stream opened until a rendering shows its remote child, then closed; WARMUP creations, then
+# EVENTS counted ones.
 #   swift build -c release --product session-bench && Benchmarks/callgrind-session.sh
 #   Benchmarks/callgrind-session.sh .build-other/release        (another build directory)
 #   STORE=none EVENTS=500 Benchmarks/callgrind-session.sh       (no store; 500 events)
+#   MODE=create Benchmarks/callgrind-session.sh                  (per session created)
 # KEEP=DIR keeps the dumps (coordinator.cg, w1.cg, w2.cg) for callgrind_annotate. Needs valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-.build/release}"
 built="$(cd "$build" && pwd)/session-bench"
 STORE=${STORE:-sqlite}
+MODE=${MODE:-events}
+case "$MODE" in
+events) what="session event" ;;
+create) what="session created" ;;
+*) echo "MODE is events or create, not $MODE" >&2; exit 64 ;;
+esac
 EVENTS=${EVENTS:-300}
 WARMUP=${WARMUP:-50}
 PORT=${PORT:-43900}
@@ -62,7 +72,7 @@ control() { # OPTION: callgrind_control OPTION on each process
   local pid
   for pid in "${pids[@]}"; do callgrind_control "$1" "$pid" >/dev/null; done
 }
-python3 Benchmarks/session_client.py "http://127.0.0.1:$PORT" "$WARMUP" "$EVENTS" "${pids[*]}" \
+python3 Benchmarks/session_client.py "$MODE" "http://127.0.0.1:$PORT" "$WARMUP" "$EVENTS" "${pids[*]}" \
   "$(printf '%q ' callgrind_control -z "${pids[@]}")" "$(printf '%q ' callgrind_control -d "${pids[@]}")" \
   || { tail -n 20 "$out"/*.log >&2; exit 1; }
 total() { # NAME: the instructions of the dump after the events (the last part file)
@@ -70,7 +80,7 @@ total() { # NAME: the instructions of the dump after the events (the last part f
   file=$(ls "$out/$1".*.cg.* 2>/dev/null | sort -V | tail -1)
   grep -h '^summary:' "$file" | awk '{ s += $2 } END { print s + 0 }'
 }
-printf 'instructions per session event (%s store, %d events after %d):' "$STORE" "$EVENTS" "$WARMUP"
+printf 'instructions per %s (%s store, %d after %d):' "$what" "$STORE" "$EVENTS" "$WARMUP"
 sum=0
 for name in "${names[@]}"; do
   ir=$(total "$name")

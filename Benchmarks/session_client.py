@@ -1,14 +1,17 @@
-"""One session's events, one at a time, for Benchmarks/callgrind-session.sh.
+"""One session's events, or sessions created, one at a time, for Benchmarks/callgrind-session.sh.
 
-    python3 session_client.py URL WARMUP EVENTS PIDS ZERO_COMMAND DUMP_COMMAND
+    python3 session_client.py MODE URL WARMUP COUNT PIDS ZERO_COMMAND DUMP_COMMAND
 
 Waits for the gateway at URL (both workers joined, the shared root rendered; it fails as soon as
-one of PIDS, space-separated, has exited), creates a session of the root "board", watches its
-WebSocket rendering stream, sends WARMUP events, runs ZERO_COMMAND (a shell command), sends
-EVENTS more, runs DUMP_COMMAND. Each event is a POST of 1 to
-the session's counter sink on one keep-alive connection, answered 202, then awaited on the stream
-(the rendering whose count shows it). Standard library only: the WebSocket is the few lines of
-RFC 6455 a client needs (text frames, masked; no fragmentation or extensions asked for).
+one of PIDS, space-separated, has exited), then does WARMUP steps, runs ZERO_COMMAND (a shell
+command), does COUNT more, runs DUMP_COMMAND. A step of MODE `events`: in one session of the root
+"board" (created first, its WebSocket rendering stream watched), a POST of 1 to its counter sink on
+one keep-alive connection, answered 202, then awaited on the stream (the rendering whose count
+shows it). A step of MODE `create`: a POST creating a session of "board", answered 201, then its
+rendering stream opened until a rendering shows its remote child, then closed (as a browser's tab
+would). Standard library
+only: the WebSocket is the few lines of RFC 6455 a client needs (text frames, masked; no
+fragmentation or extensions asked for).
 """
 import base64
 import http.client
@@ -74,6 +77,11 @@ class Stream:
         if not head.startswith(b"HTTP/1.1 101"):
             fail(f"the stream was not upgraded: {head[:120]!r}")
 
+    def close(self):
+        """Closes the stream as a browser's tab does: a close frame (masked, no status), then the socket."""
+        self.socket.sendall(bytes([0x88, 0x80]) + os.urandom(4))
+        self.socket.close()
+
     def receive(self):
         chunk = self.socket.recv(65536)
         if not chunk:
@@ -100,12 +108,9 @@ class Stream:
         return json.loads(payload)
 
 
-def main():
-    url, warmup, events = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    pids, zero, dump = sys.argv[4].split(), sys.argv[5], sys.argv[6]
-    parsed = urllib.parse.urlparse(url)
-    host, port = parsed.hostname, parsed.port
-    connection = wait_ready(host, port, pids, time.monotonic() + 600)
+def create(connection, host, port):
+    """Creates a session of "board" and opens its rendering stream; returns its API prefix and
+    the stream once a rendering shows its remote child (counted, sink token given)."""
     status, body = request(connection, "POST", "/api/sessions", json.dumps({"root": "board"}))
     if status != 201:
         fail(f"POST /api/sessions: {status} {body[:200]!r}")
@@ -114,6 +119,26 @@ def main():
     counter = stream.message()["rendering"]["c"]
     while counter["count"] < 0 or not counter.get("onIncrement"):
         counter = stream.message()["rendering"]["c"]
+    return api, stream, counter
+
+
+def main():
+    mode, url, warmup, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    pids, zero, dump = sys.argv[5].split(), sys.argv[6], sys.argv[7]
+    if mode not in ("events", "create"):
+        fail(f"MODE is events or create, not {mode}")
+    parsed = urllib.parse.urlparse(url)
+    host, port = parsed.hostname, parsed.port
+    connection = wait_ready(host, port, pids, time.monotonic() + 600)
+    if mode == "create":
+        for _ in range(warmup):
+            create(connection, host, port)[1].close()
+        subprocess.run(zero, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(steps):
+            create(connection, host, port)[1].close()
+        subprocess.run(dump, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return
+    api, stream, counter = create(connection, host, port)
     count = counter["count"]
     path = f"{api}/events/" + urllib.parse.quote(counter["onIncrement"], safe="")
 
@@ -129,7 +154,7 @@ def main():
 
     send(warmup)
     subprocess.run(zero, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    send(events)
+    send(steps)
     subprocess.run(dump, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
