@@ -47,6 +47,10 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
         var restoredRendering: [UInt8]?
         /// Set once this node has warned that its host cannot run it remotely.
         var warnedRunningLocally = false
+        /// The placement the last pass was given and what it resolved to (`nil`: local): the
+        /// node's type, path and runtime (whose placement table is fixed) do not change, so
+        /// the table's rules are matched again only when the placement given does.
+        var resolved: (given: RemotePlacement, placement: RemotePlacement?)?
 
         init() {}
 
@@ -112,12 +116,17 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             return child.rendered(in: context, key: "")
         }
         // The type name and path only matter for `.configured` (and `remoteTypeName` reflects
-        // on the type each time): an existing proxy already knows the type. Rules match the
-        // path within this host's tree, without a session's prefix.
+        // on the type each time: the parent role keeps it per type). Rules match the
+        // path within this host's tree, without a session's prefix; once per placement given.
         let parentRole = runtime.parentRole
-        guard let placement = parentRole.resolve(
-            placement, typeName: state.proxy?.typeName ?? Child.remoteTypeName, path: context.nodePath)
-        else {
+        let resolved: RemotePlacement?
+        if let last = state.resolved, last.given == placement {
+            resolved = last.placement
+        } else {
+            resolved = parentRole.resolve(placement, typeName: state.proxy?.typeName ?? parentRole.remoteTypeName(of: Child.self), path: context.nodePath)
+            state.resolved = (placement, resolved)
+        }
+        guard let placement = resolved else {
             return child.rendered(in: context, key: "")
         }
         let proxy: RemoteChildProxy<Child>

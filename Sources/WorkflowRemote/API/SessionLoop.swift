@@ -35,11 +35,15 @@ public final class SessionLoop: RuntimeLoop {
     /// The tree a runtime path belongs to: its session's prefix (`/~SCOPE`), or `""` for a path
     /// outside every session (the shared root's). `RemoteRuntime.inspect(tree:)` takes it.
     public static func treePrefix(of path: String) -> String {
-        // Bytes, not characters: asked for every remote request, most of them the shared root's.
-        var bytes = path.utf8.makeIterator()
-        guard bytes.next() == UInt8(ascii: "/"), bytes.next() == UInt8(ascii: "~") else { return "" }
-        let rest = path.dropFirst(2)
-        return "/~" + rest.prefix { $0 != "/" }
+        // Bytes, not characters: asked for every remote request and status (by `Character`, a
+        // session's long path cost ~13 k instructions each).
+        let utf8 = path.utf8
+        var index = utf8.startIndex
+        guard index != utf8.endIndex, utf8[index] == UInt8(ascii: "/") else { return "" }
+        index = utf8.index(after: index)
+        guard index != utf8.endIndex, utf8[index] == UInt8(ascii: "~") else { return "" }
+        let end = utf8[index...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+        return String(path[..<end])
     }
 
     public func execute(_ job: @escaping @Sendable () -> Void) { runtime.execute(job) }
