@@ -8,9 +8,9 @@
 # process are zeroed before the EVENTS and dumped after them (`callgrind_control`), so start-up
 # and warm-up are not counted; what is counted is each process's instructions (every thread) per
 # event, with whatever its timers did meanwhile (heartbeats every 5 s here). MODE=create counts a
-# session's creation instead: a POST creating a session of "board" (answered 201), its rendering
-# stream opened until a rendering shows its remote child, then closed; WARMUP creations, then
-# EVENTS counted ones.
+# session's creation instead, as session-bench's load creates them: POSTs creating a session of
+# "board" one after another (each answered 201), WARMUP of them, then EVENTS counted ones, the
+# last one's rendering read until its remote child shows (so every creation's work is counted).
 #   swift build -c release --product session-bench && Benchmarks/callgrind-session.sh
 #   Benchmarks/callgrind-session.sh .build-other/release        (another build directory)
 #   STORE=none EVENTS=500 Benchmarks/callgrind-session.sh       (no store; 500 events)

@@ -7,9 +7,9 @@ one of PIDS, space-separated, has exited), then does WARMUP steps, runs ZERO_COM
 command), does COUNT more, runs DUMP_COMMAND. A step of MODE `events`: in one session of the root
 "board" (created first, its WebSocket rendering stream watched), a POST of 1 to its counter sink on
 one keep-alive connection, answered 202, then awaited on the stream (the rendering whose count
-shows it). A step of MODE `create`: a POST creating a session of "board", answered 201, then its
-rendering stream opened until a rendering shows its remote child, then closed (as a browser's tab
-would). Standard library
+shows it). A step of MODE `create`: a POST creating a session of "board", answered 201 (as
+`session-bench`'s load creates sessions, one POST after another); after the last, its rendering is
+read until its remote child shows, so that the work each creation started is done when counted. Standard library
 only: the WebSocket is the few lines of RFC 6455 a client needs (text frames, masked; no
 fragmentation or extensions asked for).
 """
@@ -77,11 +77,6 @@ class Stream:
         if not head.startswith(b"HTTP/1.1 101"):
             fail(f"the stream was not upgraded: {head[:120]!r}")
 
-    def close(self):
-        """Closes the stream as a browser's tab does: a close frame (masked, no status), then the socket."""
-        self.socket.sendall(bytes([0x88, 0x80]) + os.urandom(4))
-        self.socket.close()
-
     def receive(self):
         chunk = self.socket.recv(65536)
         if not chunk:
@@ -108,18 +103,33 @@ class Stream:
         return json.loads(payload)
 
 
-def create(connection, host, port):
-    """Creates a session of "board" and opens its rendering stream; returns its API prefix and
-    the stream once a rendering shows its remote child (counted, sink token given)."""
+def create(connection):
+    """Creates a session of "board"; returns its API prefix."""
     status, body = request(connection, "POST", "/api/sessions", json.dumps({"root": "board"}))
     if status != 201:
         fail(f"POST /api/sessions: {status} {body[:200]!r}")
-    api = f"/api/sessions/{json.loads(body)['session']}"
+    return f"/api/sessions/{json.loads(body)['session']}"
+
+
+def rendered(connection, api):
+    """Waits until the session's rendering shows its remote child."""
+    while True:
+        status, body = request(connection, "GET", api + "/rendering")
+        if status != 200:
+            fail(f"GET {api}/rendering: {status} {body[:200]!r}")
+        if json.loads(body)["rendering"]["c"]["count"] >= 0:
+            return
+        time.sleep(0.01)
+
+
+def watch(host, port, api):
+    """Opens the session's rendering stream; returns it and the counter of the first rendering
+    that shows its remote child (counted, sink token given)."""
     stream = Stream(host, port, api + "/renderings")
     counter = stream.message()["rendering"]["c"]
     while counter["count"] < 0 or not counter.get("onIncrement"):
         counter = stream.message()["rendering"]["c"]
-    return api, stream, counter
+    return stream, counter
 
 
 def main():
@@ -132,13 +142,16 @@ def main():
     connection = wait_ready(host, port, pids, time.monotonic() + 600)
     if mode == "create":
         for _ in range(warmup):
-            create(connection, host, port)[1].close()
+            api = create(connection)
+        rendered(connection, api)
         subprocess.run(zero, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(steps):
-            create(connection, host, port)[1].close()
+            api = create(connection)
+        rendered(connection, api)
         subprocess.run(dump, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return
-    api, stream, counter = create(connection, host, port)
+    api = create(connection)
+    stream, counter = watch(host, port, api)
     count = counter["count"]
     path = f"{api}/events/" + urllib.parse.quote(counter["onIncrement"], safe="")
 
