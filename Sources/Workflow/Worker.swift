@@ -125,7 +125,7 @@ struct WorkerWorkflow<W: Sendable, Output: Sendable>: Workflow {
 }
 
 extension WorkerWorkflow: StablyNamedWorkflow {
-    static var stableTypeName: String { "Worker<\(String(reflecting: W.self))>" }
+    static var stableTypeName: String { "Worker<\(_typeName(W.self, qualified: true))>" }
 }
 
 /// Lets test tooling recognise a worker rendered as a child and reach the worker value.

@@ -5,7 +5,11 @@
 /// the module-qualified type name; override it to survive a rename or a module move.
 extension Workflow {
     /// The name this workflow type is known by in snapshots and on the wire.
-    public static var workflowTypeName: String { String(reflecting: Self.self) }
+    ///
+    /// The text `String(reflecting: Self.self)` prints, read from the runtime's own cache of
+    /// type names: printing a type checks the value against the printing protocols and builds
+    /// a `Mirror` first (about 1 µs a call, asked for every new node and remote child).
+    public static var workflowTypeName: String { _typeName(Self.self, qualified: true) }
 }
 
 /// Declares a stable type name and a state schema version for a workflow.
