@@ -29,6 +29,10 @@ final class BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainer
         var value: Int
     }
 
+    /// The most keys a message may have for a name to be looked for among them, rather than
+    /// in an index, once every entry was read in sequence (a scan per absent key is bounded).
+    private static var keysScannedForAbsence: Int { 64 }
+
     init(decoder: BinaryDecoder, start: Int, entriesStart: Int, count: Int) {
         self.decoder = decoder
         self.start = start
@@ -101,6 +105,11 @@ final class BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainer
                     pendingValue = reader.offset
                     return reader.offset
                 }
+            } else if state.keyTable.count <= Self.keysScannedForAbsence, !state.keyTable.contains(name) {
+                // Every entry was read in sequence, so each of this container's keys is in the
+                // message's key table: a name it lacks is absent (an optional field left out,
+                // asked for after the others), without an index skipping every value again.
+                return nil
             }
         }
         let entries = try index()

@@ -117,6 +117,16 @@ struct ShapeTests {
         #expect(decoded.base == 1 && decoded.extra == "two")
     }
 
+    @Test("Keys asked for after every entry was read: absent ones are absent (also one another container has), one read before is read again", arguments: allCodecs.indices)
+    func askedAfterward(codec: Int) throws {
+        let codec = allCodecs[codec]
+        let decoded = try codec.decode(AskedAfterward.self, from: try codec.encode(AskedAfterward(a: 7, b: "b", inner: Holder(value: 9))))
+        #expect(decoded.a == 7 && decoded.b == "b" && decoded.inner.value == 9)
+        #expect(decoded.absent)
+        #expect(decoded.absentElsewhere)
+        #expect(decoded.aAgain == 7)
+    }
+
     @Test("Keys read out of order, unknown keys ignored, allKeys", arguments: allCodecs.indices)
     func outOfOrder(codec: Int) throws {
         let codec = allCodecs[codec]
@@ -129,6 +139,38 @@ struct ShapeTests {
 }
 
 struct Holder<T: Codable & Equatable>: Codable, Equatable { var value: T }
+
+/// Written as `{a, b, inner: {e}}`; read in order, then asked for keys it lacks (one no
+/// container of the message has, one only `inner` has) and for one read before.
+struct AskedAfterward: Codable {
+    var a: Int
+    var b: String
+    var inner: Holder<Int>
+    var absent = true
+    var absentElsewhere = true
+    var aAgain = 0
+    enum Keys: String, CodingKey { case a, b, inner, missing, value }
+    init(a: Int, b: String, inner: Holder<Int>) {
+        self.a = a
+        self.b = b
+        self.inner = inner
+    }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        a = try container.decode(Int.self, forKey: .a)
+        b = try container.decode(String.self, forKey: .b)
+        inner = try container.decode(Holder<Int>.self, forKey: .inner)
+        absent = try container.decodeIfPresent(Int.self, forKey: .missing) == nil && !container.contains(.missing)
+        absentElsewhere = try container.decodeIfPresent(Int.self, forKey: .value) == nil
+        aAgain = try container.decode(Int.self, forKey: .a)
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(a, forKey: .a)
+        try container.encode(b, forKey: .b)
+        try container.encode(inner, forKey: .inner)
+    }
+}
 
 /// Reads a few `Message` keys backwards and counts all keys.
 struct Reversed: Decodable {
