@@ -101,12 +101,40 @@ swift build --build-tests "$@"
 # dictionaries, which Swift otherwise seeds per process and per dictionary.
 export SWIFT_DETERMINISTIC_HASHING=1
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-32}
+# Each pass has a bound, about three times what it takes on a loaded 2-core machine: a pass still
+# running then (a test waiting forever) is stopped, with every process it started, naming the
+# tests it had started and not finished, rather than holding CI until CI's own limit.
+run_pass() { # NAME MINUTES ARGUMENTS… (of `swift test --skip-build`)
+  local name=$1 minutes=$2 log status
+  shift 2
+  log=$(mktemp "/tmp/wf-testpass-$$-XXXXXX")
+  set +e
+  timeout --kill-after=60 "$((minutes * 60))" swift test --skip-build "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  set -e
+  if [[ $status -eq 124 || $status -eq 137 ]]; then
+    echo "test.sh: the $name pass did not finish within $minutes minutes and was stopped; these tests had started and not finished:" >&2
+    unfinished_tests "$log" >&2
+  fi
+  rm -f "$log"
+  return "$status"
+}
+# The tests a Swift Testing log says started and does not say passed or failed.
+unfinished_tests() { # LOG
+  awk '{ gsub(/\033\[[0-9;]*m/, "") }
+    match($0, /Test "[^"]*"/) {
+      name = substr($0, RSTART + 6, RLENGTH - 7)
+      if ($0 ~ /" started\.$/) started[name] = 1
+      else if ($0 ~ /" (passed|failed) after/) finished[name] = 1
+    }
+    END { for (name in started) if (!(name in finished)) print "  " name }' "$1"
+}
 if [[ $# -eq 0 ]]; then
   ALONE="ClusterFloodTests|LeaseKeeperTests/renewsWhileThePoolIsBlocked|SessionTermRenewerTests/renewsWhileThePoolIsBlocked|PeriodicWorkTests|NetworkLabTests"
   SIMULATIONS="SimulationTests"
-  swift test --skip-build --skip "$ALONE|$SIMULATIONS"
-  swift test --skip-build --filter "$SIMULATIONS"
-  swift test --skip-build --no-parallel --filter "$ALONE"
+  run_pass parallel 35 --skip "$ALONE|$SIMULATIONS"
+  run_pass simulations 15 --filter "$SIMULATIONS"
+  run_pass alone 25 --no-parallel --filter "$ALONE"
 else
   swift test --skip-build "$@"
   exit 0
