@@ -208,11 +208,12 @@ enum TreeMark {
         guard let bar = utf8.firstIndex(of: UInt8(ascii: "|")) else { return nil }
         let next = utf8.index(after: bar)
         let prefix = utf8[..<bar]
+        let nextIsASCII = next == utf8.endIndex || utf8[next] < 0x80
         let isHexDigit = { (byte: UInt8) in
             (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
         }
-        if next == utf8.endIndex || utf8[next] < 0x80, prefix.count == 12, prefix.allSatisfy(isHexDigit) { return token[..<bar] }
-        return prefix.contains(where: { $0 >= 0x80 }) || (next != utf8.endIndex && utf8[next] >= 0x80) ? markedByCharacter(token) : nil
+        if nextIsASCII, prefix.count == 12, prefix.allSatisfy(isHexDigit) { return token[..<bar] }
+        return !nextIsASCII || prefix.contains(where: { $0 >= 0x80 }) ? markedByCharacter(token) : nil
     }
 
     /// `marked` by `Character`, for a token that is not ASCII around its mark.

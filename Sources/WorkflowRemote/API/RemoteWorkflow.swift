@@ -115,15 +115,15 @@ public struct RemoteWorkflow<Child: RemotableWorkflow>: Workflow {
             }
             return child.rendered(in: context, key: "")
         }
-        // The type name and path only matter for `.configured` (and `remoteTypeName` reflects
-        // on the type each time: the parent role keeps it per type). Rules match the
-        // path within this host's tree, without a session's prefix; once per placement given.
+        // Resolved once per placement given. The type name (kept by the parent role per type)
+        // and path only matter for `.configured`; rules match the path within this host's
+        // tree, without a session's prefix.
         let parentRole = runtime.parentRole
         let resolved: RemotePlacement?
         if let last = state.resolved, last.given == placement {
             resolved = last.placement
         } else {
-            resolved = parentRole.resolve(placement, typeName: state.proxy?.typeName ?? parentRole.remoteTypeName(of: Child.self), path: context.nodePath)
+            resolved = parentRole.resolve(placement, typeName: parentRole.remoteTypeName(of: Child.self), path: context.nodePath)
             state.resolved = (placement, resolved)
         }
         guard let placement = resolved else {

@@ -38,11 +38,9 @@ public final class SessionLoop: RuntimeLoop {
         // Bytes, not characters: asked for every remote request and status (by `Character`, a
         // session's long path cost ~13 k instructions each).
         let utf8 = path.utf8
-        var index = utf8.startIndex
-        guard index != utf8.endIndex, utf8[index] == UInt8(ascii: "/") else { return "" }
-        index = utf8.index(after: index)
-        guard index != utf8.endIndex, utf8[index] == UInt8(ascii: "~") else { return "" }
-        let end = utf8[index...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+        guard utf8.starts(with: "/~".utf8) else { return "" }
+        let scope = utf8.index(utf8.startIndex, offsetBy: 2)
+        let end = utf8[scope...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
         return String(path[..<end])
     }
 
