@@ -90,10 +90,22 @@ package protocol SnapshotJSONWriting {
 /// Encoding and decoding of a node's state, for whatever `State` turns out to be `Codable`.
 /// `package`: a worker checks a snapshot before it starts a child from it (`WorkflowRemote`).
 package enum StateCoding {
+    /// The state's snapshot JSON, keys sorted (the same bytes for the same state, in every
+    /// process), or `nil` when the state is not `Encodable` or its encoding throws. Written by
+    /// `DirectJSONEncoder`, or by `JSONEncoder` (`.sortedKeys`, the same bytes) for a state holding
+    /// what only `JSONEncoder` writes exactly: every durable checkpoint encodes its nodes' states,
+    /// and `JSONEncoder`'s boxes cost more than the bytes.
     static func encode<State>(_ state: State) -> Data? {
         if let writing = state as? any SnapshotJSONWriting { return Data(writing.snapshotJSON()) }
         guard let encodable = state as? any Encodable else { return nil }
-        return try? JSONEncoder().encode(encodable)
+        return encodeOpened(encodable)
+    }
+
+    private static func encodeOpened<T: Encodable>(_ value: T) -> Data? {
+        if let bytes = try? DirectJSONEncoder(escapingSlashes: true).encode(value) { return Data(bytes) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try? encoder.encode(value)
     }
 
     /// The state `snapshot` holds for a node of `W`: decoded, or migrated from an earlier state

@@ -62,4 +62,36 @@ import Testing
             }
         }
     }
+
+    /// A state the direct writer encodes, and one holding a `Double` (left to `JSONEncoder`).
+    struct PlainState: Codable, Equatable {
+        var zeta = 3
+        var alpha = "a/b"
+        var middle: [Int?] = [1, nil]
+        var nested = ["y": true, "x": false]
+        var absent: String? = nil
+    }
+
+    struct FloatingState: Codable, Equatable {
+        var zeta = 3
+        var ratio = 0.25
+    }
+
+    /// A node's state is written with sorted keys by either encoder: the same bytes for the same
+    /// state in every process (an unsorted `JSONEncoder` follows its dictionary's seeded order), and
+    /// the bytes decode back to the state.
+    @Test func aStateIsWrittenWithSortedKeys() throws {
+        let sorted = JSONEncoder()
+        sorted.outputFormatting = [.sortedKeys]
+        let plain = try #require(StateCoding.encode(PlainState()))
+        #expect(String(decoding: plain, as: UTF8.self) == #"{"alpha":"a\/b","middle":[1,null],"nested":{"x":false,"y":true},"zeta":3}"#)
+        #expect(plain == (try sorted.encode(PlainState())))
+        #expect(try JSONDecoder().decode(PlainState.self, from: plain) == PlainState())
+        let floating = try #require(StateCoding.encode(FloatingState()))
+        #expect(String(decoding: floating, as: UTF8.self) == #"{"ratio":0.25,"zeta":3}"#)
+        #expect(try JSONDecoder().decode(FloatingState.self, from: floating) == FloatingState())
+        #expect(StateCoding.encode(NotCodable()) == nil)
+    }
+
+    struct NotCodable {}
 }
