@@ -94,7 +94,15 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     var path: String {
         if let cachedPath { return cachedPath }
         let name = identity.name
-        let path = parentPath + "/" + (key.isEmpty ? name : "\(name)[\(key)]")
+        var path = parentPath
+        path.reserveCapacity(path.utf8.count + name.utf8.count + key.utf8.count + 3)
+        path += "/"
+        path += name
+        if !key.isEmpty {
+            path += "["
+            path += key
+            path += "]"
+        }
         cachedPath = path
         return path
     }

@@ -124,10 +124,13 @@ package final class GroupCommit: Sendable {
         _ batch: [Waiting], through transaction: @Sendable ([FencedCheckpoint]) async -> [Result<Void, CoordinatorStoreError>]
     ) async -> Result<Void, CoordinatorStoreError> {
         var results = await transaction(batch.map(\.fenced))
-        let miscounted = CoordinatorStoreError.failed(
-            store: storeName, operation: "committing \(batch.count) checkpoints in one transaction",
-            reason: "the store answered \(results.count) outcomes")
-        if results.count != batch.count { results = Array(repeating: .failure(miscounted), count: batch.count) }
+        if results.count != batch.count || results.isEmpty {
+            // Words made only when needed: this runs for every commit.
+            let miscounted = CoordinatorStoreError.failed(
+                store: storeName, operation: "committing \(batch.count) checkpoints in one transaction",
+                reason: "the store answered \(results.count) outcomes")
+            results = Array(repeating: .failure(miscounted), count: max(batch.count, 1))
+        }
         for (entry, result) in zip(batch, results).dropFirst() { entry.continuation.resume(returning: .done(result)) }
         let next = state.withLock { state -> Waiting? in
             guard let first = state.waiting.first else {
@@ -138,7 +141,7 @@ package final class GroupCommit: Sendable {
         }
         // The next leader's entry stays in line: it takes it with its batch.
         next?.continuation.resume(returning: .lead)
-        return results.first ?? .failure(miscounted)
+        return results[0]
     }
 }
 

@@ -45,6 +45,26 @@ struct GroupCommitTests {
         }
     }
 
+    /// A store answering a batch with the wrong number of outcomes fails the commit in words
+    /// (every checkpoint of the batch), and the next commit gets its own store's answer.
+    @Test("a store answering the wrong number of outcomes fails the commit, saying how many it answered")
+    func miscountedOutcomes() async throws {
+        let group = GroupCommit(storeName: "test store")
+        let fenced = FencedCheckpoint(Self.checkpoint(.shared, 1, "{}"), fencedBy: FencingToken(rawValue: 1))
+        for answered in [0, 2] {
+            let result = await group.commit(fenced) { _ in Array(repeating: .success(()), count: answered) }
+            guard case .failure(.failed(let store, let operation, let reason)) = result else {
+                Issue.record("expected a failure, got \(result)")
+                continue
+            }
+            #expect(store == "test store")
+            #expect(operation == "committing 1 checkpoints in one transaction")
+            #expect(reason == "the store answered \(answered) outcomes")
+        }
+        let answered = await group.commit(fenced) { batch in batch.map { _ in .success(()) } }
+        #expect((try? answered.get()) != nil)
+    }
+
     @Test("checkpoints of several sessions and the shared root in one transaction: all stored, read back with their origins", arguments: StoreBackend.allCases)
     func severalTreesInOneTransaction(backend: StoreBackend) async throws {
         try await backend.withEmptyStore("group") { section in
