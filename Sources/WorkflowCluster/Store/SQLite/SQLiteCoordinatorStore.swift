@@ -259,19 +259,21 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
                 .blob(checkpoint.snapshot),
             ] + extra.map { .integer(Int64($0.value(checkpoint))) }
         }
-        let operation =
-            checkpoints.count == 1
-            ? "committing checkpoint \(checkpoints[0].checkpoint.number) of \(checkpoints[0].checkpoint.scope)"
-            : "committing \(checkpoints.count) checkpoints in one transaction"
         let written: [Bool]
         do {
             written = try await connection.transaction { database throws(SQLiteFailure) in
                 try rows.map { binds throws(SQLiteFailure) in try database.execute(sql, binds) == 1 }
             }
         } catch {
+            // Words made only on failure: this runs for every commit.
+            let operation =
+                checkpoints.count == 1
+                ? "committing checkpoint \(checkpoints[0].checkpoint.number) of \(checkpoints[0].checkpoint.scope)"
+                : "committing \(checkpoints.count) checkpoints in one transaction"
             return Array(repeating: .failure(.failed(store: path, operation: operation, reason: Self.words(error))), count: checkpoints.count)
         }
         if written.contains(true) { logCheckpointer.committed() }
+        if !written.contains(false) { return Array(repeating: .success(()), count: checkpoints.count) }
         let committed = Set(zip(checkpoints, written).compactMap { $1 ? $0.checkpoint.scope.key : nil })
         guard committed.count < checkpoints.count else { return Array(repeating: .success(()), count: checkpoints.count) }
         // Some were refused: the file was migrated by a later release, or their token is not the
