@@ -145,7 +145,12 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     /// observer asked (called in reverse order, so the first observer brackets the others).
     private func observeRender() -> ((W.Rendering) -> Void)? {
         let session = self.session
-        let callbacks = (host.observers ?? []).compactMap { $0.workflowWillRender(workflow, state: state, session: session) }
+        // A loop, not `compactMap`: in this generic class it runs unspecialized (~2.5 k
+        // instructions a call), and an observer rarely asks.
+        var callbacks: [(W.Rendering) -> Void] = []
+        for observer in host.observers ?? [] {
+            if let callback = observer.workflowWillRender(workflow, state: state, session: session) { callbacks.append(callback) }
+        }
         guard !callbacks.isEmpty else { return nil }
         return { rendering in
             for callback in callbacks.reversed() { callback(rendering) }
@@ -157,8 +162,13 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
     private func observeApply<A: WorkflowAction>(_ action: A) -> ((W.State, W.Output?) -> Void)? where A.WorkflowType == W {
         let session = self.session
         let observers = host.observers ?? []
-        observers.forEach { $0.workflowDidReceiveAction(action, workflow: workflow, session: session) }
-        let callbacks = observers.compactMap { $0.workflowWillApplyAction(action, workflow: workflow, state: state, session: session) }
+        var callbacks: [(W.State, W.Output?) -> Void] = []
+        for observer in observers {
+            observer.workflowDidReceiveAction(action, workflow: workflow, session: session)
+        }
+        for observer in observers {
+            if let callback = observer.workflowWillApplyAction(action, workflow: workflow, state: state, session: session) { callbacks.append(callback) }
+        }
         guard !callbacks.isEmpty else { return nil }
         return { state, output in
             for callback in callbacks.reversed() { callback(state, output) }
@@ -185,7 +195,9 @@ class WorkflowNode<W: Workflow>: RenderContext<W>, AnyWorkflowNode {
         context.invalidate()
         didApply?(state, output)
         if let observers = host.observers {
-            let name = (action as? AnyWorkflowAction<W>).map { String(describing: $0.actionType) } ?? String(describing: A.self)
+            // The runtime's cached unqualified name: the text `String(describing:)` prints for a
+            // type, without its reflection (~7 k instructions an action).
+            let name = _typeName((action as? AnyWorkflowAction<W>)?.actionType ?? A.self, qualified: false)
             observers.forEach { $0.actionWasApplied(action: name, path: path, producedOutput: output != nil || context.hasEmittedOutputs) }
         }
         if context.hasEmittedOutputs {

@@ -27,4 +27,16 @@ struct WorkflowTypeNameTests {
                 == "WorkflowTests.WorkflowTypeNameTests.Generic<(Swift.Int, WorkflowTests.WorkflowTypeNameTests.Nested)>")
         #expect(AnyWorkflow<CounterScreen, Int>.workflowTypeName == String(reflecting: AnyWorkflow<CounterScreen, Int>.self))
     }
+
+    /// Observers are told an applied action's type by the runtime's unqualified name, which must
+    /// stay the text `String(describing:)` prints (what they were told before).
+    @Test("an action's observed name is what String(describing:) prints for its type")
+    func actionNamesMatchDescription() {
+        struct Local {}
+        let types: [Any.Type] = [
+            CounterWorkflow.Action.self, Generic<Nested>.self, Generic<(Int, Local)>.self, Local.self, Int?.self, ((Int) -> Void).self,
+            [String: Nested].self, (any Error).self,
+        ]
+        for type in types { #expect(_typeName(type, qualified: false) == String(describing: type)) }
+    }
 }
