@@ -7,7 +7,10 @@ import Synchronization
 package final class LatestValueBroadcast<Value: Sendable>: Sendable {
     private struct State {
         var latest: Value?
-        var subscribers: [UInt64: AsyncStream<Value>.Continuation] = [:]
+        /// In subscription order; few per value (a session's streams), so a list: publishing
+        /// hands it out as it is (a dictionary's values were copied into an array, unspecialized,
+        /// for every rendering).
+        var subscribers: [(id: UInt64, continuation: AsyncStream<Value>.Continuation)] = []
         var nextID: UInt64 = 0
         var finished = false
     }
@@ -19,13 +22,16 @@ package final class LatestValueBroadcast<Value: Sendable>: Sendable {
     /// The latest value published, if any.
     package var latest: Value? { state.withLock { $0.latest } }
 
+    /// How many readers' streams are open (for tests: an ended reader is forgotten).
+    package var readerCount: Int { state.withLock { $0.subscribers.count } }
+
     /// Makes `value` the latest and hands it to every reader.
     package func publish(_ value: Value) {
         let subscribers = state.withLock { state in
             state.latest = value
-            return Array(state.subscribers.values)
+            return state.subscribers
         }
-        for subscriber in subscribers { subscriber.yield(value) }
+        for subscriber in subscribers { subscriber.continuation.yield(value) }
     }
 
     /// A stream of the values, starting with the latest; ends at once after `finish()`.
@@ -45,7 +51,7 @@ package final class LatestValueBroadcast<Value: Sendable>: Sendable {
             if let latest = state.latest { continuation.yield(latest) }
             guard !state.finished else { return nil }
             state.nextID += 1
-            state.subscribers[state.nextID] = continuation
+            state.subscribers.append((state.nextID, continuation))
             return state.nextID
         }
         guard let id else {
@@ -53,7 +59,7 @@ package final class LatestValueBroadcast<Value: Sendable>: Sendable {
             return (stream, again)
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+            self?.state.withLock { $0.subscribers.removeAll { $0.id == id } }
         }
         return (stream, again)
     }
@@ -62,9 +68,9 @@ package final class LatestValueBroadcast<Value: Sendable>: Sendable {
     package func finish() {
         let subscribers = state.withLock { state in
             state.finished = true
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+            defer { state.subscribers = [] }
+            return state.subscribers
         }
-        subscribers.forEach { $0.finish() }
+        for subscriber in subscribers { subscriber.continuation.finish() }
     }
 }
