@@ -35,21 +35,16 @@ public final class SessionLoop: RuntimeLoop {
     /// The tree a runtime path belongs to: its session's prefix (`/~SCOPE`), or `""` for a path
     /// outside every session (the shared root's). `RemoteRuntime.inspect(tree:)` takes it.
     public static func treePrefix(of path: String) -> String {
-        // Bytes, not characters: asked for every remote request and status (by `Character`, a
-        // session's long path cost ~13 k instructions each); a native string's bytes in place
-        // (through the `UTF8View`'s indices, ~2 k).
-        let contiguous = path.utf8.withContiguousStorageIfAvailable { bytes -> String in
+        // The bytes in place, not characters: asked for every remote request and status (by
+        // `Character`, a session's long path cost ~13 k instructions each; through the
+        // `UTF8View`'s indices, ~2 k).
+        var path = path
+        return path.withUTF8 { bytes in
             guard bytes.count >= 2, bytes[0] == UInt8(ascii: "/"), bytes[1] == UInt8(ascii: "~") else { return "" }
             var end = 2
             while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
         }
-        if let contiguous { return contiguous }
-        let utf8 = path.utf8
-        guard utf8.starts(with: "/~".utf8) else { return "" }
-        let scope = utf8.index(utf8.startIndex, offsetBy: 2)
-        let end = utf8[scope...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
-        return String(path[..<end])
     }
 
     public func execute(_ job: @escaping @Sendable () -> Void) { runtime.execute(job) }

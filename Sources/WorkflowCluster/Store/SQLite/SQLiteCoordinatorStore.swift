@@ -275,7 +275,6 @@ package final class SQLiteCoordinatorStore: CoordinatorStore {
         if written.contains(true) { logCheckpointer.committed() }
         if !written.contains(false) { return Array(repeating: .success(()), count: checkpoints.count) }
         let committed = Set(zip(checkpoints, written).compactMap { $1 ? $0.checkpoint.scope.key : nil })
-        guard committed.count < checkpoints.count else { return Array(repeating: .success(()), count: checkpoints.count) }
         // Some were refused: the file was migrated by a later release, or their token is not the
         // writer's (read once, for their errors).
         let current: Result<FencingToken, CoordinatorStoreError>
